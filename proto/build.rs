@@ -1,0 +1,24 @@
+//! Compiles every `.proto` under `storefront/` with the vendored `protoc`, so
+//! building needs no system protobuf compiler.
+
+use std::path::PathBuf;
+
+const PROTOS: &[&str] = &[
+    "storefront/common/v1/common.proto",
+    "storefront/catalog/v1/catalog.proto",
+];
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    let mut config = prost_build::Config::new();
+    config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+    // Maps become BTreeMaps so that JSON output (and ETags) are stable.
+    config.btree_map(["."]);
+    tonic_prost_build::configure()
+        .file_descriptor_set_path(out.join("storefront_descriptor.bin"))
+        .compile_with_config(config, PROTOS, &["."])?;
+    for proto in PROTOS {
+        println!("cargo:rerun-if-changed={proto}");
+    }
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! The one crate holding the generated protobuf code of the mesh: shared
+//! messages in [`common`], one module per domain service.
+
+#![allow(clippy::all)]
+
+pub mod common {
+    pub mod v1 {
+        tonic::include_proto!("storefront.common.v1");
+    }
+}
+
+pub mod catalog {
+    pub mod v1 {
+        tonic::include_proto!("storefront.catalog.v1");
+    }
+}
+
+/// Encoded file descriptors of every package, for gRPC reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("storefront_descriptor");
+
+pub use prost_types::Timestamp;

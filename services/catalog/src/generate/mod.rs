@@ -1,0 +1,356 @@
+//! The deterministic demo catalog: the same seed and size always give the
+//! same products, ids included, so demos, tests and benchmarks agree.
+
+mod collections;
+mod vocab;
+
+use std::collections::BTreeMap;
+
+use storefront_proto::Timestamp;
+use storefront_proto::catalog::v1::{
+    Availability, Category, CategoryRef, Media, MediaType, Product, ProductStatus, Variant,
+};
+use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
+
+use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
+
+/// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
+const EARLIEST: i64 = 1_704_067_200;
+/// 2026-11-01T00:00:00Z.
+const LATEST: i64 = 1_793_491_200;
+/// NZD prices are AUD prices times this, in per mille.
+const NZD_PER_MILLE_OF_AUD: i64 = 1_090;
+const IMAGE_BASE: &str = "https://images.storefront.example/products";
+
+pub struct Generated {
+    pub categories: Vec<Category>,
+    pub products: Vec<Product>,
+    pub collections: Vec<storefront_proto::catalog::v1::Collection>,
+}
+
+pub fn generate(size: usize, seed: u64) -> Generated {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (categories, leaves) = categories(&mut rng);
+    let products = (0..size)
+        .map(|n| product(&mut rng, n, &leaves))
+        .collect::<Vec<_>>();
+    let collections = collections::build(&mut rng, &products, &categories);
+    Generated {
+        categories,
+        products,
+        collections,
+    }
+}
+
+pub(crate) fn id(rng: &mut fastrand::Rng) -> String {
+    uuid::Builder::from_random_bytes(rng.u128(..).to_le_bytes())
+        .into_uuid()
+        .to_string()
+}
+
+pub(crate) fn localized(en: &str, de: &str) -> LocalizedString {
+    let values = BTreeMap::from([
+        ("de-DE".to_string(), de.to_string()),
+        ("en-AU".to_string(), en.to_string()),
+        ("en-NZ".to_string(), en.to_string()),
+    ]);
+    LocalizedString { values }
+}
+
+pub(crate) fn meta(rng: &mut fastrand::Rng) -> ResourceMeta {
+    let created = rng.i64(EARLIEST..LATEST - 86_400 * 60);
+    let modified = created + rng.i64(0..86_400 * 60);
+    ResourceMeta {
+        id: id(rng),
+        version: rng.i64(1..6),
+        created_at: Some(Timestamp {
+            seconds: created,
+            nanos: 0,
+        }),
+        last_modified_at: Some(Timestamp {
+            seconds: modified,
+            nanos: 0,
+        }),
+    }
+}
+
+fn slug(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars().flat_map(char::to_lowercase) {
+        match c {
+            'a'..='z' | '0'..='9' => out.push(c),
+            'ä' => out.push_str("ae"),
+            'ö' => out.push_str("oe"),
+            'ü' => out.push_str("ue"),
+            'ß' => out.push_str("ss"),
+            _ if !out.ends_with('-') && !out.is_empty() => out.push('-'),
+            _ => {}
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// A leaf category with what products in it need to know.
+struct LeafRef {
+    path: Vec<String>,
+    leaf: &'static Leaf,
+    materials: &'static [vocab::Word],
+}
+
+fn category(
+    rng: &mut fastrand::Rng,
+    key: String,
+    name: (&str, &str),
+    position: u32,
+    ancestors: &[CategoryRef],
+) -> Category {
+    let name = localized(name.0, name.1);
+    let slug = LocalizedString {
+        values: name
+            .values
+            .iter()
+            .map(|(k, v)| (k.clone(), slug(v)))
+            .collect(),
+    };
+    Category {
+        meta: Some(meta(rng)),
+        parent_id: ancestors.last().map(|a| a.id.clone()).unwrap_or_default(),
+        ancestors: ancestors.to_vec(),
+        key,
+        name: Some(name),
+        slug: Some(slug),
+        position,
+    }
+}
+
+fn reference(c: &Category) -> CategoryRef {
+    CategoryRef {
+        id: c.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+        key: c.key.clone(),
+        name: c.name.clone(),
+        slug: c.slug.clone(),
+    }
+}
+
+fn categories(rng: &mut fastrand::Rng) -> (Vec<Category>, Vec<LeafRef>) {
+    let mut all = Vec::new();
+    let mut leaves = Vec::new();
+    for (ri, root) in TREE.iter().enumerate() {
+        let r = category(rng, root.key.to_string(), root.name, ri as u32, &[]);
+        let r_ref = reference(&r);
+        all.push(r);
+        for (bi, branch) in root.branches.iter().enumerate() {
+            let key = format!("{}-{}", root.key, branch.key);
+            let b = category(
+                rng,
+                key.clone(),
+                branch.name,
+                bi as u32,
+                std::slice::from_ref(&r_ref),
+            );
+            let b_ref = reference(&b);
+            all.push(b);
+            for (li, leaf) in branch.leaves.iter().enumerate() {
+                let ancestors = [r_ref.clone(), b_ref.clone()];
+                let l = category(
+                    rng,
+                    format!("{key}-{}", leaf.key),
+                    leaf.name,
+                    li as u32,
+                    &ancestors,
+                );
+                let path = vec![r_ref.id.clone(), b_ref.id.clone(), reference(&l).id];
+                leaves.push(LeafRef {
+                    path,
+                    leaf,
+                    materials: root.materials,
+                });
+                all.push(l);
+            }
+        }
+    }
+    (all, leaves)
+}
+
+fn money(currency: &str, cents: i64) -> Money {
+    Money {
+        currency_code: currency.to_string(),
+        cent_amount: cents,
+        fraction_digits: 2,
+    }
+}
+
+/// A shelf price: whole dollars ending in .95 (or .00 in NZD rounding).
+fn prices(aud_dollars: i64) -> Vec<Money> {
+    let aud = aud_dollars * 100 + 95;
+    let nzd = (aud * NZD_PER_MILLE_OF_AUD / 1000) / 100 * 100 + 99;
+    vec![money("AUD", aud), money("NZD", nzd)]
+}
+
+fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32) -> Media {
+    Media {
+        id,
+        r#type: MediaType::Image as i32,
+        url: format!("{IMAGE_BASE}/{key}/{file}.jpg"),
+        alt: Some(alt),
+        width: 1200,
+        height: 1500,
+        position,
+    }
+}
+
+fn product(rng: &mut fastrand::Rng, n: usize, leaves: &[LeafRef]) -> Product {
+    let leaf = &leaves[rng.usize(..leaves.len())];
+    let adjective = ADJECTIVES[rng.usize(..ADJECTIVES.len())];
+    let material = leaf.materials[rng.usize(..leaf.materials.len())];
+    let en = format!("{} {} {}", adjective.1, material.1, leaf.leaf.product.0);
+    let de = format!("{} {} {}", adjective.2, material.2, leaf.leaf.product.1);
+    let brand = BRANDS[rng.usize(..BRANDS.len())];
+    let key = format!("{}-{n:06}", slug(&en));
+    let name = localized(&en, &de);
+    let slug_ls = LocalizedString {
+        values: name
+            .values
+            .iter()
+            .map(|(k, v)| (k.clone(), format!("{}-{n:06}", slug(v))))
+            .collect(),
+    };
+    let description = localized(
+        &format!(
+            "The {en} by {brand}: {} {} made to last.",
+            adjective.1.to_lowercase(),
+            material.1.to_lowercase()
+        ),
+        &format!("{de} von {brand}."),
+    );
+    let status = match rng.u8(..100) {
+        0..80 => ProductStatus::Active,
+        80..90 => ProductStatus::Inactive,
+        _ => ProductStatus::Discontinued,
+    };
+    let sold_out = rng.u8(..100) < 12;
+    let base_dollars = rng.i64(9..300);
+    let mut media: Vec<Media> = (0..rng.u32(1..4))
+        .map(|i| image(id(rng), &key, &format!("{}", i + 1), name.clone(), i))
+        .collect();
+    if rng.u8(..100) < 5 {
+        media.push(Media {
+            id: id(rng),
+            r#type: MediaType::Video as i32,
+            url: format!("{IMAGE_BASE}/{key}/video.mp4"),
+            alt: Some(name.clone()),
+            width: 1920,
+            height: 1080,
+            position: media.len() as u32,
+        });
+    }
+    let variants = variants(rng, &key, leaf.leaf, base_dollars, sold_out, &name);
+    let in_stock = variants
+        .iter()
+        .any(|v| v.availability.is_some_and(|a| a.in_stock));
+    Product {
+        meta: Some(meta(rng)),
+        key,
+        name: Some(name),
+        description: Some(description),
+        slug: Some(slug_ls),
+        brand: brand.to_string(),
+        category_ids: leaf.path.clone(),
+        status: status as i32,
+        featured: rng.u8(..100) < 8,
+        popularity: rng.u32(..10_000),
+        in_stock,
+        price: None,
+        master_variant: variants.first().cloned(),
+        variants,
+        media,
+    }
+}
+
+fn variants(
+    rng: &mut fastrand::Rng,
+    key: &str,
+    leaf: &Leaf,
+    base_dollars: i64,
+    sold_out: bool,
+    name: &LocalizedString,
+) -> Vec<Variant> {
+    let count = rng.usize(1..5).min(leaf.sizes.len() * COLOURS.len());
+    let colour_start = rng.usize(..COLOURS.len());
+    (0..count)
+        .map(|i| {
+            let colour = COLOURS[(colour_start + i / leaf.sizes.len()) % COLOURS.len()];
+            let size = leaf.sizes[i % leaf.sizes.len()];
+            let quantity = if sold_out || rng.u8(..100) < 10 {
+                0
+            } else {
+                rng.u32(1..60)
+            };
+            let sku = format!("{}-{}", key.to_uppercase(), i + 1);
+            let file = format!("{}-{}", i + 1, colour.to_lowercase());
+            Variant {
+                id: i as u32 + 1,
+                attributes: BTreeMap::from([
+                    ("colour".to_string(), colour.to_string()),
+                    ("size".to_string(), size.to_string()),
+                ]),
+                price: None,
+                // Larger sizes of bedding cost more; everything else is flat.
+                prices: prices(
+                    base_dollars
+                        + if leaf.sizes.len() == 4 {
+                            20 * i as i64
+                        } else {
+                            0
+                        },
+                ),
+                availability: Some(Availability {
+                    in_stock: quantity > 0,
+                    quantity,
+                }),
+                media: vec![image(id(rng), key, &file, name.clone(), 0)],
+                sku,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_seed_gives_the_same_catalog() {
+        let a = generate(50, 7);
+        let b = generate(50, 7);
+        assert_eq!(a.products, b.products);
+        assert_eq!(a.categories, b.categories);
+        assert_ne!(generate(50, 8).products, a.products);
+    }
+
+    #[test]
+    fn the_catalog_has_what_the_demo_promises() {
+        let g = generate(1000, 42);
+        assert_eq!(g.categories.len(), 4 + 12 + 36);
+        assert!(g.categories.iter().any(|c| c.ancestors.len() == 2));
+        let statuses: std::collections::HashSet<i32> =
+            g.products.iter().map(|p| p.status).collect();
+        assert_eq!(statuses.len(), 3);
+        assert!(g.products.iter().any(|p| !p.in_stock));
+        assert!(g.products.iter().any(|p| p.in_stock));
+        let brands: std::collections::HashSet<&str> =
+            g.products.iter().map(|p| p.brand.as_str()).collect();
+        assert!(brands.len() >= 5);
+        for p in &g.products {
+            let master = p.master_variant.as_ref().unwrap();
+            assert_eq!(master.prices.len(), 2);
+            assert!(
+                master
+                    .prices
+                    .iter()
+                    .all(|m| m.cent_amount > 0 && m.fraction_digits == 2)
+            );
+        }
+        assert_eq!(slug("Klassisch Baumwoll Hüte"), "klassisch-baumwoll-huete");
+    }
+}

@@ -1,0 +1,252 @@
+//! Typed configuration from environment variables.
+//!
+//! Every program reads its settings through a [`EnvReader`] built from a map,
+//! so tests pass their own environment instead of mutating the process one.
+//! A bad value stops the program with a message naming the variable.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A configuration problem, always naming the variable at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid configuration: {var}: {message}")]
+pub struct ConfigError {
+    pub var: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(var: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            var: var.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The deployment environments of SPEC 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppEnvironment {
+    Production,
+    Staging,
+    Development,
+    Local,
+}
+
+impl AppEnvironment {
+    /// Production refuses development shortcuts (dev identity issuer, dev
+    /// captcha, demo data).
+    pub fn is_production(self) -> bool {
+        matches!(self, AppEnvironment::Production)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppEnvironment::Production => "production",
+            AppEnvironment::Staging => "staging",
+            AppEnvironment::Development => "development",
+            AppEnvironment::Local => "local",
+        }
+    }
+}
+
+impl FromStr for AppEnvironment {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "production" => Ok(Self::Production),
+            "staging" => Ok(Self::Staging),
+            "development" => Ok(Self::Development),
+            "local" => Ok(Self::Local),
+            _ => Err("expected one of production, staging, development, local".into()),
+        }
+    }
+}
+
+impl fmt::Display for AppEnvironment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A secret value that never appears in `Debug` or `Display` output.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// Reads typed values out of an environment map.
+#[derive(Debug, Clone, Default)]
+pub struct EnvReader {
+    vars: HashMap<String, String>,
+}
+
+impl EnvReader {
+    /// The process environment.
+    pub fn from_process() -> Self {
+        Self {
+            vars: std::env::vars().collect(),
+        }
+    }
+
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        Self {
+            vars: pairs
+                .into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        }
+    }
+
+    /// Sets a value unless the environment already has one.
+    pub fn set_default(&mut self, var: &str, value: impl Into<String>) {
+        self.vars
+            .entry(var.to_string())
+            .or_insert_with(|| value.into());
+    }
+
+    pub fn set(&mut self, var: &str, value: impl Into<String>) {
+        self.vars.insert(var.to_string(), value.into());
+    }
+
+    /// The raw value, with blank values treated as absent.
+    pub fn raw(&self, var: &str) -> Option<&str> {
+        self.vars
+            .get(var)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+
+    pub fn string(&self, var: &str, default: &str) -> String {
+        self.raw(var).unwrap_or(default).to_string()
+    }
+
+    pub fn required(&self, var: &str) -> Result<String, ConfigError> {
+        self.raw(var)
+            .map(str::to_string)
+            .ok_or_else(|| ConfigError::new(var, "is required"))
+    }
+
+    pub fn parse<T: FromStr>(&self, var: &str, default: T) -> Result<T, ConfigError>
+    where
+        T::Err: fmt::Display,
+    {
+        match self.raw(var) {
+            None => Ok(default),
+            Some(raw) => raw
+                .parse()
+                .map_err(|e| ConfigError::new(var, format!("{raw:?}: {e}"))),
+        }
+    }
+
+    pub fn addr(&self, var: &str, default: &str) -> Result<SocketAddr, ConfigError> {
+        let raw = self.raw(var).unwrap_or(default);
+        raw.parse()
+            .map_err(|e| ConfigError::new(var, format!("{raw:?} is not a socket address: {e}")))
+    }
+
+    /// A duration in milliseconds.
+    pub fn millis(&self, var: &str, default_ms: u64) -> Result<Duration, ConfigError> {
+        self.parse(var, default_ms).map(Duration::from_millis)
+    }
+
+    /// A comma-separated list; empty entries are dropped.
+    pub fn list(&self, var: &str, default: &str) -> Vec<String> {
+        self.raw(var)
+            .unwrap_or(default)
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn environment(&self) -> Result<AppEnvironment, ConfigError> {
+        self.parse("APP_ENV", AppEnvironment::Local)
+    }
+
+    /// An `http(s)://` URL; production requires https unless `allow_http`.
+    pub fn url(&self, var: &str, default: &str) -> Result<String, ConfigError> {
+        let raw = self.raw(var).unwrap_or(default);
+        if !(raw.starts_with("http://") || raw.starts_with("https://")) {
+            return Err(ConfigError::new(
+                var,
+                format!("{raw:?} is not an http(s) URL"),
+            ));
+        }
+        Ok(raw.trim_end_matches('/').to_string())
+    }
+}
+
+/// True when `url` points at this machine (a development component).
+pub fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = match host.rsplit_once(':') {
+        Some((h, port)) if port.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => host,
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let env = EnvReader::from_pairs([("CATALOG_SIZE", "lots"), ("APP_ENV", "prod")]);
+        let err = env.parse::<usize>("CATALOG_SIZE", 10).unwrap_err();
+        assert_eq!(err.var, "CATALOG_SIZE");
+        assert!(err.to_string().contains("CATALOG_SIZE"));
+        assert_eq!(env.environment().unwrap_err().var, "APP_ENV");
+    }
+
+    #[test]
+    fn blank_is_absent_and_lists_split() {
+        let env = EnvReader::from_pairs([("A", "  "), ("L", "x, y,,z")]);
+        assert_eq!(env.parse::<u32>("A", 7).unwrap(), 7);
+        assert_eq!(env.list("L", ""), vec!["x", "y", "z"]);
+    }
+
+    #[test]
+    fn loopback_urls_are_recognised() {
+        assert!(is_loopback_url("http://127.0.0.1:9000/x"));
+        assert!(is_loopback_url("http://localhost/x"));
+        assert!(is_loopback_url("http://[::1]:80"));
+        assert!(!is_loopback_url(
+            "http://metadata.google.internal/computeMetadata"
+        ));
+        assert!(!is_loopback_url(
+            "https://www.googleapis.com/oauth2/v3/certs"
+        ));
+    }
+
+    #[test]
+    fn secrets_do_not_print() {
+        let s = Secret::new("hunter2");
+        assert!(!format!("{s:?}").contains("hunter2"));
+    }
+}

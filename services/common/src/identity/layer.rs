@@ -1,0 +1,94 @@
+//! The tower layer that demands a valid identity token on every gRPC call
+//! except health checks and reflection.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures::future::BoxFuture;
+use tonic::Status;
+use tower::{Layer, Service};
+
+use super::verifier::{IdentityVerifier, VerifyError};
+
+/// gRPC path prefixes that need no identity: probes must work without one.
+const OPEN_PREFIXES: &[&str] = &["/grpc.health.v1.Health/", "/grpc.reflection."];
+
+#[derive(Clone)]
+pub struct IdentityLayer {
+    verifier: Arc<IdentityVerifier>,
+}
+
+impl IdentityLayer {
+    pub fn new(verifier: Arc<IdentityVerifier>) -> Self {
+        Self { verifier }
+    }
+}
+
+impl<S> Layer<S> for IdentityLayer {
+    type Service = RequireIdentity<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        RequireIdentity {
+            inner,
+            verifier: self.verifier.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct RequireIdentity<S> {
+    inner: S,
+    verifier: Arc<IdentityVerifier>,
+}
+
+impl<S, B, R> Service<http::Request<B>> for RequireIdentity<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<R>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+    R: Default + Send + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
+        // The clone is the one that was not made ready; keep the ready one.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let verifier = self.verifier.clone();
+        Box::pin(async move {
+            let path = req.uri().path();
+            if OPEN_PREFIXES.iter().any(|p| path.starts_with(p)) {
+                return inner.call(req).await;
+            }
+            let token = req
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim);
+            let Some(token) = token else {
+                return Ok(Status::unauthenticated("identity token required").into_http());
+            };
+            match verifier.verify(token).await {
+                Ok(caller) => {
+                    req.extensions_mut().insert(caller);
+                    inner.call(req).await
+                }
+                Err(VerifyError::Unauthenticated(msg)) => {
+                    Ok(Status::unauthenticated(msg).into_http())
+                }
+                Err(VerifyError::PermissionDenied(msg)) => {
+                    Ok(Status::permission_denied(msg).into_http())
+                }
+                Err(e @ VerifyError::Unavailable(_)) => {
+                    Ok(Status::unavailable(e.to_string()).into_http())
+                }
+            }
+        })
+    }
+}

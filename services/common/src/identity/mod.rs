@@ -1,0 +1,38 @@
+//! Service identity: the OIDC-style identity tokens every gRPC call carries.
+//!
+//! - [`verifier`]: checks a token against the issuer's JWKS with algorithm,
+//!   issuer and audience pinned, plus the per-service caller allow-list.
+//! - [`layer`]: the tower layer that applies the verifier to every gRPC call
+//!   except `grpc.health.v1.Health`.
+//! - [`token_source`]: the caller side, fetching tokens from a metadata
+//!   server and caching them until shortly before expiry.
+//! - [`dev_issuer`]: a local stand-in for the cloud metadata server and its
+//!   JWKS, refused in production.
+
+pub mod dev_issuer;
+pub mod layer;
+pub mod token_source;
+pub mod verifier;
+
+use serde::{Deserialize, Serialize};
+
+/// The issuer name of the development issuer; production refuses it.
+pub const DEV_ISSUER: &str = "https://dev-issuer.storefront.invalid";
+
+/// The claims of an identity token, as cloud providers issue them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IdentityClaims {
+    pub iss: String,
+    pub aud: String,
+    pub sub: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    pub iat: u64,
+    pub exp: u64,
+}
+
+/// The verified calling service account, put into request extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub account: String,
+}

@@ -1,0 +1,12 @@
+//! What every service of the mesh shares, written once: typed configuration,
+//! the error type and its gRPC mapping, service identity (tokens, verifier,
+//! dev issuer), the gRPC server bootstrap and telemetry.
+
+pub mod config;
+pub mod error;
+pub mod identity;
+pub mod query;
+pub mod server;
+pub mod settings;
+pub mod shutdown;
+pub mod telemetry;

@@ -1,0 +1,274 @@
+//! Evaluation of the collection query language (`ListQuery`: filters, then a
+//! total sort order, then the page) over in-memory records. Every service
+//! that lists something uses this, so the rules of SPEC 4.2 hold everywhere.
+
+use std::cmp::Ordering;
+
+use storefront_proto::common::v1::filter_value::Kind;
+use storefront_proto::common::v1::{Filter, FilterOperator, ListQuery, PageInfo, SortDirection};
+
+use crate::error::{ErrorKind, FieldViolation, ServiceError};
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+
+/// The type of a filterable or sortable field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Text,
+    Integer,
+    Boolean,
+    Timestamp,
+    /// A set of identifiers: `eq` means "contains", `ne` "does not contain".
+    TextSet,
+}
+
+/// A field's value in one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Value<'a> {
+    Text(&'a str),
+    Integer(i64),
+    Boolean(bool),
+    /// Seconds and nanoseconds since the epoch.
+    Timestamp(i64, i32),
+    TextSet(&'a [String]),
+    Missing,
+}
+
+/// How records of one kind are filtered and sorted. `Field` is resolved from
+/// its name once per query, so comparisons never match strings.
+pub trait Schema {
+    type Record;
+    type Field: Copy;
+    /// Request-wide inputs to field values (e.g. the price currency).
+    type Context;
+    fn resolve(name: &str) -> Option<(Self::Field, FieldType)>;
+    fn id(record: &Self::Record) -> &str;
+    fn value<'a>(record: &'a Self::Record, field: Self::Field, ctx: &Self::Context) -> Value<'a>;
+}
+
+/// One page of matches and its envelope numbers.
+pub struct Page<'a, T> {
+    pub items: Vec<&'a T>,
+    pub info: PageInfo,
+}
+
+struct CompiledFilter<F> {
+    field: F,
+    op: FilterOperator,
+    value: OwnedValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum OwnedValue {
+    Text(String),
+    Integer(i64),
+    Boolean(bool),
+    Timestamp(i64, i32),
+}
+
+/// Runs `query` over `items`: filters, sorts (ties broken by id, so the
+/// order is total), then pages. `default_sort` applies when the query has
+/// no sort.
+pub fn run<'a, S: Schema>(
+    items: &'a [S::Record],
+    query: &ListQuery,
+    ctx: &S::Context,
+    default_sort: &[(S::Field, bool)],
+) -> Result<Page<'a, S::Record>, ServiceError> {
+    let filters = query
+        .filters
+        .iter()
+        .map(compile_filter::<S>)
+        .collect::<Result<Vec<_>, _>>()?;
+    let sort = compile_sort::<S>(query, default_sort)?;
+    let (limit, offset) = page_bounds(query)?;
+
+    let mut matched: Vec<&S::Record> = items
+        .iter()
+        .filter(|item| filters.iter().all(|f| matches::<S>(item, f, ctx)))
+        .collect();
+    let total = matched.len();
+    let cmp = |a: &&S::Record, b: &&S::Record| compare::<S>(a, b, &sort, ctx);
+    let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);
+    let end = start.saturating_add(limit as usize).min(total);
+    if start == end {
+        let info = PageInfo {
+            limit,
+            offset,
+            count: 0,
+            total: total as u64,
+        };
+        return Ok(Page {
+            items: Vec::new(),
+            info,
+        });
+    }
+    // Only the first `end` records need ordering: select them, sort those.
+    if end < total {
+        matched.select_nth_unstable_by(end - 1, cmp);
+        matched.truncate(end);
+    }
+    matched.sort_unstable_by(cmp);
+    let items: Vec<&S::Record> = matched.drain(start..end).collect();
+    let info = PageInfo {
+        limit,
+        offset,
+        count: items.len() as u32,
+        total: total as u64,
+    };
+    Ok(Page { items, info })
+}
+
+fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
+    let page = query.page.unwrap_or_default();
+    let limit = if page.limit == 0 {
+        DEFAULT_LIMIT
+    } else {
+        page.limit
+    };
+    if limit > MAX_LIMIT {
+        return Err(ServiceError::new(
+            ErrorKind::BadRequest,
+            "INVALID_QUERY_PARAMETER",
+            format!("limit must be between 1 and {MAX_LIMIT}"),
+        )
+        .with_violation(FieldViolation::new(
+            "limit",
+            "OUT_OF_RANGE",
+            "limit must be between 1 and 100",
+        )));
+    }
+    Ok((limit, page.offset))
+}
+
+fn compile_sort<S: Schema>(
+    query: &ListQuery,
+    default_sort: &[(S::Field, bool)],
+) -> Result<Vec<(S::Field, bool)>, ServiceError> {
+    if query.sort.is_empty() {
+        return Ok(default_sort.to_vec());
+    }
+    query
+        .sort
+        .iter()
+        .map(|s| {
+            let (field, _) = S::resolve(&s.field).ok_or_else(|| {
+                ServiceError::new(
+                    ErrorKind::BadRequest,
+                    "INVALID_SORT_FIELD",
+                    format!("cannot sort by '{}'", s.field),
+                )
+                .with_violation(FieldViolation::new(
+                    "sort",
+                    "UNSUPPORTED",
+                    format!("'{}' is not a sort field", s.field),
+                ))
+            })?;
+            Ok((field, s.direction() == SortDirection::Desc))
+        })
+        .collect()
+}
+
+fn invalid_filter(field: &str, code: &'static str, message: String) -> ServiceError {
+    ServiceError::new(ErrorKind::BadRequest, "INVALID_FILTER", message.clone()).with_violation(
+        FieldViolation::new(format!("filter[{field}]"), code, message),
+    )
+}
+
+fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>, ServiceError> {
+    let name = filter.field.as_str();
+    let (field, ty) = S::resolve(name)
+        .ok_or_else(|| invalid_filter(name, "UNSUPPORTED", format!("cannot filter by '{name}'")))?;
+    let op = filter.operator();
+    let ordered = matches!(
+        ty,
+        FieldType::Integer | FieldType::Timestamp | FieldType::Text
+    );
+    let op_ok = match op {
+        FilterOperator::Eq | FilterOperator::Ne => true,
+        FilterOperator::Gt | FilterOperator::Gte | FilterOperator::Lt | FilterOperator::Lte => {
+            ordered
+        }
+        FilterOperator::Unspecified => false,
+    };
+    if !op_ok {
+        return Err(invalid_filter(
+            name,
+            "UNSUPPORTED",
+            format!("operator not supported for '{name}'"),
+        ));
+    }
+    let kind = filter.value.as_ref().and_then(|v| v.kind.as_ref());
+    let value = match (ty, kind) {
+        (FieldType::Text | FieldType::TextSet, Some(Kind::Text(s))) => OwnedValue::Text(s.clone()),
+        (FieldType::Integer, Some(Kind::Integer(i))) => OwnedValue::Integer(*i),
+        (FieldType::Boolean, Some(Kind::Boolean(b))) => OwnedValue::Boolean(*b),
+        (FieldType::Timestamp, Some(Kind::Timestamp(t))) => {
+            OwnedValue::Timestamp(t.seconds, t.nanos)
+        }
+        _ => {
+            return Err(invalid_filter(
+                name,
+                "INVALID_VALUE",
+                format!("wrong value type for '{name}'"),
+            ));
+        }
+    };
+    Ok(CompiledFilter { field, op, value })
+}
+
+fn matches<S: Schema>(
+    item: &S::Record,
+    filter: &CompiledFilter<S::Field>,
+    ctx: &S::Context,
+) -> bool {
+    let actual = S::value(item, filter.field, ctx);
+    if let Value::TextSet(set) = actual {
+        let OwnedValue::Text(wanted) = &filter.value else {
+            return false;
+        };
+        let contains = set.iter().any(|s| s == wanted);
+        return if filter.op == FilterOperator::Ne {
+            !contains
+        } else {
+            contains
+        };
+    }
+    let ord = match (&filter.value, actual) {
+        (OwnedValue::Text(w), Value::Text(a)) => a.cmp(w.as_str()),
+        (OwnedValue::Integer(w), Value::Integer(a)) => a.cmp(w),
+        (OwnedValue::Boolean(w), Value::Boolean(a)) => a.cmp(w),
+        (OwnedValue::Timestamp(ws, wn), Value::Timestamp(s, n)) => (s, n).cmp(&(*ws, *wn)),
+        // A record without the field matches only "not equal".
+        _ => return filter.op == FilterOperator::Ne,
+    };
+    match filter.op {
+        FilterOperator::Eq => ord == Ordering::Equal,
+        FilterOperator::Ne => ord != Ordering::Equal,
+        FilterOperator::Gt => ord == Ordering::Greater,
+        FilterOperator::Gte => ord != Ordering::Less,
+        FilterOperator::Lt => ord == Ordering::Less,
+        FilterOperator::Lte => ord != Ordering::Greater,
+        FilterOperator::Unspecified => false,
+    }
+}
+
+fn compare<S: Schema>(
+    a: &S::Record,
+    b: &S::Record,
+    sort: &[(S::Field, bool)],
+    ctx: &S::Context,
+) -> Ordering {
+    for &(field, desc) in sort {
+        let ord = S::value(a, field, ctx).cmp(&S::value(b, field, ctx));
+        let ord = if desc { ord.reverse() } else { ord };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    S::id(a).cmp(S::id(b))
+}
+
+#[cfg(test)]
+mod tests;

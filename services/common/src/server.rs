@@ -1,0 +1,78 @@
+//! Bootstrap of a gRPC service: health, identity checks, request spans,
+//! graceful shutdown with a drain deadline.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tonic::body::Body;
+use tonic::server::NamedService;
+use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::ServingStatus;
+use tower::Service;
+
+use crate::identity::layer::IdentityLayer;
+use crate::identity::verifier::IdentityVerifier;
+use crate::settings::ServiceSettings;
+use crate::telemetry::grpc_trace_layer;
+
+/// Serves `service` (plus `grpc.health.v1`) on `listener` until `shutdown` is
+/// cancelled, then reports NOT_SERVING and drains in-flight calls for at most
+/// the configured drain timeout.
+pub async fn serve_grpc<S>(
+    settings: &ServiceSettings,
+    service: S,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter
+        .set_service_status(S::NAME, ServingStatus::Serving)
+        .await;
+    reporter
+        .set_service_status("", ServingStatus::Serving)
+        .await;
+    let verifier = Arc::new(IdentityVerifier::new(settings.identity.clone()));
+    let addr = listener.local_addr()?;
+    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+    tracing::info!(service = settings.name, %addr, "grpc service listening");
+
+    let signal = {
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown.cancelled().await;
+            reporter
+                .set_service_status(S::NAME, ServingStatus::NotServing)
+                .await;
+            reporter
+                .set_service_status("", ServingStatus::NotServing)
+                .await;
+        }
+    };
+    let server = Server::builder()
+        .layer(grpc_trace_layer())
+        .layer(IdentityLayer::new(verifier))
+        .add_service(health)
+        .add_service(service)
+        .serve_with_incoming_shutdown(incoming, signal);
+    let drain = settings.drain_timeout;
+    tokio::select! {
+        result = server => result?,
+        () = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
+            tracing::warn!(service = settings.name, "drain timeout reached, dropping in-flight calls");
+        }
+    }
+    tracing::info!(service = settings.name, "grpc service stopped");
+    Ok(())
+}

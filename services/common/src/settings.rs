@@ -1,0 +1,108 @@
+//! The settings every gRPC service shares, read from its environment.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::config::{AppEnvironment, ConfigError, EnvReader};
+use crate::identity::DEV_ISSUER;
+use crate::identity::verifier::VerifierConfig;
+
+/// The gateway's service account in local and development environments.
+pub const DEV_GATEWAY_ACCOUNT: &str = "gateway@storefront.iam.gserviceaccount.com";
+
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// The service's name: its identity-token audience by default.
+    pub name: &'static str,
+    pub environment: AppEnvironment,
+    pub listen_addr: SocketAddr,
+    pub identity: VerifierConfig,
+    /// How long in-flight calls may run on after a shutdown signal.
+    pub drain_timeout: Duration,
+}
+
+impl ServiceSettings {
+    /// Reads `LISTEN_ADDR`, `APP_ENV`, `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`,
+    /// `IDENTITY_AUDIENCE`, `ALLOWED_CALLERS`, `DRAIN_TIMEOUT_MS`.
+    pub fn from_env(
+        name: &'static str,
+        env: &EnvReader,
+        default_addr: &str,
+    ) -> Result<Self, ConfigError> {
+        let environment = env.environment()?;
+        let identity = VerifierConfig {
+            issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
+            audience: env.string("IDENTITY_AUDIENCE", name),
+            jwks_url: env.url("IDENTITY_JWKS_URL", "http://127.0.0.1:8091/oauth2/v3/certs")?,
+            allowed_callers: env.list("ALLOWED_CALLERS", DEV_GATEWAY_ACCOUNT),
+        };
+        let settings = Self {
+            name,
+            environment,
+            listen_addr: env.addr("LISTEN_ADDR", default_addr)?,
+            identity,
+            drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
+        };
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.identity.allowed_callers.is_empty() {
+            return Err(ConfigError::new(
+                "ALLOWED_CALLERS",
+                "must name at least one service account",
+            ));
+        }
+        if self.environment.is_production() {
+            if self.identity.issuer == DEV_ISSUER {
+                return Err(ConfigError::new(
+                    "IDENTITY_ISSUER",
+                    "the dev issuer is refused in production",
+                ));
+            }
+            if !self.identity.jwks_url.starts_with("https://") {
+                return Err(ConfigError::new(
+                    "IDENTITY_JWKS_URL",
+                    "production requires an https JWKS URL",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_defaults_are_valid() {
+        let s =
+            ServiceSettings::from_env("catalog", &EnvReader::default(), "127.0.0.1:50051").unwrap();
+        assert_eq!(s.identity.audience, "catalog");
+        assert_eq!(s.identity.issuer, DEV_ISSUER);
+    }
+
+    #[test]
+    fn production_refuses_the_dev_issuer() {
+        let env = EnvReader::from_pairs([("APP_ENV", "production")]);
+        let err = ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").unwrap_err();
+        assert_eq!(err.var, "IDENTITY_ISSUER");
+        let env = EnvReader::from_pairs([
+            ("APP_ENV", "production"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+        ]);
+        let err = ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").unwrap_err();
+        assert_eq!(err.var, "IDENTITY_JWKS_URL");
+        let env = EnvReader::from_pairs([
+            ("APP_ENV", "production"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+            (
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            ),
+        ]);
+        assert!(ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").is_ok());
+    }
+}
