@@ -1,1 +1,103 @@
+//! The edge gateway: REST for storefronts, gRPC to the domain services.
+//!
+//! Layers, outermost first: error normaliser -> correlation id -> API
+//! version -> panic catcher -> body limit -> router; request bodies are read
+//! through `ApiJson`, which answers 415/400/413/422 itself. The version layer sits outside the router because it
+//! rewrites versioned paths before routing.
 
+pub mod config;
+pub mod downstream;
+pub mod error;
+pub mod middleware;
+mod model;
+mod openapi;
+mod query;
+mod routes;
+mod state;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::response::IntoResponse;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use utoipa_axum::routes;
+
+pub use crate::config::GatewayConfig;
+use crate::downstream::Downstreams;
+use crate::error::ApiError;
+use crate::middleware::json_body::MAX_BODY_BYTES;
+use crate::middleware::{correlation, errors, version};
+use crate::state::AppState;
+
+async fn not_found() -> impl IntoResponse {
+    ApiError::for_status(axum::http::StatusCode::NOT_FOUND)
+}
+
+/// Wraps a router in the edge layers every request passes through.
+pub fn with_edge_layers(inner: Router) -> Router {
+    Router::new().fallback_service(inner).layer(
+        ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(errors::normalize))
+            .layer(axum::middleware::from_fn(correlation::correlation_id))
+            .layer(axum::middleware::from_fn(version::api_version))
+            .layer(CatchPanicLayer::custom(errors::panic_response))
+            .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+    )
+}
+
+/// The whole HTTP application for `downstreams`.
+pub fn app(downstreams: Downstreams, ready: Arc<AtomicBool>) -> anyhow::Result<Router> {
+    let (router, mut doc) = routes::api()
+        .routes(routes!(openapi::document))
+        .split_for_parts();
+    openapi::complete(&mut doc);
+    let openapi = bytes::Bytes::from(doc.to_json()?);
+    let state = AppState {
+        downstreams,
+        ready,
+        openapi,
+    };
+    let inner = router
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .fallback(not_found)
+        .with_state(state);
+    Ok(with_edge_layers(inner))
+}
+
+/// Serves the gateway on `listener` until `shutdown`, then fails readiness
+/// and drains in-flight requests for at most the configured drain timeout.
+pub async fn serve(
+    config: GatewayConfig,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let ready = Arc::new(AtomicBool::new(true));
+    let app = app(Downstreams::new(&config)?, ready.clone())?;
+    tracing::info!(addr = %listener.local_addr()?, environment = %config.environment, "gateway listening");
+    let signal = {
+        let shutdown = shutdown.clone();
+        async move {
+            shutdown.cancelled().await;
+            ready.store(false, Ordering::Release);
+        }
+    };
+    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let drain = config.drain_timeout;
+    tokio::select! {
+        result = server => result?,
+        () = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
+            tracing::warn!("drain timeout reached, dropping in-flight requests");
+        }
+    }
+    tracing::info!("gateway stopped");
+    Ok(())
+}
+
+#[cfg(test)]
+mod edge_tests;

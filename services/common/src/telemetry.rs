@@ -20,22 +20,23 @@ pub fn init_tracing() {
         .try_init();
 }
 
+type MakeSpan = fn(&http::Request<tonic::body::Body>) -> Span;
+type OnFailure = fn(GrpcFailureClass, std::time::Duration, &Span);
+type GrpcClassifier =
+    tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>;
+
+/// The gRPC server's tracing layer.
+pub type GrpcTraceLayer =
+    TraceLayer<GrpcClassifier, MakeSpan, DefaultOnRequest, (), (), (), OnFailure>;
+
 /// A span per gRPC call, named by method and carrying the correlation id.
-pub fn grpc_trace_layer() -> TraceLayer<
-    tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>,
-    fn(&http::Request<tonic::body::Body>) -> Span,
-    DefaultOnRequest,
-    (),
-    (),
-    (),
-    fn(GrpcFailureClass, std::time::Duration, &Span),
-> {
+pub fn grpc_trace_layer() -> GrpcTraceLayer {
     TraceLayer::new_for_grpc()
-        .make_span_with(grpc_span as fn(&http::Request<tonic::body::Body>) -> Span)
+        .make_span_with(grpc_span as MakeSpan)
         .on_response(())
         .on_body_chunk(())
         .on_eos(())
-        .on_failure(grpc_failure as fn(GrpcFailureClass, std::time::Duration, &Span))
+        .on_failure(grpc_failure as OnFailure)
 }
 
 fn grpc_span(req: &http::Request<tonic::body::Body>) -> Span {

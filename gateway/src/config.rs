@@ -1,0 +1,115 @@
+//! The gateway's configuration, from environment variables.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use storefront_common::config::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
+use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
+use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+
+/// A downstream gRPC service: where it is and the audience of its tokens.
+#[derive(Debug, Clone)]
+pub struct DownstreamConfig {
+    pub url: String,
+    pub audience: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    pub environment: AppEnvironment,
+    /// `LISTEN_ADDR`, default 127.0.0.1:8080 (SPEC 1 "Local").
+    pub listen_addr: SocketAddr,
+    /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
+    pub catalog: DownstreamConfig,
+    /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
+    /// gateway's service account.
+    pub identity_token_url: String,
+    /// `GRPC_TIMEOUT_MS`: the deadline of each downstream call.
+    pub grpc_timeout: Duration,
+    /// `DRAIN_TIMEOUT_MS`: how long in-flight requests may finish on shutdown.
+    pub drain_timeout: Duration,
+}
+
+pub fn dev_identity_url(issuer_base: &str) -> String {
+    format!("{issuer_base}{IDENTITY_PATH_PREFIX}/{DEV_GATEWAY_ACCOUNT}/identity")
+}
+
+impl GatewayConfig {
+    pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
+        let environment = env.environment()?;
+        let downstream = |name: &str, default_url: &str| -> Result<DownstreamConfig, ConfigError> {
+            let upper = name.to_uppercase();
+            Ok(DownstreamConfig {
+                url: env.url(&format!("{upper}_URL"), default_url)?,
+                audience: env.string(&format!("{upper}_AUDIENCE"), name),
+            })
+        };
+        let config = Self {
+            environment,
+            listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
+            catalog: downstream("catalog", "http://127.0.0.1:50051")?,
+            identity_token_url: env.url(
+                "IDENTITY_TOKEN_URL",
+                &dev_identity_url("http://127.0.0.1:8091"),
+            )?,
+            grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.grpc_timeout.is_zero() {
+            return Err(ConfigError::new(
+                "GRPC_TIMEOUT_MS",
+                "must be greater than 0",
+            ));
+        }
+        // The dev issuer only ever runs on loopback; production must get its
+        // tokens from the platform's metadata server.
+        if self.environment.is_production() && is_loopback_url(&self.identity_token_url) {
+            return Err(ConfigError::new(
+                "IDENTITY_TOKEN_URL",
+                "the dev issuer is refused in production",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_the_dev_issuer() {
+        let env = EnvReader::from_pairs([("APP_ENV", "production")]);
+        assert_eq!(
+            GatewayConfig::from_env(&env).unwrap_err().var,
+            "IDENTITY_TOKEN_URL"
+        );
+        let env = EnvReader::from_pairs([
+            ("APP_ENV", "production"),
+            (
+                "IDENTITY_TOKEN_URL",
+                "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/identity",
+            ),
+        ]);
+        assert!(GatewayConfig::from_env(&env).is_ok());
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let env = EnvReader::from_pairs([("GRPC_TIMEOUT_MS", "soon")]);
+        assert_eq!(
+            GatewayConfig::from_env(&env).unwrap_err().var,
+            "GRPC_TIMEOUT_MS"
+        );
+        let env = EnvReader::from_pairs([("CATALOG_URL", "catalog:50051")]);
+        assert_eq!(
+            GatewayConfig::from_env(&env).unwrap_err().var,
+            "CATALOG_URL"
+        );
+    }
+}

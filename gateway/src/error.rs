@@ -1,0 +1,296 @@
+//! The gateway's one error type: every error response, whatever produced it,
+//! is a SPEC 7.1 body built here. gRPC statuses are mapped to HTTP in
+//! exactly one place, [`ApiError::from_status`].
+
+use std::borrow::Cow;
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use storefront_common::error::status_details;
+use tonic::Code;
+use utoipa::ToSchema;
+
+/// A field-level error (SPEC 7.1 `errors[]`).
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
+pub struct FieldError {
+    /// The parameter, header or JSON path at fault, e.g. `lineItems[0].quantity`.
+    pub field: String,
+    /// REQUIRED, INVALID_FORMAT, OUT_OF_RANGE, INVALID_VALUE, UNSUPPORTED, ...
+    pub code: String,
+    pub message: String,
+}
+
+/// The SPEC 7.1 error body.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The HTTP status code.
+    pub status: u16,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<Cow<'static, str>>,
+    /// api_error, auth_error, validation_error, not_found_error, conflict_error, rate_limit_error
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: Option<Cow<'static, str>>,
+    pub message: Cow<'static, str>,
+    pub errors: Vec<FieldError>,
+}
+
+/// The SPEC 7.1 `type` of a status.
+pub fn error_type(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 | 415 | 422 => "validation_error",
+        401 | 403 => "auth_error",
+        404 => "not_found_error",
+        409 => "conflict_error",
+        429 => "rate_limit_error",
+        _ => "api_error",
+    }
+}
+
+impl ApiError {
+    pub fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<Cow<'static, str>>,
+    ) -> Self {
+        Self {
+            status,
+            code: Some(code.into()),
+            message: message.into(),
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn field(
+        mut self,
+        field: impl Into<String>,
+        code: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        self.errors.push(FieldError {
+            field: field.into(),
+            code: code.to_string(),
+            message: message.into(),
+        });
+        self
+    }
+
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
+    }
+
+    pub fn bad_gateway(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(%detail, "untranslatable downstream reply");
+        Self::new(
+            StatusCode::BAD_GATEWAY,
+            "BAD_GATEWAY",
+            "a downstream service returned an invalid response",
+        )
+    }
+
+    pub fn unavailable(what: &str, detail: impl std::fmt::Display) -> Self {
+        tracing::warn!(%detail, what, "downstream unavailable");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            format!("{what} is temporarily unavailable"),
+        )
+    }
+
+    /// A generic error for a status produced outside any handler (router
+    /// fallbacks, body limits), keeping no detail of the original.
+    pub fn for_status(status: StatusCode) -> Self {
+        let (code, message) = match status {
+            StatusCode::NOT_FOUND => ("NOT_FOUND", "no resource at this path"),
+            StatusCode::METHOD_NOT_ALLOWED => {
+                ("METHOD_NOT_ALLOWED", "method not allowed on this resource")
+            }
+            StatusCode::PAYLOAD_TOO_LARGE => ("PAYLOAD_TOO_LARGE", "request body exceeds 1 MiB"),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+                "UNSUPPORTED_MEDIA_TYPE",
+                "request body must be sent as Content-Type: application/json",
+            ),
+            s if s.is_client_error() => ("BAD_REQUEST", "the request could not be processed"),
+            _ => ("INTERNAL_ERROR", "internal server error"),
+        };
+        Self::new(status, code, message)
+    }
+
+    pub fn internal() -> Self {
+        Self::for_status(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The one mapping from a downstream gRPC status to an HTTP error.
+    pub fn from_status(status: &tonic::Status) -> Self {
+        let (reason, violations) = status_details(status);
+        let http = match (status.code(), reason.as_deref()) {
+            (Code::InvalidArgument, Some("VALIDATION_ERROR")) => StatusCode::UNPROCESSABLE_ENTITY,
+            (Code::InvalidArgument | Code::OutOfRange, _) => StatusCode::BAD_REQUEST,
+            (Code::NotFound, _) => StatusCode::NOT_FOUND,
+            (Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition, _) => {
+                StatusCode::CONFLICT
+            }
+            // Without our ErrorInfo these come from the identity layer: the
+            // gateway's own credentials were refused, not the customer's.
+            (Code::Unauthenticated | Code::PermissionDenied, None) => {
+                return Self::bad_gateway(format!(
+                    "downstream refused the gateway identity: {status:?}"
+                ));
+            }
+            (Code::Unauthenticated, Some(_)) => StatusCode::UNAUTHORIZED,
+            (Code::PermissionDenied, Some(_)) => StatusCode::FORBIDDEN,
+            (Code::ResourceExhausted, _) => StatusCode::TOO_MANY_REQUESTS,
+            (Code::Unavailable | Code::Cancelled, _) => {
+                return Self::unavailable("a downstream service", status.message());
+            }
+            (Code::DeadlineExceeded, _) => {
+                tracing::warn!(message = status.message(), "downstream deadline exceeded");
+                return Self::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "GATEWAY_TIMEOUT",
+                    "a downstream service did not respond in time",
+                );
+            }
+            (
+                Code::Ok | Code::Unknown | Code::Internal | Code::DataLoss | Code::Unimplemented,
+                _,
+            ) => {
+                return Self::bad_gateway(format!("{status:?}"));
+            }
+        };
+        Self {
+            status: http,
+            code: Some(reason.map_or(Cow::Borrowed(default_code(http)), Cow::Owned)),
+            message: Cow::Owned(status.message().to_string()),
+            errors: violations
+                .into_iter()
+                .map(|v| FieldError {
+                    field: v.field,
+                    code: v.code.into_owned(),
+                    message: v.message,
+                })
+                .collect(),
+        }
+    }
+
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            status: self.status.as_u16(),
+            message: self.message.to_string(),
+            code: self.code.clone(),
+            kind: error_type(self.status),
+            errors: self.errors.clone(),
+        }
+    }
+}
+
+fn default_code(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::UNPROCESSABLE_ENTITY => "VALIDATION_ERROR",
+        StatusCode::NOT_FOUND => "NOT_FOUND",
+        StatusCode::CONFLICT => "CONFLICT",
+        StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
+        StatusCode::FORBIDDEN => "FORBIDDEN",
+        StatusCode::TOO_MANY_REQUESTS => "RATE_LIMIT_EXCEEDED",
+        _ => "BAD_REQUEST",
+    }
+}
+
+impl From<tonic::Status> for ApiError {
+    fn from(status: tonic::Status) -> Self {
+        Self::from_status(&status)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status;
+        let mut response = (status, Json(self.body())).into_response();
+        if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+
+    use super::*;
+
+    fn mapped(kind: ErrorKind, code: &'static str) -> ApiError {
+        ApiError::from(tonic::Status::from(ServiceError::new(kind, code, "m")))
+    }
+
+    #[test]
+    fn grpc_codes_map_to_the_architecture_table() {
+        assert_eq!(
+            mapped(ErrorKind::Validation, "VALIDATION_ERROR").status,
+            422
+        );
+        assert_eq!(mapped(ErrorKind::BadRequest, "INVALID_FILTER").status, 400);
+        assert_eq!(mapped(ErrorKind::NotFound, "NOT_FOUND").status, 404);
+        assert_eq!(
+            mapped(ErrorKind::Conflict, "CONCURRENT_MODIFICATION").status,
+            409
+        );
+        assert_eq!(
+            mapped(ErrorKind::Unauthenticated, "INVALID_CREDENTIALS").status,
+            401
+        );
+        assert_eq!(mapped(ErrorKind::PermissionDenied, "FORBIDDEN").status, 403);
+        assert_eq!(
+            mapped(ErrorKind::RateLimited, "RATE_LIMIT_EXCEEDED").status,
+            429
+        );
+        assert_eq!(mapped(ErrorKind::Unavailable, "X").status, 503);
+        assert_eq!(mapped(ErrorKind::Internal, "X").status, 502);
+        assert_eq!(
+            ApiError::from(tonic::Status::deadline_exceeded("slow")).status,
+            504
+        );
+        assert_eq!(
+            ApiError::from(tonic::Status::unavailable("down")).status,
+            503
+        );
+        assert_eq!(
+            ApiError::from(tonic::Status::unknown("garbage")).status,
+            502
+        );
+        // The identity layer's refusals are the gateway's problem, not the caller's.
+        assert_eq!(
+            ApiError::from(tonic::Status::unauthenticated("no token")).status,
+            502
+        );
+        assert_eq!(
+            ApiError::from(tonic::Status::permission_denied("not allowed")).status,
+            502
+        );
+    }
+
+    #[test]
+    fn field_violations_become_errors_entries() {
+        let err = ServiceError::new(ErrorKind::BadRequest, "INVALID_FILTER", "bad").with_violation(
+            FieldViolation::new("filter[price]", "INVALID_VALUE", "not a number"),
+        );
+        let api = ApiError::from(tonic::Status::from(err));
+        let body = serde_json::to_value(api.body()).unwrap();
+        assert_eq!(body["code"], "INVALID_FILTER");
+        assert_eq!(body["type"], "validation_error");
+        assert_eq!(body["errors"][0]["field"], "filter[price]");
+        assert_eq!(body["errors"][0]["code"], "INVALID_VALUE");
+    }
+}

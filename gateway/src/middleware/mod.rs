@@ -1,0 +1,8 @@
+//! Cross-cutting concerns, each once, as tower/axum middleware: correlation
+//! ids, API versions, JSON-only bodies, and the error normaliser that makes
+//! sure nothing but SPEC 7.1 bodies ever leaves the gateway.
+
+pub mod correlation;
+pub mod errors;
+pub mod json_body;
+pub mod version;

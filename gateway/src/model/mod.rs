@@ -1,0 +1,5 @@
+//! The JSON representations the gateway owns (CONTRACT.md "Resources"),
+//! translated from the internal protobuf messages by moving, not copying.
+
+pub mod catalog;
+pub mod common;

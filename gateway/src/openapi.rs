@@ -1,0 +1,183 @@
+//! The OpenAPI 3.1 document, generated from the route annotations and
+//! completed here with what every operation shares: the version and
+//! correlation headers, and the errors any request can meet.
+
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{
+    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
+};
+
+use crate::error::{ErrorBody, FieldError};
+use crate::state::AppState;
+
+const DESCRIPTION: &str = include_str!("openapi.md");
+
+/// Errors any versioned operation can answer, beyond its own.
+const COMMON_ERRORS: &[(&str, &str)] = &[
+    (
+        "400",
+        "INVALID_API_VERSION: X-Api-Version missing, malformed or not a live major version",
+    ),
+    (
+        "404",
+        "No such resource, or UNSUPPORTED_VERSION for a path version the resource does not have",
+    ),
+    (
+        "405",
+        "Method not allowed on this path; the `Allow` header lists the allowed ones",
+    ),
+    ("500", "Internal error (never a stack trace)"),
+    ("502", "A downstream service returned an invalid response"),
+    ("503", "A downstream service is temporarily unavailable"),
+    ("504", "A downstream service did not respond in time"),
+];
+
+fn string_schema(pattern: Option<&str>, format: Option<&str>) -> ObjectBuilder {
+    let mut b = ObjectBuilder::new().schema_type(Type::String);
+    if let Some(p) = pattern {
+        b = b.pattern(Some(p));
+    }
+    if let Some(f) = format {
+        b = b.format(Some(utoipa::openapi::SchemaFormat::Custom(f.to_string())));
+    }
+    b
+}
+
+fn header_param(name: &str, required: bool, description: &str, schema: ObjectBuilder) -> Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Header)
+        .required(if required {
+            Required::True
+        } else {
+            Required::False
+        })
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+fn error_response(description: &str) -> utoipa::openapi::Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build()
+}
+
+fn decorate(op: &mut Operation, versioned: bool) {
+    let correlation = header_param(
+        "Correlation-Id",
+        false,
+        "A UUID for tracing; echoed, or generated when absent or not a UUID",
+        string_schema(None, Some("uuid")),
+    );
+    let params = op.parameters.get_or_insert_with(Vec::new);
+    if versioned {
+        params.push(RefOr::T(header_param(
+            "X-Api-Version",
+            true,
+            "API version v<major>.<minor>, e.g. v1.0; echoed in the response",
+            string_schema(Some(r"^v\d+\.\d+$"), None),
+        )));
+        for (status, description) in COMMON_ERRORS {
+            op.responses
+                .responses
+                .entry((*status).to_string())
+                .or_insert_with(|| RefOr::T(error_response(description)));
+        }
+    }
+    params.push(RefOr::T(correlation));
+    for response in op.responses.responses.values_mut() {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        let id = HeaderBuilder::new()
+            .schema(Some(string_schema(None, Some("uuid"))))
+            .description(Some("The request's correlation id"))
+            .build();
+        response
+            .headers
+            .insert("Correlation-Id".to_string(), RefOr::T(id));
+        if versioned {
+            let version = HeaderBuilder::new()
+                .schema(Some(string_schema(None, None)))
+                .description(Some("The request's X-Api-Version, echoed"))
+                .build();
+            response
+                .headers
+                .insert("X-Api-Version".to_string(), RefOr::T(version));
+        }
+    }
+}
+
+/// Adds the shared headers, errors, schemas and security schemes.
+pub fn complete(doc: &mut OpenApi) {
+    doc.info.title = "Storefront BFF".to_string();
+    doc.info.version = "1.0".to_string();
+    doc.info.description = Some(DESCRIPTION.to_string());
+    doc.servers = Some(vec![utoipa::openapi::server::Server::new(
+        "http://127.0.0.1:8080",
+    )]);
+    for (path, item) in doc.paths.paths.iter_mut() {
+        let versioned = !(path.starts_with("/health/") || path == "/openapi.json");
+        for op in [
+            &mut item.get,
+            &mut item.put,
+            &mut item.post,
+            &mut item.delete,
+            &mut item.patch,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            decorate(op, versioned);
+        }
+    }
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.schemas.insert(
+        "ErrorBody".into(),
+        <ErrorBody as utoipa::PartialSchema>::schema(),
+    );
+    components.schemas.insert(
+        "FieldError".into(),
+        <FieldError as utoipa::PartialSchema>::schema(),
+    );
+    components.security_schemes.insert(
+        "BFFToken".into(),
+        RefOr::T(SecurityScheme::ApiKey(ApiKey::Header(
+            ApiKeyValue::with_description(
+                "X-BFF-Token",
+                "Customer session JWT from POST /auth/login",
+            ),
+        ))),
+    );
+    components.security_schemes.insert(
+        "BearerAuth".into(),
+        RefOr::T(SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("JWT")
+                .build(),
+        )),
+    );
+}
+
+/// The contract itself.
+#[utoipa::path(get, path = "/openapi.json", tag = "Health",
+    responses((status = 200, description = "This OpenAPI 3.1 document", content_type = "application/json")))]
+pub async fn document(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        state.openapi.clone(),
+    )
+}

@@ -1,0 +1,81 @@
+//! The collection query language of SPEC 4.2, parsed once for every
+//! collection endpoint: `limit`/`offset`, repeated `sort=field:dir`, the
+//! endpoint's explicit filters and `filter[field]` / `filter[field[op]]`.
+//! Each endpoint declares its fields in one [`spec::CollectionSpec`].
+
+mod filter;
+mod page;
+mod sort;
+pub mod spec;
+
+use std::borrow::Cow;
+
+use axum::http::StatusCode;
+use storefront_proto::common::v1::{Filter, ListQuery, PageRequest};
+
+use crate::error::ApiError;
+pub use spec::CollectionSpec;
+
+/// A parsed and validated collection query, ready for the proto message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedQuery {
+    pub list: ListQuery,
+    params: Vec<(String, String)>,
+}
+
+impl ParsedQuery {
+    /// A plain parameter the endpoint handles itself (e.g. `currency`).
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+pub(crate) fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        "INVALID_QUERY_PARAMETER",
+        message.clone(),
+    )
+    .field(field, code, message)
+}
+
+/// Parses a raw query string against an endpoint's spec.
+pub fn parse(raw: Option<&str>, spec: &CollectionSpec) -> Result<ParsedQuery, ApiError> {
+    let pairs: Vec<(Cow<'_, str>, Cow<'_, str>)> =
+        form_urlencoded::parse(raw.unwrap_or_default().as_bytes()).collect();
+    let mut page = page::Page::default();
+    let mut sorts = Vec::new();
+    let mut filters: Vec<Filter> = Vec::new();
+    let mut structured = Vec::new();
+    let mut params = Vec::new();
+    for (key, value) in &pairs {
+        match key.as_ref() {
+            "limit" => page.limit = Some(value.as_ref()),
+            "offset" => page.offset = Some(value.as_ref()),
+            "sort" => sorts.push(value.as_ref()),
+            k if k.starts_with("filter[") => structured.push((k, value.as_ref())),
+            k => match spec.explicit.iter().find(|e| e.param == k) {
+                Some(explicit) => filters.push(filter::explicit(explicit, value)?),
+                None => params.push((k.to_string(), value.to_string())),
+            },
+        }
+    }
+    let (limit, offset) = page.validate()?;
+    let sort = sort::parse(&sorts, spec)?;
+    for (key, value) in structured {
+        filters.push(filter::structured(key, value, spec)?);
+    }
+    let list = ListQuery {
+        page: Some(PageRequest { limit, offset }),
+        sort,
+        filters,
+    };
+    Ok(ParsedQuery { list, params })
+}
+
+#[cfg(test)]
+mod tests;

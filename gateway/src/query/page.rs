@@ -1,0 +1,62 @@
+//! `limit` and `offset`.
+
+use crate::error::ApiError;
+
+use super::invalid_parameter;
+
+pub const DEFAULT_LIMIT: u32 = 20;
+pub const MAX_LIMIT: u32 = 100;
+
+#[derive(Default)]
+pub struct Page<'a> {
+    pub limit: Option<&'a str>,
+    pub offset: Option<&'a str>,
+}
+
+impl Page<'_> {
+    pub fn validate(&self) -> Result<(u32, u64), ApiError> {
+        let limit = match self.limit {
+            None => DEFAULT_LIMIT,
+            Some(raw) => {
+                let n: i64 = raw.trim().parse().map_err(|_| {
+                    invalid_parameter(
+                        "limit",
+                        "INVALID_FORMAT",
+                        format!("limit must be an integer, got {raw:?}"),
+                    )
+                })?;
+                if !(1..=i64::from(MAX_LIMIT)).contains(&n) {
+                    return Err(invalid_parameter(
+                        "limit",
+                        "OUT_OF_RANGE",
+                        format!("limit must be between 1 and {MAX_LIMIT}"),
+                    ));
+                }
+                n as u32
+            }
+        };
+        let offset = match self.offset {
+            None => 0,
+            Some(raw) => {
+                let n: i128 = raw.trim().parse().map_err(|_| {
+                    invalid_parameter(
+                        "offset",
+                        "INVALID_FORMAT",
+                        format!("offset must be an integer, got {raw:?}"),
+                    )
+                })?;
+                u64::try_from(n)
+                    .ok()
+                    .filter(|n| i64::try_from(*n).is_ok())
+                    .ok_or_else(|| {
+                        invalid_parameter(
+                            "offset",
+                            "OUT_OF_RANGE",
+                            "offset must be 0 or more".to_string(),
+                        )
+                    })?
+            }
+        };
+        Ok((limit, offset))
+    }
+}

@@ -1,0 +1,139 @@
+//! What a collection endpoint accepts: its sortable fields, its structured
+//! filter fields with their types, and its explicit filter parameters.
+
+use storefront_proto::common::v1::FilterOperator;
+
+/// The type of a filterable field, which decides its operators and values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    Text,
+    Integer,
+    /// A non-negative amount in cents.
+    Cents,
+    Boolean,
+    Timestamp,
+    /// One of a fixed set of values.
+    Enum(&'static [&'static str]),
+    /// An opaque identifier.
+    Id,
+}
+
+impl FieldKind {
+    pub fn allows(self, op: FilterOperator) -> bool {
+        let ordered = matches!(
+            self,
+            FieldKind::Integer | FieldKind::Cents | FieldKind::Timestamp | FieldKind::Text
+        );
+        matches!(op, FilterOperator::Eq | FilterOperator::Ne) || ordered
+    }
+}
+
+/// An explicit filter parameter (SPEC 4.2 "Explicit filters").
+#[derive(Debug, Clone, Copy)]
+pub struct Explicit {
+    /// The query parameter, e.g. `minPrice`.
+    pub param: &'static str,
+    /// The field it filters, e.g. `price`.
+    pub field: &'static str,
+    pub kind: ExplicitKind,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum ExplicitKind {
+    /// `field eq value`, with the value typed by `FieldKind`.
+    Equals(FieldKind),
+    /// `field gte value` in cents.
+    Min,
+    /// `field lte value` in cents.
+    Max,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct CollectionSpec {
+    pub sort_fields: &'static [&'static str],
+    pub filter_fields: &'static [(&'static str, FieldKind)],
+    pub explicit: &'static [Explicit],
+}
+
+pub const PRODUCT_STATUSES: &[&str] = &["active", "inactive", "discontinued"];
+
+pub const PRODUCTS: CollectionSpec = CollectionSpec {
+    sort_fields: &[
+        "name",
+        "price",
+        "createdAt",
+        "popularity",
+        "featured",
+        "inStock",
+        "status",
+        "brand",
+    ],
+    filter_fields: &[
+        ("name", FieldKind::Text),
+        ("price", FieldKind::Cents),
+        ("createdAt", FieldKind::Timestamp),
+        ("popularity", FieldKind::Integer),
+        ("featured", FieldKind::Boolean),
+        ("status", FieldKind::Enum(PRODUCT_STATUSES)),
+        ("inStock", FieldKind::Boolean),
+        ("category", FieldKind::Id),
+        ("brand", FieldKind::Text),
+        ("key", FieldKind::Text),
+    ],
+    explicit: &[
+        Explicit {
+            param: "category",
+            field: "category",
+            kind: ExplicitKind::Equals(FieldKind::Id),
+        },
+        Explicit {
+            param: "brand",
+            field: "brand",
+            kind: ExplicitKind::Equals(FieldKind::Text),
+        },
+        Explicit {
+            param: "status",
+            field: "status",
+            kind: ExplicitKind::Equals(FieldKind::Enum(PRODUCT_STATUSES)),
+        },
+        Explicit {
+            param: "inStock",
+            field: "inStock",
+            kind: ExplicitKind::Equals(FieldKind::Boolean),
+        },
+        Explicit {
+            param: "featured",
+            field: "featured",
+            kind: ExplicitKind::Equals(FieldKind::Boolean),
+        },
+        Explicit {
+            param: "minPrice",
+            field: "price",
+            kind: ExplicitKind::Min,
+        },
+        Explicit {
+            param: "maxPrice",
+            field: "price",
+            kind: ExplicitKind::Max,
+        },
+    ],
+};
+
+pub const CATEGORIES: CollectionSpec = CollectionSpec {
+    sort_fields: &["name", "position"],
+    filter_fields: &[],
+    explicit: &[],
+};
+
+pub const COLLECTIONS: CollectionSpec = CollectionSpec {
+    sort_fields: &["name", "position"],
+    filter_fields: &[],
+    explicit: &[],
+};
+
+/// Small lists served whole and paged by the gateway (variants, media).
+pub const SUB_COLLECTION: CollectionSpec = CollectionSpec {
+    sort_fields: &[],
+    filter_fields: &[],
+    explicit: &[],
+};

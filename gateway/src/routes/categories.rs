@@ -1,0 +1,92 @@
+//! Categories and the navigation tree (public).
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use storefront_proto::catalog::v1::{
+    GetCategoryRequest, GetCategoryTreeRequest, ListCategoriesRequest,
+};
+
+use super::products::PageParams;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::catalog::{Category, CategoryNode, CategoryTree};
+use crate::model::common::Paged;
+use crate::query::{self, spec};
+use crate::state::AppState;
+
+/// Lists categories of every level.
+#[utoipa::path(get, path = "/categories", tag = "Categories",
+    params(PageParams, ("sort" = Option<Vec<String>>, Query, description = "`name` or `position`, `:asc` or `:desc`; repeatable; default position")),
+    responses(
+        (status = 200, description = "A page of categories", body = Paged<Category>),
+        (status = 400, description = "INVALID_QUERY_PARAMETER or INVALID_SORT_FIELD", body = ErrorBody),
+    ))]
+pub async fn list_categories(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Category>>, ApiError> {
+    let parsed = query::parse(raw.as_deref(), &spec::CATEGORIES)?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.catalog,
+            &correlation,
+            ListCategoriesRequest {
+                query: Some(parsed.list),
+            },
+        )
+        .await?;
+    let reply = ds.catalog().list_categories(request).await?.into_inner();
+    let results = reply
+        .categories
+        .into_iter()
+        .map(Category::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(Json(Paged::new(reply.page, results)?))
+}
+
+/// The whole category tree, for navigation menus.
+#[utoipa::path(get, path = "/categories/tree", tag = "Categories",
+    responses((status = 200, description = "Roots with their descendants, in position order", body = CategoryTree)))]
+pub async fn category_tree(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+) -> Result<Json<CategoryTree>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.catalog, &correlation, GetCategoryTreeRequest {})
+        .await?;
+    let tree = ds.catalog().get_category_tree(request).await?.into_inner();
+    let roots = tree
+        .roots
+        .into_iter()
+        .map(CategoryNode::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(Json(CategoryTree { roots }))
+}
+
+/// One category with its ancestors.
+#[utoipa::path(get, path = "/categories/{categoryId}", tag = "Categories",
+    params(("categoryId" = String, Path, description = "Category id")),
+    responses(
+        (status = 200, description = "The category", body = Category),
+        (status = 404, description = "No such category", body = ErrorBody),
+    ))]
+pub async fn get_category(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(category_id): Path<String>,
+) -> Result<Json<Category>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.catalog,
+            &correlation,
+            GetCategoryRequest { category_id },
+        )
+        .await?;
+    Ok(Json(Category::try_from(
+        ds.catalog().get_category(request).await?.into_inner(),
+    )?))
+}

@@ -1,0 +1,70 @@
+//! Merchandised collections (public).
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use storefront_proto::catalog::v1::{GetCollectionRequest, ListCollectionsRequest};
+
+use super::products::PageParams;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::catalog::Collection;
+use crate::model::common::Paged;
+use crate::query::{self, spec};
+use crate::state::AppState;
+
+/// Lists collections.
+#[utoipa::path(get, path = "/collections", tag = "Categories",
+    params(PageParams, ("sort" = Option<Vec<String>>, Query, description = "`name` or `position`, `:asc` or `:desc`; repeatable; default position")),
+    responses(
+        (status = 200, description = "A page of collections", body = Paged<Collection>),
+        (status = 400, description = "INVALID_QUERY_PARAMETER or INVALID_SORT_FIELD", body = ErrorBody),
+    ))]
+pub async fn list_collections(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Collection>>, ApiError> {
+    let parsed = query::parse(raw.as_deref(), &spec::COLLECTIONS)?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.catalog,
+            &correlation,
+            ListCollectionsRequest {
+                query: Some(parsed.list),
+            },
+        )
+        .await?;
+    let reply = ds.catalog().list_collections(request).await?.into_inner();
+    let results = reply
+        .collections
+        .into_iter()
+        .map(Collection::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(Json(Paged::new(reply.page, results)?))
+}
+
+/// One collection with its product ids.
+#[utoipa::path(get, path = "/collections/{collectionId}", tag = "Categories",
+    params(("collectionId" = String, Path, description = "Collection id")),
+    responses(
+        (status = 200, description = "The collection", body = Collection),
+        (status = 404, description = "No such collection", body = ErrorBody),
+    ))]
+pub async fn get_collection(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(collection_id): Path<String>,
+) -> Result<Json<Collection>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.catalog,
+            &correlation,
+            GetCollectionRequest { collection_id },
+        )
+        .await?;
+    Ok(Json(Collection::try_from(
+        ds.catalog().get_collection(request).await?.into_inner(),
+    )?))
+}

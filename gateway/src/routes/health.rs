@@ -1,0 +1,76 @@
+//! Liveness and readiness probes: no auth, no version header.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    /// `live` or `ready`.
+    pub status: &'static str,
+    /// Each downstream service and whether it is serving.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub checks: BTreeMap<&'static str, &'static str>,
+}
+
+/// The process is up.
+#[utoipa::path(get, path = "/health/live", tag = "Health",
+    responses((status = 200, description = "Alive", body = Health)))]
+pub async fn live() -> Json<Health> {
+    Json(Health {
+        status: "live",
+        checks: BTreeMap::new(),
+    })
+}
+
+/// Every downstream the gateway needs is serving.
+#[utoipa::path(get, path = "/health/ready", tag = "Health",
+    responses(
+        (status = 200, description = "Ready for traffic", body = Health),
+        (status = 503, description = "NOT_READY: shutting down, or the failing downstreams are named in `errors`", body = ErrorBody),
+    ))]
+pub async fn ready(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
+    if !state.ready.load(Ordering::Acquire) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "NOT_READY",
+            "the gateway is shutting down",
+        ));
+    }
+    let downstreams = state.downstreams.all();
+    let serving = futures::future::join_all(downstreams.iter().map(|d| d.serving())).await;
+    let mut checks = BTreeMap::new();
+    let mut error: Option<ApiError> = None;
+    for (d, ok) in downstreams.iter().zip(serving) {
+        checks.insert(d.name, if ok { "serving" } else { "not_serving" });
+        if !ok {
+            let e = error.take().unwrap_or_else(|| {
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "NOT_READY",
+                    "a downstream service is not serving",
+                )
+            });
+            error = Some(e.field(d.name, "UNAVAILABLE", format!("{} is not serving", d.name)));
+        }
+    }
+    match error {
+        Some(mut e) => {
+            let names: Vec<&str> = e.errors.iter().map(|f| f.field.as_str()).collect();
+            e.message = format!("not ready: {} not serving", names.join(", ")).into();
+            Err(e)
+        }
+        None => Ok(Json(Health {
+            status: "ready",
+            checks,
+        })),
+    }
+}

@@ -1,0 +1,237 @@
+//! Products, their variants and media (public).
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use storefront_proto::catalog::v1::{GetProductRequest, ListProductsRequest};
+use storefront_proto::common::v1::PageRequest;
+use utoipa::IntoParams;
+
+use super::single_param;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::catalog::{Media, Product, Variant};
+use crate::model::common::Paged;
+use crate::query::{self, spec};
+use crate::state::AppState;
+
+/// Query parameters of `GET /products` (SPEC 4.1, 4.2).
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct ProductListParams {
+    /// Page size, 1 to 100.
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    limit: Option<u32>,
+    /// Results to skip.
+    #[param(minimum = 0, default = 0)]
+    offset: Option<u64>,
+    /// `field:asc|desc`, repeatable, applied in order; fields: name, price, createdAt,
+    /// popularity, featured, inStock, status, brand. Ties are broken by id.
+    sort: Option<Vec<String>>,
+    /// A category id: products in that category or any category below it.
+    category: Option<String>,
+    /// Exact brand name.
+    brand: Option<String>,
+    /// active, inactive or discontinued. Without it every status is listed.
+    #[param(pattern = "^(active|inactive|discontinued)$")]
+    status: Option<String>,
+    in_stock: Option<bool>,
+    featured: Option<bool>,
+    /// Lowest master-variant price, in cents of the requested currency.
+    #[param(minimum = 0)]
+    min_price: Option<i64>,
+    /// Highest master-variant price, in cents.
+    #[param(minimum = 0)]
+    max_price: Option<i64>,
+    /// AUD (default) or NZD: the currency of `price` and of price filters and sorts.
+    currency: Option<String>,
+    /// `filter[<field>]=v` or `filter[<field>[<op>]]=v`, op one of eq, ne, gt, gte, lt, lte.
+    /// Fields: name, price, createdAt, popularity, featured, status, inStock, category,
+    /// brand, key. Booleans, status and category take eq and ne only.
+    #[param(style = DeepObject, explode)]
+    filter: Option<HashMap<String, String>>,
+}
+
+/// `limit` and `offset` of the small sub-collections.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct PageParams {
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    limit: Option<u32>,
+    #[param(minimum = 0, default = 0)]
+    offset: Option<u64>,
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct CurrencyParam {
+    /// AUD (default) or NZD.
+    currency: Option<String>,
+}
+
+/// Lists products, filtered, sorted and paged.
+#[utoipa::path(get, path = "/products", tag = "Products", params(ProductListParams),
+    responses(
+        (status = 200, description = "A page of product summaries (no `variants`)", body = Paged<Product>),
+        (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD, INVALID_FILTER or INVALID_API_VERSION", body = ErrorBody),
+    ))]
+pub async fn list_products(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Product>>, ApiError> {
+    let parsed = query::parse(raw.as_deref(), &spec::PRODUCTS)?;
+    let currency_code = parsed.param("currency").unwrap_or_default().to_string();
+    let message = ListProductsRequest {
+        query: Some(parsed.list),
+        currency_code,
+    };
+    let ds = &state.downstreams;
+    let request = ds.request(&ds.catalog, &correlation, message).await?;
+    let reply = ds.catalog().list_products(request).await?.into_inner();
+    let results = reply
+        .products
+        .into_iter()
+        .map(|p| Product::from_proto(p, false))
+        .collect::<Result<_, _>>()?;
+    Ok(Json(Paged::new(reply.page, results)?))
+}
+
+async fn fetch_product(
+    state: &AppState,
+    correlation: &CorrelationId,
+    product_id: String,
+    raw: Option<&str>,
+) -> Result<Product, ApiError> {
+    let currency_code = single_param(raw, "currency").unwrap_or_default();
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.catalog,
+            correlation,
+            GetProductRequest {
+                product_id,
+                currency_code,
+            },
+        )
+        .await?;
+    Product::from_proto(ds.catalog().get_product(request).await?.into_inner(), true)
+}
+
+/// A product with all its variants.
+#[utoipa::path(get, path = "/products/{productId}", tag = "Products",
+    params(("productId" = String, Path, description = "Product id"), CurrencyParam),
+    responses(
+        (status = 200, description = "The product", body = Product),
+        (status = 400, description = "Invalid currency", body = ErrorBody),
+        (status = 404, description = "No such product", body = ErrorBody),
+    ))]
+pub async fn get_product(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(product_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Product>, ApiError> {
+    Ok(Json(
+        fetch_product(&state, &correlation, product_id, raw.as_deref()).await?,
+    ))
+}
+
+/// The `limit`/`offset` of a small list the gateway pages itself.
+fn sub_page(raw: Option<&str>) -> Result<PageRequest, ApiError> {
+    Ok(query::parse(raw, &spec::SUB_COLLECTION)?
+        .list
+        .page
+        .unwrap_or_default())
+}
+
+/// Pages a list held in full (variants, media).
+fn page_of<T: utoipa::ToSchema>(items: Vec<T>, page: PageRequest) -> Paged<T> {
+    let total = items.len() as u64;
+    let start = usize::try_from(page.offset)
+        .unwrap_or(usize::MAX)
+        .min(items.len());
+    let results: Vec<T> = items
+        .into_iter()
+        .skip(start)
+        .take(page.limit as usize)
+        .collect();
+    let count = results.len() as u32;
+    Paged {
+        limit: page.limit,
+        offset: page.offset,
+        count,
+        total,
+        results,
+    }
+}
+
+/// The variants of a product.
+#[utoipa::path(get, path = "/products/{productId}/variants", tag = "Products",
+    params(("productId" = String, Path, description = "Product id"), PageParams, CurrencyParam),
+    responses(
+        (status = 200, description = "A page of variants", body = Paged<Variant>),
+        (status = 400, description = "Invalid limit or offset", body = ErrorBody),
+        (status = 404, description = "No such product", body = ErrorBody),
+    ))]
+pub async fn list_variants(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(product_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Variant>>, ApiError> {
+    let page = sub_page(raw.as_deref())?;
+    let product = fetch_product(&state, &correlation, product_id, raw.as_deref()).await?;
+    Ok(Json(page_of(product.variants.unwrap_or_default(), page)))
+}
+
+/// One variant of a product.
+#[utoipa::path(get, path = "/products/{productId}/variants/{variantId}", tag = "Products",
+    params(
+        ("productId" = String, Path, description = "Product id"),
+        ("variantId" = u32, Path, description = "Variant id, unique within the product"),
+        CurrencyParam,
+    ),
+    responses(
+        (status = 200, description = "The variant", body = Variant),
+        (status = 404, description = "No such product or variant", body = ErrorBody),
+    ))]
+pub async fn get_variant(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path((product_id, variant_id)): Path<(String, String)>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Variant>, ApiError> {
+    let product = fetch_product(&state, &correlation, product_id, raw.as_deref()).await?;
+    let wanted: Option<u32> = variant_id.parse().ok();
+    product
+        .variants
+        .unwrap_or_default()
+        .into_iter()
+        .find(|v| Some(v.id) == wanted)
+        .map(Json)
+        .ok_or_else(|| ApiError::not_found(format!("variant '{variant_id}' does not exist")))
+}
+
+/// The media of a product.
+#[utoipa::path(get, path = "/products/{productId}/media", tag = "Products",
+    params(("productId" = String, Path, description = "Product id"), PageParams),
+    responses(
+        (status = 200, description = "A page of media, in position order", body = Paged<Media>),
+        (status = 400, description = "Invalid limit or offset", body = ErrorBody),
+        (status = 404, description = "No such product", body = ErrorBody),
+    ))]
+pub async fn list_media(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(product_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Media>>, ApiError> {
+    let page = sub_page(raw.as_deref())?;
+    let product = fetch_product(&state, &correlation, product_id, None).await?;
+    Ok(Json(page_of(product.media, page)))
+}
