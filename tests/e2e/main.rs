@@ -1,1 +1,11 @@
+//! End-to-end tests: the whole mesh in-process on loopback ports, spoken to
+//! over real HTTP and real gRPC, as storefronts and services do.
 
+mod categories;
+mod edge;
+mod health;
+mod helpers;
+mod identity;
+mod openapi;
+mod products;
+mod query_errors;

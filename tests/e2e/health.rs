@@ -1,0 +1,47 @@
+//! Probes, and what the gateway answers when a downstream is gone or refuses it.
+
+use reqwest::Method;
+
+use crate::helpers::{spawn_mesh, spawn_mesh_with};
+
+#[tokio::test]
+async fn probes_need_no_version_and_readiness_follows_the_catalog() {
+    let mut t = spawn_mesh().await;
+    let live = t.send(t.request(Method::GET, "/health/live")).await;
+    assert_eq!(live.status, 200);
+    assert_eq!(live.body["status"], "live");
+    let ready = t.send(t.request(Method::GET, "/health/ready")).await;
+    assert_eq!(ready.status, 200);
+    assert_eq!(ready.body["checks"]["catalog"], "serving");
+
+    t.mesh.stop("catalog").await.expect("catalog stops");
+
+    let ready = t.send(t.request(Method::GET, "/health/ready")).await;
+    ready.error(503, "NOT_READY");
+    assert_eq!(ready.field_error(), ("catalog", "UNAVAILABLE"));
+    assert!(ready.body["message"].as_str().unwrap().contains("catalog"));
+    let live = t.send(t.request(Method::GET, "/health/live")).await;
+    assert_eq!(live.status, 200);
+
+    let reply = t.fetch("/products").await;
+    reply.error(503, "SERVICE_UNAVAILABLE");
+    assert_eq!(reply.body["type"], "api_error");
+    assert!(reply.header("correlation-id").is_some());
+}
+
+#[tokio::test]
+async fn a_downstream_refusing_the_gateway_is_a_502_not_a_401() {
+    let t = spawn_mesh_with(&[(
+        "ALLOWED_CALLERS",
+        "someone-else@storefront.iam.gserviceaccount.com",
+    )])
+    .await;
+    let reply = t.fetch("/products").await;
+    reply.error(502, "BAD_GATEWAY");
+    assert!(
+        !reply.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("someone-else")
+    );
+}

@@ -1,0 +1,140 @@
+//! The harness every end-to-end test uses: `spawn_mesh()` starts the whole
+//! mesh on port 0 and returns an HTTP client bound to it. `TEST_LOG=1` shows
+//! the mesh's logs.
+
+use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
+use serde_json::Value;
+use storefront::Mesh;
+use storefront_common::config::EnvReader;
+use tokio::net::TcpListener;
+
+pub const VERSION: &str = "v1.0";
+
+pub struct TestMesh {
+    pub mesh: Mesh,
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+/// A response with its body parsed as JSON (Null when empty).
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts the SPEC 7.1 error shape and returns the body.
+    pub fn error(&self, status: u16, code: &str) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        assert_eq!(self.body["status"], status);
+        assert!(self.body["message"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(self.body["type"].is_string());
+        assert_eq!(self.body["code"], code, "body: {}", self.body);
+        &self.body
+    }
+
+    /// The first field error as (field, code).
+    pub fn field_error(&self) -> (&str, &str) {
+        let e = &self.body["errors"][0];
+        (
+            e["field"].as_str().unwrap_or_default(),
+            e["code"].as_str().unwrap_or_default(),
+        )
+    }
+}
+
+pub async fn spawn_mesh() -> TestMesh {
+    spawn_mesh_with(&[]).await
+}
+
+/// A mesh whose environment has `vars` on top of the defaults.
+pub async fn spawn_mesh_with(vars: &[(&str, &str)]) -> TestMesh {
+    if std::env::var("TEST_LOG").is_ok() {
+        storefront_common::telemetry::init_tracing();
+    }
+    let env = EnvReader::from_pairs(vars.iter().copied());
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let mesh = Mesh::start(env, Some(listener)).await.expect("mesh starts");
+    let base = format!("http://{}", mesh.gateway_addr);
+    let http = reqwest::Client::builder().build().expect("client");
+    let test = TestMesh { mesh, base, http };
+    test.wait_ready().await;
+    test
+}
+
+impl TestMesh {
+    /// A request with `X-Api-Version: v1.0`.
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.request(Method::GET, path)
+            .header("X-Api-Version", VERSION)
+    }
+
+    /// A request with no headers at all.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.base))
+    }
+
+    pub async fn send(&self, request: RequestBuilder) -> Reply {
+        let response = request.send().await.expect("request sent");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).expect("JSON body")
+        };
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// GET with the version header.
+    pub async fn fetch(&self, path: &str) -> Reply {
+        self.send(self.get(path)).await
+    }
+
+    /// GET that must succeed; returns the body.
+    pub async fn ok(&self, path: &str) -> Value {
+        let reply = self.fetch(path).await;
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
+        reply.body
+    }
+
+    async fn wait_ready(&self) {
+        for _ in 0..100 {
+            let ready = self.request(Method::GET, "/health/ready").send().await;
+            if ready.is_ok_and(|r| r.status() == 200) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("mesh never became ready");
+    }
+
+    /// Every product id, walking the pages of `/products` in `limit` steps.
+    pub async fn walk(&self, query: &str, limit: u32) -> Vec<Value> {
+        let mut all = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self
+                .ok(&format!("/products?limit={limit}&offset={offset}&{query}"))
+                .await;
+            let results = page["results"].as_array().expect("results").clone();
+            assert_eq!(page["count"].as_u64(), Some(results.len() as u64));
+            all.extend(results);
+            offset += limit as u64;
+            if offset >= page["total"].as_u64().expect("total") {
+                return all;
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Bad paging, sorting and filtering through HTTP: exact statuses and bodies.
+
+use crate::helpers::spawn_mesh;
+
+#[tokio::test]
+async fn bad_queries_get_their_exact_codes() {
+    let t = spawn_mesh().await;
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "/products?limit=0",
+            "INVALID_QUERY_PARAMETER",
+            "limit",
+            "OUT_OF_RANGE",
+        ),
+        (
+            "/products?limit=101",
+            "INVALID_QUERY_PARAMETER",
+            "limit",
+            "OUT_OF_RANGE",
+        ),
+        (
+            "/products?limit=abc",
+            "INVALID_QUERY_PARAMETER",
+            "limit",
+            "INVALID_FORMAT",
+        ),
+        (
+            "/products?offset=-1",
+            "INVALID_QUERY_PARAMETER",
+            "offset",
+            "OUT_OF_RANGE",
+        ),
+        (
+            "/products?offset=x",
+            "INVALID_QUERY_PARAMETER",
+            "offset",
+            "INVALID_FORMAT",
+        ),
+        (
+            "/products?inStock=maybe",
+            "INVALID_QUERY_PARAMETER",
+            "inStock",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?featured=1",
+            "INVALID_QUERY_PARAMETER",
+            "featured",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?status=sold",
+            "INVALID_QUERY_PARAMETER",
+            "status",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?minPrice=ten",
+            "INVALID_QUERY_PARAMETER",
+            "minPrice",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?maxPrice=-1",
+            "INVALID_QUERY_PARAMETER",
+            "maxPrice",
+            "OUT_OF_RANGE",
+        ),
+        (
+            "/products?currency=EUR",
+            "INVALID_QUERY_PARAMETER",
+            "currency",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?sort=colour:asc",
+            "INVALID_SORT_FIELD",
+            "sort",
+            "UNSUPPORTED",
+        ),
+        (
+            "/products?sort=price:up",
+            "INVALID_QUERY_PARAMETER",
+            "sort",
+            "INVALID_VALUE",
+        ),
+        (
+            "/categories?sort=price:asc",
+            "INVALID_SORT_FIELD",
+            "sort",
+            "UNSUPPORTED",
+        ),
+        (
+            "/products?filter[price[gte]]=cheap",
+            "INVALID_FILTER",
+            "filter[price[gte]]",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?filter[createdAt[gte]]=last-week",
+            "INVALID_FILTER",
+            "filter[createdAt[gte]]",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?filter[colour]=red",
+            "INVALID_FILTER",
+            "filter[colour]",
+            "UNSUPPORTED",
+        ),
+        (
+            "/products?filter[price[about]]=5",
+            "INVALID_FILTER",
+            "filter[price[about]]",
+            "UNSUPPORTED",
+        ),
+        (
+            "/products?filter[inStock[gt]]=true",
+            "INVALID_FILTER",
+            "filter[inStock[gt]]",
+            "UNSUPPORTED",
+        ),
+        (
+            "/products?filter[featured]=yes",
+            "INVALID_FILTER",
+            "filter[featured]",
+            "INVALID_VALUE",
+        ),
+        (
+            "/products?filter[price[gte]=5",
+            "INVALID_FILTER",
+            "filter[price[gte]",
+            "INVALID_FORMAT",
+        ),
+        (
+            "/products/p/variants?limit=500",
+            "INVALID_QUERY_PARAMETER",
+            "limit",
+            "OUT_OF_RANGE",
+        ),
+    ];
+    for (path, code, field, field_code) in cases {
+        let path = path.replace('[', "%5B").replace(']', "%5D");
+        let reply = t.fetch(&path).await;
+        let body = reply.error(400, code);
+        assert_eq!(body["type"], "validation_error", "{path}");
+        assert_eq!(reply.field_error(), (*field, *field_code), "{path}: {body}");
+    }
+}
