@@ -101,18 +101,16 @@ impl Downstreams {
         correlation: &CorrelationId,
         message: T,
     ) -> Result<tonic::Request<T>, ApiError> {
-        let token = self
+        let bearer = self
             .tokens
-            .token(&to.audience)
+            .bearer(&to.audience)
             .await
-            .map_err(|e| ApiError::unavailable(to.name, e))?;
-        let bearer = MetadataValue::try_from(format!("Bearer {token}"))
             .map_err(|e| ApiError::unavailable(to.name, e))?;
         let mut request = tonic::Request::new(message);
         request.set_timeout(self.timeout);
         let metadata = request.metadata_mut();
         metadata.insert("authorization", bearer);
-        if let Ok(id) = MetadataValue::try_from(correlation.as_str()) {
+        if let Ok(id) = MetadataValue::try_from(correlation.0.as_bytes()) {
             metadata.insert(CORRELATION_ID_HEADER, id);
         }
         Ok(request)

@@ -147,3 +147,26 @@ async fn health_needs_no_token() {
         tonic_health::pb::health_check_response::ServingStatus::Serving
     );
 }
+
+#[tokio::test]
+async fn verified_keys_outlive_a_brief_issuer_outage() {
+    let mut t = spawn_mesh().await;
+    let token = t.mesh.issuer.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap();
+    call(&t, bearer(&token)).await.expect("keys fetched");
+    t.mesh.stop("issuer").await.expect("issuer stops");
+    call(&t, bearer(&token))
+        .await
+        .expect("cached keys still verify");
+    // A key the service never saw cannot be checked while the issuer is away.
+    let stranger = storefront_common::identity::dev_issuer::DevIssuer::generate(
+        std::time::Duration::from_secs(60),
+    )
+    .unwrap();
+    let status = call(
+        &t,
+        bearer(&stranger.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap()),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(status.code(), Code::Unauthenticated);
+}

@@ -36,3 +36,6 @@ pub struct IdentityClaims {
 pub struct Caller {
     pub account: String,
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,8 +3,10 @@
 //! they expire.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
+
+use tonic::metadata::{Ascii, MetadataValue};
 
 use super::IdentityClaims;
 
@@ -18,7 +20,9 @@ pub struct TokenError(String);
 
 #[derive(Clone)]
 struct Cached {
-    token: Arc<str>,
+    /// `Bearer <token>`, built once per token and marked sensitive so that
+    /// HTTP/2 never indexes it and debug output never shows it.
+    bearer: MetadataValue<Ascii>,
     refresh_at: u64,
 }
 
@@ -44,8 +48,8 @@ impl TokenSource {
         }
     }
 
-    /// A valid token for `audience`, from the cache when it has one.
-    pub async fn token(&self, audience: &str) -> Result<Arc<str>, TokenError> {
+    /// `Bearer <token>` for `audience`, from the cache when it has one.
+    pub async fn bearer(&self, audience: &str) -> Result<MetadataValue<Ascii>, TokenError> {
         if let Some(token) = self.cached(audience) {
             return Ok(token);
         }
@@ -61,24 +65,26 @@ impl TokenSource {
             })?;
         let lifetime = claims.exp.saturating_sub(claims.iat);
         let margin = REFRESH_MARGIN_SECS.min(lifetime / 2);
-        let token: Arc<str> = token.into();
+        let mut bearer = MetadataValue::try_from(format!("Bearer {token}"))
+            .map_err(|_| TokenError("metadata server returned a token that is not ASCII".into()))?;
+        bearer.set_sensitive(true);
         let cached = Cached {
-            token: token.clone(),
+            bearer: bearer.clone(),
             refresh_at: claims.exp.saturating_sub(margin),
         };
         if let Ok(mut cache) = self.cache.lock() {
             cache.insert(audience.to_string(), cached);
         }
-        Ok(token)
+        Ok(bearer)
     }
 
-    fn cached(&self, audience: &str) -> Option<Arc<str>> {
+    fn cached(&self, audience: &str) -> Option<MetadataValue<Ascii>> {
         let now = jsonwebtoken::get_current_timestamp();
         let cache = self.cache.lock().ok()?;
         cache
             .get(audience)
             .filter(|c| now < c.refresh_at)
-            .map(|c| c.token.clone())
+            .map(|c| c.bearer.clone())
     }
 
     async fn fetch(&self, audience: &str) -> Result<String, TokenError> {

@@ -40,7 +40,23 @@ pub enum VerifyError {
 #[derive(Default)]
 struct KeyCache {
     keys: HashMap<String, Arc<DecodingKey>>,
+    /// The last successful fetch.
     fetched_at: Option<Instant>,
+    /// The last attempt, successful or not: no new attempt within
+    /// [`MIN_REFETCH_INTERVAL`], so an unreachable issuer costs one timeout
+    /// per interval, not one per call.
+    attempted_at: Option<Instant>,
+}
+
+impl KeyCache {
+    fn fresh(&self) -> bool {
+        self.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE)
+    }
+
+    fn attempted_recently(&self) -> bool {
+        self.attempted_at
+            .is_some_and(|t| t.elapsed() < MIN_REFETCH_INTERVAL)
+    }
 }
 
 pub struct IdentityVerifier {
@@ -100,11 +116,16 @@ impl IdentityVerifier {
 
     async fn key(&self, kid: &str) -> Result<Arc<DecodingKey>, VerifyError> {
         let cache = self.snapshot();
-        let fresh = cache.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE);
-        if let Some(key) = cache.keys.get(kid).filter(|_| fresh) {
-            return Ok(key.clone());
+        match cache.keys.get(kid) {
+            Some(key) if cache.fresh() || cache.attempted_recently() => return Ok(key.clone()),
+            None if cache.attempted_recently() && !cache.keys.is_empty() => {
+                return Err(VerifyError::Unauthenticated(
+                    "identity token signed by an unknown key".into(),
+                ));
+            }
+            _ => {}
         }
-        let refreshed = self.refresh(kid).await;
+        let refreshed = self.refresh().await;
         let cache = self.snapshot();
         match (cache.keys.get(kid), refreshed) {
             (Some(key), _) => Ok(key.clone()),
@@ -120,31 +141,44 @@ impl IdentityVerifier {
     }
 
     /// Refetches the JWKS, once for all concurrent callers.
-    async fn refresh(&self, kid: &str) -> Result<(), VerifyError> {
+    async fn refresh(&self) -> Result<(), VerifyError> {
         let _guard = self.refresh.lock().await;
         let cache = self.snapshot();
-        if let Some(at) = cache.fetched_at {
-            let recent = at.elapsed() < MIN_REFETCH_INTERVAL;
-            if recent || (cache.keys.contains_key(kid) && at.elapsed() < MAX_KEY_AGE) {
-                return Ok(());
-            }
+        if cache.attempted_recently() {
+            // Someone else just fetched (or failed to) while we waited.
+            return if cache.keys.is_empty() {
+                Err(VerifyError::Unavailable(
+                    "identity keys could not be fetched".into(),
+                ))
+            } else {
+                Ok(())
+            };
         }
-        let set = self.fetch().await;
-        let keys = match set {
-            Ok(set) => decoding_keys(&set),
-            Err(e) if cache.keys.is_empty() => return Err(e),
-            // Keep serving with the keys we have while the issuer is away.
+        let now = Instant::now();
+        let next = match self.fetch().await {
+            Ok(set) => KeyCache {
+                keys: decoding_keys(&set),
+                fetched_at: Some(now),
+                attempted_at: Some(now),
+            },
             Err(e) => {
-                tracing::warn!(error = %e, "identity jwks refresh failed, keeping cached keys");
-                return Ok(());
+                // Keep serving with the keys we have while the issuer is away.
+                tracing::warn!(error = %e, "identity jwks fetch failed");
+                KeyCache {
+                    keys: cache.keys.clone(),
+                    fetched_at: cache.fetched_at,
+                    attempted_at: Some(now),
+                }
             }
         };
-        let next = KeyCache {
-            keys,
-            fetched_at: Some(Instant::now()),
-        };
+        let empty = next.keys.is_empty();
         if let Ok(mut slot) = self.cache.write() {
             *slot = Arc::new(next);
+        }
+        if empty {
+            return Err(VerifyError::Unavailable(
+                "identity keys could not be fetched".into(),
+            ));
         }
         Ok(())
     }

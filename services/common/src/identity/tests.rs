@@ -1,0 +1,123 @@
+//! The token source, the dev issuer and the verifier against each other over
+//! real HTTP on loopback.
+
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::DEV_ISSUER;
+use super::dev_issuer::{DevIssuer, IDENTITY_PATH_PREFIX, JWKS_PATH};
+use super::token_source::TokenSource;
+use super::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
+
+async fn issuer(ttl: Duration) -> (DevIssuer, String, CancellationToken) {
+    let issuer = DevIssuer::generate(ttl).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(issuer.clone().serve(listener, stop.clone()));
+    (issuer, base, stop)
+}
+
+fn identity_url(base: &str, account: &str) -> String {
+    format!("{base}{IDENTITY_PATH_PREFIX}/{account}/identity")
+}
+
+fn verifier(base: &str, audience: &str, allowed: &str) -> IdentityVerifier {
+    IdentityVerifier::new(VerifierConfig {
+        issuer: DEV_ISSUER.into(),
+        audience: audience.into(),
+        jwks_url: format!("{base}{JWKS_PATH}"),
+        allowed_callers: vec![allowed.into()],
+    })
+}
+
+fn token_of(bearer: &tonic::metadata::MetadataValue<tonic::metadata::Ascii>) -> String {
+    bearer
+        .to_str()
+        .unwrap()
+        .strip_prefix("Bearer ")
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn tokens_are_cached_per_audience_until_shortly_before_expiry() {
+    let (_issuer, base, _stop) = issuer(Duration::from_secs(2)).await;
+    let source = TokenSource::new(identity_url(&base, "gw@example.iam"));
+    let first = source.bearer("catalog").await.unwrap();
+    assert!(first.is_sensitive());
+    assert_eq!(
+        source.bearer("catalog").await.unwrap(),
+        first,
+        "served from the cache"
+    );
+    let other = source.bearer("orders").await.unwrap();
+    assert_ne!(other, first, "one token per audience");
+    // A 2 s token is replaced after half its life (the margin is capped at ttl / 2).
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    assert_ne!(source.bearer("catalog").await.unwrap(), first);
+}
+
+#[tokio::test]
+async fn fetched_tokens_verify_for_their_audience_and_caller() {
+    let (_issuer, base, _stop) = issuer(Duration::from_secs(600)).await;
+    let source = TokenSource::new(identity_url(&base, "gw@example.iam"));
+    let token = token_of(&source.bearer("catalog").await.unwrap());
+    let caller = verifier(&base, "catalog", "gw@example.iam")
+        .verify(&token)
+        .await
+        .unwrap();
+    assert_eq!(caller.account, "gw@example.iam");
+    let wrong_audience = verifier(&base, "orders", "gw@example.iam")
+        .verify(&token)
+        .await;
+    assert!(matches!(
+        wrong_audience,
+        Err(VerifyError::Unauthenticated(_))
+    ));
+    let not_allowed = verifier(&base, "catalog", "other@example.iam")
+        .verify(&token)
+        .await;
+    assert!(matches!(not_allowed, Err(VerifyError::PermissionDenied(_))));
+}
+
+#[tokio::test]
+async fn the_metadata_endpoint_insists_on_its_header_and_an_audience() {
+    let (_issuer, base, _stop) = issuer(Duration::from_secs(60)).await;
+    let http = reqwest::Client::new();
+    let url = identity_url(&base, "gw@example.iam");
+    let without = http
+        .get(&url)
+        .query(&[("audience", "catalog")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(without.status(), 403);
+    let no_audience = http
+        .get(&url)
+        .header("Metadata-Flavor", "Google")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_audience.status(), 400);
+}
+
+#[tokio::test]
+async fn an_unreachable_issuer_is_unavailable_not_unauthenticated() {
+    let (issuer, base, stop) = issuer(Duration::from_secs(60)).await;
+    let token = issuer.mint("gw@example.iam", "catalog").unwrap();
+    stop.cancel();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let v = verifier(&base, "catalog", "gw@example.iam");
+    assert!(matches!(
+        v.verify(&token).await,
+        Err(VerifyError::Unavailable(_))
+    ));
+    // Within the back-off the verifier answers from what it knows.
+    assert!(matches!(
+        v.verify(&token).await,
+        Err(VerifyError::Unavailable(_))
+    ));
+}
