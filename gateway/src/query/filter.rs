@@ -95,29 +95,24 @@ fn operator(name: &str) -> Option<FilterOperator> {
 
 /// `filter[field]=v` or `filter[field[op]]=v`; `param` is the key as sent.
 pub fn structured(param: &str, raw: &str, spec: &CollectionSpec) -> Result<Filter, ApiError> {
+    let malformed = || {
+        invalid_filter(
+            param,
+            "INVALID_FORMAT",
+            "expected filter[field] or filter[field[op]]".into(),
+        )
+    };
     let inner = param
         .strip_prefix("filter[")
         .and_then(|rest| rest.strip_suffix(']'))
-        .ok_or_else(|| {
-            invalid_filter(
-                param,
-                "INVALID_FORMAT",
-                "expected filter[field] or filter[field[op]]".into(),
-            )
-        })?;
+        .ok_or_else(malformed)?;
     let (field, op) = match inner.split_once('[') {
         None => (inner, "eq"),
         Some((field, rest)) => {
             let op = rest
                 .strip_suffix(']')
                 .filter(|op| !op.contains(['[', ']']))
-                .ok_or_else(|| {
-                    invalid_filter(
-                        param,
-                        "INVALID_FORMAT",
-                        "expected filter[field] or filter[field[op]]".into(),
-                    )
-                })?;
+                .ok_or_else(malformed)?;
             (field, op)
         }
     };
