@@ -9,4 +9,6 @@ pub mod query;
 pub mod server;
 pub mod settings;
 pub mod shutdown;
+pub mod store;
 pub mod telemetry;
+pub mod testing;

@@ -1,0 +1,192 @@
+//! The shared way to keep state: a keyed store of versioned values with two
+//! backends behind one type, in-memory (the default) and Redis
+//! (`REDIS_URL`). Every write that must be atomic is one operation here
+//! (compare-and-set on the version, create-if-absent, create-with-unique-
+//! index), implemented with a mutex in memory and a Lua script in Redis, so
+//! the services on top are race-free on both.
+
+mod memory;
+mod redis_backend;
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ErrorKind, ServiceError};
+
+/// A stored value and its version (1 on creation, +1 per replace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned<T> {
+    pub version: u64,
+    pub value: T,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    #[error("stored value is corrupt: {0}")]
+    Corrupt(String),
+}
+
+impl From<StoreError> for ServiceError {
+    fn from(e: StoreError) -> Self {
+        tracing::error!(error = %e, "store error");
+        match e {
+            StoreError::Unavailable(_) => ServiceError::new(
+                ErrorKind::Unavailable,
+                "STORE_UNAVAILABLE",
+                "storage is temporarily unavailable",
+            ),
+            StoreError::Corrupt(_) => ServiceError::internal("stored data could not be read"),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub enum Store {
+    Memory(memory::MemoryStore),
+    Redis(redis_backend::RedisStore),
+}
+
+impl Store {
+    pub fn memory() -> Self {
+        Store::Memory(memory::MemoryStore::default())
+    }
+
+    /// Connects to Redis; keys are prefixed with `prefix`.
+    pub async fn redis(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        Ok(Store::Redis(
+            redis_backend::RedisStore::connect(url, prefix).await?,
+        ))
+    }
+
+    /// Redis when `url` is given, otherwise a new in-memory store.
+    pub async fn open(url: Option<&str>, prefix: &str) -> Result<Self, StoreError> {
+        match url {
+            Some(url) => Self::redis(url, prefix).await,
+            None => Ok(Self::memory()),
+        }
+    }
+
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Store::Memory(_) => "memory",
+            Store::Redis(_) => "redis",
+        }
+    }
+
+    pub async fn get(&self, key: &str) -> Result<Option<Versioned<Vec<u8>>>, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.get(key)),
+            Store::Redis(r) => r.get(key).await,
+        }
+    }
+
+    /// Creates `key` at version 1 unless it exists. True when created.
+    pub async fn insert(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<bool, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.insert(key, value, ttl)),
+            Store::Redis(r) => r.insert(key, value, ttl).await,
+        }
+    }
+
+    /// Creates `key` and the unique index entry `index -> index_value`
+    /// together, unless either exists. True when created.
+    pub async fn insert_indexed(
+        &self,
+        key: &str,
+        value: &[u8],
+        index: &str,
+        index_value: &[u8],
+    ) -> Result<bool, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.insert_indexed(key, value, index, index_value)),
+            Store::Redis(r) => r.insert_indexed(key, value, index, index_value).await,
+        }
+    }
+
+    /// Replaces `key` if it is still at `expected`; the new version, or None
+    /// when it moved on (or is gone).
+    pub async fn replace(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<Option<u64>, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.replace(key, expected, value, ttl)),
+            Store::Redis(r) => r.replace(key, expected, value, ttl).await,
+        }
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.delete(key)),
+            Store::Redis(r) => r.delete(key).await,
+        }
+    }
+
+    /// Whether any of `keys` exists: one round trip.
+    pub async fn exists_any(&self, keys: &[&str]) -> Result<bool, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(keys.iter().any(|k| m.get(k).is_some())),
+            Store::Redis(r) => r.exists_any(keys).await,
+        }
+    }
+
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        match self {
+            Store::Memory(_) => Ok(()),
+            Store::Redis(r) => r.ping().await,
+        }
+    }
+
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<Versioned<T>>, StoreError> {
+        let Some(found) = self.get(key).await? else {
+            return Ok(None);
+        };
+        let value = serde_json::from_slice(&found.value)
+            .map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))?;
+        Ok(Some(Versioned {
+            version: found.version,
+            value,
+        }))
+    }
+
+    pub async fn insert_json<T: Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<bool, StoreError> {
+        self.insert(key, &encode(value)?, ttl).await
+    }
+
+    pub async fn replace_json<T: Serialize>(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<Option<u64>, StoreError> {
+        self.replace(key, expected, &encode(value)?, ttl).await
+    }
+}
+
+pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,183 @@
+//! The Redis backend: a value is a hash `{v: version, d: data}`; every
+//! conditional write is one Lua script, so it is atomic across replicas.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::aio::ConnectionManager;
+use redis::{AsyncCommands, Script};
+
+use super::{StoreError, Versioned};
+
+/// KEYS[1] value; ARGV[1] data, ARGV[2] ttl ms (0 = none).
+const INSERT: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1";
+
+/// KEYS[1] value, KEYS[2] index; ARGV[1] data, ARGV[2] index data.
+const INSERT_INDEXED: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1])
+redis.call('HSET', KEYS[2], 'v', 1, 'd', ARGV[2])
+return 1";
+
+/// KEYS[1] value; ARGV[1] expected version, ARGV[2] data, ARGV[3] ttl ms.
+const REPLACE: &str = r"
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v or v ~= ARGV[1] then return -1 end
+local next = tonumber(v) + 1
+redis.call('HSET', KEYS[1], 'v', next, 'd', ARGV[2])
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return next";
+
+struct Scripts {
+    insert: Script,
+    insert_indexed: Script,
+    replace: Script,
+}
+
+#[derive(Clone)]
+pub struct RedisStore {
+    conn: ConnectionManager,
+    prefix: Arc<str>,
+    scripts: Arc<Scripts>,
+}
+
+fn unavailable(e: redis::RedisError) -> StoreError {
+    StoreError::Unavailable(e.to_string())
+}
+
+fn ttl_ms(ttl: Option<Duration>) -> u64 {
+    ttl.map_or(0, |t| t.as_millis().max(1) as u64)
+}
+
+impl RedisStore {
+    pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        let client = redis::Client::open(url).map_err(unavailable)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(Duration::from_secs(2)))
+            .set_number_of_retries(2);
+        let conn = client
+            .get_connection_manager_with_config(config)
+            .await
+            .map_err(unavailable)?;
+        let scripts = Scripts {
+            insert: Script::new(INSERT),
+            insert_indexed: Script::new(INSERT_INDEXED),
+            replace: Script::new(REPLACE),
+        };
+        Ok(Self {
+            conn,
+            prefix: prefix.into(),
+            scripts: Arc::new(scripts),
+        })
+    }
+
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    pub async fn get(&self, key: &str) -> Result<Option<Versioned<Vec<u8>>>, StoreError> {
+        let mut conn = self.conn.clone();
+        let (version, value): (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
+            .arg(self.key(key))
+            .arg("v")
+            .arg("d")
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(version
+            .zip(value)
+            .map(|(version, value)| Versioned { version, value }))
+    }
+
+    pub async fn insert(
+        &self,
+        key: &str,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let created: i64 = self
+            .scripts
+            .insert
+            .key(self.key(key))
+            .arg(value)
+            .arg(ttl_ms(ttl))
+            .invoke_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(created == 1)
+    }
+
+    pub async fn insert_indexed(
+        &self,
+        key: &str,
+        value: &[u8],
+        index: &str,
+        index_value: &[u8],
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let created: i64 = self
+            .scripts
+            .insert_indexed
+            .key(self.key(key))
+            .key(self.key(index))
+            .arg(value)
+            .arg(index_value)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(created == 1)
+    }
+
+    pub async fn replace(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<Option<u64>, StoreError> {
+        let mut conn = self.conn.clone();
+        let version: i64 = self
+            .scripts
+            .replace
+            .key(self.key(key))
+            .arg(expected)
+            .arg(value)
+            .arg(ttl_ms(ttl))
+            .invoke_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(u64::try_from(version).ok())
+    }
+
+    pub async fn delete(&self, key: &str) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let removed: i64 = conn.del(self.key(key)).await.map_err(unavailable)?;
+        Ok(removed > 0)
+    }
+
+    pub async fn exists_any(&self, keys: &[&str]) -> Result<bool, StoreError> {
+        let mut conn = self.conn.clone();
+        let keys: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
+        let count: i64 = redis::cmd("EXISTS")
+            .arg(keys)
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(count > 0)
+    }
+
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let mut conn = self.conn.clone();
+        let _: String = redis::cmd("PING")
+            .query_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,159 @@
+//! One suite, both backends: the Redis run talks to a real redis-server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Store;
+use crate::testing::RedisServer;
+
+async fn backends() -> Vec<(Store, Option<RedisServer>)> {
+    let redis = RedisServer::start().expect("redis-server on PATH");
+    let store = Store::redis(&redis.url, "test:").await.expect("connect");
+    vec![(Store::memory(), None), (store, Some(redis))]
+}
+
+#[tokio::test]
+async fn values_are_created_once_and_replaced_by_version() {
+    for (store, _server) in backends().await {
+        let b = store.backend();
+        assert!(store.insert("a", b"one", None).await.unwrap(), "{b}");
+        assert!(!store.insert("a", b"two", None).await.unwrap(), "{b}");
+        let got = store.get("a").await.unwrap().unwrap();
+        assert_eq!((got.version, got.value.as_slice()), (1, &b"one"[..]), "{b}");
+        assert_eq!(
+            store.replace("a", 1, b"three", None).await.unwrap(),
+            Some(2),
+            "{b}"
+        );
+        assert_eq!(
+            store.replace("a", 1, b"stale", None).await.unwrap(),
+            None,
+            "{b}"
+        );
+        assert_eq!(
+            store.replace("missing", 1, b"x", None).await.unwrap(),
+            None,
+            "{b}"
+        );
+        assert_eq!(
+            store.get("a").await.unwrap().unwrap().value,
+            b"three",
+            "{b}"
+        );
+        assert!(store.exists_any(&["nope", "a"]).await.unwrap(), "{b}");
+        assert!(store.delete("a").await.unwrap(), "{b}");
+        assert!(store.get("a").await.unwrap().is_none(), "{b}");
+        assert!(!store.exists_any(&["a"]).await.unwrap(), "{b}");
+    }
+}
+
+#[tokio::test]
+async fn a_unique_index_admits_one_owner() {
+    for (store, _server) in backends().await {
+        assert!(
+            store
+                .insert_indexed("c:1", b"{}", "email:x", b"1")
+                .await
+                .unwrap()
+        );
+        assert!(
+            !store
+                .insert_indexed("c:2", b"{}", "email:x", b"2")
+                .await
+                .unwrap()
+        );
+        assert!(
+            store.get("c:2").await.unwrap().is_none(),
+            "nothing half-written"
+        );
+        assert_eq!(store.get("email:x").await.unwrap().unwrap().value, b"1");
+    }
+}
+
+#[tokio::test]
+async fn values_expire_after_their_ttl() {
+    for (store, _server) in backends().await {
+        store
+            .insert("t", b"x", Some(Duration::from_millis(150)))
+            .await
+            .unwrap();
+        assert!(store.get("t").await.unwrap().is_some());
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert!(
+            store.get("t").await.unwrap().is_none(),
+            "{}",
+            store.backend()
+        );
+        assert!(
+            store.insert("t", b"y", None).await.unwrap(),
+            "expired keys can be created again"
+        );
+    }
+}
+
+#[tokio::test]
+async fn concurrent_writers_at_one_version_have_exactly_one_winner() {
+    for (store, _server) in backends().await {
+        store.insert("n", b"0", None).await.unwrap();
+        let store = Arc::new(store);
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store
+                        .replace("n", 1, format!("{i}").as_bytes(), None)
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let wins = futures::future::join_all(tasks)
+            .await
+            .into_iter()
+            .filter(|r| r.as_ref().unwrap().is_some())
+            .count();
+        assert_eq!(wins, 1, "{}", store.backend());
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store
+                        .insert_indexed(&format!("u:{i}"), b"{}", "idx", b"x")
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let wins = futures::future::join_all(tasks)
+            .await
+            .into_iter()
+            .filter(|r| *r.as_ref().unwrap())
+            .count();
+        assert_eq!(wins, 1, "{}", store.backend());
+    }
+}
+
+#[tokio::test]
+async fn json_values_round_trip() {
+    for (store, _server) in backends().await {
+        store
+            .insert_json("j", &serde_json::json!({"a": 1}), None)
+            .await
+            .unwrap();
+        let got = store
+            .get_json::<serde_json::Value>("j")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.value["a"], 1);
+        assert_eq!(
+            store
+                .replace_json("j", 1, &serde_json::json!({"a": 2}), None)
+                .await
+                .unwrap(),
+            Some(2)
+        );
+        store.insert("bad", b"not json", None).await.unwrap();
+        assert!(store.get_json::<serde_json::Value>("bad").await.is_err());
+    }
+}
