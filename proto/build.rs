@@ -6,6 +6,7 @@ use std::path::PathBuf;
 const PROTOS: &[&str] = &[
     "storefront/common/v1/common.proto",
     "storefront/catalog/v1/catalog.proto",
+    "storefront/customers/v1/customers.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -15,6 +15,12 @@ pub mod catalog {
     }
 }
 
+pub mod customers {
+    pub mod v1 {
+        tonic::include_proto!("storefront.customers.v1");
+    }
+}
+
 /// Encoded file descriptors of every package, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("storefront_descriptor");
 

@@ -3,6 +3,7 @@
 //! dev issuer), the gRPC server bootstrap and telemetry.
 
 pub mod config;
+pub mod customer_token;
 pub mod error;
 pub mod identity;
 pub mod query;

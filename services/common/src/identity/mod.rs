@@ -10,6 +10,7 @@
 //!   JWKS, refused in production.
 
 pub mod dev_issuer;
+pub mod keys;
 pub mod layer;
 pub mod token_source;
 pub mod verifier;

@@ -1,20 +1,14 @@
 //! Verification of identity tokens against the issuer's JWKS.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
 
-use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use tokio::sync::Mutex;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
 
+use super::keys::{KeyCache, KeyError};
 use super::{Caller, IdentityClaims};
-
-/// Keys are refetched at most this often when a token names an unknown `kid`,
-/// so forged kids cannot turn the verifier into a load generator.
-const MIN_REFETCH_INTERVAL: Duration = Duration::from_secs(10);
-/// Keys are refreshed in line once they are this old (issuers rotate daily).
-const MAX_KEY_AGE: Duration = Duration::from_secs(15 * 60);
 
 #[derive(Debug, Clone)]
 pub struct VerifierConfig {
@@ -37,35 +31,12 @@ pub enum VerifyError {
     Unavailable(String),
 }
 
-#[derive(Default)]
-struct KeyCache {
-    keys: HashMap<String, Arc<DecodingKey>>,
-    /// The last successful fetch.
-    fetched_at: Option<Instant>,
-    /// The last attempt, successful or not: no new attempt within
-    /// [`MIN_REFETCH_INTERVAL`], so an unreachable issuer costs one timeout
-    /// per interval, not one per call.
-    attempted_at: Option<Instant>,
-}
-
-impl KeyCache {
-    fn fresh(&self) -> bool {
-        self.fetched_at.is_some_and(|t| t.elapsed() < MAX_KEY_AGE)
-    }
-
-    fn attempted_recently(&self) -> bool {
-        self.attempted_at
-            .is_some_and(|t| t.elapsed() < MIN_REFETCH_INTERVAL)
-    }
-}
-
 pub struct IdentityVerifier {
     validation: Validation,
     allowed: HashSet<String>,
     jwks_url: String,
     http: reqwest::Client,
-    cache: RwLock<Arc<KeyCache>>,
-    refresh: Mutex<()>,
+    keys: KeyCache,
 }
 
 impl IdentityVerifier {
@@ -85,8 +56,7 @@ impl IdentityVerifier {
                 .timeout(Duration::from_secs(5))
                 .build()
                 .unwrap_or_default(),
-            cache: RwLock::new(Arc::default()),
-            refresh: Mutex::new(()),
+            keys: KeyCache::new(AlgorithmFamily::Rsa),
         }
     }
 
@@ -115,76 +85,17 @@ impl IdentityVerifier {
     }
 
     async fn key(&self, kid: &str) -> Result<Arc<DecodingKey>, VerifyError> {
-        let cache = self.snapshot();
-        match cache.keys.get(kid) {
-            Some(key) if cache.fresh() || cache.attempted_recently() => return Ok(key.clone()),
-            None if cache.attempted_recently() && !cache.keys.is_empty() => {
-                return Err(VerifyError::Unauthenticated(
-                    "identity token signed by an unknown key".into(),
-                ));
-            }
-            _ => {}
-        }
-        let refreshed = self.refresh().await;
-        let cache = self.snapshot();
-        match (cache.keys.get(kid), refreshed) {
-            (Some(key), _) => Ok(key.clone()),
-            (None, Err(e)) => Err(e),
-            (None, Ok(())) => Err(VerifyError::Unauthenticated(
-                "identity token signed by an unknown key".into(),
-            )),
-        }
+        self.keys
+            .key(kid, || self.fetch())
+            .await
+            .map_err(|e| match e {
+                KeyError::UnknownKey => VerifyError::Unauthenticated(format!("identity {e}")),
+                KeyError::Unavailable(msg) => VerifyError::Unavailable(msg),
+            })
     }
 
-    fn snapshot(&self) -> Arc<KeyCache> {
-        self.cache.read().map(|c| c.clone()).unwrap_or_default()
-    }
-
-    /// Refetches the JWKS, once for all concurrent callers.
-    async fn refresh(&self) -> Result<(), VerifyError> {
-        let _guard = self.refresh.lock().await;
-        let cache = self.snapshot();
-        if cache.attempted_recently() {
-            // Someone else just fetched (or failed to) while we waited.
-            return if cache.keys.is_empty() {
-                Err(VerifyError::Unavailable(
-                    "identity keys could not be fetched".into(),
-                ))
-            } else {
-                Ok(())
-            };
-        }
-        let now = Instant::now();
-        let next = match self.fetch().await {
-            Ok(set) => KeyCache {
-                keys: decoding_keys(&set),
-                fetched_at: Some(now),
-                attempted_at: Some(now),
-            },
-            Err(e) => {
-                // Keep serving with the keys we have while the issuer is away.
-                tracing::warn!(error = %e, "identity jwks fetch failed");
-                KeyCache {
-                    keys: cache.keys.clone(),
-                    fetched_at: cache.fetched_at,
-                    attempted_at: Some(now),
-                }
-            }
-        };
-        let empty = next.keys.is_empty();
-        if let Ok(mut slot) = self.cache.write() {
-            *slot = Arc::new(next);
-        }
-        if empty {
-            return Err(VerifyError::Unavailable(
-                "identity keys could not be fetched".into(),
-            ));
-        }
-        Ok(())
-    }
-
-    async fn fetch(&self) -> Result<JwkSet, VerifyError> {
-        let unavailable = |e: reqwest::Error| VerifyError::Unavailable(e.without_url().to_string());
+    async fn fetch(&self) -> Result<JwkSet, String> {
+        let unavailable = |e: reqwest::Error| e.without_url().to_string();
         self.http
             .get(&self.jwks_url)
             .send()
@@ -195,17 +106,4 @@ impl IdentityVerifier {
             .await
             .map_err(unavailable)
     }
-}
-
-/// RSA keys of the set, by kid; keys of any other type are ignored.
-fn decoding_keys(set: &JwkSet) -> HashMap<String, Arc<DecodingKey>> {
-    set.keys
-        .iter()
-        .filter(|jwk| matches!(jwk.algorithm, AlgorithmParameters::RSA(_)))
-        .filter_map(|jwk| {
-            let kid = jwk.common.key_id.clone()?;
-            let key = DecodingKey::from_jwk(jwk).ok()?;
-            Some((kid, Arc::new(key)))
-        })
-        .collect()
 }

@@ -1,0 +1,227 @@
+//! Sign-up and sessions: login, refresh with rotation and reuse detection,
+//! logout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use storefront_common::customer_token::{revoked_session_key, revoked_token_key};
+use storefront_common::error::{ErrorKind, ServiceError};
+use storefront_common::store::Store;
+use storefront_proto::customers::v1::{
+    CustomerSummary, LoginRequest, LogoutRequest, Session, SignUpRequest,
+};
+
+use crate::captcha::{self, Captcha};
+use crate::model::{CustomerDoc, PreferencesDoc, customer_key, email_key, now_ms};
+use crate::password::{self, Hasher};
+use crate::tokens::{Signer, refresh_key, refresh_token};
+use crate::validate::Violations;
+
+/// One refresh token: its session and whether it was already exchanged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct RefreshDoc {
+    sid: String,
+    customer_id: String,
+    used: bool,
+}
+
+pub struct Accounts {
+    pub store: Store,
+    pub hasher: Hasher,
+    pub signer: Arc<Signer>,
+    pub captcha: Captcha,
+    pub refresh_ttl: Duration,
+}
+
+fn invalid_credentials() -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Unauthenticated,
+        "INVALID_CREDENTIALS",
+        "email address or password is incorrect",
+    )
+}
+
+fn invalid_refresh(code: &'static str) -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Unauthenticated,
+        code,
+        "the refresh token is invalid, expired or revoked",
+    )
+}
+
+impl Accounts {
+    pub async fn sign_up(&self, req: SignUpRequest) -> Result<CustomerSummary, ServiceError> {
+        let mut v = Violations::default();
+        let email = v.email(&req.email_address);
+        if let Some(problem) = password::policy(&req.password, &email) {
+            v.push(problem);
+        }
+        let first_name = v.text("firstName", &req.first_name, 100);
+        let last_name = v.text("lastName", &req.last_name, 100);
+        if req.captcha_response.trim().is_empty() {
+            v.add(captcha::FIELD, "REQUIRED", "solve the captcha");
+        }
+        v.finish()?;
+        self.captcha.verify(&req.captcha_response).await?;
+        let now = now_ms();
+        let doc = CustomerDoc {
+            id: uuid::Uuid::new_v4().to_string(),
+            password_hash: self.hasher.hash(req.password).await?,
+            email,
+            first_name,
+            last_name,
+            phone: String::new(),
+            date_of_birth: String::new(),
+            created_ms: now,
+            modified_ms: now,
+            addresses: Vec::new(),
+            preferences: PreferencesDoc::default(),
+        };
+        let bytes = storefront_common::store::encode(&doc)?;
+        let created = self
+            .store
+            .insert_indexed(
+                &customer_key(&doc.id),
+                &bytes,
+                &email_key(&doc.email),
+                doc.id.as_bytes(),
+            )
+            .await?;
+        if !created {
+            return Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "DUPLICATE_EMAIL",
+                "an account with this email address exists",
+            ));
+        }
+        tracing::info!(customer_id = %doc.id, "customer signed up");
+        Ok(doc.summary())
+    }
+
+    async fn find_by_email(&self, email: &str) -> Result<Option<CustomerDoc>, ServiceError> {
+        let Some(id) = self.store.get(&email_key(email)).await? else {
+            return Ok(None);
+        };
+        let id = String::from_utf8_lossy(&id.value).into_owned();
+        Ok(self
+            .store
+            .get_json::<CustomerDoc>(&customer_key(&id))
+            .await?
+            .map(|c| c.value))
+    }
+
+    pub async fn login(&self, req: LoginRequest) -> Result<Session, ServiceError> {
+        let mut v = Violations::default();
+        if req.email_address.trim().is_empty() {
+            v.add("emailAddress", "REQUIRED", "emailAddress is required");
+        }
+        if req.password.is_empty() {
+            v.add("password", "REQUIRED", "password is required");
+        }
+        if req.captcha_response.trim().is_empty() {
+            v.add(captcha::FIELD, "REQUIRED", "solve the captcha");
+        }
+        v.finish()?;
+        self.captcha.verify(&req.captcha_response).await?;
+        let customer = self
+            .find_by_email(&req.email_address.trim().to_lowercase())
+            .await?;
+        let hash = customer.as_ref().map(|c| c.password_hash.clone());
+        // Unknown emails verify against a dummy hash: same answer, same cost.
+        if !self.hasher.verify(req.password, hash).await {
+            return Err(invalid_credentials());
+        }
+        let customer = customer.ok_or_else(invalid_credentials)?;
+        let sid = uuid::Uuid::new_v4().to_string();
+        self.session(&customer.summary(), &sid).await
+    }
+
+    /// A fresh access token and refresh token in session `sid`.
+    async fn session(
+        &self,
+        customer: &CustomerSummary,
+        sid: &str,
+    ) -> Result<Session, ServiceError> {
+        let access = self.signer.access_token(&customer.id, sid)?;
+        let refresh = refresh_token()?;
+        let doc = RefreshDoc {
+            sid: sid.to_string(),
+            customer_id: customer.id.clone(),
+            used: false,
+        };
+        self.store
+            .insert_json(&refresh_key(&refresh), &doc, Some(self.refresh_ttl))
+            .await?;
+        Ok(Session {
+            access_token: access,
+            token_type: "Bearer".into(),
+            expires_in: self.signer.access_ttl.as_secs() as i64,
+            refresh_token: refresh,
+            customer: Some(customer.clone()),
+        })
+    }
+
+    async fn revoke_session(&self, sid: &str) -> Result<(), ServiceError> {
+        self.store
+            .insert(&revoked_session_key(sid), b"1", Some(self.refresh_ttl))
+            .await?;
+        Ok(())
+    }
+
+    /// Exchanges a refresh token for a new pair. A token is good once: the
+    /// exchange is a compare-and-set, and whoever presents a used token (a
+    /// replay, or the loser of a race) revokes the whole session.
+    pub async fn refresh(&self, token: &str) -> Result<Session, ServiceError> {
+        if token.is_empty() {
+            return Err(invalid_refresh("INVALID_REFRESH_TOKEN"));
+        }
+        let key = refresh_key(token);
+        let found = self
+            .store
+            .get_json::<RefreshDoc>(&key)
+            .await?
+            .ok_or_else(|| invalid_refresh("INVALID_REFRESH_TOKEN"))?;
+        let doc = found.value;
+        if self
+            .store
+            .exists_any(&[&revoked_session_key(&doc.sid)])
+            .await?
+        {
+            return Err(invalid_refresh("SESSION_REVOKED"));
+        }
+        let used = RefreshDoc {
+            used: true,
+            ..doc.clone()
+        };
+        let won = !doc.used
+            && self
+                .store
+                .replace_json(&key, found.version, &used, Some(self.refresh_ttl))
+                .await?
+                .is_some();
+        if !won {
+            tracing::warn!(session_id = %doc.sid, "refresh token reused, revoking its session");
+            self.revoke_session(&doc.sid).await?;
+            return Err(invalid_refresh("REFRESH_TOKEN_REUSED"));
+        }
+        let customer = self
+            .store
+            .get_json::<CustomerDoc>(&customer_key(&doc.customer_id))
+            .await?
+            .ok_or_else(|| invalid_refresh("INVALID_REFRESH_TOKEN"))?;
+        self.session(&customer.value.summary(), &doc.sid).await
+    }
+
+    /// Revokes the access token (until it would expire) and its session.
+    pub async fn logout(&self, req: LogoutRequest) -> Result<(), ServiceError> {
+        let now = jsonwebtoken::get_current_timestamp() as i64;
+        let left = Duration::from_secs(req.expires_at.saturating_sub(now).max(1) as u64);
+        self.store
+            .insert(&revoked_token_key(&req.token_id), b"1", Some(left))
+            .await?;
+        self.revoke_session(&req.session_id).await?;
+        tracing::info!(customer_id = %req.customer_id, "customer logged out");
+        Ok(())
+    }
+}

@@ -1,0 +1,196 @@
+//! The customers service's configuration.
+
+use std::time::Duration;
+
+use storefront_common::config::{ConfigError, EnvReader, Secret};
+use storefront_common::settings::ServiceSettings;
+
+pub const SERVICE_NAME: &str = "customers";
+pub const DEFAULT_ADDR: &str = "127.0.0.1:50052";
+pub const DEFAULT_RECAPTCHA_URL: &str = "https://www.google.com/recaptcha/api/siteverify";
+
+#[derive(Debug, Clone)]
+pub enum CaptchaConfig {
+    /// Accepts any non-empty response; refused in production.
+    Dev,
+    Recaptcha {
+        verify_url: String,
+        secret: Secret,
+        /// Hostnames the response must have been solved on (empty: any).
+        hostnames: Vec<String>,
+        /// For reCAPTCHA v3 responses, the lowest acceptable score.
+        min_score: f64,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenConfig {
+    pub issuer: String,
+    pub audience: String,
+    pub access_ttl: Duration,
+    pub refresh_ttl: Duration,
+    /// PKCS#8 PEM of the current ES256 key; None generates one (dev only).
+    pub signing_key: Option<Secret>,
+    /// PKCS#8 PEM of the previous key, still published during rotation.
+    pub previous_key: Option<Secret>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Argon2Params {
+    pub memory_kib: u32,
+    pub iterations: u32,
+    pub parallelism: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct CustomersConfig {
+    pub service: ServiceSettings,
+    pub redis_url: Option<String>,
+    pub tokens: TokenConfig,
+    pub captcha: CaptchaConfig,
+    pub argon2: Argon2Params,
+}
+
+fn captcha(env: &EnvReader) -> Result<CaptchaConfig, ConfigError> {
+    match env.string("CAPTCHA_VERIFIER", "dev").as_str() {
+        "dev" => Ok(CaptchaConfig::Dev),
+        "recaptcha" => Ok(CaptchaConfig::Recaptcha {
+            verify_url: env.url("RECAPTCHA_VERIFY_URL", DEFAULT_RECAPTCHA_URL)?,
+            secret: Secret::new(env.required("RECAPTCHA_SECRET")?),
+            hostnames: env.list("RECAPTCHA_HOSTNAMES", ""),
+            min_score: env.parse("RECAPTCHA_MIN_SCORE", 0.5)?,
+        }),
+        other => Err(ConfigError::new(
+            "CAPTCHA_VERIFIER",
+            format!("{other:?}: expected dev or recaptcha"),
+        )),
+    }
+}
+
+impl CustomersConfig {
+    pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
+        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let tokens = TokenConfig {
+            issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
+            audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
+            access_ttl: Duration::from_secs(env.parse("ACCESS_TOKEN_TTL_SECS", 900)?),
+            refresh_ttl: Duration::from_secs(env.parse("REFRESH_TOKEN_TTL_SECS", 30 * 86_400)?),
+            signing_key: env.raw("TOKEN_SIGNING_KEY").map(Secret::new),
+            previous_key: env.raw("TOKEN_PREVIOUS_SIGNING_KEY").map(Secret::new),
+        };
+        let argon2 = Argon2Params {
+            // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.
+            memory_kib: env.parse("ARGON2_MEMORY_KIB", 19_456)?,
+            iterations: env.parse("ARGON2_ITERATIONS", 2)?,
+            parallelism: env.parse("ARGON2_PARALLELISM", 1)?,
+        };
+        let config = Self {
+            service,
+            redis_url: env.raw("REDIS_URL").map(str::to_string),
+            tokens,
+            captcha: captcha(env)?,
+            argon2,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !(30..=3600).contains(&self.tokens.access_ttl.as_secs()) {
+            return Err(ConfigError::new(
+                "ACCESS_TOKEN_TTL_SECS",
+                "must be between 30 and 3600",
+            ));
+        }
+        if self.tokens.refresh_ttl <= self.tokens.access_ttl {
+            return Err(ConfigError::new(
+                "REFRESH_TOKEN_TTL_SECS",
+                "must be longer than the access token's",
+            ));
+        }
+        if self.argon2.memory_kib < 8 * 1024
+            || self.argon2.iterations == 0
+            || self.argon2.parallelism == 0
+        {
+            return Err(ConfigError::new(
+                "ARGON2_MEMORY_KIB",
+                "argon2id needs at least 8 MiB, 1 iteration, 1 lane",
+            ));
+        }
+        if let CaptchaConfig::Recaptcha { min_score, .. } = self.captcha
+            && !(0.0..=1.0).contains(&min_score)
+        {
+            return Err(ConfigError::new(
+                "RECAPTCHA_MIN_SCORE",
+                "must be between 0 and 1",
+            ));
+        }
+        if self.service.environment.is_production() {
+            if matches!(self.captcha, CaptchaConfig::Dev) {
+                return Err(ConfigError::new(
+                    "CAPTCHA_VERIFIER",
+                    "the dev captcha is refused in production",
+                ));
+            }
+            if self.tokens.signing_key.is_none() {
+                return Err(ConfigError::new(
+                    "TOKEN_SIGNING_KEY",
+                    "production needs a configured signing key",
+                ));
+            }
+            if self.redis_url.is_none() {
+                return Err(ConfigError::new(
+                    "REDIS_URL",
+                    "production needs shared session state",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_dev_shortcuts() {
+        let base = [
+            ("APP_ENV", "production"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+            (
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            ),
+        ];
+        let err = CustomersConfig::from_env(&EnvReader::from_pairs(base)).unwrap_err();
+        assert_eq!(err.var, "CAPTCHA_VERIFIER");
+        let mut env = EnvReader::from_pairs(base);
+        env.set("CAPTCHA_VERIFIER", "recaptcha");
+        env.set("RECAPTCHA_SECRET", "s3cret");
+        assert_eq!(
+            CustomersConfig::from_env(&env).unwrap_err().var,
+            "TOKEN_SIGNING_KEY"
+        );
+        env.set("TOKEN_SIGNING_KEY", "-----BEGIN PRIVATE KEY-----");
+        assert_eq!(
+            CustomersConfig::from_env(&env).unwrap_err().var,
+            "REDIS_URL"
+        );
+        env.set("REDIS_URL", "redis://redis:6379/");
+        let config = CustomersConfig::from_env(&env).unwrap();
+        assert!(
+            !format!("{config:?}").contains("s3cret"),
+            "secrets never print"
+        );
+    }
+
+    #[test]
+    fn recaptcha_needs_its_secret() {
+        let env = EnvReader::from_pairs([("CAPTCHA_VERIFIER", "recaptcha")]);
+        assert_eq!(
+            CustomersConfig::from_env(&env).unwrap_err().var,
+            "RECAPTCHA_SECRET"
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! The customers service: accounts and sessions (argon2id passwords, ES256
+//! access tokens, rotating refresh tokens), profile, addresses, preferences.
+
+mod accounts;
+mod captcha;
+pub mod config;
+mod model;
+mod password;
+mod profile;
+mod service;
+mod tokens;
+mod validate;
+
+use std::sync::Arc;
+
+use storefront_common::error::ServiceError;
+use storefront_common::store::Store;
+use storefront_proto::customers::v1::SignUpRequest;
+use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::config::CustomersConfig;
+
+/// The demo accounts the local environment is seeded with (README).
+pub const DEMO_CUSTOMERS: &[(&str, &str, &str, &str)] = &[
+    ("ava@example.com", "storefront-demo-1", "Ava", "Nguyen"),
+    ("liam@example.com", "storefront-demo-2", "Liam", "Walker"),
+];
+
+fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::CustomersApi> {
+    let accounts = accounts::Accounts {
+        store: store.clone(),
+        hasher: password::Hasher::new(config.argon2)?,
+        signer: Arc::new(tokens::Signer::new(&config.tokens)?),
+        captcha: captcha::Captcha::new(config.captcha.clone()),
+        refresh_ttl: config.tokens.refresh_ttl,
+    };
+    Ok(service::CustomersApi {
+        accounts: Arc::new(accounts),
+        profiles: Arc::new(profile::Profiles { store }),
+    })
+}
+
+/// Serves the customers service on `listener` until `shutdown`; with
+/// `seed_demo` the demo customers are created first (local only).
+pub async fn serve(
+    config: CustomersConfig,
+    store: Store,
+    seed_demo: bool,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let api = api(&config, store)?;
+    if seed_demo {
+        anyhow::ensure!(
+            !config.service.environment.is_production(),
+            "demo customers are never seeded in production"
+        );
+        seed(&api).await?;
+    }
+    storefront_common::server::serve_grpc(
+        &config.service,
+        CustomerServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}
+
+async fn seed(api: &service::CustomersApi) -> anyhow::Result<()> {
+    for (email, password, first, last) in DEMO_CUSTOMERS {
+        let request = SignUpRequest {
+            email_address: email.to_string(),
+            password: password.to_string(),
+            first_name: first.to_string(),
+            last_name: last.to_string(),
+            captcha_response: "seed".into(),
+        };
+        match api.accounts.sign_up(request).await {
+            Ok(_) => {}
+            Err(ServiceError { code, .. }) if code == "DUPLICATE_EMAIL" => {}
+            Err(e) => anyhow::bail!("seeding {email}: {e}"),
+        }
+    }
+    Ok(())
+}

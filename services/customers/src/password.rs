@@ -1,0 +1,142 @@
+//! Password policy and argon2id hashing, off the async threads.
+
+use std::sync::Arc;
+
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
+use argon2::{Algorithm, Argon2, Params, Version};
+use storefront_common::error::{FieldViolation, ServiceError};
+
+use crate::config::Argon2Params;
+
+pub const MIN_LENGTH: usize = 10;
+pub const MAX_LENGTH: usize = 128;
+
+/// Problems with a new password, as field violations on `password`.
+pub fn policy(password: &str, email: &str) -> Option<FieldViolation> {
+    let chars = password.chars().count();
+    let message = if password.is_empty() {
+        return Some(FieldViolation::new(
+            "password",
+            "REQUIRED",
+            "a password is required",
+        ));
+    } else if chars < MIN_LENGTH {
+        format!("use at least {MIN_LENGTH} characters")
+    } else if chars > MAX_LENGTH {
+        format!("use at most {MAX_LENGTH} characters")
+    } else if password.chars().all(|c| c.is_alphabetic())
+        || password.chars().all(|c| c.is_numeric())
+    {
+        "mix letters with digits or symbols".to_string()
+    } else if password.eq_ignore_ascii_case(email)
+        || password.chars().all(|c| password.starts_with(c))
+    {
+        "choose a password that is harder to guess".to_string()
+    } else {
+        return None;
+    };
+    Some(FieldViolation::new("password", "INVALID_VALUE", message))
+}
+
+#[derive(Clone)]
+pub struct Hasher {
+    argon2: Arc<Argon2<'static>>,
+    /// Verified against when the email is unknown, so that answer takes as
+    /// long as a wrong password.
+    dummy: Arc<str>,
+}
+
+impl Hasher {
+    pub fn new(p: Argon2Params) -> anyhow::Result<Self> {
+        let params = Params::new(p.memory_kib, p.iterations, p.parallelism, None)
+            .map_err(|e| anyhow::anyhow!("argon2 parameters: {e}"))?;
+        let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
+        let dummy = argon2
+            .hash_password(b"dummy password for unknown accounts")
+            .map_err(|e| anyhow::anyhow!("argon2: {e}"))?
+            .to_string();
+        Ok(Self {
+            argon2: Arc::new(argon2),
+            dummy: dummy.into(),
+        })
+    }
+
+    pub async fn hash(&self, password: String) -> Result<String, ServiceError> {
+        let argon2 = self.argon2.clone();
+        tokio::task::spawn_blocking(move || {
+            argon2
+                .hash_password(password.as_bytes())
+                .map(|h| h.to_string())
+        })
+        .await
+        .map_err(|_| ServiceError::internal("hashing task failed"))?
+        .map_err(|_| ServiceError::internal("password hashing failed"))
+    }
+
+    /// Whether `password` matches `hash`; with no hash, checks a dummy and
+    /// answers false after the same work.
+    pub async fn verify(&self, password: String, hash: Option<String>) -> bool {
+        let argon2 = self.argon2.clone();
+        let known = hash.is_some();
+        let hash = hash.unwrap_or_else(|| self.dummy.to_string());
+        let matched = tokio::task::spawn_blocking(move || {
+            PasswordHash::new(&hash)
+                .is_ok_and(|parsed| argon2.verify_password(password.as_bytes(), &parsed).is_ok())
+        })
+        .await
+        .unwrap_or(false);
+        known && matched
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Argon2Params {
+        Argon2Params {
+            memory_kib: 8 * 1024,
+            iterations: 1,
+            parallelism: 1,
+        }
+    }
+
+    #[test]
+    fn the_policy_explains_itself() {
+        assert!(policy("correct horse 9", "a@b.co").is_none());
+        assert_eq!(policy("", "a@b.co").unwrap().code, "REQUIRED");
+        for weak in [
+            "short1",
+            "onlyletterslong",
+            "12345678901",
+            "aaaaaaaaaaaaa",
+            "a@b.co.a@b.co",
+        ] {
+            assert_eq!(
+                policy(weak, "a@b.co.a@b.co").unwrap().code,
+                "INVALID_VALUE",
+                "{weak}"
+            );
+        }
+        assert!(policy(&"x1".repeat(65), "a@b.co").is_some());
+    }
+
+    #[tokio::test]
+    async fn hashes_are_argon2id_and_verify() {
+        let hasher = Hasher::new(params()).unwrap();
+        let hash = hasher.hash("correct horse 9".into()).await.unwrap();
+        assert!(hash.starts_with("$argon2id$v=19$m=8192,t=1,p=1$"));
+        assert!(
+            hasher
+                .verify("correct horse 9".into(), Some(hash.clone()))
+                .await
+        );
+        assert!(!hasher.verify("wrong horse 9".into(), Some(hash)).await);
+        assert!(
+            !hasher
+                .verify("dummy password for unknown accounts".into(), None)
+                .await
+        );
+    }
+}

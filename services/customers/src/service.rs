@@ -1,0 +1,122 @@
+//! The `storefront.customers.v1.CustomerService` gRPC implementation: each
+//! method unpacks its request and hands it to accounts or profiles.
+
+use std::sync::Arc;
+
+use storefront_proto::customers::v1::customer_service_server::CustomerService;
+use storefront_proto::customers::v1::*;
+use tonic::{Request, Response, Status};
+
+use crate::accounts::Accounts;
+use crate::profile::Profiles;
+
+#[derive(Clone)]
+pub struct CustomersApi {
+    pub accounts: Arc<Accounts>,
+    pub profiles: Arc<Profiles>,
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+fn ok<T>(value: T) -> Reply<T> {
+    Ok(Response::new(value))
+}
+
+#[tonic::async_trait]
+impl CustomerService for CustomersApi {
+    async fn sign_up(&self, request: Request<SignUpRequest>) -> Reply<CustomerSummary> {
+        ok(self.accounts.sign_up(request.into_inner()).await?)
+    }
+
+    async fn login(&self, request: Request<LoginRequest>) -> Reply<Session> {
+        ok(self.accounts.login(request.into_inner()).await?)
+    }
+
+    async fn refresh(&self, request: Request<RefreshRequest>) -> Reply<Session> {
+        ok(self
+            .accounts
+            .refresh(&request.into_inner().refresh_token)
+            .await?)
+    }
+
+    async fn logout(&self, request: Request<LogoutRequest>) -> Reply<LogoutResponse> {
+        self.accounts.logout(request.into_inner()).await?;
+        ok(LogoutResponse {})
+    }
+
+    async fn get_signing_keys(&self, _: Request<GetSigningKeysRequest>) -> Reply<SigningKeys> {
+        ok(self.accounts.signer.signing_keys())
+    }
+
+    async fn get_customer(&self, request: Request<GetCustomerRequest>) -> Reply<Customer> {
+        ok(self.profiles.get(&request.into_inner().customer_id).await?)
+    }
+
+    async fn update_customer(&self, request: Request<UpdateCustomerRequest>) -> Reply<Customer> {
+        ok(self.profiles.update_profile(request.into_inner()).await?)
+    }
+
+    async fn list_addresses(
+        &self,
+        request: Request<ListAddressesRequest>,
+    ) -> Reply<ListAddressesResponse> {
+        let req = request.into_inner();
+        ok(self
+            .profiles
+            .list_addresses(&req.customer_id, &req.query.unwrap_or_default())
+            .await?)
+    }
+
+    async fn create_address(&self, request: Request<CreateAddressRequest>) -> Reply<Address> {
+        let req = request.into_inner();
+        ok(self
+            .profiles
+            .create_address(&req.customer_id, req.address)
+            .await?)
+    }
+
+    async fn get_address(&self, request: Request<GetAddressRequest>) -> Reply<Address> {
+        let req = request.into_inner();
+        ok(self
+            .profiles
+            .get_address(&req.customer_id, &req.address_id)
+            .await?)
+    }
+
+    async fn replace_address(&self, request: Request<ReplaceAddressRequest>) -> Reply<Address> {
+        let req = request.into_inner();
+        ok(self
+            .profiles
+            .replace_address(&req.customer_id, &req.address_id, req.address)
+            .await?)
+    }
+
+    async fn delete_address(
+        &self,
+        request: Request<DeleteAddressRequest>,
+    ) -> Reply<DeleteAddressResponse> {
+        let req = request.into_inner();
+        self.profiles
+            .delete_address(&req.customer_id, &req.address_id)
+            .await?;
+        ok(DeleteAddressResponse {})
+    }
+
+    async fn get_preferences(&self, request: Request<GetPreferencesRequest>) -> Reply<Preferences> {
+        ok(self
+            .profiles
+            .preferences(&request.into_inner().customer_id)
+            .await?)
+    }
+
+    async fn update_preferences(
+        &self,
+        request: Request<UpdatePreferencesRequest>,
+    ) -> Reply<Preferences> {
+        let req = request.into_inner();
+        ok(self
+            .profiles
+            .update_preferences(&req.customer_id, req.preferences)
+            .await?)
+    }
+}

@@ -1,0 +1,157 @@
+//! Customer tokens: short-lived ES256 access JWTs with a `kid`, and opaque
+//! refresh tokens stored only as their SHA-256.
+
+use std::time::Duration;
+
+use aws_lc_rs::digest::{SHA256, digest};
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use storefront_common::customer_token::CustomerClaims;
+use storefront_common::error::ServiceError;
+use storefront_proto::customers::v1::{SigningKey, SigningKeys};
+
+use crate::config::TokenConfig;
+
+pub struct Signer {
+    issuer: String,
+    audience: String,
+    pub access_ttl: Duration,
+    kid: String,
+    key: EncodingKey,
+    published: Vec<SigningKey>,
+}
+
+fn published(key: &EncodingKey) -> anyhow::Result<SigningKey> {
+    let jwk = Jwk::from_encoding_key(key, Algorithm::ES256)?;
+    let kid = jwk.thumbprint(ThumbprintHash::SHA256)?;
+    let AlgorithmParameters::EllipticCurve(ec) = jwk.algorithm else {
+        anyhow::bail!("the signing key is not an EC key");
+    };
+    Ok(SigningKey {
+        kid,
+        x: ec.x,
+        y: ec.y,
+    })
+}
+
+fn from_pem(pem: &str) -> anyhow::Result<EncodingKey> {
+    EncodingKey::from_ec_pem(pem.as_bytes())
+        .map_err(|e| anyhow::anyhow!("not a P-256 PKCS#8 PEM key: {e}"))
+}
+
+impl Signer {
+    pub fn new(config: &TokenConfig) -> anyhow::Result<Self> {
+        let key = match &config.signing_key {
+            Some(pem) => from_pem(pem.expose())?,
+            None => {
+                let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING)
+                    .map_err(|_| anyhow::anyhow!("key generation failed"))?;
+                let pkcs8 = pair
+                    .to_pkcs8v1()
+                    .map_err(|_| anyhow::anyhow!("key export failed"))?;
+                EncodingKey::from_ec_der(pkcs8.as_ref())
+            }
+        };
+        let current = published(&key)?;
+        let mut keys = vec![current.clone()];
+        if let Some(previous) = &config.previous_key {
+            keys.push(published(&from_pem(previous.expose())?)?);
+        }
+        Ok(Self {
+            issuer: config.issuer.clone(),
+            audience: config.audience.clone(),
+            access_ttl: config.access_ttl,
+            kid: current.kid,
+            key,
+            published: keys,
+        })
+    }
+
+    pub fn signing_keys(&self) -> SigningKeys {
+        SigningKeys {
+            keys: self.published.clone(),
+            issuer: self.issuer.clone(),
+            audience: self.audience.clone(),
+        }
+    }
+
+    pub fn access_token(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<String, ServiceError> {
+        let now = jsonwebtoken::get_current_timestamp();
+        let claims = CustomerClaims {
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            sub: customer_id.to_string(),
+            jti: uuid::Uuid::new_v4().to_string(),
+            sid: session_id.to_string(),
+            iat: now,
+            exp: now + self.access_ttl.as_secs(),
+        };
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, &claims, &self.key)
+            .map_err(|_| ServiceError::internal("token signing failed"))
+    }
+}
+
+/// A new opaque refresh token: 256 random bits, base64url.
+pub fn refresh_token() -> Result<String, ServiceError> {
+    let mut bytes = [0u8; 32];
+    aws_lc_rs::rand::fill(&mut bytes).map_err(|_| ServiceError::internal("no randomness"))?;
+    Ok(URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// What is stored of a refresh token: its SHA-256, never the token.
+pub fn refresh_key(token: &str) -> String {
+    format!(
+        "refresh:{}",
+        URL_SAFE_NO_PAD.encode(digest(&SHA256, token.as_bytes()))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> TokenConfig {
+        TokenConfig {
+            issuer: "iss".into(),
+            audience: "aud".into(),
+            access_ttl: Duration::from_secs(900),
+            refresh_ttl: Duration::from_secs(86_400),
+            signing_key: None,
+            previous_key: None,
+        }
+    }
+
+    #[test]
+    fn access_tokens_carry_kid_and_claims() {
+        let signer = Signer::new(&config()).unwrap();
+        let token = signer.access_token("c1", "s1").unwrap();
+        let header = jsonwebtoken::decode_header(&token).unwrap();
+        let claims: CustomerClaims =
+            jsonwebtoken::dangerous::insecure_decode_claims(&token).unwrap();
+        assert_eq!(header.alg, Algorithm::ES256);
+        assert_eq!(
+            header.kid.as_deref(),
+            Some(signer.signing_keys().keys[0].kid.as_str())
+        );
+        assert_eq!(claims.exp - claims.iat, 900);
+        assert_eq!((claims.sub.as_str(), claims.sid.as_str()), ("c1", "s1"));
+    }
+
+    #[test]
+    fn refresh_tokens_are_random_and_stored_hashed() {
+        let (a, b) = (refresh_token().unwrap(), refresh_token().unwrap());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 43);
+        assert!(!refresh_key(&a).contains(&a));
+        assert_eq!(refresh_key(&a), refresh_key(&a));
+    }
+}
