@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use storefront_catalog::CatalogConfig;
-use storefront_common::config::EnvReader;
+use storefront_common::config::{AppEnvironment, EnvReader};
 use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_common::store::Store;
+use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
 use tokio::net::TcpListener;
@@ -30,6 +32,9 @@ struct Component {
 pub struct Mesh {
     pub gateway_addr: SocketAddr,
     pub catalog_addr: SocketAddr,
+    pub customers_addr: SocketAddr,
+    /// The state shared by the services and the gateway (memory or Redis).
+    pub store: Store,
     /// The dev issuer, so tests can mint identity tokens of their own.
     pub issuer: DevIssuer,
     pub issuer_url: String,
@@ -83,7 +88,30 @@ impl Mesh {
             handle,
         });
 
+        let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
+        let customers_listener = loopback().await?;
+        let customers_addr = customers_listener.local_addr()?;
+        let mut customers_env = env.clone();
+        customers_env.set("LISTEN_ADDR", customers_addr.to_string());
+        let customers_config = CustomersConfig::from_env(&customers_env)?;
+        // Demo customers exist only where the README promises them: locally.
+        let seed = env.environment()? == AppEnvironment::Local;
+        let stop = CancellationToken::new();
+        let handle = tokio::spawn(storefront_customers::serve(
+            customers_config,
+            store.clone(),
+            seed,
+            customers_listener,
+            stop.clone(),
+        ));
+        components.push(Component {
+            name: "customers",
+            stop,
+            handle,
+        });
+
         env.set("CATALOG_URL", format!("http://{catalog_addr}"));
+        env.set("CUSTOMERS_URL", format!("http://{customers_addr}"));
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,
@@ -97,6 +125,7 @@ impl Mesh {
         let stop = CancellationToken::new();
         let handle = tokio::spawn(storefront_gateway::serve(
             gateway_config,
+            store.clone(),
             gateway,
             stop.clone(),
         ));
@@ -109,6 +138,8 @@ impl Mesh {
         Ok(Self {
             gateway_addr,
             catalog_addr,
+            customers_addr,
+            store,
             issuer,
             issuer_url,
             components,

@@ -21,6 +21,13 @@ pub struct GatewayConfig {
     pub listen_addr: SocketAddr,
     /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
     pub catalog: DownstreamConfig,
+    /// `CUSTOMERS_URL`, `CUSTOMERS_AUDIENCE`.
+    pub customers: DownstreamConfig,
+    /// `REDIS_URL`: shared session revocations (in memory without it).
+    pub redis_url: Option<String>,
+    /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
+    pub token_issuer: String,
+    pub token_audience: String,
     /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
     /// gateway's service account.
     pub identity_token_url: String,
@@ -48,6 +55,10 @@ impl GatewayConfig {
             environment,
             listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
             catalog: downstream("catalog", "http://127.0.0.1:50051")?,
+            customers: downstream("customers", "http://127.0.0.1:50052")?,
+            redis_url: env.raw("REDIS_URL").map(str::to_string),
+            token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
+            token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
             identity_token_url: env.url(
                 "IDENTITY_TOKEN_URL",
                 &dev_identity_url("http://127.0.0.1:8091"),
@@ -74,6 +85,13 @@ impl GatewayConfig {
                 "the dev issuer is refused in production",
             ));
         }
+        // Without shared state a logout would not reach the other replicas.
+        if self.environment.is_production() && self.redis_url.is_none() {
+            return Err(ConfigError::new(
+                "REDIS_URL",
+                "production needs shared session state",
+            ));
+        }
         Ok(())
     }
 }
@@ -95,6 +113,7 @@ mod tests {
                 "IDENTITY_TOKEN_URL",
                 "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/identity",
             ),
+            ("REDIS_URL", "redis://redis:6379/"),
         ]);
         assert!(GatewayConfig::from_env(&env).is_ok());
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use storefront_common::identity::token_source::TokenSource;
 use storefront_common::telemetry::CORRELATION_ID_HEADER;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::customers::v1::customer_service_client::CustomerServiceClient;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Channel, Endpoint};
 use tonic_health::pb::HealthCheckRequest;
@@ -66,6 +67,7 @@ impl Downstream {
 #[derive(Clone)]
 pub struct Downstreams {
     pub catalog: Downstream,
+    pub customers: Downstream,
     tokens: Arc<TokenSource>,
     timeout: Duration,
 }
@@ -80,13 +82,23 @@ impl Downstreams {
                 &config.catalog,
                 timeout,
             )?,
+            customers: Downstream::new(
+                "customers",
+                "storefront.customers.v1.CustomerService",
+                &config.customers,
+                timeout,
+            )?,
             tokens: Arc::new(TokenSource::new(config.identity_token_url.clone())),
             timeout,
         })
     }
 
-    pub fn all(&self) -> [&Downstream; 1] {
-        [&self.catalog]
+    pub fn all(&self) -> [&Downstream; 2] {
+        [&self.catalog, &self.customers]
+    }
+
+    pub fn customers(&self) -> CustomerServiceClient<Channel> {
+        CustomerServiceClient::new(self.customers.channel.clone())
     }
 
     pub fn catalog(&self) -> CatalogServiceClient<Channel> {

@@ -5,6 +5,7 @@
 //! through `ApiJson`, which answers 415/400/413/422 itself. The version layer sits outside the router because it
 //! rewrites versioned paths before routing.
 
+mod auth;
 pub mod config;
 pub mod downstream;
 pub mod error;
@@ -28,12 +29,14 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use utoipa_axum::routes;
 
+use crate::auth::CustomerAuth;
 pub use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{correlation, errors, version};
 use crate::state::AppState;
+use storefront_common::store::Store;
 
 async fn not_found() -> impl IntoResponse {
     ApiError::for_status(axum::http::StatusCode::NOT_FOUND)
@@ -51,15 +54,27 @@ pub fn with_edge_layers(inner: Router) -> Router {
     )
 }
 
-/// The whole HTTP application for `downstreams`.
-pub fn app(downstreams: Downstreams, ready: Arc<AtomicBool>) -> anyhow::Result<Router> {
+/// The whole HTTP application for `downstreams`; `store` holds the shared
+/// session revocations.
+pub fn app(
+    config: &GatewayConfig,
+    downstreams: Downstreams,
+    store: Store,
+    ready: Arc<AtomicBool>,
+) -> anyhow::Result<Router> {
     let (router, mut doc) = routes::api()
         .routes(routes!(openapi::document))
         .split_for_parts();
     openapi::complete(&mut doc);
     let openapi = bytes::Bytes::from(doc.to_json()?);
+    let auth = Arc::new(CustomerAuth::new(
+        &config.token_issuer,
+        &config.token_audience,
+        store,
+    ));
     let state = AppState {
         downstreams,
+        auth,
         ready,
         openapi,
     };
@@ -74,11 +89,12 @@ pub fn app(downstreams: Downstreams, ready: Arc<AtomicBool>) -> anyhow::Result<R
 /// and drains in-flight requests for at most the configured drain timeout.
 pub async fn serve(
     config: GatewayConfig,
+    store: Store,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let ready = Arc::new(AtomicBool::new(true));
-    let app = app(Downstreams::new(&config)?, ready.clone())?;
+    let app = app(&config, Downstreams::new(&config)?, store, ready.clone())?;
     tracing::info!(addr = %listener.local_addr()?, environment = %config.environment, "gateway listening");
     let signal = {
         let shutdown = shutdown.clone();

@@ -5,6 +5,7 @@ use storefront_common::{shutdown, telemetry};
 async fn main() -> anyhow::Result<()> {
     telemetry::init_tracing();
     let config = storefront_gateway::GatewayConfig::from_env(&EnvReader::from_process())?;
+    let store = storefront_common::store::Store::open(config.redis_url.as_deref(), "sf:").await?;
     let listener = tokio::net::TcpListener::bind(config.listen_addr).await?;
-    storefront_gateway::serve(config, listener, shutdown::on_signal()).await
+    storefront_gateway::serve(config, store, listener, shutdown::on_signal()).await
 }

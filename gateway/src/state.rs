@@ -5,11 +5,14 @@ use std::sync::atomic::AtomicBool;
 
 use bytes::Bytes;
 
+use crate::auth::SharedAuth;
 use crate::downstream::Downstreams;
 
 #[derive(Clone)]
 pub struct AppState {
     pub downstreams: Downstreams,
+    /// Customer token verification.
+    pub auth: SharedAuth,
     /// False once shutdown began: readiness fails first, then connections drain.
     pub ready: Arc<AtomicBool>,
     /// The OpenAPI document, serialised once at start.

@@ -6,7 +6,10 @@ use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
 use storefront::Mesh;
 use storefront_common::config::EnvReader;
+use storefront_common::testing::RedisServer;
 use tokio::net::TcpListener;
+
+use crate::logs;
 
 pub const VERSION: &str = "v1.0";
 
@@ -14,6 +17,15 @@ pub struct TestMesh {
     pub mesh: Mesh,
     pub base: String,
     pub http: reqwest::Client,
+    /// The redis-server of a Redis-backed mesh, stopped with it.
+    pub _redis: Option<RedisServer>,
+}
+
+/// Where a mesh keeps its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Redis,
 }
 
 /// A response with its body parsed as JSON (Null when empty).
@@ -55,15 +67,32 @@ pub async fn spawn_mesh() -> TestMesh {
 
 /// A mesh whose environment has `vars` on top of the defaults.
 pub async fn spawn_mesh_with(vars: &[(&str, &str)]) -> TestMesh {
-    if std::env::var("TEST_LOG").is_ok() {
-        storefront_common::telemetry::init_tracing();
-    }
-    let env = EnvReader::from_pairs(vars.iter().copied());
+    spawn_mesh_on(Backend::Memory, vars).await
+}
+
+/// A mesh on `backend`; a Redis mesh gets a redis-server of its own.
+pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh {
+    logs::install();
+    let mut env = EnvReader::from_pairs(vars.iter().copied());
+    let redis = match backend {
+        Backend::Memory => None,
+        Backend::Redis => {
+            let server =
+                RedisServer::start().expect("redis-server on PATH (apt-get install redis-server)");
+            env.set("REDIS_URL", server.url.clone());
+            Some(server)
+        }
+    };
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mesh = Mesh::start(env, Some(listener)).await.expect("mesh starts");
     let base = format!("http://{}", mesh.gateway_addr);
     let http = reqwest::Client::builder().build().expect("client");
-    let test = TestMesh { mesh, base, http };
+    let test = TestMesh {
+        mesh,
+        base,
+        http,
+        _redis: redis,
+    };
     test.wait_ready().await;
     test
 }
@@ -137,4 +166,81 @@ impl TestMesh {
             }
         }
     }
+}
+
+impl TestMesh {
+    /// A JSON request with the version header and, if given, a session token.
+    pub fn json(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: &Value,
+    ) -> RequestBuilder {
+        let mut request = self
+            .request(method, path)
+            .header("X-Api-Version", VERSION)
+            .json(body);
+        if let Some(token) = token {
+            request = request.header("X-BFF-Token", token);
+        }
+        request
+    }
+
+    /// A body-less request with the version header and a session token.
+    pub fn authed(&self, method: Method, path: &str, token: &str) -> RequestBuilder {
+        self.request(method, path)
+            .header("X-Api-Version", VERSION)
+            .header("X-BFF-Token", token)
+    }
+
+    /// Signs up `email` with `password`; returns the customer summary.
+    pub async fn sign_up(&self, email: &str, password: &str) -> Value {
+        let body = serde_json::json!({
+            "emailAddress": email, "password": password, "firstName": "Test", "lastName": "Shopper",
+            "gRecaptchaResponse": "dev-ok",
+        });
+        let reply = self
+            .send(self.json(Method::POST, "/customers", None, &body))
+            .await;
+        assert_eq!(reply.status, 201, "sign-up: {}", reply.body);
+        reply.body
+    }
+
+    pub async fn log_in(&self, email: &str, password: &str) -> Reply {
+        let body = serde_json::json!({"emailAddress": email, "password": password, "gRecaptchaResponse": "dev-ok"});
+        self.send(self.json(Method::POST, "/auth/login", None, &body))
+            .await
+    }
+
+    /// Signs up a fresh customer and logs in; returns the login result.
+    pub async fn new_session(&self) -> Value {
+        let email = format!("shopper-{}@example.com", uuid::Uuid::new_v4().simple());
+        self.sign_up(&email, "correct horse 42").await;
+        let reply = self.log_in(&email, "correct horse 42").await;
+        assert_eq!(reply.status, 200, "login: {}", reply.body);
+        reply.body
+    }
+}
+
+/// Runs an async test body once per backend.
+#[macro_export]
+macro_rules! both_backends {
+    ($name:ident, $body:path) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test]
+            async fn memory() {
+                $body($crate::helpers::spawn_mesh_on($crate::helpers::Backend::Memory, &[]).await)
+                    .await;
+            }
+
+            #[tokio::test]
+            async fn redis() {
+                $body($crate::helpers::spawn_mesh_on($crate::helpers::Backend::Redis, &[]).await)
+                    .await;
+            }
+        }
+    };
 }

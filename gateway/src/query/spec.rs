@@ -137,3 +137,18 @@ pub const SUB_COLLECTION: CollectionSpec = CollectionSpec {
     filter_fields: &[],
     explicit: &[],
 };
+
+pub const ADDRESSES: CollectionSpec = CollectionSpec {
+    sort_fields: &["createdAt", "city", "country"],
+    filter_fields: &[
+        ("isDefault", FieldKind::Boolean),
+        ("createdAt", FieldKind::Timestamp),
+        ("city", FieldKind::Text),
+        ("country", FieldKind::Text),
+    ],
+    explicit: &[Explicit {
+        param: "isDefault",
+        field: "isDefault",
+        kind: ExplicitKind::Equals(FieldKind::Boolean),
+    }],
+};

@@ -1,7 +1,10 @@
 //! REST routes per resource group, assembled with their OpenAPI description.
 
+pub mod addresses;
+pub mod auth;
 pub mod categories;
 pub mod collections;
+pub mod customers;
 pub mod health;
 pub mod products;
 
@@ -25,6 +28,39 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(collections::get_collection))
         .routes(routes!(health::live))
         .routes(routes!(health::ready))
+        .merge(private())
+}
+
+/// Routes whose answers belong to one customer: never cacheable.
+fn private() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::token))
+        .routes(routes!(auth::logout))
+        .routes(routes!(customers::sign_up))
+        .routes(routes!(customers::get_customer, customers::update_customer))
+        .routes(routes!(
+            customers::get_preferences,
+            customers::update_preferences
+        ))
+        .routes(routes!(
+            addresses::list_addresses,
+            addresses::create_address
+        ))
+        .routes(routes!(
+            addresses::get_address,
+            addresses::replace_address,
+            addresses::delete_address
+        ))
+        .layer(axum::middleware::map_response(no_store))
+}
+
+async fn no_store(mut response: axum::response::Response) -> axum::response::Response {
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("private, no-store"),
+    );
+    response
 }
 
 /// The value of a single query parameter, for endpoints that are not

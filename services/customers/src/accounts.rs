@@ -64,10 +64,22 @@ impl Accounts {
         }
         v.finish()?;
         self.captcha.verify(&req.captcha_response).await?;
+        self.create(email, req.password, first_name, last_name)
+            .await
+    }
+
+    /// Creates a validated account (sign-up after its captcha, or seeding).
+    pub async fn create(
+        &self,
+        email: String,
+        password: String,
+        first_name: String,
+        last_name: String,
+    ) -> Result<CustomerSummary, ServiceError> {
         let now = now_ms();
         let doc = CustomerDoc {
             id: uuid::Uuid::new_v4().to_string(),
-            password_hash: self.hasher.hash(req.password).await?,
+            password_hash: self.hasher.hash(password).await?,
             email,
             first_name,
             last_name,

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use storefront_common::error::ServiceError;
 use storefront_common::store::Store;
-use storefront_proto::customers::v1::SignUpRequest;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -70,14 +69,13 @@ pub async fn serve(
 
 async fn seed(api: &service::CustomersApi) -> anyhow::Result<()> {
     for (email, password, first, last) in DEMO_CUSTOMERS {
-        let request = SignUpRequest {
-            email_address: email.to_string(),
-            password: password.to_string(),
-            first_name: first.to_string(),
-            last_name: last.to_string(),
-            captcha_response: "seed".into(),
-        };
-        match api.accounts.sign_up(request).await {
+        let created = api.accounts.create(
+            email.to_string(),
+            password.to_string(),
+            first.to_string(),
+            last.to_string(),
+        );
+        match created.await {
             Ok(_) => {}
             Err(ServiceError { code, .. }) if code == "DUPLICATE_EMAIL" => {}
             Err(e) => anyhow::bail!("seeding {email}: {e}"),

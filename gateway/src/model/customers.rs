@@ -1,0 +1,291 @@
+//! Accounts, sessions, profiles, addresses and preferences as JSON.
+//!
+//! Request bodies take every field as optional so that the customers service
+//! can answer one 422 naming every missing or bad field at once.
+
+use serde::{Deserialize, Serialize};
+use storefront_proto::customers::v1 as pb;
+use utoipa::ToSchema;
+
+use super::common::Meta;
+use crate::error::ApiError;
+
+fn text(v: Option<String>) -> String {
+    v.unwrap_or_default()
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginBody {
+    pub email_address: Option<String>,
+    pub password: Option<String>,
+    /// The reCAPTCHA response token.
+    #[serde(rename = "gRecaptchaResponse")]
+    pub g_recaptcha_response: Option<String>,
+}
+
+impl From<LoginBody> for pb::LoginRequest {
+    fn from(b: LoginBody) -> Self {
+        Self {
+            email_address: text(b.email_address),
+            password: text(b.password),
+            captcha_response: text(b.g_recaptcha_response),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignUpBody {
+    pub email_address: Option<String>,
+    /// 10 to 128 characters, not only letters or only digits.
+    pub password: Option<String>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    #[serde(rename = "gRecaptchaResponse")]
+    pub g_recaptcha_response: Option<String>,
+}
+
+impl From<SignUpBody> for pb::SignUpRequest {
+    fn from(b: SignUpBody) -> Self {
+        Self {
+            email_address: text(b.email_address),
+            password: text(b.password),
+            first_name: text(b.first_name),
+            last_name: text(b.last_name),
+            captcha_response: text(b.g_recaptcha_response),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenBody {
+    /// Always `refresh_token`.
+    pub grant_type: Option<String>,
+    pub refresh_token: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerSummary {
+    pub id: String,
+    pub email_address: String,
+    pub first_name: String,
+    pub last_name: String,
+}
+
+impl From<pb::CustomerSummary> for CustomerSummary {
+    fn from(c: pb::CustomerSummary) -> Self {
+        Self {
+            id: c.id,
+            email_address: c.email_address,
+            first_name: c.first_name,
+            last_name: c.last_name,
+        }
+    }
+}
+
+/// SPEC 2.6, plus the refresh token.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginResult {
+    /// ES256 JWT; send it as `X-BFF-Token`.
+    pub access_token: String,
+    /// Always `Bearer`.
+    pub token_type: String,
+    /// Access token validity in seconds.
+    pub expires_in: i64,
+    /// Opaque, single use: exchange it at `POST /auth/token` for a new pair.
+    pub refresh_token: String,
+    pub customer: CustomerSummary,
+}
+
+impl TryFrom<pb::Session> for LoginResult {
+    type Error = ApiError;
+    fn try_from(s: pb::Session) -> Result<Self, ApiError> {
+        Ok(Self {
+            access_token: s.access_token,
+            token_type: s.token_type,
+            expires_in: s.expires_in,
+            refresh_token: s.refresh_token,
+            customer: s
+                .customer
+                .map(CustomerSummary::from)
+                .ok_or_else(|| ApiError::bad_gateway("session without customer"))?,
+        })
+    }
+}
+
+fn optional(s: String) -> Option<String> {
+    Some(s).filter(|s| !s.is_empty())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerProfile {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub email_address: String,
+    pub first_name: String,
+    pub last_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    /// YYYY-MM-DD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date_of_birth: Option<String>,
+    /// The default address, if one is marked `isDefault`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_shipping_address_id: Option<String>,
+}
+
+impl TryFrom<pb::Customer> for CustomerProfile {
+    type Error = ApiError;
+    fn try_from(c: pb::Customer) -> Result<Self, ApiError> {
+        Ok(Self {
+            meta: Meta::from_proto(c.meta)?,
+            email_address: c.email_address,
+            first_name: c.first_name,
+            last_name: c.last_name,
+            phone: optional(c.phone),
+            date_of_birth: optional(c.date_of_birth),
+            default_shipping_address_id: optional(c.default_shipping_address_id),
+        })
+    }
+}
+
+/// `PUT /customers/me`: the whole editable profile. `emailAddress`, `id` and
+/// timestamps are read-only and ignored if sent.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileBody {
+    /// The `version` read; a stale one is 409 CONCURRENT_MODIFICATION.
+    pub version: Option<i64>,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub phone: Option<String>,
+    pub date_of_birth: Option<String>,
+}
+
+impl ProfileBody {
+    pub fn into_request(self, customer_id: String) -> pb::UpdateCustomerRequest {
+        pb::UpdateCustomerRequest {
+            customer_id,
+            version: self.version.unwrap_or(0),
+            first_name: text(self.first_name),
+            last_name: text(self.last_name),
+            phone: text(self.phone),
+            date_of_birth: text(self.date_of_birth),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddressBody {
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+    pub street_name: Option<String>,
+    pub street_number: Option<String>,
+    pub city: Option<String>,
+    pub postal_code: Option<String>,
+    pub state: Option<String>,
+    /// ISO 3166-1 alpha-2, e.g. AU.
+    pub country: Option<String>,
+    /// Making an address the default clears the flag on the others.
+    pub is_default: Option<bool>,
+}
+
+impl From<AddressBody> for pb::AddressInput {
+    fn from(b: AddressBody) -> Self {
+        Self {
+            first_name: text(b.first_name),
+            last_name: text(b.last_name),
+            street_name: text(b.street_name),
+            street_number: text(b.street_number),
+            city: text(b.city),
+            postal_code: text(b.postal_code),
+            state: text(b.state),
+            country: text(b.country),
+            is_default: b.is_default.unwrap_or(false),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Address {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub first_name: String,
+    pub last_name: String,
+    pub street_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub street_number: Option<String>,
+    pub city: String,
+    pub postal_code: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    pub country: String,
+    pub is_default: bool,
+}
+
+impl TryFrom<pb::Address> for Address {
+    type Error = ApiError;
+    fn try_from(a: pb::Address) -> Result<Self, ApiError> {
+        let f = a
+            .fields
+            .ok_or_else(|| ApiError::bad_gateway("address without fields"))?;
+        Ok(Self {
+            meta: Meta::from_proto(a.meta)?,
+            first_name: f.first_name,
+            last_name: f.last_name,
+            street_name: f.street_name,
+            street_number: optional(f.street_number),
+            city: f.city,
+            postal_code: f.postal_code,
+            state: optional(f.state),
+            country: f.country,
+            is_default: f.is_default,
+        })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Preferences {
+    /// xx-XX, e.g. en-AU.
+    pub preferred_locale: String,
+    /// AUD or NZD.
+    pub preferred_currency: String,
+    pub marketing_emails: bool,
+}
+
+impl From<pb::Preferences> for Preferences {
+    fn from(p: pb::Preferences) -> Self {
+        Self {
+            preferred_locale: p.preferred_locale,
+            preferred_currency: p.preferred_currency,
+            marketing_emails: p.marketing_emails,
+        }
+    }
+}
+
+/// `PUT /customers/me/preferences`: the whole preferences object.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreferencesBody {
+    pub preferred_locale: Option<String>,
+    pub preferred_currency: Option<String>,
+    pub marketing_emails: Option<bool>,
+}
+
+impl From<PreferencesBody> for pb::Preferences {
+    fn from(b: PreferencesBody) -> Self {
+        Self {
+            preferred_locale: text(b.preferred_locale),
+            preferred_currency: text(b.preferred_currency),
+            marketing_emails: b.marketing_emails.unwrap_or(false),
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The caller's address book: at most one address is the default.
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use storefront_proto::customers::v1::{
+    CreateAddressRequest, DeleteAddressRequest, GetAddressRequest, ListAddressesRequest,
+    ReplaceAddressRequest,
+};
+
+use super::products::PageParams;
+use crate::auth::Customer;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::middleware::json_body::ApiJson;
+use crate::model::common::Paged;
+use crate::model::customers::{Address, AddressBody};
+use crate::query::{self, spec};
+use crate::state::AppState;
+
+/// Lists the caller's addresses.
+#[utoipa::path(get, path = "/customers/{customerId}/addresses", tag = "Customers", security(("BFFToken" = [])),
+    params(
+        ("customerId" = String, Path, description = "`me` or the caller's own id"),
+        PageParams,
+        ("isDefault" = Option<bool>, Query, description = "Only the default address (true) or the others (false)"),
+        ("sort" = Option<Vec<String>>, Query, description = "createdAt (default), city or country, `:asc` or `:desc`"),
+    ),
+    responses(
+        (status = 200, description = "A page of addresses", body = Paged<Address>),
+        (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+    ))]
+pub async fn list_addresses(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Address>>, ApiError> {
+    customer.owns(&customer_id)?;
+    let parsed = query::parse(raw.as_deref(), &spec::ADDRESSES)?;
+    let ds = &state.downstreams;
+    let message = ListAddressesRequest {
+        customer_id: customer.id().to_string(),
+        query: Some(parsed.list),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    let reply = ds.customers().list_addresses(request).await?.into_inner();
+    let results = reply
+        .addresses
+        .into_iter()
+        .map(Address::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(Json(Paged::new(reply.page, results)?))
+}
+
+/// Adds an address.
+#[utoipa::path(post, path = "/customers/{customerId}/addresses", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id")),
+    request_body = AddressBody,
+    responses(
+        (status = 201, description = "The new address", body = Address),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
+    ))]
+pub async fn create_address(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+    ApiJson(body): ApiJson<AddressBody>,
+) -> Result<(StatusCode, Json<Address>), ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = CreateAddressRequest {
+        customer_id: customer.id().to_string(),
+        address: Some(body.into()),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    let address = Address::try_from(ds.customers().create_address(request).await?.into_inner())?;
+    Ok((StatusCode::CREATED, Json(address)))
+}
+
+/// One address.
+#[utoipa::path(get, path = "/customers/{customerId}/addresses/{addressId}", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id"), ("addressId" = String, Path, description = "Address id")),
+    responses(
+        (status = 200, description = "The address", body = Address),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 404, description = "No such address", body = ErrorBody),
+    ))]
+pub async fn get_address(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path((customer_id, address_id)): Path<(String, String)>,
+) -> Result<Json<Address>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = GetAddressRequest {
+        customer_id: customer.id().to_string(),
+        address_id,
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(Address::try_from(
+        ds.customers().get_address(request).await?.into_inner(),
+    )?))
+}
+
+/// Replaces an address.
+#[utoipa::path(put, path = "/customers/{customerId}/addresses/{addressId}", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id"), ("addressId" = String, Path, description = "Address id")),
+    request_body = AddressBody,
+    responses(
+        (status = 200, description = "The address now", body = Address),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 404, description = "No such address", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
+    ))]
+pub async fn replace_address(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path((customer_id, address_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<AddressBody>,
+) -> Result<Json<Address>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = ReplaceAddressRequest {
+        customer_id: customer.id().to_string(),
+        address_id,
+        address: Some(body.into()),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(Address::try_from(
+        ds.customers().replace_address(request).await?.into_inner(),
+    )?))
+}
+
+/// Deletes an address.
+#[utoipa::path(delete, path = "/customers/{customerId}/addresses/{addressId}", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id"), ("addressId" = String, Path, description = "Address id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 404, description = "No such address", body = ErrorBody),
+    ))]
+pub async fn delete_address(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path((customer_id, address_id)): Path<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = DeleteAddressRequest {
+        customer_id: customer.id().to_string(),
+        address_id,
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    ds.customers().delete_address(request).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

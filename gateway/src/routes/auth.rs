@@ -1,0 +1,115 @@
+//! Sessions: login, refresh, logout.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
+
+use crate::auth::Customer;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::middleware::json_body::ApiJson;
+use crate::model::customers::{LoginBody, LoginResult, TokenBody};
+use crate::state::AppState;
+
+/// Logs a customer in (SPEC 5.3).
+#[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody,
+    responses(
+        (status = 200, description = "Logged in; send accessToken as X-BFF-Token", body = LoginResult),
+        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: a missing field, or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
+    ))]
+pub async fn login(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    ApiJson(body): ApiJson<LoginBody>,
+) -> Result<Json<LoginResult>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.customers, &correlation, LoginRequest::from(body))
+        .await?;
+    Ok(Json(LoginResult::try_from(
+        ds.customers().login(request).await?.into_inner(),
+    )?))
+}
+
+fn invalid_field(field: &str, code: &str, message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALIDATION_ERROR",
+        message.to_string(),
+    )
+    .field(field, code, message)
+}
+
+/// Exchanges a refresh token for a new access token and a new refresh token.
+#[utoipa::path(post, path = "/auth/token", tag = "Authentication", request_body = TokenBody,
+    responses(
+        (status = 200, description = "A new pair; the refresh token sent is used up", body = LoginResult),
+        (status = 401, description = "INVALID_REFRESH_TOKEN, SESSION_REVOKED, or REFRESH_TOKEN_REUSED (which revokes the whole session)", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: grantType must be refresh_token; refreshToken required", body = ErrorBody),
+    ))]
+pub async fn token(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    ApiJson(body): ApiJson<TokenBody>,
+) -> Result<Json<LoginResult>, ApiError> {
+    match body.grant_type.as_deref() {
+        Some("refresh_token") => {}
+        None => {
+            return Err(invalid_field(
+                "grantType",
+                "REQUIRED",
+                "grantType is required",
+            ));
+        }
+        Some(_) => {
+            return Err(invalid_field(
+                "grantType",
+                "UNSUPPORTED",
+                "grantType must be refresh_token",
+            ));
+        }
+    }
+    let refresh_token = body.refresh_token.filter(|t| !t.is_empty());
+    let refresh_token = refresh_token
+        .ok_or_else(|| invalid_field("refreshToken", "REQUIRED", "refreshToken is required"))?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.customers,
+            &correlation,
+            RefreshRequest { refresh_token },
+        )
+        .await?;
+    Ok(Json(LoginResult::try_from(
+        ds.customers().refresh(request).await?.into_inner(),
+    )?))
+}
+
+/// Ends the session: this access token and its refresh tokens stop working at once.
+#[utoipa::path(post, path = "/auth/logout", tag = "Authentication", security(("BFFToken" = [])),
+    responses(
+        (status = 204, description = "Logged out"),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+    ))]
+pub async fn logout(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+) -> Result<StatusCode, ApiError> {
+    let c = customer.claims;
+    let message = LogoutRequest {
+        customer_id: c.sub,
+        token_id: c.jti,
+        session_id: c.sid,
+        expires_at: c.exp as i64,
+    };
+    let ds = &state.downstreams;
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    ds.customers().logout(request).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

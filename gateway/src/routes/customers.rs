@@ -1,0 +1,156 @@
+//! Sign-up and the customer's own profile and preferences. `{customerId}` is
+//! `me` or the caller's own id; any other id is 403.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use storefront_proto::customers::v1::{
+    GetCustomerRequest, GetPreferencesRequest, SignUpRequest, UpdatePreferencesRequest,
+};
+
+use crate::auth::Customer;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::middleware::json_body::ApiJson;
+use crate::model::customers::{
+    CustomerProfile, CustomerSummary, Preferences, PreferencesBody, ProfileBody, SignUpBody,
+};
+use crate::state::AppState;
+
+/// Creates an account (public, with captcha).
+#[utoipa::path(post, path = "/customers", tag = "Customers", request_body = SignUpBody,
+    responses(
+        (status = 201, description = "Signed up", body = CustomerSummary),
+        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 409, description = "DUPLICATE_EMAIL (compared case-insensitively)", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR, one entry per bad field (emailAddress, password, firstName, lastName, gRecaptchaResponse)", body = ErrorBody),
+    ))]
+pub async fn sign_up(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    ApiJson(body): ApiJson<SignUpBody>,
+) -> Result<(StatusCode, Json<CustomerSummary>), ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.customers, &correlation, SignUpRequest::from(body))
+        .await?;
+    let summary = ds.customers().sign_up(request).await?.into_inner();
+    Ok((StatusCode::CREATED, Json(summary.into())))
+}
+
+/// The caller's profile.
+#[utoipa::path(get, path = "/customers/{customerId}", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id")),
+    responses(
+        (status = 200, description = "The profile", body = CustomerProfile),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+    ))]
+pub async fn get_customer(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+) -> Result<Json<CustomerProfile>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = GetCustomerRequest {
+        customer_id: customer.id().to_string(),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(CustomerProfile::try_from(
+        ds.customers().get_customer(request).await?.into_inner(),
+    )?))
+}
+
+/// Replaces the editable profile fields.
+#[utoipa::path(put, path = "/customers/{customerId}", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id")),
+    request_body = ProfileBody,
+    responses(
+        (status = 200, description = "The updated profile, with its new version", body = CustomerProfile),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 409, description = "CONCURRENT_MODIFICATION: the version sent is stale", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: version, firstName, lastName, phone, dateOfBirth", body = ErrorBody),
+    ))]
+pub async fn update_customer(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+    ApiJson(body): ApiJson<ProfileBody>,
+) -> Result<Json<CustomerProfile>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = body.into_request(customer.id().to_string());
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(CustomerProfile::try_from(
+        ds.customers().update_customer(request).await?.into_inner(),
+    )?))
+}
+
+/// The caller's preferences.
+#[utoipa::path(get, path = "/customers/{customerId}/preferences", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id")),
+    responses(
+        (status = 200, description = "Preferences (defaults en-AU, AUD, no marketing)", body = Preferences),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+    ))]
+pub async fn get_preferences(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+) -> Result<Json<Preferences>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = GetPreferencesRequest {
+        customer_id: customer.id().to_string(),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(
+        ds.customers()
+            .get_preferences(request)
+            .await?
+            .into_inner()
+            .into(),
+    ))
+}
+
+/// Replaces the caller's preferences.
+#[utoipa::path(put, path = "/customers/{customerId}/preferences", tag = "Customers", security(("BFFToken" = [])),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id")),
+    request_body = PreferencesBody,
+    responses(
+        (status = 200, description = "The preferences now", body = Preferences),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: preferredLocale (xx-XX), preferredCurrency (AUD, NZD)", body = ErrorBody),
+    ))]
+pub async fn update_preferences(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(customer_id): Path<String>,
+    ApiJson(body): ApiJson<PreferencesBody>,
+) -> Result<Json<Preferences>, ApiError> {
+    customer.owns(&customer_id)?;
+    let ds = &state.downstreams;
+    let message = UpdatePreferencesRequest {
+        customer_id: customer.id().to_string(),
+        preferences: Some(body.into()),
+    };
+    let request = ds.request(&ds.customers, &correlation, message).await?;
+    Ok(Json(
+        ds.customers()
+            .update_preferences(request)
+            .await?
+            .into_inner()
+            .into(),
+    ))
+}
