@@ -147,6 +147,34 @@ mod tests {
     }
 
     #[test]
+    fn during_rotation_both_keys_are_published_and_the_new_one_signs() {
+        let pem = || {
+            let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
+            let der = pair.to_pkcs8v1().unwrap();
+            let b64 = base64::engine::general_purpose::STANDARD.encode(der.as_ref());
+            format!("-----BEGIN PRIVATE KEY-----\n{b64}\n-----END PRIVATE KEY-----\n")
+        };
+        let (current, previous) = (pem(), pem());
+        let mut cfg = config();
+        cfg.signing_key = Some(storefront_common::config::Secret::new(current));
+        cfg.previous_key = Some(storefront_common::config::Secret::new(previous));
+        let signer = Signer::new(&cfg).unwrap();
+        let keys = signer.signing_keys().keys;
+        assert_eq!(keys.len(), 2);
+        assert_ne!(keys[0].kid, keys[1].kid);
+        let token = signer.access_token("c", "s").unwrap();
+        assert_eq!(
+            jsonwebtoken::decode_header(&token).unwrap().kid.as_deref(),
+            Some(keys[0].kid.as_str())
+        );
+        cfg.signing_key = Some(storefront_common::config::Secret::new("not a key"));
+        assert!(
+            Signer::new(&cfg).is_err(),
+            "a bad configured key stops the service"
+        );
+    }
+
+    #[test]
     fn refresh_tokens_are_random_and_stored_hashed() {
         let (a, b) = (refresh_token().unwrap(), refresh_token().unwrap());
         assert_ne!(a, b);
