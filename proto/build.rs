@@ -7,6 +7,8 @@ const PROTOS: &[&str] = &[
     "storefront/common/v1/common.proto",
     "storefront/catalog/v1/catalog.proto",
     "storefront/customers/v1/customers.proto",
+    "storefront/orders/v1/orders.proto",
+    "storefront/cart/v1/cart.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -15,6 +15,18 @@ pub mod catalog {
     }
 }
 
+pub mod cart {
+    pub mod v1 {
+        tonic::include_proto!("storefront.cart.v1");
+    }
+}
+
+pub mod orders {
+    pub mod v1 {
+        tonic::include_proto!("storefront.orders.v1");
+    }
+}
+
 pub mod customers {
     pub mod v1 {
         tonic::include_proto!("storefront.customers.v1");

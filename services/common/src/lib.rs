@@ -2,6 +2,7 @@
 //! the error type and its gRPC mapping, service identity (tokens, verifier,
 //! dev issuer), the gRPC server bootstrap and telemetry.
 
+pub mod client;
 pub mod config;
 pub mod customer_token;
 pub mod error;
@@ -13,3 +14,4 @@ pub mod shutdown;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
+pub mod time;

@@ -184,6 +184,125 @@ impl Store {
     }
 }
 
+/// The outcome of [`Store::update_json`].
+#[derive(Debug)]
+pub enum Updated<R, T> {
+    /// No value at the key.
+    Missing,
+    /// Every attempt lost its compare-and-set to another writer.
+    Contended,
+    Done {
+        result: R,
+        value: T,
+        version: u64,
+    },
+}
+
+impl Store {
+    /// Read-modify-write made race-free: applies `change` to the latest
+    /// value and writes it back by compare-and-set, retrying on conflict up
+    /// to `attempts` times. `change` may refuse with an error, which is
+    /// returned as is.
+    pub async fn update_json<T, R, E>(
+        &self,
+        key: &str,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: Serialize + DeserializeOwned,
+        E: From<StoreError>,
+    {
+        let decode = |key: &str, bytes: &[u8]| {
+            serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
+        };
+        self.update_with(key, attempts, ttl, decode, encode, change)
+            .await
+    }
+
+    /// [`Store::update_json`] for protobuf messages.
+    pub async fn update_message<T, R, E>(
+        &self,
+        key: &str,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: prost::Message + Default,
+        E: From<StoreError>,
+    {
+        let encode = |value: &T| Ok(value.encode_to_vec());
+        self.update_with(key, attempts, ttl, decode_message, encode, change)
+            .await
+    }
+
+    async fn update_with<T, R, E>(
+        &self,
+        key: &str,
+        attempts: usize,
+        ttl: Option<Duration>,
+        decode: impl Fn(&str, &[u8]) -> Result<T, StoreError>,
+        encode: impl Fn(&T) -> Result<Vec<u8>, StoreError>,
+        mut change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        E: From<StoreError>,
+    {
+        for attempt in 0..attempts {
+            let Some(found) = self.get(key).await? else {
+                return Ok(Updated::Missing);
+            };
+            let mut value = decode(key, &found.value)?;
+            let result = change(&mut value)?;
+            if let Some(version) = self
+                .replace(key, found.version, &encode(&value)?, ttl)
+                .await?
+            {
+                return Ok(Updated::Done {
+                    result,
+                    value,
+                    version,
+                });
+            }
+            // Let the writer that won finish before reading again.
+            if attempt > 2 {
+                tokio::time::sleep(Duration::from_micros(100 * attempt as u64)).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
+        Ok(Updated::Contended)
+    }
+
+    pub async fn get_message<T: prost::Message + Default>(
+        &self,
+        key: &str,
+    ) -> Result<Option<Versioned<T>>, StoreError> {
+        let Some(found) = self.get(key).await? else {
+            return Ok(None);
+        };
+        Ok(Some(Versioned {
+            version: found.version,
+            value: decode_message(key, &found.value)?,
+        }))
+    }
+
+    pub async fn insert_message<T: prost::Message>(
+        &self,
+        key: &str,
+        value: &T,
+        ttl: Option<Duration>,
+    ) -> Result<bool, StoreError> {
+        self.insert(key, &value.encode_to_vec(), ttl).await
+    }
+}
+
+fn decode_message<T: prost::Message + Default>(key: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    T::decode(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
+}
+
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(value).map_err(|e| StoreError::Corrupt(e.to_string()))
 }

@@ -1,0 +1,27 @@
+//! The orders service's configuration.
+
+use storefront_common::config::{ConfigError, EnvReader};
+use storefront_common::settings::ServiceSettings;
+
+pub const SERVICE_NAME: &str = "orders";
+pub const DEFAULT_ADDR: &str = "127.0.0.1:50054";
+
+#[derive(Debug, Clone)]
+pub struct OrdersConfig {
+    pub service: ServiceSettings,
+    pub redis_url: Option<String>,
+}
+
+impl OrdersConfig {
+    pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
+        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let redis_url = env.raw("REDIS_URL").map(str::to_string);
+        if service.environment.is_production() && redis_url.is_none() {
+            return Err(ConfigError::new(
+                "REDIS_URL",
+                "production keeps orders in Redis",
+            ));
+        }
+        Ok(Self { service, redis_url })
+    }
+}

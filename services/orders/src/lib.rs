@@ -1,0 +1,33 @@
+//! The orders service: orders created by checkout (idempotently), listed,
+//! cancelled by their customer and moved along by fulfilment.
+
+mod book;
+pub mod config;
+mod service;
+
+use std::sync::Arc;
+
+use storefront_common::store::Store;
+use storefront_proto::orders::v1::order_service_server::OrderServiceServer;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::config::OrdersConfig;
+
+pub async fn serve(
+    config: OrdersConfig,
+    store: Store,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let api = service::OrdersApi {
+        orders: Arc::new(book::Orders { store }),
+    };
+    storefront_common::server::serve_grpc(
+        &config.service,
+        OrderServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}

@@ -1,0 +1,55 @@
+//! The `storefront.orders.v1.OrderService` gRPC implementation.
+
+use std::sync::Arc;
+
+use storefront_proto::orders::v1::order_service_server::OrderService;
+use storefront_proto::orders::v1::*;
+use tonic::{Request, Response, Status};
+
+use crate::book::Orders;
+
+#[derive(Clone)]
+pub struct OrdersApi {
+    pub orders: Arc<Orders>,
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+#[tonic::async_trait]
+impl OrderService for OrdersApi {
+    async fn create_order(&self, request: Request<CreateOrderRequest>) -> Reply<Order> {
+        Ok(Response::new(
+            self.orders.create(request.into_inner()).await?,
+        ))
+    }
+
+    async fn get_order(&self, request: Request<GetOrderRequest>) -> Reply<Order> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.orders.get(&req.customer_id, &req.order_id).await?,
+        ))
+    }
+
+    async fn list_orders(&self, request: Request<ListOrdersRequest>) -> Reply<ListOrdersResponse> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.orders
+                .list(&req.customer_id, &req.query.unwrap_or_default())
+                .await?,
+        ))
+    }
+
+    async fn cancel_order(&self, request: Request<CancelOrderRequest>) -> Reply<Order> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.orders.cancel(&req.customer_id, &req.order_id).await?,
+        ))
+    }
+
+    async fn advance_order(&self, request: Request<AdvanceOrderRequest>) -> Reply<Order> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.orders.advance(&req.order_id, req.status).await?,
+        ))
+    }
+}
