@@ -6,13 +6,17 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
+use storefront_cart::CartConfig;
+use storefront_cart::config::DEV_CART_ACCOUNT;
 use storefront_catalog::CatalogConfig;
 use storefront_common::config::{AppEnvironment, EnvReader};
-use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_common::identity::dev_issuer::{DevIssuer, IDENTITY_PATH_PREFIX, JWKS_PATH};
+use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 use storefront_common::store::Store;
 use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
+use storefront_orders::OrdersConfig;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -33,6 +37,8 @@ pub struct Mesh {
     pub gateway_addr: SocketAddr,
     pub catalog_addr: SocketAddr,
     pub customers_addr: SocketAddr,
+    /// The gateway's internal (fulfilment) port.
+    pub internal_addr: SocketAddr,
     /// The state shared by the services and the gateway (memory or Redis).
     pub store: Store,
     /// The dev issuer, so tests can mint identity tokens of their own.
@@ -45,6 +51,35 @@ async fn loopback() -> anyhow::Result<TcpListener> {
     Ok(TcpListener::bind("127.0.0.1:0").await?)
 }
 
+/// A service's environment (its own loopback port, its callers unless the
+/// environment names them) and its listener.
+async fn service_env(env: &EnvReader, callers: &str) -> anyhow::Result<(EnvReader, TcpListener)> {
+    let listener = loopback().await?;
+    let mut service = env.clone();
+    service.set("LISTEN_ADDR", listener.local_addr()?.to_string());
+    service.set_default("ALLOWED_CALLERS", callers);
+    Ok((service, listener))
+}
+
+fn dev_account_url(issuer_url: &str, account: &str) -> String {
+    format!("{issuer_url}{IDENTITY_PATH_PREFIX}/{account}/identity")
+}
+
+#[derive(Default)]
+struct Components(Vec<Component>);
+
+impl Components {
+    fn spawn<F, Fut>(&mut self, name: &'static str, run: F)
+    where
+        F: FnOnce(CancellationToken) -> Fut,
+        Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        let stop = CancellationToken::new();
+        let handle = tokio::spawn(run(stop.clone()));
+        self.0.push(Component { name, stop, handle });
+    }
+}
+
 impl Mesh {
     /// Starts everything. `gateway` is the gateway's listener; without one
     /// the gateway binds its configured `LISTEN_ADDR` (127.0.0.1:8080).
@@ -55,63 +90,62 @@ impl Mesh {
                  run each program on its own with a real issuer"
             );
         }
-        let mut components = Vec::new();
+        let mut mesh = Components::default();
         let issuer = DevIssuer::generate(DEV_TOKEN_TTL)?;
         let issuer_listener = loopback().await?;
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
-        let stop = CancellationToken::new();
-        let handle = tokio::spawn(issuer.clone().serve(issuer_listener, stop.clone()));
-        let handle = tokio::spawn(async move { Ok(handle.await??) });
-        components.push(Component {
-            name: "issuer",
-            stop,
-            handle,
+        mesh.spawn("issuer", |stop| {
+            let serve = issuer.clone().serve(issuer_listener, stop);
+            async move { Ok(serve.await?) }
         });
-
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
         env.set("IDENTITY_TOKEN_URL", dev_identity_url(&issuer_url));
+        let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
 
-        let catalog_listener = loopback().await?;
-        let catalog_addr = catalog_listener.local_addr()?;
-        let mut catalog_env = env.clone();
-        catalog_env.set("LISTEN_ADDR", catalog_addr.to_string());
-        let catalog_config = CatalogConfig::from_env(&catalog_env)?;
-        let stop = CancellationToken::new();
-        let handle = tokio::spawn(storefront_catalog::serve(
-            catalog_config,
-            catalog_listener,
-            stop.clone(),
-        ));
-        components.push(Component {
-            name: "catalog",
-            stop,
-            handle,
+        // Who may call whom: the gateway everything; the cart service prices
+        // lines at the catalog and creates orders.
+        let gateway_and_cart = format!("{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}");
+        let (catalog_env, catalog) = service_env(&env, &gateway_and_cart).await?;
+        let config = CatalogConfig::from_env(&catalog_env)?;
+        let catalog_addr = catalog.local_addr()?;
+        mesh.spawn("catalog", |stop| {
+            storefront_catalog::serve(config, catalog, stop)
         });
 
-        let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
-        let customers_listener = loopback().await?;
-        let customers_addr = customers_listener.local_addr()?;
-        let mut customers_env = env.clone();
-        customers_env.set("LISTEN_ADDR", customers_addr.to_string());
-        let customers_config = CustomersConfig::from_env(&customers_env)?;
+        let (customers_env, customers) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        let config = CustomersConfig::from_env(&customers_env)?;
+        let customers_addr = customers.local_addr()?;
         // Demo customers exist only where the README promises them: locally.
         let seed = env.environment()? == AppEnvironment::Local;
-        let stop = CancellationToken::new();
-        let handle = tokio::spawn(storefront_customers::serve(
-            customers_config,
-            store.clone(),
-            seed,
-            customers_listener,
-            stop.clone(),
-        ));
-        components.push(Component {
-            name: "customers",
-            stop,
-            handle,
+        let s = store.clone();
+        mesh.spawn("customers", |stop| {
+            storefront_customers::serve(config, s, seed, customers, stop)
         });
+
+        let (orders_env, orders) = service_env(&env, &gateway_and_cart).await?;
+        let config = OrdersConfig::from_env(&orders_env)?;
+        let orders_addr = orders.local_addr()?;
+        let s = store.clone();
+        mesh.spawn("orders", |stop| {
+            storefront_orders::serve(config, s, orders, stop)
+        });
+
+        let (mut cart_env, cart) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        cart_env.set("CATALOG_URL", format!("http://{catalog_addr}"));
+        cart_env.set("ORDERS_URL", format!("http://{orders_addr}"));
+        cart_env.set(
+            "IDENTITY_TOKEN_URL",
+            dev_account_url(&issuer_url, DEV_CART_ACCOUNT),
+        );
+        let config = CartConfig::from_env(&cart_env)?;
+        let cart_addr = cart.local_addr()?;
+        let s = store.clone();
+        mesh.spawn("cart", |stop| storefront_cart::serve(config, s, cart, stop));
 
         env.set("CATALOG_URL", format!("http://{catalog_addr}"));
         env.set("CUSTOMERS_URL", format!("http://{customers_addr}"));
+        env.set("CART_URL", format!("http://{cart_addr}"));
+        env.set("ORDERS_URL", format!("http://{orders_addr}"));
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,
@@ -121,32 +155,31 @@ impl Mesh {
                     format!("binding the gateway to {}", gateway_config.listen_addr)
                 })?,
         };
+        let internal = match env.raw("INTERNAL_LISTEN_ADDR") {
+            Some(_) => TcpListener::bind(gateway_config.internal_addr).await?,
+            None => loopback().await?,
+        };
         let gateway_addr = gateway.local_addr()?;
-        let stop = CancellationToken::new();
-        let handle = tokio::spawn(storefront_gateway::serve(
-            gateway_config,
-            store.clone(),
-            gateway,
-            stop.clone(),
-        ));
-        components.push(Component {
-            name: "gateway",
-            stop,
-            handle,
+        let internal_addr = internal.local_addr()?;
+        let s = store.clone();
+        mesh.spawn("gateway", |stop| {
+            storefront_gateway::serve(gateway_config, s, gateway, internal, stop)
         });
 
         Ok(Self {
             gateway_addr,
+            internal_addr,
             catalog_addr,
             customers_addr,
             store,
             issuer,
             issuer_url,
-            components,
+            components: mesh.0,
         })
     }
 
-    /// Stops one component (`issuer`, `catalog`, `gateway`) and waits for it.
+    /// Stops one component (`issuer`, `catalog`, `customers`, `orders`,
+    /// `cart`, `gateway`) and waits for it.
     pub async fn stop(&mut self, name: &str) -> anyhow::Result<()> {
         let index = self
             .components

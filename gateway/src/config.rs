@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use storefront_common::config::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
+use storefront_common::identity::DEV_ISSUER;
 use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 
@@ -23,6 +24,19 @@ pub struct GatewayConfig {
     pub catalog: DownstreamConfig,
     /// `CUSTOMERS_URL`, `CUSTOMERS_AUDIENCE`.
     pub customers: DownstreamConfig,
+    /// `CART_URL`, `CART_AUDIENCE`.
+    pub cart: DownstreamConfig,
+    /// `ORDERS_URL`, `ORDERS_AUDIENCE`.
+    pub orders: DownstreamConfig,
+    /// `INTERNAL_LISTEN_ADDR`: the internal REST port (fulfilment), never public.
+    pub internal_addr: SocketAddr,
+    /// `FULFILMENT_CALLERS`: service accounts allowed on the internal port.
+    pub fulfilment_callers: Vec<String>,
+    /// `INTERNAL_AUDIENCE`: the audience of identity tokens for the internal port.
+    pub internal_audience: String,
+    /// `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`: who signs identity tokens.
+    pub identity_issuer: String,
+    pub identity_jwks_url: String,
     /// `REDIS_URL`: shared session revocations (in memory without it).
     pub redis_url: Option<String>,
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
@@ -56,6 +70,17 @@ impl GatewayConfig {
             listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
             catalog: downstream("catalog", "http://127.0.0.1:50051")?,
             customers: downstream("customers", "http://127.0.0.1:50052")?,
+            cart: downstream("cart", "http://127.0.0.1:50053")?,
+            orders: downstream("orders", "http://127.0.0.1:50054")?,
+            internal_addr: env.addr("INTERNAL_LISTEN_ADDR", "127.0.0.1:8081")?,
+            fulfilment_callers: env.list(
+                "FULFILMENT_CALLERS",
+                "fulfilment@storefront.iam.gserviceaccount.com",
+            ),
+            internal_audience: env.string("INTERNAL_AUDIENCE", "gateway-internal"),
+            identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
+            identity_jwks_url: env
+                .url("IDENTITY_JWKS_URL", "http://127.0.0.1:8091/oauth2/v3/certs")?,
             redis_url: env.raw("REDIS_URL").map(str::to_string),
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
@@ -82,6 +107,12 @@ impl GatewayConfig {
         if self.environment.is_production() && is_loopback_url(&self.identity_token_url) {
             return Err(ConfigError::new(
                 "IDENTITY_TOKEN_URL",
+                "the dev issuer is refused in production",
+            ));
+        }
+        if self.environment.is_production() && self.identity_issuer == DEV_ISSUER {
+            return Err(ConfigError::new(
+                "IDENTITY_ISSUER",
                 "the dev issuer is refused in production",
             ));
         }
@@ -115,6 +146,16 @@ mod tests {
             ),
             ("REDIS_URL", "redis://redis:6379/"),
         ]);
+        assert_eq!(
+            GatewayConfig::from_env(&env).unwrap_err().var,
+            "IDENTITY_ISSUER"
+        );
+        let mut env = env;
+        env.set("IDENTITY_ISSUER", "https://accounts.google.com");
+        env.set(
+            "IDENTITY_JWKS_URL",
+            "https://www.googleapis.com/oauth2/v3/certs",
+        );
         assert!(GatewayConfig::from_env(&env).is_ok());
     }
 

@@ -1,15 +1,17 @@
-//! The gRPC side of the gateway: channels to each service, and the request
-//! decoration every call gets (identity token, correlation id, deadline).
+//! The gRPC side of the gateway: one [`Peer`] per domain service (channel,
+//! identity token, correlation id, deadline) and its health.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use storefront_common::client::Peer;
 use storefront_common::identity::token_source::TokenSource;
-use storefront_common::telemetry::CORRELATION_ID_HEADER;
+use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::customers::v1::customer_service_client::CustomerServiceClient;
+use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -23,38 +25,19 @@ const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
 
 #[derive(Clone)]
 pub struct Downstream {
-    /// The name readiness reports, e.g. `catalog`.
-    pub name: &'static str,
+    pub peer: Peer,
     /// The gRPC service name health is asked about.
     pub grpc_service: &'static str,
-    pub audience: String,
-    pub channel: Channel,
 }
 
 impl Downstream {
-    fn new(
-        name: &'static str,
-        grpc_service: &'static str,
-        config: &DownstreamConfig,
-        timeout: Duration,
-    ) -> anyhow::Result<Self> {
-        let channel = Endpoint::from_shared(config.url.clone())?
-            .connect_timeout(Duration::from_secs(1))
-            .timeout(timeout)
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            .connect_lazy();
-        Ok(Self {
-            name,
-            grpc_service,
-            audience: config.audience.clone(),
-            channel,
-        })
+    pub fn name(&self) -> &'static str {
+        self.peer.name
     }
 
     /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`].
     pub async fn serving(&self) -> bool {
-        let mut client = HealthClient::new(self.channel.clone());
+        let mut client = HealthClient::new(self.peer.channel.clone());
         let mut request = tonic::Request::new(HealthCheckRequest {
             service: self.grpc_service.to_string(),
         });
@@ -68,63 +51,69 @@ impl Downstream {
 pub struct Downstreams {
     pub catalog: Downstream,
     pub customers: Downstream,
-    tokens: Arc<TokenSource>,
-    timeout: Duration,
+    pub cart: Downstream,
+    pub orders: Downstream,
 }
 
 impl Downstreams {
     pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+        let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
         let timeout = config.grpc_timeout;
+        let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
+            let peer = Peer::new(name, &c.url, &c.audience, tokens.clone(), timeout)?;
+            Ok::<_, anyhow::Error>(Downstream { peer, grpc_service })
+        };
         Ok(Self {
-            catalog: Downstream::new(
+            catalog: downstream(
                 "catalog",
                 "storefront.catalog.v1.CatalogService",
                 &config.catalog,
-                timeout,
             )?,
-            customers: Downstream::new(
+            customers: downstream(
                 "customers",
                 "storefront.customers.v1.CustomerService",
                 &config.customers,
-                timeout,
             )?,
-            tokens: Arc::new(TokenSource::new(config.identity_token_url.clone())),
-            timeout,
+            cart: downstream("cart", "storefront.cart.v1.CartService", &config.cart)?,
+            orders: downstream(
+                "orders",
+                "storefront.orders.v1.OrderService",
+                &config.orders,
+            )?,
         })
     }
 
-    pub fn all(&self) -> [&Downstream; 2] {
-        [&self.catalog, &self.customers]
-    }
-
-    pub fn customers(&self) -> CustomerServiceClient<Channel> {
-        CustomerServiceClient::new(self.customers.channel.clone())
+    pub fn all(&self) -> [&Downstream; 4] {
+        [&self.catalog, &self.customers, &self.cart, &self.orders]
     }
 
     pub fn catalog(&self) -> CatalogServiceClient<Channel> {
-        CatalogServiceClient::new(self.catalog.channel.clone())
+        CatalogServiceClient::new(self.catalog.peer.channel.clone())
     }
 
-    /// Wraps `message` for a call to `to`: identity token, correlation id and
-    /// deadline.
+    pub fn customers(&self) -> CustomerServiceClient<Channel> {
+        CustomerServiceClient::new(self.customers.peer.channel.clone())
+    }
+
+    pub fn cart(&self) -> CartServiceClient<Channel> {
+        CartServiceClient::new(self.cart.peer.channel.clone())
+    }
+
+    pub fn orders(&self) -> OrderServiceClient<Channel> {
+        OrderServiceClient::new(self.orders.peer.channel.clone())
+    }
+
+    /// Wraps `message` for a call to `to`.
     pub async fn request<T>(
         &self,
         to: &Downstream,
         correlation: &CorrelationId,
         message: T,
     ) -> Result<tonic::Request<T>, ApiError> {
-        let bearer = self
-            .tokens
-            .bearer(&to.audience)
+        let id = MetadataValue::try_from(correlation.0.as_bytes()).ok();
+        to.peer
+            .request(id.as_ref(), message)
             .await
-            .map_err(|e| ApiError::unavailable(to.name, e))?;
-        let mut request = tonic::Request::new(message);
-        request.set_timeout(self.timeout);
-        let metadata = request.metadata_mut();
-        metadata.insert("authorization", bearer);
-        if let Ok(id) = MetadataValue::try_from(correlation.0.as_bytes()) {
-            metadata.insert(CORRELATION_ID_HEADER, id);
-        }
-        Ok(request)
+            .map_err(|e| ApiError::unavailable(to.name(), e))
     }
 }

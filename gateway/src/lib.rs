@@ -9,6 +9,7 @@ mod auth;
 pub mod config;
 pub mod downstream;
 pub mod error;
+mod internal;
 pub mod middleware;
 mod model;
 mod openapi;
@@ -85,17 +86,26 @@ pub fn app(
     Ok(with_edge_layers(inner))
 }
 
-/// Serves the gateway on `listener` until `shutdown`, then fails readiness
-/// and drains in-flight requests for at most the configured drain timeout.
+/// Serves the gateway on `listener` (public) and `internal` (fulfilment)
+/// until `shutdown`, then fails readiness and drains in-flight requests for
+/// at most the configured drain timeout.
 pub async fn serve(
     config: GatewayConfig,
     store: Store,
     listener: TcpListener,
+    internal: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let ready = Arc::new(AtomicBool::new(true));
-    let app = app(&config, Downstreams::new(&config)?, store, ready.clone())?;
-    tracing::info!(addr = %listener.local_addr()?, environment = %config.environment, "gateway listening");
+    let downstreams = Downstreams::new(&config)?;
+    let app = app(&config, downstreams.clone(), store, ready.clone())?;
+    let internal_app = internal::app(&config, downstreams);
+    tracing::info!(
+        addr = %listener.local_addr()?,
+        internal = %internal.local_addr()?,
+        environment = %config.environment,
+        "gateway listening"
+    );
     let signal = {
         let shutdown = shutdown.clone();
         async move {
@@ -103,10 +113,13 @@ pub async fn serve(
             ready.store(false, Ordering::Release);
         }
     };
-    let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let public = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let internal = axum::serve(internal, internal_app)
+        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+    let servers = async { tokio::try_join!(public.into_future(), internal.into_future()) };
     let drain = config.drain_timeout;
     tokio::select! {
-        result = server => result?,
+        result = servers => { result?; }
         () = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
             tracing::warn!("drain timeout reached, dropping in-flight requests");
         }

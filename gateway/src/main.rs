@@ -7,5 +7,6 @@ async fn main() -> anyhow::Result<()> {
     let config = storefront_gateway::GatewayConfig::from_env(&EnvReader::from_process())?;
     let store = storefront_common::store::Store::open(config.redis_url.as_deref(), "sf:").await?;
     let listener = tokio::net::TcpListener::bind(config.listen_addr).await?;
-    storefront_gateway::serve(config, store, listener, shutdown::on_signal()).await
+    let internal = tokio::net::TcpListener::bind(config.internal_addr).await?;
+    storefront_gateway::serve(config, store, listener, internal, shutdown::on_signal()).await
 }

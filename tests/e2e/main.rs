@@ -3,13 +3,16 @@
 
 mod auth_tokens;
 mod captcha;
+mod cart_rules;
 mod categories;
 mod customers;
 mod edge;
 mod health;
 mod helpers;
 mod identity;
+mod journey;
 mod logs;
 mod openapi;
+mod orders;
 mod products;
 mod query_errors;

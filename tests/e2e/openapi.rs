@@ -35,6 +35,17 @@ async fn the_openapi_document_covers_every_route() {
         "/customers/{customerId}/addresses",
         "/customers/{customerId}/addresses/{addressId}",
         "/customers/{customerId}/preferences",
+        "/customers/{customerId}/orders",
+        "/carts",
+        "/carts/{cartId}",
+        "/carts/{cartId}/line-items",
+        "/carts/{cartId}/line-items/{lineItemId}",
+        "/checkout",
+        "/checkout/{sessionId}",
+        "/checkout/{sessionId}/confirm",
+        "/orders",
+        "/orders/{orderId}",
+        "/promotions",
     ] {
         assert!(paths.contains_key(path), "{path} undocumented");
     }

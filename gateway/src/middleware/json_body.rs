@@ -53,6 +53,36 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// A body that may be empty (an action POST needs no body, and then no
+/// Content-Type); when present it is JSON, checked like [`ApiJson`].
+pub struct OptionalJson<T>(pub Option<T>);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let declared_json = is_json(&req);
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
+            } else {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "MALFORMED_JSON",
+                    "the request body could not be read",
+                )
+            }
+        })?;
+        if bytes.is_empty() {
+            return Ok(OptionalJson(None));
+        }
+        if !declared_json {
+            return Err(unsupported_media_type());
+        }
+        parse(&bytes).map(|v| OptionalJson(Some(v)))
+    }
+}
+
 /// Deserialises `bytes`, classifying failures the way CONTRACT.md asks.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {

@@ -1,6 +1,8 @@
 //! The JSON representations the gateway owns (CONTRACT.md "Resources"),
 //! translated from the internal protobuf messages by moving, not copying.
 
+pub mod cart;
 pub mod catalog;
 pub mod common;
 pub mod customers;
+pub mod orders;

@@ -152,3 +152,21 @@ pub const ADDRESSES: CollectionSpec = CollectionSpec {
         kind: ExplicitKind::Equals(FieldKind::Boolean),
     }],
 };
+
+pub const ORDER_STATUSES: &[&str] = &[
+    "CONFIRMED",
+    "PROCESSING",
+    "SHIPPED",
+    "DELIVERED",
+    "CANCELLED",
+];
+
+pub const ORDERS: CollectionSpec = CollectionSpec {
+    sort_fields: &["createdAt", "status", "totalAmount"],
+    filter_fields: &[
+        ("createdAt", FieldKind::Timestamp),
+        ("status", FieldKind::Enum(ORDER_STATUSES)),
+        ("totalAmount", FieldKind::Cents),
+    ],
+    explicit: &[],
+};

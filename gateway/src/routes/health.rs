@@ -50,7 +50,7 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Health>, ApiErr
     let mut checks = BTreeMap::new();
     let mut error: Option<ApiError> = None;
     for (d, ok) in downstreams.iter().zip(serving) {
-        checks.insert(d.name, if ok { "serving" } else { "not_serving" });
+        checks.insert(d.name(), if ok { "serving" } else { "not_serving" });
         if !ok {
             let e = error.take().unwrap_or_else(|| {
                 ApiError::new(
@@ -59,7 +59,11 @@ pub async fn ready(State(state): State<AppState>) -> Result<Json<Health>, ApiErr
                     "a downstream service is not serving",
                 )
             });
-            error = Some(e.field(d.name, "UNAVAILABLE", format!("{} is not serving", d.name)));
+            error = Some(e.field(
+                d.name(),
+                "UNAVAILABLE",
+                format!("{} is not serving", d.name()),
+            ));
         }
     }
     match error {

@@ -2,11 +2,15 @@
 
 pub mod addresses;
 pub mod auth;
+pub mod carts;
 pub mod categories;
+pub mod checkout;
 pub mod collections;
 pub mod customers;
 pub mod health;
+pub mod orders;
 pub mod products;
+pub mod promotions;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -28,6 +32,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(collections::get_collection))
         .routes(routes!(health::live))
         .routes(routes!(health::ready))
+        .routes(routes!(promotions::list_promotions))
         .merge(private())
 }
 
@@ -52,6 +57,20 @@ fn private() -> OpenApiRouter<AppState> {
             addresses::replace_address,
             addresses::delete_address
         ))
+        .routes(routes!(carts::create_cart))
+        .routes(routes!(
+            carts::get_cart,
+            carts::delete_cart,
+            carts::update_cart
+        ))
+        .routes(routes!(carts::add_line_item))
+        .routes(routes!(carts::update_line_item, carts::remove_line_item))
+        .routes(routes!(checkout::create_checkout))
+        .routes(routes!(checkout::get_checkout))
+        .routes(routes!(checkout::confirm_checkout))
+        .routes(routes!(orders::list_orders))
+        .routes(routes!(orders::customer_orders))
+        .routes(routes!(orders::get_order, orders::update_order))
         .layer(axum::middleware::map_response(no_store))
 }
 

@@ -142,7 +142,7 @@ pub async fn get_product(
 }
 
 /// The `limit`/`offset` of a small list the gateway pages itself.
-fn sub_page(raw: Option<&str>) -> Result<PageRequest, ApiError> {
+pub fn sub_page(raw: Option<&str>) -> Result<PageRequest, ApiError> {
     Ok(query::parse(raw, &spec::SUB_COLLECTION)?
         .list
         .page
@@ -150,7 +150,7 @@ fn sub_page(raw: Option<&str>) -> Result<PageRequest, ApiError> {
 }
 
 /// Pages a list held in full (variants, media).
-fn page_of<T: utoipa::ToSchema>(items: Vec<T>, page: PageRequest) -> Paged<T> {
+pub fn page_of<T: utoipa::ToSchema>(items: Vec<T>, page: PageRequest) -> Paged<T> {
     let total = items.len() as u64;
     let start = usize::try_from(page.offset)
         .unwrap_or(usize::MAX)

@@ -3,7 +3,7 @@
 
 use storefront_common::error::{ErrorKind, ServiceError};
 use storefront_common::query;
-use storefront_common::store::{Store, Versioned};
+use storefront_common::store::{Store, Updated, Versioned};
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::customers::v1::{
     Address, AddressInput, Customer, ListAddressesResponse, Preferences, UpdateCustomerRequest,
@@ -39,29 +39,30 @@ impl Profiles {
             .ok_or_else(|| ServiceError::not_found("customer", customer_id))
     }
 
-    /// Applies `change` to the latest document until it lands; `change` may
-    /// refuse with an error. Returns what `change` returned and the version.
+    /// Applies `change` to the latest document until its write lands.
     async fn update<R>(
         &self,
         customer_id: &str,
         mut change: impl FnMut(&mut CustomerDoc) -> Result<R, ServiceError>,
     ) -> Result<(R, CustomerDoc, u64), ServiceError> {
-        for _ in 0..MAX_ATTEMPTS {
-            let Versioned {
+        let key = customer_key(customer_id);
+        let updated = self
+            .store
+            .update_json(&key, MAX_ATTEMPTS, None, |doc: &mut CustomerDoc| {
+                let result = change(doc)?;
+                doc.modified_ms = now_ms();
+                Ok::<_, ServiceError>(result)
+            })
+            .await?;
+        match updated {
+            Updated::Done {
+                result,
+                value,
                 version,
-                value: mut doc,
-            } = self.load(customer_id).await?;
-            let result = change(&mut doc)?;
-            doc.modified_ms = now_ms();
-            if let Some(next) = self
-                .store
-                .replace_json(&customer_key(customer_id), version, &doc, None)
-                .await?
-            {
-                return Ok((result, doc, next));
-            }
+            } => Ok((result, value, version)),
+            Updated::Missing => Err(ServiceError::not_found("customer", customer_id)),
+            Updated::Contended => Err(concurrent()),
         }
-        Err(concurrent())
     }
 
     pub async fn get(&self, customer_id: &str) -> Result<Customer, ServiceError> {

@@ -1,0 +1,126 @@
+//! The internal REST surface (fulfilment moves orders along), served on its
+//! own port that is never published. Callers present a cloud identity token
+//! in `Authorization: Bearer`, checked like the services check theirs.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::routing::put;
+use axum::{Json, Router};
+use storefront_common::identity::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
+use storefront_proto::orders::v1::AdvanceOrderRequest;
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::config::GatewayConfig;
+use crate::downstream::Downstreams;
+use crate::error::ApiError;
+use crate::middleware::correlation::{self, CorrelationId};
+use crate::middleware::errors;
+use crate::middleware::json_body::{ApiJson, MAX_BODY_BYTES};
+use crate::model::orders::{OrderV2, StatusBody, parse_status};
+
+#[derive(Clone)]
+pub struct InternalState {
+    downstreams: Downstreams,
+    verifier: Arc<IdentityVerifier>,
+}
+
+/// A verified calling service account.
+pub struct ServiceCaller(#[allow(dead_code)] pub String);
+
+impl FromRequestParts<InternalState> for ServiceCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &InternalState,
+    ) -> Result<Self, ApiError> {
+        let token = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_string)
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::UNAUTHORIZED,
+                    "UNAUTHORIZED",
+                    "an identity token is required",
+                )
+            })?;
+        match state.verifier.verify(&token).await {
+            Ok(caller) => Ok(ServiceCaller(caller.account)),
+            Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "INVALID_TOKEN",
+                "the identity token was not accepted",
+            )),
+            Err(VerifyError::PermissionDenied(_)) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "FORBIDDEN",
+                "this service account may not call here",
+            )),
+            Err(e @ VerifyError::Unavailable(_)) => {
+                Err(ApiError::unavailable("identity verification", e))
+            }
+        }
+    }
+}
+
+/// Fulfilment: PROCESSING, SHIPPED, DELIVERED, one step at a time.
+async fn set_status(
+    State(state): State<InternalState>,
+    correlation: CorrelationId,
+    _caller: ServiceCaller,
+    Path(order_id): Path<String>,
+    ApiJson(body): ApiJson<StatusBody>,
+) -> Result<Json<OrderV2>, ApiError> {
+    let invalid = |code: &str, message: &str| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_ERROR",
+            message.to_string(),
+        )
+        .field("status", code, message)
+    };
+    let status = body
+        .status
+        .ok_or_else(|| invalid("REQUIRED", "status is required"))?;
+    let status = parse_status(&status).ok_or_else(|| invalid("INVALID_VALUE", "unknown status"))?;
+    let ds = &state.downstreams;
+    let message = AdvanceOrderRequest {
+        order_id,
+        status: status as i32,
+    };
+    let request = ds.request(&ds.orders, &correlation, message).await?;
+    Ok(Json(OrderV2::try_from(
+        ds.orders().advance_order(request).await?.into_inner(),
+    )?))
+}
+
+pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
+    let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
+        issuer: config.identity_issuer.clone(),
+        audience: config.internal_audience.clone(),
+        jwks_url: config.identity_jwks_url.clone(),
+        allowed_callers: config.fulfilment_callers.clone(),
+    }));
+    let inner = Router::new()
+        .route("/internal/orders/{orderId}/status", put(set_status))
+        .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
+        .with_state(InternalState {
+            downstreams,
+            verifier,
+        });
+    inner.layer(
+        ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(errors::normalize))
+            .layer(axum::middleware::from_fn(correlation::correlation_id))
+            .layer(CatchPanicLayer::custom(errors::panic_response))
+            .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
+    )
+}

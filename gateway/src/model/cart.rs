@@ -1,0 +1,263 @@
+//! Carts, line items, checkout sessions, promotions and orders (v1, v2).
+
+use serde::{Deserialize, Deserializer, Serialize};
+use storefront_proto::cart::v1 as pb;
+use storefront_proto::orders::v1 as opb;
+use utoipa::ToSchema;
+
+use super::common::{LocalizedString, Meta, Money, localized, timestamp};
+use crate::error::ApiError;
+
+fn money(m: Option<storefront_proto::common::v1::Money>, what: &str) -> Result<Money, ApiError> {
+    m.map(Money::from)
+        .ok_or_else(|| ApiError::bad_gateway(format!("{what} missing")))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineItem {
+    pub id: String,
+    pub product_id: String,
+    pub variant_id: u32,
+    pub sku: String,
+    #[schema(value_type = std::collections::HashMap<String, String>)]
+    pub name: LocalizedString,
+    pub quantity: u32,
+    /// The catalog's price when the line was added.
+    pub unit_price: Money,
+    /// unitPrice x quantity less this line's share of the discounts; the
+    /// lines' totals add up to the cart's totalPrice exactly.
+    pub total_price: Money,
+}
+
+impl TryFrom<opb::OrderLine> for LineItem {
+    type Error = ApiError;
+    fn try_from(l: opb::OrderLine) -> Result<Self, ApiError> {
+        Ok(Self {
+            id: l.id,
+            product_id: l.product_id,
+            variant_id: l.variant_id,
+            sku: l.sku,
+            name: localized(l.name),
+            quantity: l.quantity,
+            unit_price: money(l.unit_price, "unit price")?,
+            total_price: money(l.total_price, "line total")?,
+        })
+    }
+}
+
+fn lines(items: Vec<opb::OrderLine>) -> Result<Vec<LineItem>, ApiError> {
+    items.into_iter().map(LineItem::try_from).collect()
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Cart {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub customer_id: String,
+    pub currency_code: String,
+    pub line_items: Vec<LineItem>,
+    pub discount_codes: Vec<String>,
+    /// Sum of unitPrice x quantity.
+    pub subtotal: Money,
+    pub discount_total: Money,
+    /// subtotal - discountTotal, never negative.
+    pub total_price: Money,
+    /// ACTIVE or ORDERED.
+    #[schema(example = "ACTIVE")]
+    pub state: &'static str,
+}
+
+impl TryFrom<pb::Cart> for Cart {
+    type Error = ApiError;
+    fn try_from(c: pb::Cart) -> Result<Self, ApiError> {
+        Ok(Self {
+            meta: Meta::from_proto(c.meta)?,
+            customer_id: c.customer_id,
+            currency_code: c.currency_code,
+            line_items: lines(c.line_items)?,
+            discount_codes: c.discount_codes,
+            subtotal: money(c.subtotal, "subtotal")?,
+            discount_total: money(c.discount_total, "discount total")?,
+            total_price: money(c.total_price, "total")?,
+            state: if c.state == pb::CartState::Ordered as i32 {
+                "ORDERED"
+            } else {
+                "ACTIVE"
+            },
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateCartBody {
+    /// AUD (default) or NZD.
+    pub currency_code: Option<String>,
+}
+
+/// Distinguishes an absent field from an explicit null.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateCartBody {
+    /// The version read; when sent and stale, 409.
+    pub version: Option<i64>,
+    /// A code to apply; `null` removes every code; absent leaves them.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>)]
+    pub discount_code: Option<Option<String>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddLineItemBody {
+    pub product_id: Option<String>,
+    pub variant_id: Option<u32>,
+    /// 1 to 99; an equal line (same product and variant) is merged.
+    pub quantity: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QuantityBody {
+    /// 1 to 99.
+    pub quantity: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutBody {
+    pub cart_id: Option<String>,
+    /// An address from the caller's address book.
+    pub shipping_address_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShippingAddress {
+    pub first_name: String,
+    pub last_name: String,
+    pub street_name: String,
+    pub street_number: String,
+    pub city: String,
+    pub postal_code: String,
+    pub state: String,
+    pub country: String,
+}
+
+impl From<opb::ShippingAddress> for ShippingAddress {
+    fn from(a: opb::ShippingAddress) -> Self {
+        Self {
+            first_name: a.first_name,
+            last_name: a.last_name,
+            street_name: a.street_name,
+            street_number: a.street_number,
+            city: a.city,
+            postal_code: a.postal_code,
+            state: a.state,
+            country: a.country,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutSession {
+    pub id: String,
+    pub cart_id: String,
+    /// OPEN, CONFIRMED or EXPIRED.
+    #[schema(example = "OPEN")]
+    pub status: &'static str,
+    pub total_price: Money,
+    /// Set once confirmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order_id: Option<String>,
+    pub expires_at: String,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shipping_address: Option<ShippingAddress>,
+}
+
+impl TryFrom<pb::CheckoutSession> for CheckoutSession {
+    type Error = ApiError;
+    fn try_from(s: pb::CheckoutSession) -> Result<Self, ApiError> {
+        let status = match pb::CheckoutStatus::try_from(s.status) {
+            Ok(pb::CheckoutStatus::Confirmed) => "CONFIRMED",
+            Ok(pb::CheckoutStatus::Expired) => "EXPIRED",
+            _ => "OPEN",
+        };
+        Ok(Self {
+            id: s.id,
+            cart_id: s.cart_id,
+            status,
+            total_price: money(s.total_price, "session total")?,
+            order_id: Some(s.order_id).filter(|o| !o.is_empty()),
+            expires_at: timestamp(s.expires_at),
+            created_at: timestamp(s.created_at),
+            shipping_address: s.shipping_address.map(ShippingAddress::from),
+        })
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Promotion {
+    pub id: String,
+    pub key: String,
+    #[schema(value_type = std::collections::HashMap<String, String>)]
+    pub name: LocalizedString,
+    pub codes: Vec<String>,
+    /// percentage or fixedAmount.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Percentage promotions: the percentage in basis points (1000 = 10%).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub basis_points: Option<u32>,
+    /// Fixed-amount promotions: the amount per currency.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub amounts: Vec<Money>,
+    /// The subtotal a cart must reach, per currency.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub minimum_subtotals: Vec<Money>,
+    /// Empty with productIds empty: every product.
+    pub category_ids: Vec<String>,
+    pub product_ids: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<String>,
+    /// Whether it combines with other stackable codes.
+    pub stackable: bool,
+}
+
+impl From<pb::Promotion> for Promotion {
+    fn from(p: pb::Promotion) -> Self {
+        let percentage = p.kind == pb::PromotionKind::Percentage as i32;
+        Self {
+            id: p.id,
+            key: p.key,
+            name: localized(p.name),
+            codes: p.codes,
+            kind: if percentage {
+                "percentage"
+            } else {
+                "fixedAmount"
+            },
+            basis_points: percentage.then_some(p.basis_points),
+            amounts: p.amounts.into_iter().map(Money::from).collect(),
+            minimum_subtotals: p.minimum_subtotals.into_iter().map(Money::from).collect(),
+            category_ids: p.category_ids,
+            product_ids: p.product_ids,
+            starts_at: p.starts_at.map(|t| timestamp(Some(t))),
+            ends_at: p.ends_at.map(|t| timestamp(Some(t))),
+            stackable: p.stackable,
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Orders in two live representations: v1 with `totalAmount`, v2 with a
+//! `totals` breakdown in its place (a breaking change, hence a new major).
+
+use serde::{Deserialize, Serialize};
+use storefront_proto::orders::v1 as pb;
+use utoipa::ToSchema;
+
+use super::cart::{LineItem, ShippingAddress};
+use super::common::{Meta, Money};
+use crate::error::ApiError;
+
+pub fn status_name(status: i32) -> &'static str {
+    match pb::OrderStatus::try_from(status) {
+        Ok(pb::OrderStatus::Processing) => "PROCESSING",
+        Ok(pb::OrderStatus::Shipped) => "SHIPPED",
+        Ok(pb::OrderStatus::Delivered) => "DELIVERED",
+        Ok(pb::OrderStatus::Cancelled) => "CANCELLED",
+        _ => "CONFIRMED",
+    }
+}
+
+/// What both versions share.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderCommon {
+    #[serde(flatten)]
+    pub meta: Meta,
+    pub order_number: String,
+    pub customer_id: String,
+    /// CONFIRMED, PROCESSING, SHIPPED, DELIVERED or CANCELLED.
+    #[schema(example = "CONFIRMED")]
+    pub status: &'static str,
+    pub line_items: Vec<LineItem>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shipping_address: Option<ShippingAddress>,
+    pub discount_codes: Vec<String>,
+}
+
+/// Order, version 1 (deprecated).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderV1 {
+    #[serde(flatten)]
+    pub common: OrderCommon,
+    /// The amount charged.
+    pub total_amount: Money,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Totals {
+    pub subtotal: Money,
+    pub discount: Money,
+    /// Free in the demo shop.
+    pub shipping: Money,
+    /// The GST included in total.
+    pub tax: Money,
+    pub total: Money,
+}
+
+/// Order, version 2: `totals` replaces `totalAmount`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderV2 {
+    #[serde(flatten)]
+    pub common: OrderCommon,
+    pub totals: Totals,
+}
+
+fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiError> {
+    m.map(Money::from)
+        .ok_or_else(|| ApiError::bad_gateway("order total missing"))
+}
+
+fn split(o: pb::Order) -> Result<(OrderCommon, pb::Totals), ApiError> {
+    let totals = o
+        .totals
+        .ok_or_else(|| ApiError::bad_gateway("order without totals"))?;
+    let common = OrderCommon {
+        meta: Meta::from_proto(o.meta)?,
+        order_number: o.order_number,
+        customer_id: o.customer_id,
+        status: status_name(o.status),
+        line_items: o
+            .line_items
+            .into_iter()
+            .map(LineItem::try_from)
+            .collect::<Result<_, _>>()?,
+        shipping_address: o.shipping_address.map(ShippingAddress::from),
+        discount_codes: o.discount_codes,
+    };
+    Ok((common, totals))
+}
+
+impl TryFrom<pb::Order> for OrderV1 {
+    type Error = ApiError;
+    fn try_from(o: pb::Order) -> Result<Self, ApiError> {
+        let (common, totals) = split(o)?;
+        Ok(Self {
+            common,
+            total_amount: money(totals.total)?,
+        })
+    }
+}
+
+impl TryFrom<pb::Order> for OrderV2 {
+    type Error = ApiError;
+    fn try_from(o: pb::Order) -> Result<Self, ApiError> {
+        let (common, t) = split(o)?;
+        let totals = Totals {
+            subtotal: money(t.subtotal)?,
+            discount: money(t.discount)?,
+            shipping: money(t.shipping)?,
+            tax: money(t.tax)?,
+            total: money(t.total)?,
+        };
+        Ok(Self { common, totals })
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct StatusBody {
+    /// The target state: CANCELLED from a customer; PROCESSING, SHIPPED or
+    /// DELIVERED from fulfilment.
+    pub status: Option<String>,
+}
+
+pub fn parse_status(s: &str) -> Option<pb::OrderStatus> {
+    Some(match s {
+        "CONFIRMED" => pb::OrderStatus::Confirmed,
+        "PROCESSING" => pb::OrderStatus::Processing,
+        "SHIPPED" => pb::OrderStatus::Shipped,
+        "DELIVERED" => pb::OrderStatus::Delivered,
+        "CANCELLED" => pb::OrderStatus::Cancelled,
+        _ => return None,
+    })
+}

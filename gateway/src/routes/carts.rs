@@ -1,0 +1,261 @@
+//! Carts and their line items: the caller's own only (anyone else's is 404).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use storefront_proto::cart::v1::{
+    AddLineItemRequest, CreateCartRequest, DeleteCartRequest, GetCartRequest,
+    RemoveLineItemRequest, UpdateCartRequest, UpdateLineItemRequest,
+};
+
+use crate::auth::Customer;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::middleware::json_body::{ApiJson, OptionalJson};
+use crate::model::cart::{AddLineItemBody, Cart, CreateCartBody, QuantityBody, UpdateCartBody};
+use crate::state::AppState;
+
+fn required(field: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALIDATION_ERROR",
+        format!("{field} is required"),
+    )
+    .field(field, "REQUIRED", format!("{field} is required"))
+}
+
+async fn cart_call<F, Fut, M>(
+    state: &AppState,
+    correlation: &CorrelationId,
+    message: M,
+    call: F,
+) -> Result<Cart, ApiError>
+where
+    F: FnOnce(
+        storefront_proto::cart::v1::cart_service_client::CartServiceClient<
+            tonic::transport::Channel,
+        >,
+        tonic::Request<M>,
+    ) -> Fut,
+    Fut: std::future::Future<
+            Output = Result<tonic::Response<storefront_proto::cart::v1::Cart>, tonic::Status>,
+        >,
+{
+    let ds = &state.downstreams;
+    let request = ds.request(&ds.cart, correlation, message).await?;
+    Cart::try_from(call(ds.cart(), request).await?.into_inner())
+}
+
+/// Starts a cart for the caller.
+#[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional"),
+    responses(
+        (status = 201, description = "The new, empty cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: currencyCode must be AUD or NZD", body = ErrorBody),
+    ))]
+pub async fn create_cart(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    OptionalJson(body): OptionalJson<CreateCartBody>,
+) -> Result<(StatusCode, Json<Cart>), ApiError> {
+    let currency_code = body.and_then(|b| b.currency_code).unwrap_or_default();
+    let message = CreateCartRequest {
+        customer_id: customer.id().to_string(),
+        currency_code,
+    };
+    let cart = cart_call(&state, &correlation, message, |mut c, r| async move {
+        c.create_cart(r).await
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(cart)))
+}
+
+/// One of the caller's carts.
+#[utoipa::path(get, path = "/carts/{cartId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id")),
+    responses(
+        (status = 200, description = "The cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart of the caller's", body = ErrorBody),
+    ))]
+pub async fn get_cart(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(cart_id): Path<String>,
+) -> Result<Json<Cart>, ApiError> {
+    let message = GetCartRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+    };
+    Ok(Json(
+        cart_call(&state, &correlation, message, |mut c, r| async move {
+            c.get_cart(r).await
+        })
+        .await?,
+    ))
+}
+
+/// Deletes a cart.
+#[utoipa::path(delete, path = "/carts/{cartId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart of the caller's", body = ErrorBody),
+    ))]
+pub async fn delete_cart(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(cart_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let ds = &state.downstreams;
+    let message = DeleteCartRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+    };
+    let request = ds.request(&ds.cart, &correlation, message).await?;
+    ds.cart().delete_cart(request).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// State-setting update: apply a discount code (`null` removes them).
+#[utoipa::path(put, path = "/carts/{cartId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id")), request_body = UpdateCartBody,
+    responses(
+        (status = 200, description = "The repriced cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart of the caller's", body = ErrorBody),
+        (status = 409, description = "CONCURRENT_MODIFICATION (stale version) or CART_ORDERED", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR on discountCode: unknown, expired, not yet active, minimum not met, or nothing in the cart qualifies", body = ErrorBody),
+    ))]
+pub async fn update_cart(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(cart_id): Path<String>,
+    ApiJson(body): ApiJson<UpdateCartBody>,
+) -> Result<Json<Cart>, ApiError> {
+    let (discount_code, clear) = match body.discount_code {
+        None => (None, false),
+        Some(None) => (None, true),
+        Some(Some(code)) => (Some(code), false),
+    };
+    let message = UpdateCartRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+        version: body.version.unwrap_or(0),
+        discount_code,
+        clear_discount_codes: clear,
+    };
+    Ok(Json(
+        cart_call(&state, &correlation, message, |mut c, r| async move {
+            c.update_cart(r).await
+        })
+        .await?,
+    ))
+}
+
+/// Adds a product variant at the catalog's price, merging equal lines.
+#[utoipa::path(post, path = "/carts/{cartId}/line-items", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id")), request_body = AddLineItemBody,
+    responses(
+        (status = 200, description = "The repriced cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart of the caller's", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: productId, variantId (unknown, not for sale, out of stock), quantity (1-99, stock)", body = ErrorBody),
+    ))]
+pub async fn add_line_item(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(cart_id): Path<String>,
+    ApiJson(body): ApiJson<AddLineItemBody>,
+) -> Result<Json<Cart>, ApiError> {
+    let product_id = body
+        .product_id
+        .filter(|p| !p.is_empty())
+        .ok_or_else(|| required("productId"))?;
+    let variant_id = body.variant_id.ok_or_else(|| required("variantId"))?;
+    let quantity = body.quantity.ok_or_else(|| required("quantity"))?;
+    let message = AddLineItemRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+        product_id,
+        variant_id,
+        quantity,
+    };
+    Ok(Json(
+        cart_call(&state, &correlation, message, |mut c, r| async move {
+            c.add_line_item(r).await
+        })
+        .await?,
+    ))
+}
+
+/// Sets a line's quantity.
+#[utoipa::path(put, path = "/carts/{cartId}/line-items/{lineItemId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id"), ("lineItemId" = String, Path, description = "Line item id")),
+    request_body = QuantityBody,
+    responses(
+        (status = 200, description = "The repriced cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart or line", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: quantity 1-99", body = ErrorBody),
+    ))]
+pub async fn update_line_item(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path((cart_id, line_item_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<QuantityBody>,
+) -> Result<Json<Cart>, ApiError> {
+    let quantity = body.quantity.ok_or_else(|| required("quantity"))?;
+    let message = UpdateLineItemRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+        line_item_id,
+        quantity,
+    };
+    Ok(Json(
+        cart_call(&state, &correlation, message, |mut c, r| async move {
+            c.update_line_item(r).await
+        })
+        .await?,
+    ))
+}
+
+/// Removes a line.
+#[utoipa::path(delete, path = "/carts/{cartId}/line-items/{lineItemId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("cartId" = String, Path, description = "Cart id"), ("lineItemId" = String, Path, description = "Line item id")),
+    responses(
+        (status = 200, description = "The repriced cart", body = Cart),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart or line", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+    ))]
+pub async fn remove_line_item(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path((cart_id, line_item_id)): Path<(String, String)>,
+) -> Result<Json<Cart>, ApiError> {
+    let message = RemoveLineItemRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+        line_item_id,
+    };
+    Ok(Json(
+        cart_call(&state, &correlation, message, |mut c, r| async move {
+            c.remove_line_item(r).await
+        })
+        .await?,
+    ))
+}

@@ -1,0 +1,150 @@
+//! Checkout sessions and their retry-safe confirmation (SPEC 3).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::de::IgnoredAny;
+use storefront_proto::cart::v1::{
+    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCheckoutRequest,
+};
+use storefront_proto::customers::v1::GetAddressRequest;
+use storefront_proto::orders::v1::ShippingAddress;
+
+use crate::auth::Customer;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::middleware::json_body::{ApiJson, OptionalJson};
+use crate::model::cart::{CheckoutBody, CheckoutSession};
+use crate::state::AppState;
+
+fn invalid(field: &str, code: &str, message: &str) -> ApiError {
+    ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "VALIDATION_ERROR",
+        message.to_string(),
+    )
+    .field(field, code, message)
+}
+
+/// Opens a checkout session for a cart, shipping to an address of the caller's.
+#[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
+    responses(
+        (status = 201, description = "An OPEN session with its expiresAt", body = CheckoutSession),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such cart of the caller's", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: cartId, shippingAddressId (required, unknown), or an empty cart", body = ErrorBody),
+    ))]
+pub async fn create_checkout(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    ApiJson(body): ApiJson<CheckoutBody>,
+) -> Result<(StatusCode, Json<CheckoutSession>), ApiError> {
+    let cart_id = body
+        .cart_id
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| invalid("cartId", "REQUIRED", "cartId is required"))?;
+    let address_id = body
+        .shipping_address_id
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| {
+            invalid(
+                "shippingAddressId",
+                "REQUIRED",
+                "shippingAddressId is required",
+            )
+        })?;
+    let ds = &state.downstreams;
+    let lookup = GetAddressRequest {
+        customer_id: customer.id().to_string(),
+        address_id,
+    };
+    let request = ds.request(&ds.customers, &correlation, lookup).await?;
+    let address = match ds.customers().get_address(request).await {
+        Ok(a) => a.into_inner().fields.unwrap_or_default(),
+        Err(s) if s.code() == tonic::Code::NotFound => {
+            return Err(invalid(
+                "shippingAddressId",
+                "INVALID_VALUE",
+                "no such address in your address book",
+            ));
+        }
+        Err(s) => return Err(s.into()),
+    };
+    let shipping_address = ShippingAddress {
+        first_name: address.first_name,
+        last_name: address.last_name,
+        street_name: address.street_name,
+        street_number: address.street_number,
+        city: address.city,
+        postal_code: address.postal_code,
+        state: address.state,
+        country: address.country,
+    };
+    let message = CreateCheckoutRequest {
+        customer_id: customer.id().to_string(),
+        cart_id,
+        shipping_address: Some(shipping_address),
+    };
+    let request = ds.request(&ds.cart, &correlation, message).await?;
+    let session =
+        CheckoutSession::try_from(ds.cart().create_checkout(request).await?.into_inner())?;
+    Ok((StatusCode::CREATED, Json(session)))
+}
+
+/// A checkout session of the caller's.
+#[utoipa::path(get, path = "/checkout/{sessionId}", tag = "Cart", security(("BFFToken" = [])),
+    params(("sessionId" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The session (EXPIRED once past expiresAt unconfirmed)", body = CheckoutSession),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such session of the caller's", body = ErrorBody),
+    ))]
+pub async fn get_checkout(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(session_id): Path<String>,
+) -> Result<Json<CheckoutSession>, ApiError> {
+    let ds = &state.downstreams;
+    let message = GetCheckoutRequest {
+        customer_id: customer.id().to_string(),
+        session_id,
+    };
+    let request = ds.request(&ds.cart, &correlation, message).await?;
+    Ok(Json(CheckoutSession::try_from(
+        ds.cart().get_checkout(request).await?.into_inner(),
+    )?))
+}
+
+/// Confirms the session, creating its order. Retry-safe: however many times
+/// or however concurrently it is called, one order exists and every call
+/// answers 200 with the same session.
+#[utoipa::path(post, path = "/checkout/{sessionId}/confirm", tag = "Cart", security(("BFFToken" = [])),
+    params(("sessionId" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
+        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 404, description = "No such session of the caller's", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED, or CART_CHANGED since the session opened", body = ErrorBody),
+        (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
+    ))]
+pub async fn confirm_checkout(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    customer: Customer,
+    Path(session_id): Path<String>,
+    OptionalJson(_body): OptionalJson<IgnoredAny>,
+) -> Result<Json<CheckoutSession>, ApiError> {
+    let ds = &state.downstreams;
+    let message = ConfirmCheckoutRequest {
+        customer_id: customer.id().to_string(),
+        session_id,
+    };
+    let request = ds.request(&ds.cart, &correlation, message).await?;
+    Ok(Json(CheckoutSession::try_from(
+        ds.cart().confirm_checkout(request).await?.into_inner(),
+    )?))
+}

@@ -1,0 +1,40 @@
+//! Active promotions and their rules (public).
+
+use axum::Json;
+use axum::extract::{RawQuery, State};
+use storefront_proto::cart::v1::ListPromotionsRequest;
+
+use super::products::{PageParams, page_of, sub_page};
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::cart::Promotion;
+use crate::model::common::Paged;
+use crate::state::AppState;
+
+/// Promotions running now, with their codes and rules.
+#[utoipa::path(get, path = "/promotions", tag = "Cart", params(PageParams),
+    responses(
+        (status = 200, description = "A page of active promotions", body = Paged<Promotion>),
+        (status = 400, description = "INVALID_QUERY_PARAMETER", body = ErrorBody),
+    ))]
+pub async fn list_promotions(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Paged<Promotion>>, ApiError> {
+    let page = sub_page(raw.as_deref())?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.cart, &correlation, ListPromotionsRequest {})
+        .await?;
+    let promotions = ds
+        .cart()
+        .list_promotions(request)
+        .await?
+        .into_inner()
+        .promotions;
+    Ok(Json(page_of(
+        promotions.into_iter().map(Promotion::from).collect(),
+        page,
+    )))
+}

@@ -1,0 +1,347 @@
+//! Cart lifecycle and line items. Every write is a compare-and-set on the
+//! stored cart, retried on conflict, so concurrent changes all land.
+
+use std::sync::Arc;
+
+use storefront_common::client::Peer;
+use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_common::store::{Store, Updated};
+use storefront_proto::cart::v1::{AddLineItemRequest, Cart, CartState, UpdateCartRequest};
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
+use storefront_proto::common::v1::ResourceMeta;
+use storefront_proto::orders::v1::OrderLine;
+use tonic::metadata::{Ascii, MetadataValue};
+
+use crate::pricing::{money, reprice};
+use crate::promotions::Catalogue;
+
+pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
+pub const MAX_QUANTITY: u32 = 99;
+/// Concurrent writers to one cart before a write gives up with 409.
+const MAX_ATTEMPTS: usize = 128;
+
+pub fn cart_key(id: &str) -> String {
+    format!("cart:{id}")
+}
+
+pub use storefront_common::time::now;
+
+fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
+    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone())
+        .with_violation(FieldViolation::new(field, code, message))
+}
+
+fn not_found(id: &str) -> ServiceError {
+    ServiceError::not_found("cart", id)
+}
+
+pub fn version(cart: &Cart) -> i64 {
+    cart.meta.as_ref().map_or(0, |m| m.version)
+}
+
+fn quantity(q: u32) -> Result<u32, ServiceError> {
+    if (1..=MAX_QUANTITY).contains(&q) {
+        Ok(q)
+    } else {
+        Err(invalid(
+            "quantity",
+            "OUT_OF_RANGE",
+            format!("quantity must be between 1 and {MAX_QUANTITY}"),
+        ))
+    }
+}
+
+pub struct Carts {
+    pub store: Store,
+    pub catalog: Peer,
+    pub promotions: Arc<std::sync::RwLock<Catalogue>>,
+}
+
+impl Carts {
+    pub async fn create(&self, customer_id: &str, currency: &str) -> Result<Cart, ServiceError> {
+        let currency = if currency.is_empty() { "AUD" } else { currency };
+        if !CURRENCIES.contains(&currency) {
+            return Err(invalid(
+                "currencyCode",
+                "INVALID_VALUE",
+                format!("currencyCode must be one of {}", CURRENCIES.join(", ")),
+            ));
+        }
+        let created = now();
+        let id = uuid::Uuid::new_v4().to_string();
+        let mut cart = Cart {
+            meta: Some(ResourceMeta {
+                id: id.clone(),
+                version: 1,
+                created_at: Some(created),
+                last_modified_at: Some(created),
+            }),
+            customer_id: customer_id.to_string(),
+            currency_code: currency.to_string(),
+            state: CartState::Active as i32,
+            ..Default::default()
+        };
+        self.reprice(&mut cart);
+        self.store
+            .insert_message(&cart_key(&id), &cart, None)
+            .await?;
+        Ok(cart)
+    }
+
+    /// The cart if it is `customer_id`'s; anyone else's is 404.
+    pub async fn get(&self, customer_id: &str, cart_id: &str) -> Result<Cart, ServiceError> {
+        let found = self.store.get_message::<Cart>(&cart_key(cart_id)).await?;
+        found
+            .map(|f| f.value)
+            .filter(|c| c.customer_id == customer_id)
+            .ok_or_else(|| not_found(cart_id))
+    }
+
+    pub async fn delete(&self, customer_id: &str, cart_id: &str) -> Result<(), ServiceError> {
+        self.get(customer_id, cart_id).await?;
+        self.store.delete(&cart_key(cart_id)).await?;
+        Ok(())
+    }
+
+    fn reprice(&self, cart: &mut Cart) {
+        let catalogue = self.promotions.read().unwrap_or_else(|p| p.into_inner());
+        reprice(cart, &catalogue, now().seconds);
+    }
+
+    /// Applies `change` to an active cart of `customer_id` and reprices it.
+    pub async fn modify(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
+    ) -> Result<Cart, ServiceError> {
+        let updated = self
+            .store
+            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, None, |cart: &mut Cart| {
+                if cart.customer_id != customer_id {
+                    return Err(not_found(cart_id));
+                }
+                if cart.state == CartState::Ordered as i32 {
+                    return Err(ServiceError::new(
+                        ErrorKind::Conflict,
+                        "CART_ORDERED",
+                        "this cart was ordered; start a new one",
+                    ));
+                }
+                change(cart)?;
+                self.reprice(cart);
+                if let Some(meta) = cart.meta.as_mut() {
+                    meta.version += 1;
+                    meta.last_modified_at = Some(now());
+                }
+                Ok(())
+            })
+            .await?;
+        match updated {
+            Updated::Done { value, .. } => Ok(value),
+            Updated::Missing => Err(not_found(cart_id)),
+            Updated::Contended => Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "CONCURRENT_MODIFICATION",
+                "the cart is busy; retry",
+            )),
+        }
+    }
+
+    /// The state-setting update: version check, then the discount codes.
+    pub async fn update(&self, req: UpdateCartRequest) -> Result<Cart, ServiceError> {
+        let at = now().seconds;
+        self.modify(&req.customer_id, &req.cart_id, |cart| {
+            if req.version > 0 && version(cart) != req.version {
+                return Err(ServiceError::new(
+                    ErrorKind::Conflict,
+                    "CONCURRENT_MODIFICATION",
+                    "the cart changed since you read it",
+                ));
+            }
+            if req.clear_discount_codes {
+                cart.discount_codes.clear();
+            }
+            if let Some(code) = req.discount_code.as_deref() {
+                let catalogue = self.promotions.read().unwrap_or_else(|p| p.into_inner());
+                let code = catalogue.check(code.trim(), cart, at)?;
+                cart.discount_codes = catalogue.with_code(&cart.discount_codes, code);
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Adds a line priced by the catalog, merging with an equal line.
+    pub async fn add_line(
+        &self,
+        req: AddLineItemRequest,
+        correlation: Option<&MetadataValue<Ascii>>,
+    ) -> Result<Cart, ServiceError> {
+        let wanted = quantity(req.quantity)?;
+        let cart = self.get(&req.customer_id, &req.cart_id).await?;
+        let line = self
+            .priced_line(&req, &cart.currency_code, correlation)
+            .await?;
+        let available = line.1;
+        let line = line.0;
+        self.modify(&req.customer_id, &req.cart_id, |cart| {
+            let existing = cart
+                .line_items
+                .iter_mut()
+                .find(|l| l.product_id == line.product_id && l.variant_id == line.variant_id);
+            let total = existing.as_ref().map_or(0, |l| l.quantity) + wanted;
+            if total > MAX_QUANTITY {
+                return Err(invalid(
+                    "quantity",
+                    "OUT_OF_RANGE",
+                    format!("at most {MAX_QUANTITY} of one item per cart"),
+                ));
+            }
+            if total > available {
+                return Err(invalid(
+                    "quantity",
+                    "OUT_OF_RANGE",
+                    format!("only {available} left in stock"),
+                ));
+            }
+            match existing {
+                Some(l) => l.quantity = total,
+                None => cart.line_items.push(OrderLine {
+                    quantity: wanted,
+                    ..line.clone()
+                }),
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// The line for a product variant at the catalog's price, and the stock.
+    async fn priced_line(
+        &self,
+        req: &AddLineItemRequest,
+        currency: &str,
+        correlation: Option<&MetadataValue<Ascii>>,
+    ) -> Result<(OrderLine, u32), ServiceError> {
+        if req.product_id.is_empty() {
+            return Err(invalid(
+                "productId",
+                "REQUIRED",
+                "productId is required".into(),
+            ));
+        }
+        let message = GetProductRequest {
+            product_id: req.product_id.clone(),
+            currency_code: currency.to_string(),
+        };
+        let request = self
+            .catalog
+            .request(correlation, message)
+            .await
+            .map_err(|e| {
+                ServiceError::new(
+                    ErrorKind::Unavailable,
+                    "CATALOG_UNAVAILABLE",
+                    format!("catalog unreachable: {e}"),
+                )
+            })?;
+        let product = match CatalogServiceClient::new(self.catalog.channel.clone())
+            .get_product(request)
+            .await
+        {
+            Ok(p) => p.into_inner(),
+            Err(s) if s.code() == tonic::Code::NotFound => {
+                return Err(invalid(
+                    "productId",
+                    "INVALID_VALUE",
+                    format!("product {} does not exist", req.product_id),
+                ));
+            }
+            Err(s) => {
+                return Err(ServiceError::new(
+                    ErrorKind::Unavailable,
+                    "CATALOG_UNAVAILABLE",
+                    s.message().to_string(),
+                ));
+            }
+        };
+        if product.status != ProductStatus::Active as i32 {
+            return Err(invalid(
+                "productId",
+                "INVALID_VALUE",
+                "this product is not for sale".into(),
+            ));
+        }
+        let variant = product
+            .variants
+            .iter()
+            .find(|v| v.id == req.variant_id)
+            .ok_or_else(|| {
+                invalid(
+                    "variantId",
+                    "INVALID_VALUE",
+                    format!("variant {} does not exist", req.variant_id),
+                )
+            })?;
+        let stock = variant.availability.map_or(0, |a| a.quantity);
+        if stock == 0 {
+            return Err(invalid(
+                "variantId",
+                "INVALID_VALUE",
+                "this variant is out of stock".into(),
+            ));
+        }
+        let price = variant.price.clone().unwrap_or_else(|| money(currency, 0));
+        let line = OrderLine {
+            id: uuid::Uuid::new_v4().to_string(),
+            product_id: req.product_id.clone(),
+            variant_id: variant.id,
+            sku: variant.sku.clone(),
+            name: product.name.clone(),
+            quantity: 0,
+            unit_price: Some(price),
+            total_price: None,
+            category_ids: product.category_ids.clone(),
+        };
+        Ok((line, stock))
+    }
+
+    pub async fn set_quantity(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        line_id: &str,
+        q: u32,
+    ) -> Result<Cart, ServiceError> {
+        let q = quantity(q)?;
+        self.modify(customer_id, cart_id, |cart| {
+            let line = cart
+                .line_items
+                .iter_mut()
+                .find(|l| l.id == line_id)
+                .ok_or_else(|| ServiceError::not_found("line item", line_id))?;
+            line.quantity = q;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn remove_line(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        line_id: &str,
+    ) -> Result<Cart, ServiceError> {
+        self.modify(customer_id, cart_id, |cart| {
+            let before = cart.line_items.len();
+            cart.line_items.retain(|l| l.id != line_id);
+            if cart.line_items.len() == before {
+                return Err(ServiceError::not_found("line item", line_id));
+            }
+            Ok(())
+        })
+        .await
+    }
+}

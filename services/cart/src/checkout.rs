@@ -1,0 +1,262 @@
+//! Checkout sessions and their confirmation, which creates exactly one
+//! order however many times and however concurrently it is called: the
+//! order id is fixed when the session opens, the orders service creates an
+//! id once, and the session flips OPEN -> CONFIRMED by compare-and-set.
+
+use std::time::Duration;
+
+use storefront_common::client::Peer;
+use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_common::store::{Store, Updated};
+use storefront_proto::Timestamp;
+use storefront_proto::cart::v1::{
+    Cart, CartState, CheckoutRecord, CheckoutSession, CheckoutStatus,
+};
+use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
+use storefront_proto::orders::v1::{CreateOrderRequest, ShippingAddress, Totals};
+use tonic::metadata::{Ascii, MetadataValue};
+
+use crate::carts::{Carts, now, version};
+use crate::pricing::{included_tax, money};
+
+const MAX_ATTEMPTS: usize = 128;
+
+fn session_key(id: &str) -> String {
+    format!("checkout:{id}")
+}
+
+fn not_found(id: &str) -> ServiceError {
+    ServiceError::not_found("checkout session", id)
+}
+
+fn conflict(code: &'static str, message: &str) -> ServiceError {
+    ServiceError::new(ErrorKind::Conflict, code, message)
+}
+
+pub struct Checkout {
+    pub store: Store,
+    pub orders: Peer,
+    pub ttl: Duration,
+}
+
+/// The session as a client sees it now: an open session past its time is
+/// EXPIRED.
+fn view(record: CheckoutRecord) -> CheckoutSession {
+    let mut session = record.session.unwrap_or_default();
+    let expired = session
+        .expires_at
+        .is_some_and(|t| t.seconds <= now().seconds);
+    if session.status == CheckoutStatus::Open as i32 && expired {
+        session.status = CheckoutStatus::Expired as i32;
+    }
+    session
+}
+
+impl Checkout {
+    pub async fn open(
+        &self,
+        carts: &Carts,
+        customer_id: &str,
+        cart_id: &str,
+        address: Option<ShippingAddress>,
+    ) -> Result<CheckoutSession, ServiceError> {
+        let cart = carts.get(customer_id, cart_id).await?;
+        if cart.state == CartState::Ordered as i32 {
+            return Err(conflict("CART_ORDERED", "this cart was already ordered"));
+        }
+        if cart.line_items.is_empty() {
+            let message = "the cart is empty";
+            return Err(
+                ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
+                    .with_violation(FieldViolation::new("cartId", "INVALID_VALUE", message)),
+            );
+        }
+        let created = now();
+        let expires = Timestamp {
+            seconds: created.seconds + self.ttl.as_secs() as i64,
+            nanos: created.nanos,
+        };
+        let session = CheckoutSession {
+            id: uuid::Uuid::new_v4().to_string(),
+            cart_id: cart_id.to_string(),
+            status: CheckoutStatus::Open as i32,
+            total_price: cart.total_price.clone(),
+            order_id: String::new(),
+            expires_at: Some(expires),
+            created_at: Some(created),
+            shipping_address: address,
+        };
+        let record = CheckoutRecord {
+            session: Some(session.clone()),
+            customer_id: customer_id.to_string(),
+            cart_version: version(&cart),
+            planned_order_id: uuid::Uuid::new_v4().to_string(),
+        };
+        // Kept a day past expiry so a late retry still finds its answer.
+        let keep = self.ttl + Duration::from_secs(86_400);
+        self.store
+            .insert_message(&session_key(&session.id), &record, Some(keep))
+            .await?;
+        Ok(session)
+    }
+
+    async fn record(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<CheckoutRecord, ServiceError> {
+        let found = self
+            .store
+            .get_message::<CheckoutRecord>(&session_key(session_id))
+            .await?;
+        found
+            .map(|f| f.value)
+            .filter(|r| r.customer_id == customer_id)
+            .ok_or_else(|| not_found(session_id))
+    }
+
+    pub async fn get(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<CheckoutSession, ServiceError> {
+        Ok(view(self.record(customer_id, session_id).await?))
+    }
+
+    pub async fn confirm(
+        &self,
+        carts: &Carts,
+        customer_id: &str,
+        session_id: &str,
+        correlation: Option<&MetadataValue<Ascii>>,
+    ) -> Result<CheckoutSession, ServiceError> {
+        let record = self.record(customer_id, session_id).await?;
+        let session = view(record.clone());
+        match CheckoutStatus::try_from(session.status) {
+            Ok(CheckoutStatus::Confirmed) => return Ok(session),
+            Ok(CheckoutStatus::Expired) => {
+                return Err(conflict(
+                    "CHECKOUT_EXPIRED",
+                    "the checkout session has expired",
+                ));
+            }
+            _ => {}
+        }
+        let cart = carts.get(customer_id, &session.cart_id).await?;
+        if version(&cart) != record.cart_version {
+            // Perhaps a concurrent confirmation of this session ordered it.
+            let again = view(self.record(customer_id, session_id).await?);
+            if again.status == CheckoutStatus::Confirmed as i32 {
+                return Ok(again);
+            }
+            return Err(conflict(
+                "CART_CHANGED",
+                "the cart changed since checkout began; start a new checkout",
+            ));
+        }
+        self.create_order(&record, &cart, correlation).await?;
+        let confirmed = self
+            .mark_confirmed(session_id, &record.planned_order_id)
+            .await?;
+        self.mark_ordered(carts, customer_id, &cart).await?;
+        tracing::info!(session_id, order_id = %record.planned_order_id, "checkout confirmed");
+        Ok(confirmed)
+    }
+
+    async fn create_order(
+        &self,
+        record: &CheckoutRecord,
+        cart: &Cart,
+        correlation: Option<&MetadataValue<Ascii>>,
+    ) -> Result<(), ServiceError> {
+        let currency = cart.currency_code.as_str();
+        let cents = |m: &Option<storefront_proto::common::v1::Money>| {
+            m.as_ref().map_or(0, |m| m.cent_amount)
+        };
+        let total = cents(&cart.total_price);
+        let totals = Totals {
+            subtotal: cart.subtotal.clone(),
+            discount: cart.discount_total.clone(),
+            shipping: Some(money(currency, 0)),
+            tax: Some(money(currency, included_tax(currency, total))),
+            total: cart.total_price.clone(),
+        };
+        let message = CreateOrderRequest {
+            order_id: record.planned_order_id.clone(),
+            customer_id: record.customer_id.clone(),
+            cart_id: cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+            line_items: cart.line_items.clone(),
+            totals: Some(totals),
+            shipping_address: record
+                .session
+                .as_ref()
+                .and_then(|s| s.shipping_address.clone()),
+            discount_codes: cart.discount_codes.clone(),
+        };
+        let unavailable =
+            |m: String| ServiceError::new(ErrorKind::Unavailable, "ORDERS_UNAVAILABLE", m);
+        let request = self
+            .orders
+            .request(correlation, message)
+            .await
+            .map_err(|e| unavailable(e.to_string()))?;
+        OrderServiceClient::new(self.orders.channel.clone())
+            .create_order(request)
+            .await
+            .map_err(|s| unavailable(s.message().to_string()))?;
+        Ok(())
+    }
+
+    async fn mark_confirmed(
+        &self,
+        session_id: &str,
+        order_id: &str,
+    ) -> Result<CheckoutSession, ServiceError> {
+        let updated = self
+            .store
+            .update_message(
+                &session_key(session_id),
+                MAX_ATTEMPTS,
+                None,
+                |record: &mut CheckoutRecord| {
+                    if let Some(session) = record.session.as_mut()
+                        && session.status != CheckoutStatus::Confirmed as i32
+                    {
+                        session.status = CheckoutStatus::Confirmed as i32;
+                        session.order_id = order_id.to_string();
+                    }
+                    Ok::<_, ServiceError>(())
+                },
+            )
+            .await?;
+        match updated {
+            Updated::Done { value, .. } => Ok(view(value)),
+            Updated::Missing => Err(not_found(session_id)),
+            Updated::Contended => Err(conflict(
+                "CONCURRENT_MODIFICATION",
+                "the session is busy; retry",
+            )),
+        }
+    }
+
+    async fn mark_ordered(
+        &self,
+        carts: &Carts,
+        customer_id: &str,
+        cart: &Cart,
+    ) -> Result<(), ServiceError> {
+        let id = cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default();
+        let result = carts
+            .modify(customer_id, &id, |c| {
+                c.state = CartState::Ordered as i32;
+                Ok(())
+            })
+            .await;
+        match result {
+            Ok(_) => Ok(()),
+            // A concurrent confirmation got there first.
+            Err(e) if e.code == "CART_ORDERED" => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}

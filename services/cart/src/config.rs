@@ -1,0 +1,71 @@
+//! The cart service's configuration.
+
+use std::time::Duration;
+
+use storefront_common::config::{ConfigError, EnvReader, is_loopback_url};
+use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
+use storefront_common::settings::ServiceSettings;
+
+pub const SERVICE_NAME: &str = "cart";
+pub const DEFAULT_ADDR: &str = "127.0.0.1:50053";
+/// The cart service's own account, as it calls catalog and orders.
+pub const DEV_CART_ACCOUNT: &str = "cart@storefront.iam.gserviceaccount.com";
+
+#[derive(Debug, Clone)]
+pub struct CartConfig {
+    pub service: ServiceSettings,
+    pub redis_url: Option<String>,
+    /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`.
+    pub catalog: (String, String),
+    pub orders: (String, String),
+    /// `IDENTITY_TOKEN_URL`: where the cart service gets its identity tokens.
+    pub identity_token_url: String,
+    /// `CHECKOUT_TTL_SECS`: how long a checkout session stays open.
+    pub checkout_ttl: Duration,
+    pub grpc_timeout: Duration,
+}
+
+impl CartConfig {
+    pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
+        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let peer = |name: &str, url: &str| -> Result<(String, String), ConfigError> {
+            let upper = name.to_uppercase();
+            Ok((
+                env.url(&format!("{upper}_URL"), url)?,
+                env.string(&format!("{upper}_AUDIENCE"), name),
+            ))
+        };
+        let dev_token_url =
+            format!("http://127.0.0.1:8091{IDENTITY_PATH_PREFIX}/{DEV_CART_ACCOUNT}/identity");
+        let config = Self {
+            redis_url: env.raw("REDIS_URL").map(str::to_string),
+            catalog: peer("catalog", "http://127.0.0.1:50051")?,
+            orders: peer("orders", "http://127.0.0.1:50054")?,
+            identity_token_url: env.url("IDENTITY_TOKEN_URL", &dev_token_url)?,
+            checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
+            grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            service,
+        };
+        if config.checkout_ttl.is_zero() {
+            return Err(ConfigError::new(
+                "CHECKOUT_TTL_SECS",
+                "must be greater than 0",
+            ));
+        }
+        if config.service.environment.is_production() {
+            if is_loopback_url(&config.identity_token_url) {
+                return Err(ConfigError::new(
+                    "IDENTITY_TOKEN_URL",
+                    "the dev issuer is refused in production",
+                ));
+            }
+            if config.redis_url.is_none() {
+                return Err(ConfigError::new(
+                    "REDIS_URL",
+                    "production keeps carts in Redis",
+                ));
+            }
+        }
+        Ok(config)
+    }
+}

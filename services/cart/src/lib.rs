@@ -1,0 +1,115 @@
+//! The cart service: carts priced by the catalog, promotions, and checkout
+//! whose confirmation creates exactly one order in the orders service.
+
+pub mod carts;
+mod checkout;
+pub mod config;
+pub mod pricing;
+pub mod promotions;
+mod service;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use storefront_common::client::Peer;
+use storefront_common::identity::token_source::TokenSource;
+use storefront_common::store::Store;
+use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
+use storefront_proto::catalog::v1::ListCategoriesRequest;
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::common::v1::{ListQuery, PageRequest};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::config::CartConfig;
+use crate::promotions::Catalogue;
+
+pub async fn serve(
+    config: CartConfig,
+    store: Store,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let peer = |(url, audience): &(String, String), name| {
+        Peer::new(name, url, audience, tokens.clone(), config.grpc_timeout)
+    };
+    let catalog = peer(&config.catalog, "catalog")?;
+    let orders = peer(&config.orders, "orders")?;
+    let promotions = Arc::new(RwLock::new(Catalogue::new(promotions::demo(Vec::new()))));
+    tokio::spawn(scope_promotions(
+        catalog.clone(),
+        promotions.clone(),
+        shutdown.clone(),
+    ));
+    let carts = Arc::new(carts::Carts {
+        store: store.clone(),
+        catalog,
+        promotions,
+    });
+    let checkout = Arc::new(checkout::Checkout {
+        store,
+        orders,
+        ttl: config.checkout_ttl,
+    });
+    let api = service::CartApi { carts, checkout };
+    storefront_common::server::serve_grpc(
+        &config.service,
+        CartServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}
+
+/// Resolves the category scopes of the demo promotions from the catalog,
+/// retrying until it answers (until then they apply to nothing).
+async fn scope_promotions(
+    catalog: Peer,
+    promotions: Arc<RwLock<Catalogue>>,
+    shutdown: CancellationToken,
+) {
+    let query = ListQuery {
+        page: Some(PageRequest {
+            limit: 100,
+            offset: 0,
+        }),
+        ..Default::default()
+    };
+    for attempt in 0u64.. {
+        if shutdown.is_cancelled() {
+            return;
+        }
+        let request = catalog
+            .request(
+                None,
+                ListCategoriesRequest {
+                    query: Some(query.clone()),
+                },
+            )
+            .await;
+        let reply = match request {
+            Ok(request) => CatalogServiceClient::new(catalog.channel.clone())
+                .list_categories(request)
+                .await
+                .ok(),
+            Err(_) => None,
+        };
+        if let Some(reply) = reply {
+            let shoes = reply
+                .into_inner()
+                .categories
+                .into_iter()
+                .filter(|c| c.key.ends_with("-shoes"))
+                .filter_map(|c| c.meta.map(|m| m.id))
+                .collect();
+            *promotions.write().unwrap_or_else(|p| p.into_inner()) =
+                Catalogue::new(promotions::demo(shoes));
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200 * (attempt + 1).min(25))).await;
+    }
+}
+
+#[cfg(test)]
+mod invariants;

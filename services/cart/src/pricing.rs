@@ -1,0 +1,177 @@
+//! Cart arithmetic in integer minor units: line amounts, promotions applied
+//! in code order, each discount spread over its eligible lines by largest
+//! remainder, so that line totals always add up to the cart total.
+
+use storefront_proto::cart::v1::{Cart, Promotion, PromotionKind};
+use storefront_proto::common::v1::Money;
+
+use crate::promotions::{Catalogue, minimum_for};
+
+pub fn money(currency: &str, cents: i64) -> Money {
+    Money {
+        currency_code: currency.to_string(),
+        cent_amount: cents,
+        fraction_digits: 2,
+    }
+}
+
+/// Splits `amount` over `weights` in proportion, exactly: floors first, then
+/// one cent each to the largest remainders (ties to the earlier line).
+/// Requires `0 <= amount <= sum(weights)`; then no share exceeds its weight.
+pub fn distribute(amount: i64, weights: &[i64]) -> Vec<i64> {
+    let total: i64 = weights.iter().sum();
+    if total <= 0 || amount <= 0 {
+        return vec![0; weights.len()];
+    }
+    let amount = amount.min(total);
+    let mut shares: Vec<i64> = Vec::with_capacity(weights.len());
+    let mut remainders: Vec<(i128, usize)> = Vec::with_capacity(weights.len());
+    for (i, &w) in weights.iter().enumerate() {
+        let exact = i128::from(amount) * i128::from(w);
+        shares.push((exact / i128::from(total)) as i64);
+        remainders.push((exact % i128::from(total), i));
+    }
+    let mut left = amount - shares.iter().sum::<i64>();
+    remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, i) in remainders {
+        if left == 0 {
+            break;
+        }
+        if shares[i] < weights[i] {
+            shares[i] += 1;
+            left -= 1;
+        }
+    }
+    shares
+}
+
+fn eligible(promotion: &Promotion, category_ids: &[String], product_id: &str) -> bool {
+    let unscoped = promotion.category_ids.is_empty() && promotion.product_ids.is_empty();
+    unscoped
+        || promotion.product_ids.iter().any(|p| p == product_id)
+        || promotion
+            .category_ids
+            .iter()
+            .any(|c| category_ids.contains(c))
+}
+
+/// What one promotion takes off `remaining` (per line), or None when it
+/// does not apply to this cart.
+pub fn discount_of(
+    promotion: &Promotion,
+    cart: &Cart,
+    subtotal: i64,
+    remaining: &[i64],
+) -> Option<Vec<i64>> {
+    if minimum_for(promotion, &cart.currency_code).is_some_and(|min| subtotal < min) {
+        return None;
+    }
+    let weights: Vec<i64> = cart
+        .line_items
+        .iter()
+        .zip(remaining)
+        .map(|(line, &r)| {
+            if eligible(promotion, &line.category_ids, &line.product_id) {
+                r
+            } else {
+                0
+            }
+        })
+        .collect();
+    let base: i64 = weights.iter().sum();
+    if base == 0 {
+        return None;
+    }
+    let amount = match PromotionKind::try_from(promotion.kind) {
+        Ok(PromotionKind::Percentage) => {
+            (i128::from(base) * i128::from(promotion.basis_points) / 10_000) as i64
+        }
+        Ok(PromotionKind::FixedAmount) => promotion
+            .amounts
+            .iter()
+            .find(|m| m.currency_code == cart.currency_code)
+            .map_or(0, |m| m.cent_amount.clamp(0, base)),
+        _ => 0,
+    };
+    Some(distribute(amount, &weights))
+}
+
+/// Recomputes every amount of `cart` from its lines and codes.
+pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) {
+    let currency = cart.currency_code.clone();
+    let gross: Vec<i64> = cart
+        .line_items
+        .iter()
+        .map(|l| {
+            l.unit_price
+                .as_ref()
+                .map_or(0, |p| p.cent_amount)
+                .saturating_mul(i64::from(l.quantity))
+        })
+        .collect();
+    let subtotal: i64 = gross.iter().sum();
+    let mut remaining = gross;
+    for code in &cart.discount_codes {
+        let Some(promotion) = catalogue.by_code(code).filter(|p| catalogue.active(p, now)) else {
+            continue;
+        };
+        if let Some(shares) = discount_of(promotion, cart, subtotal, &remaining) {
+            for (r, s) in remaining.iter_mut().zip(shares) {
+                *r -= s;
+            }
+        }
+    }
+    let total: i64 = remaining.iter().sum();
+    for (line, r) in cart.line_items.iter_mut().zip(&remaining) {
+        line.total_price = Some(money(&currency, *r));
+    }
+    cart.subtotal = Some(money(&currency, subtotal));
+    cart.discount_total = Some(money(&currency, subtotal - total));
+    cart.total_price = Some(money(&currency, total));
+}
+
+/// The GST included in a total: 1/11 in Australia, 3/23 in New Zealand,
+/// rounded half up.
+pub fn included_tax(currency: &str, total: i64) -> i64 {
+    match currency {
+        "NZD" => (total * 3 + 11) / 23,
+        _ => (total + 5) / 11,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn distribution_is_exact_and_proportional() {
+        assert_eq!(distribute(100, &[100, 100, 100]), vec![34, 33, 33]);
+        assert_eq!(distribute(10, &[500, 300, 200]), vec![5, 3, 2]);
+        assert_eq!(distribute(7, &[0, 10]), vec![0, 7]);
+        assert_eq!(
+            distribute(50, &[10, 10]),
+            vec![10, 10],
+            "never more than a line holds"
+        );
+        assert_eq!(included_tax("AUD", 1100), 100);
+        assert_eq!(included_tax("NZD", 2300), 300);
+    }
+
+    proptest! {
+        #[test]
+        fn shares_sum_to_the_amount_and_fit_their_lines(
+            weights in proptest::collection::vec(0i64..100_000, 1..12),
+            per_mille in 0i64..=1000,
+        ) {
+            let total: i64 = weights.iter().sum();
+            let amount = total * per_mille / 1000;
+            let shares = distribute(amount, &weights);
+            prop_assert_eq!(shares.iter().sum::<i64>(), amount.min(total).max(0));
+            for (s, w) in shares.iter().zip(&weights) {
+                prop_assert!(*s >= 0 && s <= w);
+            }
+        }
+    }
+}

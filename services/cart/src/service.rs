@@ -1,0 +1,130 @@
+//! The `storefront.cart.v1.CartService` gRPC implementation.
+
+use std::sync::Arc;
+
+use storefront_common::client::correlation_of;
+use storefront_proto::cart::v1::cart_service_server::CartService;
+use storefront_proto::cart::v1::*;
+use tonic::{Request, Response, Status};
+
+use crate::carts::{Carts, now};
+use crate::checkout::Checkout;
+
+#[derive(Clone)]
+pub struct CartApi {
+    pub carts: Arc<Carts>,
+    pub checkout: Arc<Checkout>,
+}
+
+type Reply<T> = Result<Response<T>, Status>;
+
+fn ok<T>(value: T) -> Reply<T> {
+    Ok(Response::new(value))
+}
+
+#[tonic::async_trait]
+impl CartService for CartApi {
+    async fn create_cart(&self, request: Request<CreateCartRequest>) -> Reply<Cart> {
+        let req = request.into_inner();
+        ok(self
+            .carts
+            .create(&req.customer_id, &req.currency_code)
+            .await?)
+    }
+
+    async fn get_cart(&self, request: Request<GetCartRequest>) -> Reply<Cart> {
+        let req = request.into_inner();
+        ok(self.carts.get(&req.customer_id, &req.cart_id).await?)
+    }
+
+    async fn delete_cart(&self, request: Request<DeleteCartRequest>) -> Reply<DeleteCartResponse> {
+        let req = request.into_inner();
+        self.carts.delete(&req.customer_id, &req.cart_id).await?;
+        ok(DeleteCartResponse {})
+    }
+
+    async fn update_cart(&self, request: Request<UpdateCartRequest>) -> Reply<Cart> {
+        ok(self.carts.update(request.into_inner()).await?)
+    }
+
+    async fn add_line_item(&self, request: Request<AddLineItemRequest>) -> Reply<Cart> {
+        let correlation = correlation_of(&request);
+        ok(self
+            .carts
+            .add_line(request.into_inner(), correlation.as_ref())
+            .await?)
+    }
+
+    async fn update_line_item(&self, request: Request<UpdateLineItemRequest>) -> Reply<Cart> {
+        let req = request.into_inner();
+        ok(self
+            .carts
+            .set_quantity(
+                &req.customer_id,
+                &req.cart_id,
+                &req.line_item_id,
+                req.quantity,
+            )
+            .await?)
+    }
+
+    async fn remove_line_item(&self, request: Request<RemoveLineItemRequest>) -> Reply<Cart> {
+        let req = request.into_inner();
+        ok(self
+            .carts
+            .remove_line(&req.customer_id, &req.cart_id, &req.line_item_id)
+            .await?)
+    }
+
+    async fn list_promotions(
+        &self,
+        _: Request<ListPromotionsRequest>,
+    ) -> Reply<ListPromotionsResponse> {
+        let catalogue = self
+            .carts
+            .promotions
+            .read()
+            .unwrap_or_else(|p| p.into_inner());
+        ok(ListPromotionsResponse {
+            promotions: catalogue.active_now(now().seconds),
+        })
+    }
+
+    async fn create_checkout(
+        &self,
+        request: Request<CreateCheckoutRequest>,
+    ) -> Reply<CheckoutSession> {
+        let req = request.into_inner();
+        ok(self
+            .checkout
+            .open(
+                &self.carts,
+                &req.customer_id,
+                &req.cart_id,
+                req.shipping_address,
+            )
+            .await?)
+    }
+
+    async fn get_checkout(&self, request: Request<GetCheckoutRequest>) -> Reply<CheckoutSession> {
+        let req = request.into_inner();
+        ok(self.checkout.get(&req.customer_id, &req.session_id).await?)
+    }
+
+    async fn confirm_checkout(
+        &self,
+        request: Request<ConfirmCheckoutRequest>,
+    ) -> Reply<CheckoutSession> {
+        let correlation = correlation_of(&request);
+        let req = request.into_inner();
+        ok(self
+            .checkout
+            .confirm(
+                &self.carts,
+                &req.customer_id,
+                &req.session_id,
+                correlation.as_ref(),
+            )
+            .await?)
+    }
+}

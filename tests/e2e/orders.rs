@@ -1,0 +1,208 @@
+//! Order history queries, customer cancellation rules and the internal
+//! fulfilment port.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{TestMesh, spawn_mesh};
+use crate::journey::{Shopper, buyable};
+
+const FULFILMENT: &str = "fulfilment@storefront.iam.gserviceaccount.com";
+
+async fn place_order(shopper: &Shopper<'_>, product: &str, quantity: u64) -> String {
+    let cart = shopper.cart().await;
+    shopper.add(&cart, product, 1, quantity).await;
+    let session = shopper.checkout(&cart).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    shopper.confirm(&session).await.body["orderId"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn internal(
+    t: &TestMesh,
+    order: &str,
+    token: Option<&str>,
+    status: &str,
+) -> reqwest::RequestBuilder {
+    let mut request = t
+        .http
+        .put(format!(
+            "http://{}/internal/orders/{order}/status",
+            t.mesh.internal_addr
+        ))
+        .json(&json!({"status": status}));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request
+}
+
+#[tokio::test]
+async fn order_history_sorts_and_filters() {
+    let t = spawn_mesh().await;
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 3).await;
+    let mut ids = Vec::new();
+    for q in 1..=3 {
+        ids.push(place_order(&shopper, &products[0].0, q).await);
+    }
+    let newest_first = shopper.send(Method::GET, "/orders", None).await.body;
+    let listed: Vec<&str> = newest_first["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        [ids[2].as_str(), ids[1].as_str(), ids[0].as_str()],
+        "default: newest first"
+    );
+    let by_total = shopper
+        .send(Method::GET, "/orders?sort=totalAmount:asc", None)
+        .await
+        .body;
+    let totals: Vec<i64> = by_total["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["totals"]["total"]["centAmount"].as_i64().unwrap())
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] <= w[1]));
+    shopper
+        .send(
+            Method::PUT,
+            &format!("/orders/{}", ids[0]),
+            Some(json!({"status": "CANCELLED"})),
+        )
+        .await;
+    let cancelled = shopper
+        .send(Method::GET, "/orders?filter%5Bstatus%5D=CANCELLED", None)
+        .await
+        .body;
+    assert_eq!(
+        (
+            cancelled["total"].as_u64(),
+            cancelled["results"][0]["id"].as_str()
+        ),
+        (Some(1), Some(ids[0].as_str()))
+    );
+    let dear = shopper
+        .send(
+            Method::GET,
+            &format!("/orders?filter%5BtotalAmount%5Bgt%5D%5D={}", totals[0]),
+            None,
+        )
+        .await
+        .body;
+    assert_eq!(dear["total"], 2);
+    let today = shopper
+        .send(
+            Method::GET,
+            "/orders?filter%5BcreatedAt%5Bgte%5D%5D=2000-01-01&limit=2",
+            None,
+        )
+        .await
+        .body;
+    assert_eq!(
+        (today["total"].as_u64(), today["count"].as_u64()),
+        (Some(3), Some(2))
+    );
+    shopper
+        .send(Method::GET, "/orders?sort=price", None)
+        .await
+        .error(400, "INVALID_SORT_FIELD");
+    let bad = shopper
+        .send(Method::GET, "/orders?filter%5Bstatus%5D=LOST", None)
+        .await;
+    bad.error(400, "INVALID_FILTER");
+    assert_eq!(bad.field_error(), ("filter[status]", "INVALID_VALUE"));
+}
+
+#[tokio::test]
+async fn fulfilment_moves_orders_and_customers_can_only_cancel_before_shipping() {
+    let t = spawn_mesh().await;
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 1).await;
+    let order = place_order(&shopper, &products[0].0, 1).await;
+    let path = format!("/orders/{order}");
+    for (body, code) in [
+        (json!({"status": "PROCESSING"}), "INVALID_VALUE"),
+        (json!({"status": "LOST"}), "INVALID_VALUE"),
+        (json!({}), "REQUIRED"),
+    ] {
+        let reply = shopper.send(Method::PUT, &path, Some(body)).await;
+        reply.error(422, "VALIDATION_ERROR");
+        assert_eq!(reply.field_error(), ("status", code));
+    }
+
+    let token = t.mesh.issuer.mint(FULFILMENT, "gateway-internal").unwrap();
+    t.send(internal(&t, &order, None, "PROCESSING"))
+        .await
+        .error(401, "UNAUTHORIZED");
+    let stranger = t
+        .mesh
+        .issuer
+        .mint(
+            "intruder@storefront.iam.gserviceaccount.com",
+            "gateway-internal",
+        )
+        .unwrap();
+    t.send(internal(&t, &order, Some(&stranger), "PROCESSING"))
+        .await
+        .error(403, "FORBIDDEN");
+    let wrong_audience = t.mesh.issuer.mint(FULFILMENT, "catalog").unwrap();
+    t.send(internal(&t, &order, Some(&wrong_audience), "PROCESSING"))
+        .await
+        .error(401, "INVALID_TOKEN");
+    t.send(internal(&t, &order, Some(&token), "SHIPPED"))
+        .await
+        .error(409, "INVALID_STATE_TRANSITION");
+
+    let processing = t
+        .send(internal(&t, &order, Some(&token), "PROCESSING"))
+        .await;
+    assert_eq!(
+        (
+            processing.status.as_u16(),
+            processing.body["status"].as_str()
+        ),
+        (200, Some("PROCESSING"))
+    );
+    let shipped = t.send(internal(&t, &order, Some(&token), "SHIPPED")).await;
+    assert_eq!(shipped.body["status"], "SHIPPED");
+    let repeat = t.send(internal(&t, &order, Some(&token), "SHIPPED")).await;
+    assert_eq!(repeat.status, 200, "the same status again is a no-op");
+    t.send(internal(&t, &order, Some(&token), "PROCESSING"))
+        .await
+        .error(409, "INVALID_STATE_TRANSITION");
+    t.send(internal(&t, "no-such-order", Some(&token), "PROCESSING"))
+        .await
+        .error(404, "NOT_FOUND");
+
+    let late = shopper
+        .send(Method::PUT, &path, Some(json!({"status": "CANCELLED"})))
+        .await;
+    late.error(409, "INVALID_STATE_TRANSITION");
+    assert_eq!(late.body["type"], "conflict_error");
+    t.send(internal(&t, &order, Some(&token), "DELIVERED"))
+        .await;
+    shopper
+        .send(Method::PUT, &path, Some(json!({"status": "CANCELLED"})))
+        .await
+        .error(409, "INVALID_STATE_TRANSITION");
+    assert_eq!(
+        shopper.send(Method::GET, &path, None).await.body["status"],
+        "DELIVERED"
+    );
+
+    // The internal surface is not on the public port.
+    let public = t
+        .send(t.get(&format!("/internal/orders/{order}/status")))
+        .await;
+    public.error(404, "NOT_FOUND");
+}
