@@ -9,6 +9,7 @@ const PROTOS: &[&str] = &[
     "storefront/customers/v1/customers.proto",
     "storefront/orders/v1/orders.proto",
     "storefront/cart/v1/cart.proto",
+    "storefront/search/v1/search.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -17,6 +17,8 @@ use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
 use storefront_orders::OrdersConfig;
+use storefront_search::SearchConfig;
+use storefront_search::config::DEV_SEARCH_ACCOUNT;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -105,7 +107,8 @@ impl Mesh {
         // Who may call whom: the gateway everything; the cart service prices
         // lines at the catalog and creates orders.
         let gateway_and_cart = format!("{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}");
-        let (catalog_env, catalog) = service_env(&env, &gateway_and_cart).await?;
+        let catalog_callers = format!("{gateway_and_cart},{DEV_SEARCH_ACCOUNT}");
+        let (catalog_env, catalog) = service_env(&env, &catalog_callers).await?;
         let config = CatalogConfig::from_env(&catalog_env)?;
         let catalog_addr = catalog.local_addr()?;
         mesh.spawn("catalog", |stop| {
@@ -142,7 +145,20 @@ impl Mesh {
         let s = store.clone();
         mesh.spawn("cart", |stop| storefront_cart::serve(config, s, cart, stop));
 
+        let (mut search_env, search) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        search_env.set("CATALOG_URL", format!("http://{catalog_addr}"));
+        search_env.set(
+            "IDENTITY_TOKEN_URL",
+            dev_account_url(&issuer_url, DEV_SEARCH_ACCOUNT),
+        );
+        let config = SearchConfig::from_env(&search_env)?;
+        let search_addr = search.local_addr()?;
+        mesh.spawn("search", |stop| {
+            storefront_search::serve(config, search, stop)
+        });
+
         env.set("CATALOG_URL", format!("http://{catalog_addr}"));
+        env.set("SEARCH_URL", format!("http://{search_addr}"));
         env.set("CUSTOMERS_URL", format!("http://{customers_addr}"));
         env.set("CART_URL", format!("http://{cart_addr}"));
         env.set("ORDERS_URL", format!("http://{orders_addr}"));

@@ -30,8 +30,10 @@ pub struct GatewayConfig {
     pub orders: DownstreamConfig,
     /// `INTERNAL_LISTEN_ADDR`: the internal REST port (fulfilment), never public.
     pub internal_addr: SocketAddr,
-    /// `FULFILMENT_CALLERS`: service accounts allowed on the internal port.
-    pub fulfilment_callers: Vec<String>,
+    /// `INTERNAL_CALLERS`: service accounts allowed on the internal port.
+    pub internal_callers: Vec<String>,
+    /// `SEARCH_URL`, `SEARCH_AUDIENCE`.
+    pub search: DownstreamConfig,
     /// `INTERNAL_AUDIENCE`: the audience of identity tokens for the internal port.
     pub internal_audience: String,
     /// `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`: who signs identity tokens.
@@ -73,10 +75,11 @@ impl GatewayConfig {
             cart: downstream("cart", "http://127.0.0.1:50053")?,
             orders: downstream("orders", "http://127.0.0.1:50054")?,
             internal_addr: env.addr("INTERNAL_LISTEN_ADDR", "127.0.0.1:8081")?,
-            fulfilment_callers: env.list(
-                "FULFILMENT_CALLERS",
-                "fulfilment@storefront.iam.gserviceaccount.com",
+            internal_callers: env.list(
+                "INTERNAL_CALLERS",
+                "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
             ),
+            search: downstream("search", "http://127.0.0.1:50055")?,
             internal_audience: env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
             identity_jwks_url: env

@@ -10,6 +10,7 @@ use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::customers::v1::customer_service_client::CustomerServiceClient;
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
+use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
@@ -53,6 +54,7 @@ pub struct Downstreams {
     pub customers: Downstream,
     pub cart: Downstream,
     pub orders: Downstream,
+    pub search: Downstream,
 }
 
 impl Downstreams {
@@ -80,11 +82,26 @@ impl Downstreams {
                 "storefront.orders.v1.OrderService",
                 &config.orders,
             )?,
+            search: downstream(
+                "search",
+                "storefront.search.v1.SearchService",
+                &config.search,
+            )?,
         })
     }
 
-    pub fn all(&self) -> [&Downstream; 4] {
-        [&self.catalog, &self.customers, &self.cart, &self.orders]
+    pub fn all(&self) -> [&Downstream; 5] {
+        [
+            &self.catalog,
+            &self.customers,
+            &self.cart,
+            &self.orders,
+            &self.search,
+        ]
+    }
+
+    pub fn search(&self) -> SearchServiceClient<Channel> {
+        SearchServiceClient::new(self.search.peer.channel.clone())
     }
 
     pub fn catalog(&self) -> CatalogServiceClient<Channel> {

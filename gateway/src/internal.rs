@@ -7,10 +7,11 @@ use std::sync::Arc;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::routing::put;
+use axum::routing::{post, put};
 use axum::{Json, Router};
 use storefront_common::identity::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
 use storefront_proto::orders::v1::AdvanceOrderRequest;
+use storefront_proto::search::v1::ReindexRequest;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -102,15 +103,32 @@ async fn set_status(
     )?))
 }
 
+/// Rebuilds the search index from the catalog now.
+async fn reindex(
+    State(state): State<InternalState>,
+    correlation: CorrelationId,
+    _caller: ServiceCaller,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.search, &correlation, ReindexRequest {})
+        .await?;
+    let reply = ds.search().reindex(request).await?.into_inner();
+    Ok(Json(
+        serde_json::json!({"catalogVersion": reply.catalog_version, "documents": reply.documents}),
+    ))
+}
+
 pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
         issuer: config.identity_issuer.clone(),
         audience: config.internal_audience.clone(),
         jwks_url: config.identity_jwks_url.clone(),
-        allowed_callers: config.fulfilment_callers.clone(),
+        allowed_callers: config.internal_callers.clone(),
     }));
     let inner = Router::new()
         .route("/internal/orders/{orderId}/status", put(set_status))
+        .route("/internal/search/reindex", post(reindex))
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
             downstreams,

@@ -27,6 +27,12 @@ pub mod orders {
     }
 }
 
+pub mod search {
+    pub mod v1 {
+        tonic::include_proto!("storefront.search.v1");
+    }
+}
+
 pub mod customers {
     pub mod v1 {
         tonic::include_proto!("storefront.customers.v1");

@@ -16,3 +16,4 @@ mod openapi;
 mod orders;
 mod products;
 mod query_errors;
+mod search;

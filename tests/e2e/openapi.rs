@@ -46,6 +46,8 @@ async fn the_openapi_document_covers_every_route() {
         "/orders",
         "/orders/{orderId}",
         "/promotions",
+        "/search",
+        "/search/suggestions",
     ] {
         assert!(paths.contains_key(path), "{path} undocumented");
     }

@@ -6,3 +6,4 @@ pub mod catalog;
 pub mod common;
 pub mod customers;
 pub mod orders;
+pub mod search;

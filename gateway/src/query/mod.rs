@@ -34,7 +34,7 @@ impl ParsedQuery {
     }
 }
 
-pub(crate) fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
+pub fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,
         "INVALID_QUERY_PARAMETER",

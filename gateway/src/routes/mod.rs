@@ -11,6 +11,7 @@ pub mod health;
 pub mod orders;
 pub mod products;
 pub mod promotions;
+pub mod search;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -33,6 +34,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(health::live))
         .routes(routes!(health::ready))
         .routes(routes!(promotions::list_promotions))
+        .routes(routes!(search::search))
+        .routes(routes!(search::suggestions))
         .merge(private())
 }
 

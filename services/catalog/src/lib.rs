@@ -6,8 +6,6 @@ mod generate;
 mod service;
 mod store;
 
-use std::sync::Arc;
-
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -21,10 +19,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let catalog = Arc::new(store::Catalog::new(generate::generate(
-        config.size,
-        config.seed,
-    )));
+    let catalog = store::Catalog::new(generate::generate(config.size, config.seed));
     tracing::info!(
         products = catalog.products.len(),
         categories = catalog.categories.len(),

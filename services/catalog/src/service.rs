@@ -1,95 +1,38 @@
-//! The `storefront.catalog.v1.CatalogService` gRPC implementation.
+//! The `storefront.catalog.v1.CatalogService` gRPC implementation. Reads
+//! hold the catalog's read lock only while they compute their answer.
 
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock, RwLockReadGuard};
 
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use futures::Stream;
+use storefront_common::catalog::{ProductField, ProductSchema, currency, default_money, view};
+use storefront_common::error::ServiceError;
 use storefront_common::query;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
-use storefront_proto::catalog::v1::{
-    Category, CategoryTree, Collection, GetCategoryRequest, GetCategoryTreeRequest,
-    GetCollectionRequest, GetProductRequest, ListCategoriesRequest, ListCategoriesResponse,
-    ListCollectionsRequest, ListCollectionsResponse, ListProductsRequest, ListProductsResponse,
-    Product, Variant,
-};
-use storefront_proto::common::v1::Money;
+use storefront_proto::catalog::v1::*;
 use tonic::{Request, Response, Status};
 
-use crate::store::{
-    CURRENCIES, Catalog, CategorySchema, CollectionSchema, NamedField, ProductField, ProductSchema,
-};
+use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
+
+/// Products per export batch unless asked otherwise.
+const EXPORT_BATCH: usize = 500;
 
 #[derive(Clone)]
 pub struct CatalogApi {
-    catalog: Arc<Catalog>,
+    catalog: Arc<RwLock<Catalog>>,
 }
+
+type Reply<T> = Result<Response<T>, Status>;
 
 impl CatalogApi {
-    pub fn new(catalog: Arc<Catalog>) -> Self {
-        Self { catalog }
+    pub fn new(catalog: Catalog) -> Self {
+        Self {
+            catalog: Arc::new(RwLock::new(catalog)),
+        }
     }
-}
 
-fn currency(code: &str) -> Result<&'static str, ServiceError> {
-    if code.is_empty() {
-        return Ok(CURRENCIES[0]);
-    }
-    CURRENCIES
-        .iter()
-        .copied()
-        .find(|c| *c == code)
-        .ok_or_else(|| {
-            let message = format!("currency must be one of {}", CURRENCIES.join(", "));
-            ServiceError::new(
-                ErrorKind::BadRequest,
-                "INVALID_QUERY_PARAMETER",
-                message.clone(),
-            )
-            .with_violation(FieldViolation::new("currency", "INVALID_VALUE", message))
-        })
-}
-
-fn priced(variant: &Variant, currency: &str) -> Variant {
-    let mut v = variant.clone();
-    v.price = v
-        .prices
-        .iter()
-        .find(|m| m.currency_code == currency)
-        .cloned();
-    v
-}
-
-/// A product in the requested currency; `detail` keeps all variants, the
-/// list view carries the master variant only.
-fn view(p: &Product, currency: &str, detail: bool) -> Product {
-    let master_variant = p.master_variant.as_ref().map(|v| priced(v, currency));
-    Product {
-        meta: p.meta.clone(),
-        key: p.key.clone(),
-        name: p.name.clone(),
-        description: p.description.clone(),
-        slug: p.slug.clone(),
-        brand: p.brand.clone(),
-        category_ids: p.category_ids.clone(),
-        status: p.status,
-        featured: p.featured,
-        popularity: p.popularity,
-        in_stock: p.in_stock,
-        price: master_variant.as_ref().and_then(|v| v.price.clone()),
-        variants: if detail {
-            p.variants.iter().map(|v| priced(v, currency)).collect()
-        } else {
-            Vec::new()
-        },
-        master_variant,
-        media: p.media.clone(),
-    }
-}
-
-fn default_money(currency: &str) -> Money {
-    Money {
-        currency_code: currency.to_string(),
-        cent_amount: 0,
-        fraction_digits: 2,
+    fn read(&self) -> RwLockReadGuard<'_, Catalog> {
+        self.catalog.read().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -98,12 +41,13 @@ impl CatalogService for CatalogApi {
     async fn list_products(
         &self,
         request: Request<ListProductsRequest>,
-    ) -> Result<Response<ListProductsResponse>, Status> {
+    ) -> Reply<ListProductsResponse> {
         let req = request.into_inner();
         let currency = currency(&req.currency_code)?;
         let query = req.query.unwrap_or_default();
+        let catalog = self.read();
         let page = query::run::<ProductSchema>(
-            &self.catalog.products,
+            &catalog.products,
             &query,
             &currency,
             &[(ProductField::Key, false)],
@@ -119,14 +63,11 @@ impl CatalogService for CatalogApi {
         }))
     }
 
-    async fn get_product(
-        &self,
-        request: Request<GetProductRequest>,
-    ) -> Result<Response<Product>, Status> {
+    async fn get_product(&self, request: Request<GetProductRequest>) -> Reply<Product> {
         let req = request.into_inner();
         let currency = currency(&req.currency_code)?;
-        let product = self
-            .catalog
+        let catalog = self.read();
+        let product = catalog
             .product(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
         let mut product = view(product, currency, true);
@@ -139,10 +80,11 @@ impl CatalogService for CatalogApi {
     async fn list_categories(
         &self,
         request: Request<ListCategoriesRequest>,
-    ) -> Result<Response<ListCategoriesResponse>, Status> {
+    ) -> Reply<ListCategoriesResponse> {
         let query = request.into_inner().query.unwrap_or_default();
+        let catalog = self.read();
         let page = query::run::<CategorySchema>(
-            &self.catalog.categories,
+            &catalog.categories,
             &query,
             &(),
             &[(NamedField::Position, false)],
@@ -154,13 +96,10 @@ impl CatalogService for CatalogApi {
         }))
     }
 
-    async fn get_category(
-        &self,
-        request: Request<GetCategoryRequest>,
-    ) -> Result<Response<Category>, Status> {
+    async fn get_category(&self, request: Request<GetCategoryRequest>) -> Reply<Category> {
         let id = request.into_inner().category_id;
-        let category = self
-            .catalog
+        let catalog = self.read();
+        let category = catalog
             .category(&id)
             .ok_or_else(|| ServiceError::not_found("category", &id))?;
         Ok(Response::new(category.clone()))
@@ -169,17 +108,18 @@ impl CatalogService for CatalogApi {
     async fn get_category_tree(
         &self,
         _request: Request<GetCategoryTreeRequest>,
-    ) -> Result<Response<CategoryTree>, Status> {
-        Ok(Response::new(self.catalog.tree.clone()))
+    ) -> Reply<CategoryTree> {
+        Ok(Response::new(self.read().tree.clone()))
     }
 
     async fn list_collections(
         &self,
         request: Request<ListCollectionsRequest>,
-    ) -> Result<Response<ListCollectionsResponse>, Status> {
+    ) -> Reply<ListCollectionsResponse> {
         let query = request.into_inner().query.unwrap_or_default();
+        let catalog = self.read();
         let page = query::run::<CollectionSchema>(
-            &self.catalog.collections,
+            &catalog.collections,
             &query,
             &(),
             &[(NamedField::Position, false)],
@@ -191,15 +131,76 @@ impl CatalogService for CatalogApi {
         }))
     }
 
-    async fn get_collection(
-        &self,
-        request: Request<GetCollectionRequest>,
-    ) -> Result<Response<Collection>, Status> {
+    async fn get_collection(&self, request: Request<GetCollectionRequest>) -> Reply<Collection> {
         let id = request.into_inner().collection_id;
-        let collection = self
-            .catalog
+        let catalog = self.read();
+        let collection = catalog
             .collection(&id)
             .ok_or_else(|| ServiceError::not_found("collection", &id))?;
         Ok(Response::new(collection.clone()))
+    }
+
+    type ExportProductsStream = Pin<Box<dyn Stream<Item = Result<ProductBatch, Status>> + Send>>;
+
+    async fn export_products(
+        &self,
+        request: Request<ExportProductsRequest>,
+    ) -> Reply<Self::ExportProductsStream> {
+        let size = match request.into_inner().batch_size as usize {
+            0 => EXPORT_BATCH,
+            n => n.min(5_000),
+        };
+        // A consistent snapshot: list views (no variant list), all prices.
+        let (version, products): (u64, Vec<Product>) = {
+            let catalog = self.read();
+            let list = catalog
+                .products
+                .iter()
+                .map(|p| Product {
+                    variants: Vec::new(),
+                    ..p.clone()
+                })
+                .collect();
+            (catalog.version, list)
+        };
+        let batches: Vec<Result<ProductBatch, Status>> = products
+            .chunks(size)
+            .map(|chunk| {
+                Ok(ProductBatch {
+                    products: chunk.to_vec(),
+                    catalog_version: version,
+                })
+            })
+            .collect();
+        Ok(Response::new(Box::pin(futures::stream::iter(batches))))
+    }
+
+    async fn get_catalog_info(&self, _: Request<GetCatalogInfoRequest>) -> Reply<CatalogInfo> {
+        let catalog = self.read();
+        Ok(Response::new(CatalogInfo {
+            version: catalog.version,
+            product_count: catalog.products.len() as u64,
+        }))
+    }
+
+    async fn update_product(&self, request: Request<UpdateProductRequest>) -> Reply<Product> {
+        let req = request.into_inner();
+        let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
+        let product = catalog
+            .product_mut(&req.product_id)
+            .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
+        if req.name.is_some() {
+            product.name = req.name;
+        }
+        if req.description.is_some() {
+            product.description = req.description;
+        }
+        if let Some(meta) = product.meta.as_mut() {
+            meta.version += 1;
+            meta.last_modified_at = Some(storefront_common::time::now());
+        }
+        let updated = product.clone();
+        catalog.version += 1;
+        Ok(Response::new(updated))
     }
 }

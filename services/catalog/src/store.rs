@@ -3,20 +3,15 @@
 
 use std::collections::HashMap;
 
+use storefront_common::catalog::{meta_id, text};
 use storefront_common::query::{FieldType, Schema, Value};
-use storefront_proto::catalog::v1::{
-    Category, CategoryNode, CategoryTree, Collection, Product, ProductStatus,
-};
-use storefront_proto::common::v1::ResourceMeta;
+use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collection, Product};
 
 use crate::generate::Generated;
 
-/// Currencies every product is priced in; the first is the default.
-pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
-/// The locale whose text `name` sorts and filters by.
-pub const SORT_LOCALE: &str = "en-AU";
-
 pub struct Catalog {
+    /// Changes whenever the catalog does; indexers poll it.
+    pub version: u64,
     pub products: Vec<Product>,
     pub categories: Vec<Category>,
     pub collections: Vec<Collection>,
@@ -24,10 +19,6 @@ pub struct Catalog {
     product_index: HashMap<String, usize>,
     category_index: HashMap<String, usize>,
     collection_index: HashMap<String, usize>,
-}
-
-fn meta_id(meta: Option<&ResourceMeta>) -> &str {
-    meta.map_or("", |m| m.id.as_str())
 }
 
 fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
@@ -47,6 +38,7 @@ impl Catalog {
         } = generated;
         let tree = tree(&categories);
         Self {
+            version: 1,
             product_index: index(&products, |p| meta_id(p.meta.as_ref())),
             category_index: index(&categories, |c| meta_id(c.meta.as_ref())),
             collection_index: index(&collections, |c| meta_id(c.meta.as_ref())),
@@ -59,6 +51,10 @@ impl Catalog {
 
     pub fn product(&self, id: &str) -> Option<&Product> {
         self.product_index.get(id).map(|&i| &self.products[i])
+    }
+
+    pub fn product_mut(&mut self, id: &str) -> Option<&mut Product> {
+        self.product_index.get(id).map(|&i| &mut self.products[i])
     }
 
     pub fn category(&self, id: &str) -> Option<&Category> {
@@ -85,94 +81,6 @@ fn tree(categories: &[Category]) -> CategoryTree {
     }
     CategoryTree {
         roots: children("", categories),
-    }
-}
-
-/// The price of a product's master variant in the currency at `index`.
-pub fn master_price(p: &Product, currency: &str) -> Option<i64> {
-    let variant = p.master_variant.as_ref()?;
-    variant
-        .prices
-        .iter()
-        .find(|m| m.currency_code == currency)
-        .map(|m| m.cent_amount)
-}
-
-pub fn status_name(status: i32) -> &'static str {
-    match ProductStatus::try_from(status) {
-        Ok(ProductStatus::Active) => "active",
-        Ok(ProductStatus::Inactive) => "inactive",
-        Ok(ProductStatus::Discontinued) => "discontinued",
-        _ => "unknown",
-    }
-}
-
-fn text<'a>(ls: Option<&'a storefront_proto::common::v1::LocalizedString>) -> Value<'a> {
-    ls.and_then(|l| l.values.get(SORT_LOCALE))
-        .map_or(Value::Missing, |s| Value::Text(s))
-}
-
-fn created(meta: Option<&ResourceMeta>) -> Value<'_> {
-    meta.and_then(|m| m.created_at)
-        .map_or(Value::Missing, |t| Value::Timestamp(t.seconds, t.nanos))
-}
-
-#[derive(Debug, Clone, Copy)]
-pub enum ProductField {
-    Name,
-    Price,
-    CreatedAt,
-    Popularity,
-    Featured,
-    Status,
-    InStock,
-    Category,
-    Brand,
-    Key,
-}
-
-pub struct ProductSchema;
-
-impl Schema for ProductSchema {
-    type Record = Product;
-    type Field = ProductField;
-    /// The currency prices are compared in.
-    type Context = &'static str;
-
-    fn resolve(name: &str) -> Option<(ProductField, FieldType)> {
-        use ProductField as F;
-        Some(match name {
-            "name" => (F::Name, FieldType::Text),
-            "price" => (F::Price, FieldType::Integer),
-            "createdAt" => (F::CreatedAt, FieldType::Timestamp),
-            "popularity" => (F::Popularity, FieldType::Integer),
-            "featured" => (F::Featured, FieldType::Boolean),
-            "status" => (F::Status, FieldType::Text),
-            "inStock" => (F::InStock, FieldType::Boolean),
-            "category" => (F::Category, FieldType::TextSet),
-            "brand" => (F::Brand, FieldType::Text),
-            "key" => (F::Key, FieldType::Text),
-            _ => return None,
-        })
-    }
-
-    fn id(p: &Product) -> &str {
-        meta_id(p.meta.as_ref())
-    }
-
-    fn value<'a>(p: &'a Product, field: ProductField, currency: &&'static str) -> Value<'a> {
-        match field {
-            ProductField::Name => text(p.name.as_ref()),
-            ProductField::Price => master_price(p, currency).map_or(Value::Missing, Value::Integer),
-            ProductField::CreatedAt => created(p.meta.as_ref()),
-            ProductField::Popularity => Value::Integer(i64::from(p.popularity)),
-            ProductField::Featured => Value::Boolean(p.featured),
-            ProductField::Status => Value::Text(status_name(p.status)),
-            ProductField::InStock => Value::Boolean(p.in_stock),
-            ProductField::Category => Value::TextSet(&p.category_ids),
-            ProductField::Brand => Value::Text(&p.brand),
-            ProductField::Key => Value::Text(&p.key),
-        }
     }
 }
 

@@ -76,18 +76,36 @@ pub fn run<'a, S: Schema>(
     ctx: &S::Context,
     default_sort: &[(S::Field, bool)],
 ) -> Result<Page<'a, S::Record>, ServiceError> {
+    let matched = matching::<S>(items, query, ctx)?;
+    order_and_page::<S>(matched, query, ctx, default_sort)
+}
+
+/// The records passing every filter of `query`, in their original order.
+pub fn matching<'a, S: Schema>(
+    items: &'a [S::Record],
+    query: &ListQuery,
+    ctx: &S::Context,
+) -> Result<Vec<&'a S::Record>, ServiceError> {
     let filters = query
         .filters
         .iter()
         .map(compile_filter::<S>)
         .collect::<Result<Vec<_>, _>>()?;
-    let sort = compile_sort::<S>(query, default_sort)?;
-    let (limit, offset) = page_bounds(query)?;
-
-    let mut matched: Vec<&S::Record> = items
+    Ok(items
         .iter()
         .filter(|item| filters.iter().all(|f| matches::<S>(item, f, ctx)))
-        .collect();
+        .collect())
+}
+
+/// Sorts `matched` by the query's sort (or `default_sort`) and cuts the page.
+pub fn order_and_page<'a, S: Schema>(
+    mut matched: Vec<&'a S::Record>,
+    query: &ListQuery,
+    ctx: &S::Context,
+    default_sort: &[(S::Field, bool)],
+) -> Result<Page<'a, S::Record>, ServiceError> {
+    let sort = compile_sort::<S>(query, default_sort)?;
+    let (limit, offset) = page_bounds(query)?;
     let total = matched.len();
     let cmp = |a: &&S::Record, b: &&S::Record| compare::<S>(a, b, &sort, ctx);
     let start = usize::try_from(offset).unwrap_or(usize::MAX).min(total);

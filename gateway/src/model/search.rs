@@ -1,0 +1,97 @@
+//! Search results: the product listing envelope plus facets, and suggestions.
+
+use serde::Serialize;
+use storefront_proto::search::v1 as pb;
+use utoipa::ToSchema;
+
+use super::catalog::Product;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FacetValue {
+    pub value: String,
+    pub count: u64,
+    /// The category key, for category facets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PriceRange {
+    /// Cents, inclusive.
+    pub from: i64,
+    /// Cents, exclusive; absent for the open top range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<i64>,
+    pub count: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StockFacet {
+    pub value: bool,
+    pub count: u64,
+}
+
+/// Counts over every result that passed the filters (not just this page).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    pub brand: Vec<FacetValue>,
+    pub category: Vec<FacetValue>,
+    pub price: Vec<PriceRange>,
+    pub in_stock: Vec<StockFacet>,
+}
+
+fn values(v: Vec<pb::FacetValue>) -> Vec<FacetValue> {
+    v.into_iter()
+        .map(|f| FacetValue {
+            value: f.value,
+            count: f.count,
+            label: Some(f.label).filter(|l| !l.is_empty()),
+        })
+        .collect()
+}
+
+impl From<pb::Facets> for Facets {
+    fn from(f: pb::Facets) -> Self {
+        Self {
+            brand: values(f.brands),
+            category: values(f.categories),
+            price: f
+                .prices
+                .into_iter()
+                .map(|p| PriceRange {
+                    from: p.from,
+                    to: Some(p.to).filter(|t| *t > 0),
+                    count: p.count,
+                })
+                .collect(),
+            in_stock: f
+                .in_stock
+                .into_iter()
+                .map(|s| StockFacet {
+                    value: s.value == "true",
+                    count: s.count,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The paged envelope of product hits, plus facets.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SearchResult {
+    pub limit: u32,
+    pub offset: u64,
+    pub count: u32,
+    pub total: u64,
+    /// Product summaries, as `/products` lists them.
+    pub results: Vec<Product>,
+    pub facets: Facets,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Suggestions {
+    /// Completions of the text typed, most frequent first.
+    pub completions: Vec<String>,
+    pub products: Vec<Product>,
+}

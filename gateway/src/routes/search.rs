@@ -1,0 +1,209 @@
+//! Full-text search and suggestions (public).
+
+use std::collections::HashMap;
+
+use axum::Json;
+use axum::extract::{RawQuery, State};
+use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
+use utoipa::IntoParams;
+
+use super::single_param;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::catalog::Product;
+use crate::model::search::{SearchResult, Suggestions};
+use crate::query::{self, invalid_parameter, spec};
+use crate::state::AppState;
+
+pub const MAX_QUERY_CHARS: usize = 200;
+const DEFAULT_SUGGESTIONS: u32 = 8;
+const MAX_SUGGESTIONS: u32 = 20;
+
+/// Query parameters of `GET /search`; every parameter of `GET /products` applies too.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct SearchParams {
+    /// The shopper's words, 1 to 200 characters: stemmed, with synonyms, forgiving one typo in
+    /// words of 4-6 letters and two in longer ones. Nothing in it is query syntax.
+    query: String,
+    /// xx-XX, default en-AU: which localised fields are searched (de-* searches German).
+    #[param(pattern = "^[a-z]{2}-[A-Z]{2}$")]
+    locale: Option<String>,
+    /// AUD (default) or NZD.
+    currency: Option<String>,
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    limit: Option<u32>,
+    #[param(minimum = 0, default = 0)]
+    offset: Option<u64>,
+    /// As for /products; without it, results are by relevance, then popularity, then id.
+    sort: Option<Vec<String>>,
+    category: Option<String>,
+    brand: Option<String>,
+    status: Option<String>,
+    in_stock: Option<bool>,
+    featured: Option<bool>,
+    min_price: Option<i64>,
+    max_price: Option<i64>,
+    #[param(style = DeepObject, explode)]
+    filter: Option<HashMap<String, String>>,
+}
+
+/// The validated `query` text (400 INVALID_QUERY_PARAMETER otherwise).
+pub fn text(raw: Option<&str>) -> Result<String, ApiError> {
+    let text = single_param(raw, "query").unwrap_or_default();
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(invalid_parameter(
+            "query",
+            "REQUIRED",
+            "query must have at least one character".into(),
+        ));
+    }
+    if trimmed.chars().count() > MAX_QUERY_CHARS {
+        return Err(invalid_parameter(
+            "query",
+            "OUT_OF_RANGE",
+            format!("query has more than {MAX_QUERY_CHARS} characters"),
+        ));
+    }
+    if trimmed.chars().any(char::is_control) {
+        return Err(invalid_parameter(
+            "query",
+            "INVALID_FORMAT",
+            "query contains control characters".into(),
+        ));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// The validated `locale` (default en-AU).
+pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
+    let Some(locale) = single_param(raw, "locale") else {
+        return Ok("en-AU".into());
+    };
+    let b = locale.as_bytes();
+    let ok = b.len() == 5
+        && b[..2].iter().all(u8::is_ascii_lowercase)
+        && b[2] == b'-'
+        && b[3..].iter().all(u8::is_ascii_uppercase);
+    if !ok {
+        return Err(invalid_parameter(
+            "locale",
+            "INVALID_FORMAT",
+            "locale must match ^[a-z]{2}-[A-Z]{2}$, e.g. en-AU".into(),
+        ));
+    }
+    Ok(locale)
+}
+
+/// Searches products.
+#[utoipa::path(get, path = "/search", tag = "Search", params(SearchParams),
+    responses(
+        (status = 200, description = "A page of product hits with facets", body = SearchResult),
+        (status = 400, description = "INVALID_QUERY_PARAMETER (query empty, over 200 characters or with control characters; bad locale, limit...), INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
+    ))]
+pub async fn search(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<SearchResult>, ApiError> {
+    let raw = raw.as_deref();
+    let text = text(raw)?;
+    let locale = locale(raw)?;
+    let parsed = query::parse(raw, &spec::PRODUCTS)?;
+    let currency_code = parsed.param("currency").unwrap_or_default().to_string();
+    let message = SearchRequest {
+        text,
+        locale,
+        currency_code,
+        query: Some(parsed.list),
+    };
+    let ds = &state.downstreams;
+    let request = ds.request(&ds.search, &correlation, message).await?;
+    let reply = ds.search().search(request).await?.into_inner();
+    let page = reply
+        .page
+        .ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
+    let results: Vec<Product> = reply
+        .products
+        .into_iter()
+        .map(|p| Product::from_proto(p, false))
+        .collect::<Result<_, _>>()?;
+    Ok(Json(SearchResult {
+        limit: page.limit,
+        offset: page.offset,
+        count: results.len() as u32,
+        total: page.total,
+        results,
+        facets: reply.facets.unwrap_or_default().into(),
+    }))
+}
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct SuggestParams {
+    /// What has been typed so far, 1 to 200 characters.
+    query: String,
+    /// 1 to 20, default 8.
+    #[param(minimum = 1, maximum = 20, default = 8)]
+    limit: Option<u32>,
+    #[param(pattern = "^[a-z]{2}-[A-Z]{2}$")]
+    locale: Option<String>,
+    currency: Option<String>,
+}
+
+/// Completions and matching products for a partial query.
+#[utoipa::path(get, path = "/search/suggestions", tag = "Search", params(SuggestParams),
+    responses(
+        (status = 200, description = "Completions and the top matching products", body = Suggestions),
+        (status = 400, description = "INVALID_QUERY_PARAMETER", body = ErrorBody),
+    ))]
+pub async fn suggestions(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Suggestions>, ApiError> {
+    let raw = raw.as_deref();
+    let text = text(raw)?;
+    let locale = locale(raw)?;
+    let limit = match single_param(raw, "limit") {
+        None => DEFAULT_SUGGESTIONS,
+        Some(l) => l
+            .parse::<u32>()
+            .ok()
+            .filter(|l| (1..=MAX_SUGGESTIONS).contains(l))
+            .ok_or_else(|| {
+                invalid_parameter(
+                    "limit",
+                    "OUT_OF_RANGE",
+                    format!("limit must be between 1 and {MAX_SUGGESTIONS}"),
+                )
+            })?,
+    };
+    let currency_code = single_param(raw, "currency").unwrap_or_default();
+    let ds = &state.downstreams;
+    let request = ds
+        .request(
+            &ds.search,
+            &correlation,
+            SuggestRequest {
+                text,
+                locale,
+                limit,
+                currency_code,
+            },
+        )
+        .await?;
+    let reply = ds.search().suggest(request).await?.into_inner();
+    let products = reply
+        .products
+        .into_iter()
+        .map(|p| Product::from_proto(p, false))
+        .collect::<Result<_, _>>()?;
+    Ok(Json(Suggestions {
+        completions: reply.completions,
+        products,
+    }))
+}

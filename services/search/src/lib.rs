@@ -1,0 +1,74 @@
+//! The search service: a tantivy index built from the catalog's streamed
+//! export at start and rebuilt whenever the catalog's version moves (a
+//! periodic check, or a reindex call), swapped in without a gap.
+
+pub mod config;
+mod index;
+mod search;
+mod service;
+mod suggest;
+mod text_query;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use storefront_common::client::Peer;
+use storefront_common::identity::token_source::TokenSource;
+use storefront_proto::search::v1::search_service_server::SearchServiceServer;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::config::SearchConfig;
+
+pub async fn serve(
+    config: SearchConfig,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let (url, audience) = &config.catalog;
+    let catalog = Peer::new("catalog", url, audience, tokens, config.grpc_timeout)?;
+    let empty = index::build(Vec::new(), &[], 0)?;
+    let api = service::SearchApi {
+        current: Arc::new(RwLock::new(Arc::new(empty))),
+        catalog,
+        synonyms: Arc::new(config.synonyms.clone()),
+    };
+    // The first index before serving: until then every search would be empty.
+    let mut delay = Duration::from_millis(100);
+    while let Err(e) = api.rebuild().await {
+        tracing::warn!(error = %e, "waiting for the catalog to build the search index");
+        tokio::select! {
+            () = shutdown.cancelled() => return Ok(()),
+            () = tokio::time::sleep(delay) => {}
+        }
+        delay = (delay * 2).min(Duration::from_secs(5));
+    }
+    tokio::spawn(keep_fresh(api.clone(), config.refresh, shutdown.clone()));
+    storefront_common::server::serve_grpc(
+        &config.service,
+        SearchServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}
+
+/// Rebuilds when the catalog's version differs from the index's.
+async fn keep_fresh(api: service::SearchApi, every: Duration, shutdown: CancellationToken) {
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        match api.catalog_version().await {
+            Ok(version) if version != api.index().catalog_version => {
+                if let Err(e) = api.rebuild().await {
+                    tracing::warn!(error = %e, "search index refresh failed; serving the previous one");
+                }
+            }
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "catalog version check failed"),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! The `storefront.search.v1.SearchService` gRPC implementation, and the
+//! index it serves: swapped whole after a rebuild, so answers never pause.
+
+use std::sync::{Arc, RwLock};
+
+use storefront_common::catalog::currency;
+use storefront_common::client::Peer;
+use storefront_common::error::{ErrorKind, ServiceError};
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::catalog::v1::{
+    ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest, Product,
+};
+use storefront_proto::common::v1::{ListQuery, PageRequest};
+use storefront_proto::search::v1::search_service_server::SearchService;
+use storefront_proto::search::v1::*;
+use tonic::{Request, Response, Status};
+
+use crate::index::{self, Indexed};
+use crate::search::{answer, hits};
+use crate::{suggest, text_query};
+
+/// Suggestions answered at most.
+const MAX_SUGGESTIONS: u32 = 20;
+
+#[derive(Clone)]
+pub struct SearchApi {
+    pub current: Arc<RwLock<Arc<Indexed>>>,
+    pub catalog: Peer,
+    pub synonyms: Arc<Vec<Vec<String>>>,
+}
+
+fn internal(e: tantivy::TantivyError) -> ServiceError {
+    ServiceError::internal(format!("search index: {e}"))
+}
+
+fn unavailable(e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Unavailable,
+        "CATALOG_UNAVAILABLE",
+        format!("catalog unreachable: {e}"),
+    )
+}
+
+impl SearchApi {
+    pub fn index(&self) -> Arc<Indexed> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub async fn catalog_version(&self) -> Result<u64, ServiceError> {
+        let request = self
+            .catalog
+            .request(None, GetCatalogInfoRequest {})
+            .await
+            .map_err(unavailable)?;
+        let info = CatalogServiceClient::new(self.catalog.channel.clone())
+            .get_catalog_info(request)
+            .await;
+        Ok(info
+            .map_err(|s| unavailable(s.message()))?
+            .into_inner()
+            .version)
+    }
+
+    /// Builds a fresh index from the catalog's export and swaps it in.
+    pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
+        let mut client = CatalogServiceClient::new(self.catalog.channel.clone());
+        let request = self
+            .catalog
+            .request(None, ExportProductsRequest { batch_size: 1000 })
+            .await
+            .map_err(unavailable)?;
+        let mut stream = client
+            .export_products(request)
+            .await
+            .map_err(|s| unavailable(s.message()))?
+            .into_inner();
+        let mut products: Vec<Product> = Vec::new();
+        let mut version = 0;
+        while let Some(batch) = stream
+            .message()
+            .await
+            .map_err(|s| unavailable(s.message()))?
+        {
+            version = batch.catalog_version;
+            products.extend(batch.products);
+        }
+        let query = ListQuery {
+            page: Some(PageRequest {
+                limit: 100,
+                offset: 0,
+            }),
+            ..Default::default()
+        };
+        let request = self
+            .catalog
+            .request(None, ListCategoriesRequest { query: Some(query) })
+            .await
+            .map_err(unavailable)?;
+        let categories = client
+            .list_categories(request)
+            .await
+            .map_err(|s| unavailable(s.message()))?
+            .into_inner()
+            .categories;
+        let started = std::time::Instant::now();
+        let built =
+            tokio::task::spawn_blocking(move || index::build(products, &categories, version))
+                .await
+                .map_err(|e| ServiceError::internal(e.to_string()))?
+                .map_err(internal)?;
+        let documents = built.products.len() as u64;
+        tracing::info!(
+            documents,
+            catalog_version = version,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "search index built"
+        );
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(built);
+        Ok(ReindexResponse {
+            catalog_version: version,
+            documents,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl SearchService for SearchApi {
+    async fn search(
+        &self,
+        request: Request<SearchRequest>,
+    ) -> Result<Response<SearchResponse>, Status> {
+        let req = request.into_inner();
+        let currency = currency(&req.currency_code)?;
+        let indexed = self.index();
+        let lang = indexed.fields.for_locale(&req.locale);
+        let list = req.query.unwrap_or_default();
+        let query =
+            text_query::build(&indexed, lang, &self.synonyms, &req.text).map_err(internal)?;
+        let found = match &query {
+            Some(q) => hits(&indexed, q.as_ref(), indexed.products.len()).map_err(internal)?,
+            None => Vec::new(),
+        };
+        Ok(Response::new(answer(&indexed, &found, &list, currency)?))
+    }
+
+    async fn suggest(
+        &self,
+        request: Request<SuggestRequest>,
+    ) -> Result<Response<SuggestResponse>, Status> {
+        let req = request.into_inner();
+        let currency = currency(&req.currency_code)?;
+        let indexed = self.index();
+        let lang = indexed.fields.for_locale(&req.locale);
+        let limit = req.limit.clamp(1, MAX_SUGGESTIONS) as usize;
+        let (completions, products) =
+            suggest::suggest(&indexed, lang, &self.synonyms, &req.text, limit, currency)
+                .map_err(internal)?;
+        Ok(Response::new(SuggestResponse {
+            completions,
+            products,
+        }))
+    }
+
+    async fn reindex(
+        &self,
+        _: Request<ReindexRequest>,
+    ) -> Result<Response<ReindexResponse>, Status> {
+        Ok(Response::new(self.rebuild().await?))
+    }
+}
