@@ -10,6 +10,7 @@ const PROTOS: &[&str] = &[
     "storefront/orders/v1/orders.proto",
     "storefront/cart/v1/cart.proto",
     "storefront/search/v1/search.proto",
+    "storefront/content/v1/content.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

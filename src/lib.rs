@@ -13,6 +13,7 @@ use storefront_common::config::{AppEnvironment, EnvReader};
 use storefront_common::identity::dev_issuer::{DevIssuer, IDENTITY_PATH_PREFIX, JWKS_PATH};
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 use storefront_common::store::Store;
+use storefront_content::ContentConfig;
 use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
@@ -157,7 +158,15 @@ impl Mesh {
             storefront_search::serve(config, search, stop)
         });
 
+        let (content_env, content) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        let config = ContentConfig::from_env(&content_env)?;
+        let content_addr = content.local_addr()?;
+        mesh.spawn("content", |stop| {
+            storefront_content::serve(config, content, stop)
+        });
+
         env.set("CATALOG_URL", format!("http://{catalog_addr}"));
+        env.set("CONTENT_URL", format!("http://{content_addr}"));
         env.set("SEARCH_URL", format!("http://{search_addr}"));
         env.set("CUSTOMERS_URL", format!("http://{customers_addr}"));
         env.set("CART_URL", format!("http://{cart_addr}"));

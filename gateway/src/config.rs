@@ -34,6 +34,8 @@ pub struct GatewayConfig {
     pub internal_callers: Vec<String>,
     /// `SEARCH_URL`, `SEARCH_AUDIENCE`.
     pub search: DownstreamConfig,
+    /// `CONTENT_URL`, `CONTENT_AUDIENCE`.
+    pub content: DownstreamConfig,
     /// `INTERNAL_AUDIENCE`: the audience of identity tokens for the internal port.
     pub internal_audience: String,
     /// `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`: who signs identity tokens.
@@ -80,6 +82,7 @@ impl GatewayConfig {
                 "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
             ),
             search: downstream("search", "http://127.0.0.1:50055")?,
+            content: downstream("content", "http://127.0.0.1:50056")?,
             internal_audience: env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
             identity_jwks_url: env

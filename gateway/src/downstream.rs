@@ -8,6 +8,7 @@ use storefront_common::client::Peer;
 use storefront_common::identity::token_source::TokenSource;
 use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::content::v1::content_service_client::ContentServiceClient;
 use storefront_proto::customers::v1::customer_service_client::CustomerServiceClient;
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
@@ -55,6 +56,7 @@ pub struct Downstreams {
     pub cart: Downstream,
     pub orders: Downstream,
     pub search: Downstream,
+    pub content: Downstream,
 }
 
 impl Downstreams {
@@ -87,17 +89,27 @@ impl Downstreams {
                 "storefront.search.v1.SearchService",
                 &config.search,
             )?,
+            content: downstream(
+                "content",
+                "storefront.content.v1.ContentService",
+                &config.content,
+            )?,
         })
     }
 
-    pub fn all(&self) -> [&Downstream; 5] {
+    pub fn all(&self) -> [&Downstream; 6] {
         [
             &self.catalog,
             &self.customers,
             &self.cart,
             &self.orders,
             &self.search,
+            &self.content,
         ]
+    }
+
+    pub fn content(&self) -> ContentServiceClient<Channel> {
+        ContentServiceClient::new(self.content.peer.channel.clone())
     }
 
     pub fn search(&self) -> SearchServiceClient<Channel> {

@@ -8,7 +8,7 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use storefront_common::error::status_details;
+use storefront_common::error::{is_validation, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
 
@@ -134,7 +134,7 @@ impl ApiError {
     pub fn from_status(status: &tonic::Status) -> Self {
         let (reason, violations) = status_details(status);
         let http = match (status.code(), reason.as_deref()) {
-            (Code::InvalidArgument, Some("VALIDATION_ERROR")) => StatusCode::UNPROCESSABLE_ENTITY,
+            (Code::InvalidArgument, _) if is_validation(status) => StatusCode::UNPROCESSABLE_ENTITY,
             (Code::InvalidArgument | Code::OutOfRange, _) => StatusCode::BAD_REQUEST,
             (Code::NotFound, _) => StatusCode::NOT_FOUND,
             (Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition, _) => {
@@ -242,6 +242,11 @@ mod tests {
             422
         );
         assert_eq!(mapped(ErrorKind::BadRequest, "INVALID_FILTER").status, 400);
+        assert_eq!(
+            mapped(ErrorKind::Validation, "INVALID_CONTENT").status,
+            422,
+            "the kind decides, not the code"
+        );
         assert_eq!(mapped(ErrorKind::NotFound, "NOT_FOUND").status, 404);
         assert_eq!(
             mapped(ErrorKind::Conflict, "CONCURRENT_MODIFICATION").status,

@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use storefront_common::identity::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
+use storefront_proto::content::v1::ReloadRequest as ContentReload;
 use storefront_proto::orders::v1::AdvanceOrderRequest;
 use storefront_proto::search::v1::ReindexRequest;
 use tower::ServiceBuilder;
@@ -119,6 +120,20 @@ async fn reindex(
     ))
 }
 
+/// Reloads the content files.
+async fn reload_content(
+    State(state): State<InternalState>,
+    correlation: CorrelationId,
+    _caller: ServiceCaller,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.content, &correlation, ContentReload {})
+        .await?;
+    let reply = ds.content().reload(request).await?.into_inner();
+    Ok(Json(serde_json::json!({"documents": reply.documents})))
+}
+
 pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
         issuer: config.identity_issuer.clone(),
@@ -129,6 +144,7 @@ pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
     let inner = Router::new()
         .route("/internal/orders/{orderId}/status", put(set_status))
         .route("/internal/search/reindex", post(reindex))
+        .route("/internal/content/reload", post(reload_content))
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
             downstreams,

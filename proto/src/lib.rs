@@ -33,6 +33,12 @@ pub mod search {
     }
 }
 
+pub mod content {
+    pub mod v1 {
+        tonic::include_proto!("storefront.content.v1");
+    }
+}
+
 pub mod customers {
     pub mod v1 {
         tonic::include_proto!("storefront.customers.v1");

@@ -5,6 +5,7 @@ mod auth_tokens;
 mod captcha;
 mod cart_rules;
 mod categories;
+mod content;
 mod customers;
 mod edge;
 mod health;

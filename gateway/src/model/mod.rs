@@ -4,6 +4,7 @@
 pub mod cart;
 pub mod catalog;
 pub mod common;
+pub mod content;
 pub mod customers;
 pub mod orders;
 pub mod search;

@@ -6,6 +6,7 @@ pub mod carts;
 pub mod categories;
 pub mod checkout;
 pub mod collections;
+pub mod content;
 pub mod customers;
 pub mod health;
 pub mod orders;
@@ -36,6 +37,9 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(promotions::list_promotions))
         .routes(routes!(search::search))
         .routes(routes!(search::suggestions))
+        .routes(routes!(content::footer))
+        .routes(routes!(content::page))
+        .routes(routes!(content::banners))
         .merge(private())
 }
 

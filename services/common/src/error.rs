@@ -111,7 +111,9 @@ impl ServiceError {
 impl From<ServiceError> for Status {
     fn from(err: ServiceError) -> Self {
         let mut details = ErrorDetails::new();
-        details.set_error_info(err.code.as_ref(), ERROR_DOMAIN, HashMap::new());
+        // The kind travels too: 400 and 422 share InvalidArgument.
+        let metadata = HashMap::from([(KIND_KEY.to_string(), kind_name(err.kind).to_string())]);
+        details.set_error_info(err.code.as_ref(), ERROR_DOMAIN, metadata);
         if !err.violations.is_empty() {
             let violations: Vec<PbFieldViolation> = err
                 .violations
@@ -127,6 +129,26 @@ impl From<ServiceError> for Status {
         }
         Status::with_error_details(err.kind.grpc_code(), err.message, details)
     }
+}
+
+const KIND_KEY: &str = "kind";
+
+fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Validation => "validation",
+        _ => "other",
+    }
+}
+
+/// Whether a status carries a field-validation failure (HTTP 422) rather
+/// than a malformed request (400).
+pub fn is_validation(status: &Status) -> bool {
+    let details = status.get_error_details();
+    details.error_info().is_some_and(|info| {
+        info.metadata
+            .get(KIND_KEY)
+            .is_some_and(|k| k == "validation")
+    })
 }
 
 /// Reads back what [`From<ServiceError> for Status`] wrote: the ErrorInfo

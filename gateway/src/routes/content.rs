@@ -1,0 +1,98 @@
+//! CMS content (public): footer, pages, banners, by `locale` with fallback.
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use storefront_proto::content::v1::{GetPageRequest, LocalizedRequest};
+use utoipa::IntoParams;
+
+use super::search::locale;
+use crate::error::{ApiError, ErrorBody};
+use crate::middleware::correlation::CorrelationId;
+use crate::model::content::{Banners, Document};
+use crate::state::AppState;
+
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct LocaleParam {
+    /// xx-XX, default en-AU. A locale without the document falls back (en-NZ -> en-AU);
+    /// the answer's `locale` and Content-Language say which was served.
+    #[param(pattern = "^[a-z]{2}-[A-Z]{2}$", default = "en-AU")]
+    locale: Option<String>,
+}
+
+fn with_language<T: serde::Serialize>(served: &str, body: T) -> Response {
+    let mut response = Json(body).into_response();
+    if let Ok(value) = HeaderValue::from_str(served) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_LANGUAGE, value);
+    }
+    response
+}
+
+/// The site footer.
+#[utoipa::path(get, path = "/content/footer", tag = "Content", params(LocaleParam),
+    responses(
+        (status = 200, description = "The footer, with Content-Language", body = Document),
+        (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
+        (status = 404, description = "No locale of the chain has it", body = ErrorBody),
+    ))]
+pub async fn footer(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let locale = locale(raw.as_deref())?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.content, &correlation, LocalizedRequest { locale })
+        .await?;
+    let document = Document::from(ds.content().get_footer(request).await?.into_inner());
+    Ok(with_language(&document.locale.clone(), document))
+}
+
+/// A content page.
+#[utoipa::path(get, path = "/content/pages/{slug}", tag = "Content",
+    params(("slug" = String, Path, description = "The page, e.g. about, shipping, returns"), LocaleParam),
+    responses(
+        (status = 200, description = "The page, with Content-Language", body = Document),
+        (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
+        (status = 404, description = "No such page in any locale of the chain", body = ErrorBody),
+    ))]
+pub async fn page(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    Path(slug): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let locale = locale(raw.as_deref())?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.content, &correlation, GetPageRequest { slug, locale })
+        .await?;
+    let document = Document::from(ds.content().get_page(request).await?.into_inner());
+    Ok(with_language(&document.locale.clone(), document))
+}
+
+/// The banners inside their schedule now.
+#[utoipa::path(get, path = "/content/banners", tag = "Content", params(LocaleParam),
+    responses(
+        (status = 200, description = "Banners in position order, with Content-Language", body = Banners),
+        (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
+    ))]
+pub async fn banners(
+    State(state): State<AppState>,
+    correlation: CorrelationId,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let locale = locale(raw.as_deref())?;
+    let ds = &state.downstreams;
+    let request = ds
+        .request(&ds.content, &correlation, LocalizedRequest { locale })
+        .await?;
+    let banners = Banners::from(ds.content().list_banners(request).await?.into_inner());
+    Ok(with_language(&banners.locale.clone(), banners))
+}

@@ -1,0 +1,38 @@
+//! The content service: footer, pages and banners per locale, from JSON
+//! files a merchandiser edits (or the built-in demo set), reloadable
+//! without a restart.
+
+pub mod config;
+mod files;
+mod library;
+mod service;
+
+use std::sync::{Arc, RwLock};
+
+use storefront_proto::content::v1::content_service_server::ContentServiceServer;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+pub use crate::config::ContentConfig;
+
+pub async fn serve(
+    config: ContentConfig,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let mut api = service::ContentApi {
+        library: Arc::default(),
+        dir: config.dir.clone(),
+        fallbacks: config.fallbacks.clone(),
+    };
+    let library = api.load()?;
+    tracing::info!(documents = library.len(), "content loaded");
+    api.library = Arc::new(RwLock::new(Arc::new(library)));
+    storefront_common::server::serve_grpc(
+        &config.service,
+        ContentServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}

@@ -1,0 +1,130 @@
+//! CMS content: typed sections, locale fallback with Content-Language,
+//! banner schedules, 404s, and reloading edited files without a restart.
+
+use reqwest::Method;
+
+use crate::helpers::{Backend, spawn_mesh, spawn_mesh_on};
+
+#[tokio::test]
+async fn documents_fall_back_along_the_locale_chain() {
+    let t = spawn_mesh().await;
+    let footer = t.fetch("/content/footer").await;
+    assert_eq!(footer.status, 200);
+    assert_eq!(
+        (
+            footer.body["locale"].as_str(),
+            footer.header("content-language")
+        ),
+        (Some("en-AU"), Some("en-AU"))
+    );
+    let sections = footer.body["sections"].as_array().unwrap();
+    assert_eq!(sections[0]["type"], "links");
+    assert!(sections[0]["links"][0]["url"].is_string());
+    assert_eq!(sections.last().unwrap()["type"], "text");
+
+    for (path, served) in [
+        ("/content/footer?locale=en-NZ", "en-AU"),
+        ("/content/footer?locale=de-DE", "de-DE"),
+        ("/content/footer?locale=fr-FR", "en-AU"),
+        ("/content/pages/shipping?locale=en-NZ", "en-NZ"),
+        ("/content/pages/returns?locale=en-NZ", "en-AU"),
+        ("/content/pages/about?locale=de-AT", "de-DE"),
+    ] {
+        let reply = t.fetch(path).await;
+        assert_eq!(reply.status, 200, "{path}");
+        assert_eq!(reply.body["locale"], served, "{path}");
+        assert_eq!(reply.header("content-language"), Some(served), "{path}");
+    }
+    let about = t.ok("/content/pages/about").await;
+    let image = about["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["type"] == "image")
+        .unwrap();
+    assert!(
+        image["alt"].as_str().unwrap().len() > 5,
+        "images carry alt text"
+    );
+
+    for path in [
+        "/content/pages/nowhere",
+        "/content/pages/..%2Fetc",
+        "/content/pages/ABOUT",
+    ] {
+        let reply = t.fetch(path).await;
+        reply.error(404, "NOT_FOUND");
+        assert_eq!(reply.body["type"], "not_found_error");
+    }
+    for locale in ["en_AU", "english", "EN-au", "en-AUS"] {
+        let reply = t.fetch(&format!("/content/footer?locale={locale}")).await;
+        reply.error(400, "INVALID_QUERY_PARAMETER");
+        assert_eq!(reply.field_error(), ("locale", "INVALID_FORMAT"));
+    }
+}
+
+#[tokio::test]
+async fn only_banners_inside_their_schedule_are_served() {
+    let t = spawn_mesh().await;
+    let au = t.fetch("/content/banners").await;
+    let keys: Vec<&str> = au.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        ["summer-sale", "welcome"],
+        "expired and future banners stay hidden"
+    );
+    assert_eq!(au.header("content-language"), Some("en-AU"));
+    let nz = t.ok("/content/banners?locale=en-NZ").await;
+    assert_eq!(
+        (nz["locale"].as_str(), nz["results"][0]["key"].as_str()),
+        (Some("en-NZ"), Some("kia-ora"))
+    );
+    assert!(au.body["results"][0]["image"]["alt"].is_string());
+}
+
+#[tokio::test]
+async fn edited_files_are_served_after_a_reload() {
+    let dir = std::env::temp_dir().join(format!("content-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let footer = |title: &str| {
+        format!(
+            r#"{{"kind": "footer", "locale": "en-AU", "title": "{title}", "sections": [{{"type": "text", "markdown": "hi"}}]}}"#
+        )
+    };
+    std::fs::write(dir.join("footer.json"), footer("First")).unwrap();
+    let t = spawn_mesh_on(Backend::Memory, &[("CONTENT_DIR", dir.to_str().unwrap())]).await;
+    assert_eq!(t.ok("/content/footer").await["title"], "First");
+    t.fetch("/content/pages/about")
+        .await
+        .error(404, "NOT_FOUND");
+
+    std::fs::write(dir.join("footer.json"), footer("Second")).unwrap();
+    let token = t
+        .mesh
+        .issuer
+        .mint("ops@storefront.iam.gserviceaccount.com", "gateway-internal")
+        .unwrap();
+    let url = format!("http://{}/internal/content/reload", t.mesh.internal_addr);
+    let reload = t
+        .send(t.http.request(Method::POST, &url).bearer_auth(&token))
+        .await;
+    assert_eq!(
+        (reload.status.as_u16(), reload.body["documents"].as_u64()),
+        (200, Some(1))
+    );
+    assert_eq!(t.ok("/content/footer").await["title"], "Second");
+
+    // A broken edit is refused and the last good content stays.
+    std::fs::write(dir.join("footer.json"), "{\"kind\": \"footer\"").unwrap();
+    let broken = t
+        .send(t.http.request(Method::POST, &url).bearer_auth(&token))
+        .await;
+    broken.error(422, "INVALID_CONTENT");
+    assert_eq!(t.ok("/content/footer").await["title"], "Second");
+    let _ = std::fs::remove_dir_all(&dir);
+}
