@@ -8,6 +8,8 @@ use storefront_common::identity::DEV_ISSUER;
 use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 
+use crate::middleware::caching::CachePolicy;
+
 /// A downstream gRPC service: where it is and the audience of its tokens.
 #[derive(Debug, Clone)]
 pub struct DownstreamConfig {
@@ -15,8 +17,37 @@ pub struct DownstreamConfig {
     pub audience: String,
 }
 
+/// `Cache-Control` freshness per public resource group.
+#[derive(Debug, Clone, Copy)]
+pub struct CachePolicies {
+    /// `CACHE_CATALOG`: `max-age,stale-while-revalidate` in seconds.
+    pub catalog: CachePolicy,
+    /// `CACHE_SEARCH`.
+    pub search: CachePolicy,
+    /// `CACHE_CONTENT`.
+    pub content: CachePolicy,
+}
+
+fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy, ConfigError> {
+    let raw = env.string(var, default);
+    let parsed = raw
+        .split_once(',')
+        .and_then(|(a, s)| Some((a.trim().parse().ok()?, s.trim().parse().ok()?)));
+    let (max_age, stale_while_revalidate) = parsed.ok_or_else(|| {
+        ConfigError::new(
+            var,
+            format!("{raw:?}: expected max-age,stale-while-revalidate in seconds"),
+        )
+    })?;
+    Ok(CachePolicy {
+        max_age,
+        stale_while_revalidate,
+    })
+}
+
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
+    pub cache: CachePolicies,
     pub environment: AppEnvironment,
     /// `LISTEN_ADDR`, default 127.0.0.1:8080 (SPEC 1 "Local").
     pub listen_addr: SocketAddr,
@@ -69,7 +100,13 @@ impl GatewayConfig {
                 audience: env.string(&format!("{upper}_AUDIENCE"), name),
             })
         };
+        let cache = CachePolicies {
+            catalog: cache_policy(env, "CACHE_CATALOG", "60,300")?,
+            search: cache_policy(env, "CACHE_SEARCH", "30,60")?,
+            content: cache_policy(env, "CACHE_CONTENT", "300,3600")?,
+        };
         let config = Self {
+            cache,
             environment,
             listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
             catalog: downstream("catalog", "http://127.0.0.1:50051")?,

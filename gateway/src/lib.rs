@@ -63,7 +63,7 @@ pub fn app(
     store: Store,
     ready: Arc<AtomicBool>,
 ) -> anyhow::Result<Router> {
-    let (router, mut doc) = routes::api()
+    let (router, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
         .split_for_parts();
     openapi::complete(&mut doc);

@@ -74,6 +74,39 @@ fn error_response(description: &str) -> utoipa::openapi::Response {
         .build()
 }
 
+/// Public reads: `If-None-Match` in, validators out, 304 possible.
+fn cacheable(op: &mut Operation) {
+    let params = op.parameters.get_or_insert_with(Vec::new);
+    params.push(RefOr::T(header_param(
+        "If-None-Match",
+        false,
+        "ETags held; a match answers 304 Not Modified",
+        string_schema(None, None),
+    )));
+    let not_modified = ResponseBuilder::new()
+        .description("Not Modified: the ETag sent is current")
+        .build();
+    op.responses
+        .responses
+        .insert("304".to_string(), RefOr::T(not_modified));
+    if let Some(RefOr::T(ok)) = op.responses.responses.get_mut("200") {
+        for (name, description) in [
+            ("ETag", "A strong validator of the representation"),
+            (
+                "Cache-Control",
+                "public, max-age=..., stale-while-revalidate=... (per resource group)",
+            ),
+            ("Vary", "X-Api-Version"),
+        ] {
+            let header = HeaderBuilder::new()
+                .schema(Some(string_schema(None, None)))
+                .description(Some(description))
+                .build();
+            ok.headers.insert(name.to_string(), RefOr::T(header));
+        }
+    }
+}
+
 fn decorate(op: &mut Operation, versioned: bool) {
     let correlation = header_param(
         "Correlation-Id",
@@ -130,6 +163,12 @@ pub fn complete(doc: &mut OpenApi) {
     )]);
     for (path, item) in doc.paths.paths.iter_mut() {
         let versioned = !(path.starts_with("/health/") || path == "/openapi.json");
+        if let Some(get) = item.get.as_mut()
+            && versioned
+            && get.security.is_none()
+        {
+            cacheable(get);
+        }
         for op in [
             &mut item.get,
             &mut item.put,

@@ -110,4 +110,10 @@ async fn the_openapi_document_covers_every_route() {
         assert!(names.contains(&param), "/products lacks {param}");
     }
     assert!(doc["components"]["securitySchemes"]["BFFToken"].is_object());
+    let public = &paths["/products"]["get"]["responses"];
+    assert!(public["304"].is_object() && public["200"]["headers"]["ETag"].is_object());
+    assert!(
+        paths["/customers/{customerId}"]["get"]["responses"]["304"].is_null(),
+        "private reads are not cacheable"
+    );
 }

@@ -2,6 +2,7 @@
 //! ids, API versions, JSON-only bodies, and the error normaliser that makes
 //! sure nothing but SPEC 7.1 bodies ever leaves the gateway.
 
+pub mod caching;
 pub mod correlation;
 pub mod errors;
 pub mod json_body;

@@ -17,10 +17,37 @@ pub mod search;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::config::CachePolicies;
+use crate::middleware::caching::{CachePolicy, public_cache};
 use crate::state::AppState;
 
 /// Every documented route; the OpenAPI document is generated from these.
-pub fn api() -> OpenApiRouter<AppState> {
+pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
+    let public = |router: OpenApiRouter<AppState>, policy: CachePolicy| {
+        router.layer(axum::middleware::from_fn_with_state(policy, public_cache))
+    };
+    OpenApiRouter::new()
+        .merge(public(catalog(), cache.catalog))
+        .merge(public(
+            OpenApiRouter::new()
+                .routes(routes!(search::search))
+                .routes(routes!(search::suggestions)),
+            cache.search,
+        ))
+        .merge(public(
+            OpenApiRouter::new()
+                .routes(routes!(content::footer))
+                .routes(routes!(content::page))
+                .routes(routes!(content::banners)),
+            cache.content,
+        ))
+        .routes(routes!(health::live))
+        .routes(routes!(health::ready))
+        .merge(private())
+}
+
+/// The public catalog: products, categories, collections, promotions.
+fn catalog() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(products::list_products))
         .routes(routes!(products::get_product))
@@ -32,15 +59,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .routes(routes!(categories::get_category))
         .routes(routes!(collections::list_collections))
         .routes(routes!(collections::get_collection))
-        .routes(routes!(health::live))
-        .routes(routes!(health::ready))
         .routes(routes!(promotions::list_promotions))
-        .routes(routes!(search::search))
-        .routes(routes!(search::suggestions))
-        .routes(routes!(content::footer))
-        .routes(routes!(content::page))
-        .routes(routes!(content::banners))
-        .merge(private())
 }
 
 /// Routes whose answers belong to one customer: never cacheable.

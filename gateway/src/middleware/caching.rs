@@ -1,0 +1,101 @@
+//! HTTP caching of public GETs: `Cache-Control: public, max-age, stale-while-
+//! revalidate` per resource group, a strong `ETag` hashed from the body bytes
+//! already serialised (never serialising twice), `Vary`, and 304 for a
+//! matching `If-None-Match`.
+
+use aws_lc_rs::digest::{SHA256, digest};
+use axum::body::{Body, to_bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+/// Bodies above this are passed through without an ETag.
+const MAX_HASHED_BYTES: usize = 4 * 1024 * 1024;
+
+/// Freshness of one resource group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePolicy {
+    pub max_age: u32,
+    pub stale_while_revalidate: u32,
+}
+
+impl CachePolicy {
+    fn header(self) -> HeaderValue {
+        let value = format!(
+            "public, max-age={}, stale-while-revalidate={}",
+            self.max_age, self.stale_while_revalidate
+        );
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("no-store"))
+    }
+}
+
+fn etag_of(bytes: &[u8]) -> HeaderValue {
+    let hash = digest(&SHA256, bytes);
+    let hex: String = hash.as_ref()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    HeaderValue::from_str(&format!("\"{hex}\""))
+        .unwrap_or_else(|_| HeaderValue::from_static("\"0\""))
+}
+
+/// Whether `If-None-Match` names `etag` (or is `*`).
+fn matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
+    let Some(sent) = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let ours = etag.to_str().unwrap_or_default();
+    sent.split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t == ours || t.strip_prefix("W/") == Some(ours))
+}
+
+pub async fn public_cache(State(policy): State<CachePolicy>, req: Request, next: Next) -> Response {
+    let cacheable = matches!(*req.method(), Method::GET | Method::HEAD);
+    let conditional = req.headers().clone();
+    let response = next.run(req).await;
+    if !cacheable || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = to_bytes(body, MAX_HASHED_BYTES).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let etag = etag_of(&bytes);
+    parts.headers.insert(header::CACHE_CONTROL, policy.header());
+    parts
+        .headers
+        .insert(header::VARY, HeaderValue::from_static("X-Api-Version"));
+    parts.headers.insert(header::ETAG, etag.clone());
+    if matches(&conditional, &etag) {
+        parts.status = StatusCode::NOT_MODIFIED;
+        parts.headers.remove(header::CONTENT_TYPE);
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, Body::empty());
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn etags_are_strong_and_compare_as_lists() {
+        let tag = etag_of(b"{}");
+        assert!(tag.to_str().unwrap().starts_with('"') && tag.len() == 34);
+        assert_ne!(tag, etag_of(b"{ }"));
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::IF_NONE_MATCH,
+            HeaderValue::from_str(&format!("\"x\", {}", tag.to_str().unwrap())).unwrap(),
+        );
+        assert!(matches(&h, &tag));
+        h.insert(header::IF_NONE_MATCH, HeaderValue::from_static("\"other\""));
+        assert!(!matches(&h, &tag));
+    }
+}
