@@ -1,5 +1,6 @@
 //! The gateway's configuration, from environment variables.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 
 use crate::middleware::caching::CachePolicy;
+use crate::ratelimit::{Quota, Scope, TrustedProxies};
 
 /// A downstream gRPC service: where it is and the audience of its tokens.
 #[derive(Debug, Clone)]
@@ -45,9 +47,46 @@ fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy
     })
 }
 
+/// Rate limits per scope; a scope set to `off` is not limited.
+#[derive(Debug, Clone)]
+pub struct RateLimitConfig {
+    pub quotas: HashMap<Scope, Quota>,
+    /// `TRUSTED_PROXIES`: whose X-Forwarded-For is believed.
+    pub trusted_proxies: TrustedProxies,
+    /// `RATE_LIMIT_FAIL_OPEN`: serve (true) or refuse (false) while Redis is away.
+    pub fail_open: bool,
+}
+
+fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
+    let mut quotas = HashMap::new();
+    for (scope, var, default) in [
+        (Scope::Ip, "RATE_LIMIT_IP", "600/60s"),
+        (Scope::Session, "RATE_LIMIT_SESSION", "300/60s"),
+        (Scope::Search, "RATE_LIMIT_SEARCH", "120/60s"),
+        (Scope::Login, "RATE_LIMIT_LOGIN", "20/60s"),
+        (Scope::LoginEmail, "RATE_LIMIT_LOGIN_EMAIL", "10/1h"),
+    ] {
+        let raw = env.string(var, default);
+        if raw != "off" {
+            quotas.insert(
+                scope,
+                raw.parse().map_err(|e: String| ConfigError::new(var, e))?,
+            );
+        }
+    }
+    let trusted_proxies = TrustedProxies::parse(&env.list("TRUSTED_PROXIES", ""))
+        .map_err(|e| ConfigError::new("TRUSTED_PROXIES", e))?;
+    Ok(RateLimitConfig {
+        quotas,
+        trusted_proxies,
+        fail_open: env.parse("RATE_LIMIT_FAIL_OPEN", true)?,
+    })
+}
+
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
     pub cache: CachePolicies,
+    pub rate_limits: RateLimitConfig,
     pub environment: AppEnvironment,
     /// `LISTEN_ADDR`, default 127.0.0.1:8080 (SPEC 1 "Local").
     pub listen_addr: SocketAddr,
@@ -107,6 +146,7 @@ impl GatewayConfig {
         };
         let config = Self {
             cache,
+            rate_limits: rate_limits(env)?,
             environment,
             listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
             catalog: downstream("catalog", "http://127.0.0.1:50051")?,

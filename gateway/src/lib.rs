@@ -14,6 +14,7 @@ pub mod middleware;
 mod model;
 mod openapi;
 mod query;
+mod ratelimit;
 mod routes;
 mod state;
 
@@ -36,6 +37,8 @@ use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{correlation, errors, version};
+use crate::ratelimit::Limiter;
+use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::state::AppState;
 use storefront_common::store::Store;
 
@@ -68,6 +71,11 @@ pub fn app(
         .split_for_parts();
     openapi::complete(&mut doc);
     let openapi = bytes::Bytes::from(doc.to_json()?);
+    let rl = &config.rate_limits;
+    let limits = Arc::new(RateLimits {
+        limiter: Limiter::new(rl.quotas.clone(), &store, rl.fail_open),
+        trusted: rl.trusted_proxies.clone(),
+    });
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
         &config.token_audience,
@@ -76,12 +84,14 @@ pub fn app(
     let state = AppState {
         downstreams,
         auth,
+        limits: limits.clone(),
         ready,
         openapi,
     };
     let inner = router
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(limits, rate_limit))
         .with_state(state);
     Ok(with_edge_layers(inner))
 }
@@ -113,6 +123,7 @@ pub async fn serve(
             ready.store(false, Ordering::Release);
         }
     };
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let public = axum::serve(listener, app).with_graceful_shutdown(signal);
     let internal = axum::serve(internal, internal_app)
         .with_graceful_shutdown(shutdown.clone().cancelled_owned());

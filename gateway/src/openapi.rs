@@ -31,6 +31,10 @@ const COMMON_ERRORS: &[(&str, &str)] = &[
         "405",
         "Method not allowed on this path; the `Allow` header lists the allowed ones",
     ),
+    (
+        "429",
+        "RATE_LIMIT_EXCEEDED: over a budget (client IP, session, search, login); Retry-After says when to retry, RateLimit-Policy and RateLimit describe the budgets",
+    ),
     ("500", "Internal error (never a stack trace)"),
     ("502", "A downstream service returned an invalid response"),
     ("503", "A downstream service is temporarily unavailable"),

@@ -7,12 +7,14 @@ use bytes::Bytes;
 
 use crate::auth::SharedAuth;
 use crate::downstream::Downstreams;
+use crate::ratelimit::middleware::RateLimits;
 
 #[derive(Clone)]
 pub struct AppState {
     pub downstreams: Downstreams,
     /// Customer token verification.
     pub auth: SharedAuth,
+    pub limits: Arc<RateLimits>,
     /// False once shutdown began: readiness fails first, then connections drain.
     pub ready: Arc<AtomicBool>,
     /// The OpenAPI document, serialised once at start.

@@ -18,4 +18,5 @@ mod openapi;
 mod orders;
 mod products;
 mod query_errors;
+mod ratelimit;
 mod search;

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
 
 use crate::auth::Customer;
@@ -10,6 +11,8 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{LoginBody, LoginResult, TokenBody};
+use crate::ratelimit::Scope;
+use crate::ratelimit::middleware::too_many;
 use crate::state::AppState;
 
 /// Logs a customer in (SPEC 5.3).
@@ -20,19 +23,32 @@ use crate::state::AppState;
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: a missing field, or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this address or for this account; see Retry-After", body = ErrorBody),
     ))]
 pub async fn login(
     State(state): State<AppState>,
     correlation: CorrelationId,
     ApiJson(body): ApiJson<LoginBody>,
-) -> Result<Json<LoginResult>, ApiError> {
+) -> Result<Response, ApiError> {
+    // Password guessing is slowed per account, whichever addresses it comes from.
+    if let Some(email) = body
+        .email_address
+        .as_deref()
+        .map(|e| e.trim().to_lowercase())
+        .filter(|e| !e.is_empty())
+        && let Some(decision) = state.limits.limiter.check(Scope::LoginEmail, &email).await
+        && !decision.allowed
+    {
+        return Ok(too_many(&[decision]));
+    }
     let ds = &state.downstreams;
     let request = ds
         .request(&ds.customers, &correlation, LoginRequest::from(body))
         .await?;
     Ok(Json(LoginResult::try_from(
         ds.customers().login(request).await?.into_inner(),
-    )?))
+    )?)
+    .into_response())
 }
 
 fn invalid_field(field: &str, code: &str, message: &str) -> ApiError {

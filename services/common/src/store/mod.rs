@@ -8,6 +8,8 @@
 mod memory;
 mod redis_backend;
 
+pub use redis_backend::{GcraOutcome, RedisStore};
+
 use std::time::Duration;
 
 use serde::Serialize;
@@ -47,7 +49,7 @@ impl From<StoreError> for ServiceError {
 #[derive(Clone)]
 pub enum Store {
     Memory(memory::MemoryStore),
-    Redis(redis_backend::RedisStore),
+    Redis(RedisStore),
 }
 
 impl Store {

@@ -32,7 +32,36 @@ redis.call('HSET', KEYS[1], 'v', next, 'd', ARGV[2])
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return next";
 
+/// GCRA in one round trip. KEYS[1] the key; ARGV[1] the emission interval
+/// T (ms), ARGV[2] the burst tolerance tau (ms). Redis's own clock, so every
+/// replica agrees. Returns {allowed, retry_after_ms, remaining, reset_ms}.
+const GCRA: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tau = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+if now < tat - tau then
+  return {0, tat - tau - now, 0, tat - now}
+end
+local next = tat + interval
+redis.call('SET', KEYS[1], next, 'PX', next - now + 1)
+local remaining = math.floor((now + tau - next) / interval) + 1
+if remaining < 0 then remaining = 0 end
+return {1, 0, remaining, next - now}";
+
+/// One rate-limit decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcraOutcome {
+    pub allowed: bool,
+    pub retry_after_ms: u64,
+    pub remaining: u64,
+    pub reset_ms: u64,
+}
+
 struct Scripts {
+    gcra: Script,
     insert: Script,
     insert_indexed: Script,
     replace: Script,
@@ -65,6 +94,7 @@ impl RedisStore {
             .await
             .map_err(unavailable)?;
         let scripts = Scripts {
+            gcra: Script::new(GCRA),
             insert: Script::new(INSERT),
             insert_indexed: Script::new(INSERT_INDEXED),
             replace: Script::new(REPLACE),
@@ -170,6 +200,33 @@ impl RedisStore {
             .await
             .map_err(unavailable)?;
         Ok(count > 0)
+    }
+
+    /// Counts one request against `key` (GCRA: `interval_ms` per request,
+    /// bursts up to `tau_ms / interval_ms + 1`).
+    pub async fn gcra(
+        &self,
+        key: &str,
+        interval_ms: u64,
+        tau_ms: u64,
+    ) -> Result<GcraOutcome, StoreError> {
+        let mut conn = self.conn.clone();
+        let (allowed, retry_after_ms, remaining, reset_ms): (i64, i64, i64, i64) = self
+            .scripts
+            .gcra
+            .key(self.key(key))
+            .arg(interval_ms)
+            .arg(tau_ms)
+            .invoke_async(&mut conn)
+            .await
+            .map_err(unavailable)?;
+        let u = |v: i64| u64::try_from(v).unwrap_or(0);
+        Ok(GcraOutcome {
+            allowed: allowed == 1,
+            retry_after_ms: u(retry_after_ms),
+            remaining: u(remaining),
+            reset_ms: u(reset_ms),
+        })
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {

@@ -1,0 +1,145 @@
+//! Rate limits: exact budgets per scope, X-Forwarded-For believed only from
+//! trusted proxies, honest Retry-After, budgets shared through Redis.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{Backend, Reply, TestMesh, spawn_mesh_on};
+
+async fn products(t: &TestMesh, xff: Option<&str>) -> Reply {
+    let mut request = t.get("/products?limit=1");
+    if let Some(ip) = xff {
+        request = request.header("X-Forwarded-For", ip);
+    }
+    t.send(request).await
+}
+
+fn limited(reply: &Reply, scope: &str) {
+    reply.error(429, "RATE_LIMIT_EXCEEDED");
+    assert_eq!(reply.body["type"], "rate_limit_error");
+    let retry: u64 = reply
+        .header("retry-after")
+        .expect("Retry-After")
+        .parse()
+        .expect("whole seconds");
+    assert!(retry >= 1);
+    let policy = reply.header("ratelimit-policy").unwrap();
+    assert!(
+        policy.contains(&format!("\"{scope}\"")),
+        "{scope}: {policy}"
+    );
+}
+
+#[tokio::test]
+async fn the_ip_budget_holds_exactly_and_spoofed_forwarding_is_ignored() {
+    let t = spawn_mesh_on(Backend::Memory, &[("RATE_LIMIT_IP", "5/60s")]).await;
+    for expected in (0..5).rev() {
+        let reply = products(&t, Some(&format!("203.0.113.{expected}"))).await;
+        assert_eq!(reply.status, 200);
+        assert_eq!(reply.header("ratelimit-policy"), Some("\"ip\";q=5;w=60"));
+        assert!(
+            reply
+                .header("ratelimit")
+                .unwrap()
+                .starts_with(&format!("\"ip\";r={expected};")),
+            "{:?}",
+            reply.header("ratelimit")
+        );
+    }
+    // The peer (127.0.0.1) is not a trusted proxy: its X-Forwarded-For changes nothing.
+    limited(&products(&t, Some("198.51.100.7")).await, "ip");
+    let health = t.send(t.request(Method::GET, "/health/live")).await;
+    assert_eq!(health.status, 200, "probes are never limited");
+}
+
+#[tokio::test]
+async fn trusted_proxies_forward_distinct_clients() {
+    let t = spawn_mesh_on(
+        Backend::Memory,
+        &[("RATE_LIMIT_IP", "2/60s"), ("TRUSTED_PROXIES", "127.0.0.1")],
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(products(&t, Some("203.0.113.1")).await.status, 200);
+    }
+    limited(&products(&t, Some("203.0.113.1")).await, "ip");
+    assert_eq!(
+        products(&t, Some("203.0.113.2")).await.status,
+        200,
+        "another client has its own budget"
+    );
+    // A client cannot pick its address by prepending to the header.
+    limited(&products(&t, Some("192.0.2.99, 203.0.113.1")).await, "ip");
+}
+
+#[tokio::test]
+async fn search_and_login_have_stricter_budgets() {
+    let vars = [
+        ("RATE_LIMIT_SEARCH", "2/60s"),
+        ("RATE_LIMIT_LOGIN_EMAIL", "3/1h"),
+        ("TRUSTED_PROXIES", "127.0.0.1"),
+    ];
+    let t = spawn_mesh_on(Backend::Memory, &vars).await;
+    for _ in 0..2 {
+        assert_eq!(t.fetch("/search?query=shirt").await.status, 200);
+    }
+    limited(&t.fetch("/search?query=shirt").await, "search");
+    assert_eq!(
+        products(&t, None).await.status,
+        200,
+        "other routes keep their own budget"
+    );
+
+    let body = json!({"emailAddress": "Ava@Example.com", "password": "guess 1234", "gRecaptchaResponse": "x"});
+    for i in 0..3 {
+        let reply = t
+            .send(
+                t.json(Method::POST, "/auth/login", None, &body)
+                    .header("X-Forwarded-For", format!("203.0.113.{i}")),
+            )
+            .await;
+        reply.error(401, "INVALID_CREDENTIALS");
+    }
+    let blocked = t
+        .send(
+            t.json(Method::POST, "/auth/login", None, &body)
+                .header("X-Forwarded-For", "203.0.113.50"),
+        )
+        .await;
+    limited(&blocked, "login-email");
+}
+
+#[tokio::test]
+async fn retry_after_is_honest() {
+    let t = spawn_mesh_on(Backend::Memory, &[("RATE_LIMIT_IP", "2/2s")]).await;
+    products(&t, None).await;
+    products(&t, None).await;
+    let denied = products(&t, None).await;
+    limited(&denied, "ip");
+    let wait: u64 = denied.header("retry-after").unwrap().parse().unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(wait)).await;
+    assert_eq!(
+        products(&t, None).await.status,
+        200,
+        "a request after Retry-After succeeds"
+    );
+}
+
+#[tokio::test]
+async fn two_gateways_share_one_budget_through_redis() {
+    let a = spawn_mesh_on(Backend::Redis, &[("RATE_LIMIT_IP", "4/60s")]).await;
+    let url = a._redis.as_ref().unwrap().url.clone();
+    let b = spawn_mesh_on(
+        Backend::Memory,
+        &[("RATE_LIMIT_IP", "4/60s"), ("REDIS_URL", url.as_str())],
+    )
+    .await;
+    assert_eq!(products(&a, None).await.status, 200);
+    assert_eq!(products(&b, None).await.status, 200);
+    assert_eq!(products(&a, None).await.status, 200);
+    let last = products(&b, None).await;
+    assert_eq!(last.status, 200);
+    assert!(last.header("ratelimit").unwrap().starts_with("\"ip\";r=0;"));
+    limited(&products(&a, None).await, "ip");
+    limited(&products(&b, None).await, "ip");
+}
