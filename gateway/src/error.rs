@@ -150,10 +150,12 @@ impl ApiError {
             (Code::Unauthenticated, Some(_)) => StatusCode::UNAUTHORIZED,
             (Code::PermissionDenied, Some(_)) => StatusCode::FORBIDDEN,
             (Code::ResourceExhausted, _) => StatusCode::TOO_MANY_REQUESTS,
-            (Code::Unavailable | Code::Cancelled, _) => {
+            (Code::Unavailable, _) => {
                 return Self::unavailable("a downstream service", status.message());
             }
-            (Code::DeadlineExceeded, _) => {
+            // The gateway cancels a call only when its deadline passes
+            // (tonic reports its own timeout as Cancelled).
+            (Code::DeadlineExceeded | Code::Cancelled, _) => {
                 tracing::warn!(message = status.message(), "downstream deadline exceeded");
                 return Self::new(
                     StatusCode::GATEWAY_TIMEOUT,
@@ -265,6 +267,10 @@ mod tests {
         assert_eq!(mapped(ErrorKind::Internal, "X").status, 502);
         assert_eq!(
             ApiError::from(tonic::Status::deadline_exceeded("slow")).status,
+            504
+        );
+        assert_eq!(
+            ApiError::from(tonic::Status::cancelled("Timeout expired")).status,
             504
         );
         assert_eq!(

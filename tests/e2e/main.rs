@@ -19,4 +19,5 @@ mod orders;
 mod products;
 mod query_errors;
 mod ratelimit;
+mod resilience;
 mod search;

@@ -1,0 +1,118 @@
+//! A gateway in front of downstreams that misbehave: one that hangs is a 504
+//! within the deadline, one that answers garbage a 502, one that is gone a
+//! 503; each in the spec's error shape.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::Response;
+use storefront_common::config::EnvReader;
+use storefront_common::identity::dev_issuer::JWKS_PATH;
+use storefront_common::store::Store;
+use storefront_gateway::GatewayConfig;
+use storefront_gateway::config::dev_identity_url;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::helpers::{Reply, spawn_mesh};
+
+/// A gateway of its own whose catalog is at `catalog_url`, with a short
+/// deadline; identity from `issuer_url`.
+async fn gateway(catalog_url: &str, issuer_url: &str) -> (String, CancellationToken) {
+    let env = EnvReader::from_pairs([
+        ("CATALOG_URL", catalog_url.to_string()),
+        ("IDENTITY_TOKEN_URL", dev_identity_url(issuer_url)),
+        ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
+        ("GRPC_TIMEOUT_MS", "400".to_string()),
+    ]);
+    let config = GatewayConfig::from_env(&env).unwrap();
+    let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let internal = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", public.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(storefront_gateway::serve(
+        config,
+        Store::memory(),
+        public,
+        internal,
+        stop.clone(),
+    ));
+    (base, stop)
+}
+
+async fn products(base: &str) -> (Reply, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let response = reqwest::Client::new()
+        .get(format!("{base}/products"))
+        .header("X-Api-Version", "v1.0")
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    (
+        Reply {
+            status,
+            headers,
+            body,
+        },
+        started.elapsed(),
+    )
+}
+
+#[tokio::test]
+async fn a_hanging_downstream_is_a_504_within_the_deadline() {
+    let mesh = spawn_mesh().await;
+    // Accepts connections and never answers.
+    let hang = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", hang.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = hang.accept().await {
+            held.push(socket);
+        }
+    });
+    let (base, stop) = gateway(&url, &mesh.mesh.issuer_url).await;
+    let (reply, took) = products(&base).await;
+    reply.error(504, "GATEWAY_TIMEOUT");
+    assert_eq!(reply.body["type"], "api_error");
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "answered at the deadline, not after {took:?}"
+    );
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn garbage_from_a_downstream_is_a_502() {
+    let mesh = spawn_mesh().await;
+    // Speaks HTTP/2 and gRPC framing, but the message is no protobuf.
+    let garbage = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", garbage.local_addr().unwrap());
+    let app = Router::new().fallback(|| async {
+        Response::builder()
+            .header("content-type", "application/grpc")
+            .body(Body::from(&b"\x00\x00\x00\x00\x07garbage"[..]))
+            .unwrap()
+    });
+    tokio::spawn(async move { axum::serve(garbage, app).await });
+    let (base, stop) = gateway(&url, &mesh.mesh.issuer_url).await;
+    let (reply, _) = products(&base).await;
+    reply.error(502, "BAD_GATEWAY");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_missing_downstream_is_a_503() {
+    let mesh = spawn_mesh().await;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
+    let (reply, _) = products(&base).await;
+    reply.error(503, "SERVICE_UNAVAILABLE");
+    stop.cancel();
+}
