@@ -17,6 +17,7 @@ use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
+use tower::retry::budget::{Budget, TpsBudget};
 
 use crate::config::{DownstreamConfig, GatewayConfig};
 use crate::error::ApiError;
@@ -49,8 +50,21 @@ impl Downstream {
     }
 }
 
+/// Retries of an idempotent read after a downstream was unreachable.
+const MAX_RETRIES: u32 = 3;
+/// The first back-off; it doubles, with up to ±50% jitter.
+const BASE_BACKOFF: Duration = Duration::from_millis(50);
+
+fn backoff(attempt: u32) -> Duration {
+    let base = BASE_BACKOFF * 2u32.pow(attempt);
+    base.mul_f64(0.5 + fastrand::f64())
+}
+
 #[derive(Clone)]
 pub struct Downstreams {
+    /// Retries may add at most 20% to the calls made (plus a floor of 10 a
+    /// second), so a struggling downstream is not buried under retries.
+    retry_budget: Arc<TpsBudget>,
     pub catalog: Downstream,
     pub customers: Downstream,
     pub cart: Downstream,
@@ -68,6 +82,7 @@ impl Downstreams {
             Ok::<_, anyhow::Error>(Downstream { peer, grpc_service })
         };
         Ok(Self {
+            retry_budget: Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2)),
             catalog: downstream(
                 "catalog",
                 "storefront.catalog.v1.CatalogService",
@@ -130,6 +145,45 @@ impl Downstreams {
 
     pub fn orders(&self) -> OrderServiceClient<Channel> {
         OrderServiceClient::new(self.orders.peer.channel.clone())
+    }
+
+    /// An idempotent read: `call` is retried with jittered exponential
+    /// back-off while `to` is unreachable, within the retry budget. Other
+    /// failures (a deadline included) are answered at once.
+    pub async fn read<M, R, F, Fut>(
+        &self,
+        to: &Downstream,
+        correlation: &CorrelationId,
+        message: M,
+        call: F,
+    ) -> Result<R, ApiError>
+    where
+        M: Clone,
+        F: Fn(tonic::Request<M>) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        self.retry_budget.deposit();
+        let mut attempt = 0;
+        loop {
+            let request = self.request(to, correlation, message.clone()).await?;
+            match call(request).await {
+                Ok(reply) => return Ok(reply.into_inner()),
+                Err(status)
+                    if status.code() == tonic::Code::Unavailable
+                        && attempt < MAX_RETRIES
+                        && self.retry_budget.withdraw() =>
+                {
+                    tracing::debug!(
+                        downstream = to.name(),
+                        attempt,
+                        "retrying an unreachable downstream"
+                    );
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                Err(status) => return Err(status.into()),
+            }
+        }
     }
 
     /// Wraps `message` for a call to `to`.

@@ -116,3 +116,41 @@ async fn a_missing_downstream_is_a_503() {
     reply.error(503, "SERVICE_UNAVAILABLE");
     stop.cancel();
 }
+
+#[tokio::test]
+async fn reads_retry_until_a_returning_downstream_answers() {
+    let mesh = spawn_mesh().await;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
+    // The catalog comes (back) up shortly after the request is made.
+    let env = EnvReader::from_pairs([
+        ("LISTEN_ADDR", format!("127.0.0.1:{port}")),
+        (
+            "IDENTITY_JWKS_URL",
+            format!("{}{JWKS_PATH}", mesh.mesh.issuer_url),
+        ),
+        ("CATALOG_SIZE", "50".to_string()),
+    ]);
+    let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
+    let catalog_stop = CancellationToken::new();
+    let token = catalog_stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+        let listener = TcpListener::bind(config.service.listen_addr).await.unwrap();
+        storefront_catalog::serve(config, listener, token).await
+    });
+    let (reply, _) = products(&base).await;
+    assert_eq!(
+        reply.status, 200,
+        "the read was retried, not lost: {}",
+        reply.body
+    );
+    assert_eq!(reply.body["total"], 50);
+    catalog_stop.cancel();
+    stop.cancel();
+}

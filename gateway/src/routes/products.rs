@@ -91,8 +91,12 @@ pub async fn list_products(
         currency_code,
     };
     let ds = &state.downstreams;
-    let request = ds.request(&ds.catalog, &correlation, message).await?;
-    let reply = ds.catalog().list_products(request).await?.into_inner();
+    let reply = ds
+        .read(&ds.catalog, &correlation, message, |r| {
+            let mut client = ds.catalog();
+            async move { client.list_products(r).await }
+        })
+        .await?;
     let results = reply
         .products
         .into_iter()
@@ -109,17 +113,17 @@ async fn fetch_product(
 ) -> Result<Product, ApiError> {
     let currency_code = single_param(raw, "currency").unwrap_or_default();
     let ds = &state.downstreams;
-    let request = ds
-        .request(
-            &ds.catalog,
-            correlation,
-            GetProductRequest {
-                product_id,
-                currency_code,
-            },
-        )
+    let message = GetProductRequest {
+        product_id,
+        currency_code,
+    };
+    let product = ds
+        .read(&ds.catalog, correlation, message, |r| {
+            let mut client = ds.catalog();
+            async move { client.get_product(r).await }
+        })
         .await?;
-    Product::from_proto(ds.catalog().get_product(request).await?.into_inner(), true)
+    Product::from_proto(product, true)
 }
 
 /// A product with all its variants.

@@ -120,8 +120,12 @@ pub async fn search(
         query: Some(parsed.list),
     };
     let ds = &state.downstreams;
-    let request = ds.request(&ds.search, &correlation, message).await?;
-    let reply = ds.search().search(request).await?.into_inner();
+    let reply = ds
+        .read(&ds.search, &correlation, message, |r| {
+            let mut client = ds.search();
+            async move { client.search(r).await }
+        })
+        .await?;
     let page = reply
         .page
         .ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
