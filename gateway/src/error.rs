@@ -85,6 +85,17 @@ impl ApiError {
         self
     }
 
+    /// A 422 `VALIDATION_ERROR` naming one bad field of a body.
+    pub fn invalid_field(field: &str, code: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_ERROR",
+            message.clone(),
+        )
+        .field(field, code, message)
+    }
+
     pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
     }

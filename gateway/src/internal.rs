@@ -81,14 +81,7 @@ async fn set_status(
     Path(order_id): Path<String>,
     ApiJson(body): ApiJson<StatusBody>,
 ) -> Result<Json<OrderV2>, ApiError> {
-    let invalid = |code: &str, message: &str| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "VALIDATION_ERROR",
-            message.to_string(),
-        )
-        .field("status", code, message)
-    };
+    let invalid = |code: &str, message: &str| ApiError::invalid_field("status", code, message);
     let status = body
         .status
         .ok_or_else(|| invalid("REQUIRED", "status is required"))?;

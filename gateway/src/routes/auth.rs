@@ -51,15 +51,6 @@ pub async fn login(
     .into_response())
 }
 
-fn invalid_field(field: &str, code: &str, message: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "VALIDATION_ERROR",
-        message.to_string(),
-    )
-    .field(field, code, message)
-}
-
 /// Exchanges a refresh token for a new access token and a new refresh token.
 #[utoipa::path(post, path = "/auth/token", tag = "Authentication", request_body = TokenBody,
     responses(
@@ -76,14 +67,14 @@ pub async fn token(
     match body.grant_type.as_deref() {
         Some("refresh_token") => {}
         None => {
-            return Err(invalid_field(
+            return Err(ApiError::invalid_field(
                 "grantType",
                 "REQUIRED",
                 "grantType is required",
             ));
         }
         Some(_) => {
-            return Err(invalid_field(
+            return Err(ApiError::invalid_field(
                 "grantType",
                 "UNSUPPORTED",
                 "grantType must be refresh_token",
@@ -91,8 +82,9 @@ pub async fn token(
         }
     }
     let refresh_token = body.refresh_token.filter(|t| !t.is_empty());
-    let refresh_token = refresh_token
-        .ok_or_else(|| invalid_field("refreshToken", "REQUIRED", "refreshToken is required"))?;
+    let refresh_token = refresh_token.ok_or_else(|| {
+        ApiError::invalid_field("refreshToken", "REQUIRED", "refreshToken is required")
+    })?;
     let ds = &state.downstreams;
     let request = ds
         .request(

@@ -16,12 +16,7 @@ use crate::model::cart::{AddLineItemBody, Cart, CreateCartBody, QuantityBody, Up
 use crate::state::AppState;
 
 fn required(field: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "VALIDATION_ERROR",
-        format!("{field} is required"),
-    )
-    .field(field, "REQUIRED", format!("{field} is required"))
+    ApiError::invalid_field(field, "REQUIRED", format!("{field} is required"))
 }
 
 async fn cart_call<F, Fut, M>(

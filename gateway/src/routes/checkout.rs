@@ -17,15 +17,6 @@ use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::cart::{CheckoutBody, CheckoutSession};
 use crate::state::AppState;
 
-fn invalid(field: &str, code: &str, message: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "VALIDATION_ERROR",
-        message.to_string(),
-    )
-    .field(field, code, message)
-}
-
 /// Opens a checkout session for a cart, shipping to an address of the caller's.
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
@@ -45,12 +36,12 @@ pub async fn create_checkout(
     let cart_id = body
         .cart_id
         .filter(|c| !c.is_empty())
-        .ok_or_else(|| invalid("cartId", "REQUIRED", "cartId is required"))?;
+        .ok_or_else(|| ApiError::invalid_field("cartId", "REQUIRED", "cartId is required"))?;
     let address_id = body
         .shipping_address_id
         .filter(|a| !a.is_empty())
         .ok_or_else(|| {
-            invalid(
+            ApiError::invalid_field(
                 "shippingAddressId",
                 "REQUIRED",
                 "shippingAddressId is required",
@@ -65,7 +56,7 @@ pub async fn create_checkout(
     let address = match ds.customers().get_address(request).await {
         Ok(a) => a.into_inner().fields.unwrap_or_default(),
         Err(s) if s.code() == tonic::Code::NotFound => {
-            return Err(invalid(
+            return Err(ApiError::invalid_field(
                 "shippingAddressId",
                 "INVALID_VALUE",
                 "no such address in your address book",

@@ -3,7 +3,7 @@
 
 use axum::Json;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use storefront_proto::orders::v1::{
     CancelOrderRequest, GetOrderRequest, ListOrdersRequest, Order, OrderStatus,
@@ -144,15 +144,6 @@ pub async fn get_order(
     one(version, ds.orders().get_order(request).await?.into_inner())
 }
 
-fn status_error(code: &str, message: &str) -> ApiError {
-    ApiError::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "VALIDATION_ERROR",
-        message.to_string(),
-    )
-    .field("status", code, message)
-}
-
 /// State-setting update: `{"status": "CANCELLED"}` cancels (again: 200).
 #[utoipa::path(put, path = "/orders/{orderId}", tag = "Orders", security(("BFFToken" = [])),
     params(("orderId" = String, Path, description = "Order id")), request_body = StatusBody,
@@ -174,16 +165,23 @@ pub async fn update_order(
 ) -> Result<Response, ApiError> {
     let status = body
         .status
-        .ok_or_else(|| status_error("REQUIRED", "status is required"))?;
+        .ok_or_else(|| ApiError::invalid_field("status", "REQUIRED", "status is required"))?;
     match parse_status(&status) {
         Some(OrderStatus::Cancelled) => {}
         Some(_) => {
-            return Err(status_error(
+            return Err(ApiError::invalid_field(
+                "status",
                 "INVALID_VALUE",
                 "customers may only set status CANCELLED",
             ));
         }
-        None => return Err(status_error("INVALID_VALUE", "unknown status")),
+        None => {
+            return Err(ApiError::invalid_field(
+                "status",
+                "INVALID_VALUE",
+                "unknown status",
+            ));
+        }
     }
     let ds = &state.downstreams;
     let message = CancelOrderRequest {
