@@ -1,6 +1,6 @@
 //! The gateway's configuration, from environment variables.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -53,8 +53,9 @@ pub struct RateLimitConfig {
     pub quotas: HashMap<Scope, Quota>,
     /// `TRUSTED_PROXIES`: whose X-Forwarded-For is believed.
     pub trusted_proxies: TrustedProxies,
-    /// `RATE_LIMIT_FAIL_OPEN`: serve (true) or refuse (false) while Redis is away.
-    pub fail_open: bool,
+    /// `RATE_LIMIT_FAIL_CLOSED`: scopes refused (503) rather than waved
+    /// through while Redis is away.
+    pub fail_closed: HashSet<Scope>,
 }
 
 fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
@@ -76,10 +77,17 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
     }
     let trusted_proxies = TrustedProxies::parse(&env.list("TRUSTED_PROXIES", ""))
         .map_err(|e| ConfigError::new("TRUSTED_PROXIES", e))?;
+    let mut fail_closed = HashSet::new();
+    for name in env.list("RATE_LIMIT_FAIL_CLOSED", "login,login-email") {
+        let scope = Scope::from_name(&name).ok_or_else(|| {
+            ConfigError::new("RATE_LIMIT_FAIL_CLOSED", format!("{name:?} is not a scope"))
+        })?;
+        fail_closed.insert(scope);
+    }
     Ok(RateLimitConfig {
         quotas,
         trusted_proxies,
-        fail_open: env.parse("RATE_LIMIT_FAIL_OPEN", true)?,
+        fail_closed,
     })
 }
 

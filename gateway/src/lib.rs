@@ -73,7 +73,7 @@ pub fn app(
     let openapi = bytes::Bytes::from(doc.to_json()?);
     let rl = &config.rate_limits;
     let limits = Arc::new(RateLimits {
-        limiter: Limiter::new(rl.quotas.clone(), &store, rl.fail_open),
+        limiter: Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone()),
         trusted: rl.trusted_proxies.clone(),
     });
     let auth = Arc::new(CustomerAuth::new(

@@ -143,3 +143,20 @@ async fn two_gateways_share_one_budget_through_redis() {
     limited(&products(&a, None).await, "ip");
     limited(&products(&b, None).await, "ip");
 }
+
+#[tokio::test]
+async fn with_redis_gone_open_scopes_serve_and_closed_ones_refuse() {
+    let mut t = spawn_mesh_on(Backend::Redis, &[]).await;
+    assert_eq!(products(&t, None).await.status, 200);
+    drop(t._redis.take());
+    // The ip scope fails open: the catalog, which needs no Redis, still answers.
+    let reply = products(&t, None).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    // Login fails closed: guessing is not waved through while limits are blind.
+    let body = json!({"emailAddress": "ava@example.com", "password": "guess 1234", "gRecaptchaResponse": "x"});
+    let login = t
+        .send(t.json(Method::POST, "/auth/login", None, &body))
+        .await;
+    login.error(503, "RATE_LIMITER_UNAVAILABLE");
+    assert_eq!(login.header("retry-after"), Some("1"));
+}

@@ -1,7 +1,7 @@
 //! One decision per (scope, key): in process with governor, or shared in
 //! Redis with a GCRA script; Redis unreachable fails open or closed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +24,18 @@ pub enum Scope {
 }
 
 impl Scope {
+    pub const ALL: [Scope; 5] = [
+        Scope::Ip,
+        Scope::Session,
+        Scope::Search,
+        Scope::Login,
+        Scope::LoginEmail,
+    ];
+
+    pub fn from_name(name: &str) -> Option<Scope> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Scope::Ip => "ip",
@@ -100,6 +112,8 @@ pub struct Decision {
     pub retry_after: u64,
     /// Whole seconds until the quota is whole again.
     pub reset: u64,
+    /// The limiter could not decide (Redis away) and the scope fails closed.
+    pub unavailable: bool,
 }
 
 type Keyed =
@@ -113,7 +127,8 @@ enum Backend {
 pub struct Limiter {
     quotas: HashMap<Scope, Quota>,
     backend: Backend,
-    fail_open: bool,
+    /// Scopes refused, not waved through, while Redis is away.
+    fail_closed: HashSet<Scope>,
     checks: AtomicU64,
 }
 
@@ -123,7 +138,11 @@ fn ceil_secs(ms: u64) -> u64 {
 
 impl Limiter {
     /// Limits shared through `store` when it is Redis, else per process.
-    pub fn new(quotas: HashMap<Scope, Quota>, store: &Store, fail_open: bool) -> Arc<Self> {
+    pub fn new(
+        quotas: HashMap<Scope, Quota>,
+        store: &Store,
+        fail_closed: HashSet<Scope>,
+    ) -> Arc<Self> {
         let backend = match store {
             Store::Redis(r) => Backend::Redis(r.clone()),
             Store::Memory(_) => Backend::Local(
@@ -146,7 +165,7 @@ impl Limiter {
         Arc::new(Self {
             quotas,
             backend,
-            fail_open,
+            fail_closed,
             checks: AtomicU64::new(0),
         })
     }
@@ -165,6 +184,7 @@ impl Limiter {
             remaining,
             retry_after,
             reset,
+            unavailable: false,
         };
         match &self.backend {
             Backend::Local(limiters) => {
@@ -210,13 +230,11 @@ impl Limiter {
                         ceil_secs(o.reset_ms),
                     )),
                     Err(e) => {
-                        tracing::warn!(error = %e, scope = scope.name(), fail_open = self.fail_open, "rate limiter unavailable");
-                        Some(decision(
-                            self.fail_open,
-                            u64::from(quota.count),
-                            if self.fail_open { 0 } else { 1 },
-                            0,
-                        ))
+                        let closed = self.fail_closed.contains(&scope);
+                        tracing::warn!(error = %e, scope = scope.name(), fail_closed = closed, "rate limiter unavailable");
+                        let mut d = decision(!closed, u64::from(quota.count), u64::from(closed), 0);
+                        d.unavailable = closed;
+                        Some(d)
                     }
                 }
             }
@@ -253,7 +271,7 @@ mod tests {
     #[tokio::test]
     async fn the_local_budget_is_exact() {
         let quotas = HashMap::from([(Scope::Ip, "3/60s".parse().unwrap())]);
-        let limiter = Limiter::new(quotas, &Store::memory(), true);
+        let limiter = Limiter::new(quotas, &Store::memory(), HashSet::new());
         let mut remaining = Vec::new();
         for _ in 0..3 {
             let d = limiter.check(Scope::Ip, "a").await.unwrap();

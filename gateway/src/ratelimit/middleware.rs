@@ -73,8 +73,21 @@ pub fn annotate(headers: &mut HeaderMap, decisions: &[Decision]) {
     }
 }
 
-/// The 429 for the denied decisions among `decisions`.
+/// The 429 for the denied decisions among `decisions` (503 when a scope
+/// that fails closed could not be decided).
 pub fn too_many(decisions: &[Decision]) -> Response {
+    if decisions.iter().any(|d| d.unavailable) {
+        let mut response = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "RATE_LIMITER_UNAVAILABLE",
+            "request limits cannot be checked right now; retry shortly",
+        )
+        .into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(1u64));
+        return response;
+    }
     let retry_after = decisions
         .iter()
         .filter(|d| !d.allowed)

@@ -24,6 +24,7 @@ use crate::state::AppState;
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: a missing field, or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this address or for this account; see Retry-After", body = ErrorBody),
+        (status = 503, description = "RATE_LIMITER_UNAVAILABLE (login limits cannot be checked), or the customers service or captcha verifier is unavailable", body = ErrorBody),
     ))]
 pub async fn login(
     State(state): State<AppState>,
