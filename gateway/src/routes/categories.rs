@@ -28,16 +28,19 @@ pub async fn list_categories(
 ) -> Result<Json<Paged<Category>>, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::CATEGORIES)?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(
+    let reply = ds
+        .read(
             &ds.catalog,
             &correlation,
             ListCategoriesRequest {
                 query: Some(parsed.list),
             },
+            |r| {
+                let mut client = ds.catalog();
+                async move { client.list_categories(r).await }
+            },
         )
         .await?;
-    let reply = ds.catalog().list_categories(request).await?.into_inner();
     let results = reply
         .categories
         .into_iter()
@@ -54,10 +57,12 @@ pub async fn category_tree(
     correlation: CorrelationId,
 ) -> Result<Json<CategoryTree>, ApiError> {
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.catalog, &correlation, GetCategoryTreeRequest {})
+    let tree = ds
+        .read(&ds.catalog, &correlation, GetCategoryTreeRequest {}, |r| {
+            let mut client = ds.catalog();
+            async move { client.get_category_tree(r).await }
+        })
         .await?;
-    let tree = ds.catalog().get_category_tree(request).await?.into_inner();
     let roots = tree
         .roots
         .into_iter()
@@ -79,14 +84,16 @@ pub async fn get_category(
     Path(category_id): Path<String>,
 ) -> Result<Json<Category>, ApiError> {
     let ds = &state.downstreams;
-    let request = ds
-        .request(
+    let reply = ds
+        .read(
             &ds.catalog,
             &correlation,
             GetCategoryRequest { category_id },
+            |r| {
+                let mut client = ds.catalog();
+                async move { client.get_category(r).await }
+            },
         )
         .await?;
-    Ok(Json(Category::try_from(
-        ds.catalog().get_category(request).await?.into_inner(),
-    )?))
+    Ok(Json(Category::try_from(reply)?))
 }

@@ -26,16 +26,19 @@ pub async fn list_collections(
 ) -> Result<Json<Paged<Collection>>, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::COLLECTIONS)?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(
+    let reply = ds
+        .read(
             &ds.catalog,
             &correlation,
             ListCollectionsRequest {
                 query: Some(parsed.list),
             },
+            |r| {
+                let mut client = ds.catalog();
+                async move { client.list_collections(r).await }
+            },
         )
         .await?;
-    let reply = ds.catalog().list_collections(request).await?.into_inner();
     let results = reply
         .collections
         .into_iter()
@@ -57,14 +60,16 @@ pub async fn get_collection(
     Path(collection_id): Path<String>,
 ) -> Result<Json<Collection>, ApiError> {
     let ds = &state.downstreams;
-    let request = ds
-        .request(
+    let reply = ds
+        .read(
             &ds.catalog,
             &correlation,
             GetCollectionRequest { collection_id },
+            |r| {
+                let mut client = ds.catalog();
+                async move { client.get_collection(r).await }
+            },
         )
         .await?;
-    Ok(Json(Collection::try_from(
-        ds.catalog().get_collection(request).await?.into_inner(),
-    )?))
+    Ok(Json(Collection::try_from(reply)?))
 }

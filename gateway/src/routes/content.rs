@@ -47,10 +47,18 @@ pub async fn footer(
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.content, &correlation, LocalizedRequest { locale })
+    let reply = ds
+        .read(
+            &ds.content,
+            &correlation,
+            LocalizedRequest { locale },
+            |r| {
+                let mut client = ds.content();
+                async move { client.get_footer(r).await }
+            },
+        )
         .await?;
-    let document = Document::from(ds.content().get_footer(request).await?.into_inner());
+    let document = Document::from(reply);
     Ok(with_language(&document.locale.clone(), document))
 }
 
@@ -70,10 +78,18 @@ pub async fn page(
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.content, &correlation, GetPageRequest { slug, locale })
+    let reply = ds
+        .read(
+            &ds.content,
+            &correlation,
+            GetPageRequest { slug, locale },
+            |r| {
+                let mut client = ds.content();
+                async move { client.get_page(r).await }
+            },
+        )
         .await?;
-    let document = Document::from(ds.content().get_page(request).await?.into_inner());
+    let document = Document::from(reply);
     Ok(with_language(&document.locale.clone(), document))
 }
 
@@ -90,9 +106,17 @@ pub async fn banners(
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.content, &correlation, LocalizedRequest { locale })
+    let reply = ds
+        .read(
+            &ds.content,
+            &correlation,
+            LocalizedRequest { locale },
+            |r| {
+                let mut client = ds.content();
+                async move { client.list_banners(r).await }
+            },
+        )
         .await?;
-    let banners = Banners::from(ds.content().list_banners(request).await?.into_inner());
+    let banners = Banners::from(reply);
     Ok(with_language(&banners.locale.clone(), banners))
 }

@@ -24,15 +24,13 @@ pub async fn list_promotions(
 ) -> Result<Json<Paged<Promotion>>, ApiError> {
     let page = sub_page(raw.as_deref())?;
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.cart, &correlation, ListPromotionsRequest {})
+    let reply = ds
+        .read(&ds.cart, &correlation, ListPromotionsRequest {}, |r| {
+            let mut client = ds.cart();
+            async move { client.list_promotions(r).await }
+        })
         .await?;
-    let promotions = ds
-        .cart()
-        .list_promotions(request)
-        .await?
-        .into_inner()
-        .promotions;
+    let promotions = reply.promotions;
     Ok(Json(page_of(
         promotions.into_iter().map(Promotion::from).collect(),
         page,
