@@ -127,6 +127,10 @@ pub struct GatewayConfig {
     /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
     /// gateway's service account.
     pub identity_token_url: String,
+    /// `BREAKER_THRESHOLD`: failed reads in a row that open a downstream's circuit.
+    pub breaker_threshold: u32,
+    /// `BREAKER_OPEN_MS`: how long an open circuit refuses calls.
+    pub breaker_open_for: Duration,
     /// `GRPC_TIMEOUT_MS`: the deadline of each downstream call.
     pub grpc_timeout: Duration,
     /// `DRAIN_TIMEOUT_MS`: how long in-flight requests may finish on shutdown.
@@ -180,6 +184,8 @@ impl GatewayConfig {
                 &dev_identity_url("http://127.0.0.1:8091"),
             )?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
+            breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
         };
         config.validate()?;

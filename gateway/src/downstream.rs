@@ -19,6 +19,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 use tower::retry::budget::{Budget, TpsBudget};
 
+use crate::breaker::Breaker;
 use crate::config::{DownstreamConfig, GatewayConfig};
 use crate::error::ApiError;
 use crate::middleware::correlation::CorrelationId;
@@ -31,6 +32,7 @@ pub struct Downstream {
     pub peer: Peer,
     /// The gRPC service name health is asked about.
     pub grpc_service: &'static str,
+    pub breaker: Arc<Breaker>,
 }
 
 impl Downstream {
@@ -79,7 +81,15 @@ impl Downstreams {
         let timeout = config.grpc_timeout;
         let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
             let peer = Peer::new(name, &c.url, &c.audience, tokens.clone(), timeout)?;
-            Ok::<_, anyhow::Error>(Downstream { peer, grpc_service })
+            let breaker = Arc::new(Breaker::new(
+                config.breaker_threshold,
+                config.breaker_open_for,
+            ));
+            Ok::<_, anyhow::Error>(Downstream {
+                peer,
+                grpc_service,
+                breaker,
+            })
         };
         Ok(Self {
             retry_budget: Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2)),
@@ -164,10 +174,9 @@ impl Downstreams {
     {
         self.retry_budget.deposit();
         let mut attempt = 0;
-        loop {
+        let outcome = loop {
             let request = self.request(to, correlation, message.clone()).await?;
             match call(request).await {
-                Ok(reply) => return Ok(reply.into_inner()),
                 Err(status)
                     if status.code() == tonic::Code::Unavailable
                         && attempt < MAX_RETRIES
@@ -181,18 +190,41 @@ impl Downstreams {
                     tokio::time::sleep(backoff(attempt)).await;
                     attempt += 1;
                 }
-                Err(status) => return Err(status.into()),
+                outcome => break outcome,
             }
+        };
+        // The breaker counts reads, not attempts: one read that exhausted its
+        // retries is one failure.
+        let failed = outcome.as_ref().err().map(tonic::Status::code);
+        if matches!(
+            failed,
+            Some(tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled)
+        ) {
+            if to.breaker.failed() {
+                tracing::warn!(downstream = to.name(), "circuit opened");
+            }
+        } else {
+            to.breaker.succeeded();
         }
+        Ok(outcome?.into_inner())
     }
 
-    /// Wraps `message` for a call to `to`.
+    /// Wraps `message` for a call to `to`; refused at once (503
+    /// `CIRCUIT_OPEN`) while `to`'s circuit is open.
     pub async fn request<T>(
         &self,
         to: &Downstream,
         correlation: &CorrelationId,
         message: T,
     ) -> Result<tonic::Request<T>, ApiError> {
+        if !to.breaker.allows() {
+            let message = format!("{} is failing; calls are paused briefly", to.name());
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "CIRCUIT_OPEN",
+                message,
+            ));
+        }
         let id = MetadataValue::try_from(correlation.0.as_bytes()).ok();
         to.peer
             .request(id.as_ref(), message)

@@ -6,6 +6,7 @@
 //! rewrites versioned paths before routing.
 
 mod auth;
+mod breaker;
 pub mod config;
 pub mod downstream;
 pub mod error;

@@ -18,12 +18,23 @@ use crate::helpers::{Reply, spawn_mesh};
 /// A gateway of its own whose catalog is at `catalog_url`, with a short
 /// deadline; identity from `issuer_url`.
 async fn gateway(catalog_url: &str, issuer_url: &str) -> (String, CancellationToken) {
-    let env = EnvReader::from_pairs([
+    gateway_with(catalog_url, issuer_url, &[]).await
+}
+
+async fn gateway_with(
+    catalog_url: &str,
+    issuer_url: &str,
+    extra: &[(&str, &str)],
+) -> (String, CancellationToken) {
+    let mut env = EnvReader::from_pairs([
         ("CATALOG_URL", catalog_url.to_string()),
         ("IDENTITY_TOKEN_URL", dev_identity_url(issuer_url)),
         ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
         ("GRPC_TIMEOUT_MS", "400".to_string()),
     ]);
+    for (k, v) in extra {
+        env.set(k, *v);
+    }
     let config = GatewayConfig::from_env(&env).unwrap();
     let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let internal = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -152,5 +163,52 @@ async fn reads_retry_until_a_returning_downstream_answers() {
     );
     assert_eq!(reply.body["total"], 50);
     catalog_stop.cancel();
+    stop.cancel();
+}
+
+async fn start_catalog(port: u16, issuer_url: &str) -> CancellationToken {
+    let env = EnvReader::from_pairs([
+        ("LISTEN_ADDR", format!("127.0.0.1:{port}")),
+        ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
+        ("CATALOG_SIZE", "50".to_string()),
+    ]);
+    let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
+    let stop = CancellationToken::new();
+    let listener = TcpListener::bind(config.service.listen_addr).await.unwrap();
+    tokio::spawn(storefront_catalog::serve(config, listener, stop.clone()));
+    stop
+}
+
+#[tokio::test]
+async fn a_failing_downstream_opens_its_circuit_then_recovers() {
+    let mesh = spawn_mesh().await;
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let extra = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
+    let (base, stop) = gateway_with(
+        &format!("http://127.0.0.1:{port}"),
+        &mesh.mesh.issuer_url,
+        &extra,
+    )
+    .await;
+    for _ in 0..2 {
+        products(&base).await.0.error(503, "SERVICE_UNAVAILABLE");
+    }
+    let (open, _) = products(&base).await;
+    open.error(503, "CIRCUIT_OPEN");
+    assert!(open.body["message"].as_str().unwrap().contains("catalog"));
+    let catalog = start_catalog(port, &mesh.mesh.issuer_url).await;
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    let (back, _) = products(&base).await;
+    assert_eq!(
+        back.status, 200,
+        "closed again once the service answers: {}",
+        back.body
+    );
+    catalog.cancel();
     stop.cancel();
 }
