@@ -47,6 +47,25 @@ fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy
     })
 }
 
+fn route_timeouts(env: &EnvReader) -> Result<Vec<(String, Duration)>, ConfigError> {
+    env.list("ROUTE_TIMEOUTS", "/search=2000,/auth/login=3000")
+        .into_iter()
+        .map(|pair| {
+            let parsed = pair.split_once('=').and_then(|(p, ms)| {
+                let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms > 0)?;
+                Some((p.trim().to_string(), Duration::from_millis(ms)))
+                    .filter(|(p, _)| p.starts_with('/'))
+            });
+            parsed.ok_or_else(|| {
+                ConfigError::new(
+                    "ROUTE_TIMEOUTS",
+                    format!("{pair:?}: expected /path-prefix=milliseconds"),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Rate limits per scope; a scope set to `off` is not limited.
 #[derive(Debug, Clone)]
 pub struct RateLimitConfig {
@@ -127,6 +146,9 @@ pub struct GatewayConfig {
     /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
     /// gateway's service account.
     pub identity_token_url: String,
+    /// `ROUTE_TIMEOUTS`: `path-prefix=ms` pairs, a route's own downstream
+    /// deadline (the longest matching prefix wins; others use GRPC_TIMEOUT_MS).
+    pub route_timeouts: Vec<(String, Duration)>,
     /// `BREAKER_THRESHOLD`: failed reads in a row that open a downstream's circuit.
     pub breaker_threshold: u32,
     /// `BREAKER_OPEN_MS`: how long an open circuit refuses calls.
@@ -184,6 +206,7 @@ impl GatewayConfig {
                 &dev_identity_url("http://127.0.0.1:8091"),
             )?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            route_timeouts: route_timeouts(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,

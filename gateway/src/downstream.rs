@@ -176,7 +176,17 @@ impl Downstreams {
         let mut attempt = 0;
         let outcome = loop {
             let request = self.request(to, correlation, message.clone()).await?;
-            match call(request).await {
+            // A route with its own deadline holds reads to it, even against
+            // a downstream that never answers.
+            let result = match correlation.deadline {
+                Some(d) => tokio::time::timeout(d, call(request))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(tonic::Status::deadline_exceeded("route deadline passed"))
+                    }),
+                None => call(request).await,
+            };
+            match result {
                 Err(status)
                     if status.code() == tonic::Code::Unavailable
                         && attempt < MAX_RETRIES
@@ -225,10 +235,16 @@ impl Downstreams {
                 message,
             ));
         }
-        let id = MetadataValue::try_from(correlation.0.as_bytes()).ok();
-        to.peer
+        let id = MetadataValue::try_from(correlation.id.as_bytes()).ok();
+        let mut request = to
+            .peer
             .request(id.as_ref(), message)
             .await
-            .map_err(|e| ApiError::unavailable(to.name(), e))
+            .map_err(|e| ApiError::unavailable(to.name(), e))?;
+        // The route's own deadline travels as grpc-timeout (the channel's is the cap).
+        if let Some(deadline) = correlation.deadline {
+            request.set_timeout(deadline);
+        }
+        Ok(request)
     }
 }

@@ -36,6 +36,7 @@ use crate::auth::CustomerAuth;
 pub use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
+use crate::middleware::correlation::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{correlation, errors, version};
 use crate::ratelimit::Limiter;
@@ -92,6 +93,10 @@ pub fn app(
     let inner = router
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(config.route_timeouts.clone()),
+            route_deadline,
+        ))
         .layer(axum::middleware::from_fn_with_state(limits, rate_limit))
         .with_state(state);
     Ok(with_edge_layers(inner))

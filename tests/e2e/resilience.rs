@@ -212,3 +212,29 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     catalog.cancel();
     stop.cancel();
 }
+
+#[tokio::test]
+async fn a_route_with_its_own_deadline_answers_at_it() {
+    let mesh = spawn_mesh().await;
+    let hang = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", hang.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = hang.accept().await {
+            held.push(socket);
+        }
+    });
+    // The channel would wait 30 s; /products may wait 300 ms.
+    let extra = [
+        ("GRPC_TIMEOUT_MS", "30000"),
+        ("ROUTE_TIMEOUTS", "/products=300"),
+    ];
+    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    let (reply, took) = products(&base).await;
+    reply.error(504, "GATEWAY_TIMEOUT");
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "the route's deadline, not the channel's: {took:?}"
+    );
+    stop.cancel();
+}

@@ -1,6 +1,9 @@
 //! `Correlation-Id`: echoed when the request sent a UUID, otherwise a fresh
 //! v4; carried into request extensions, the log span and downstream calls.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use axum::extract::{FromRequestParts, Request};
 use axum::http::HeaderValue;
 use axum::http::request::Parts;
@@ -12,14 +15,34 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 
-/// The request's correlation id, as the header value sent downstream.
+/// What every downstream call of a request carries: the correlation id (as
+/// the header value sent on) and the route's deadline, if it has its own.
 #[derive(Debug, Clone)]
-pub struct CorrelationId(pub HeaderValue);
+pub struct CorrelationId {
+    pub id: HeaderValue,
+    pub deadline: Option<Duration>,
+}
 
-impl CorrelationId {
-    pub fn as_str(&self) -> &str {
-        self.0.to_str().unwrap_or_default()
+/// A route's own downstream deadline (`ROUTE_TIMEOUTS`).
+#[derive(Debug, Clone, Copy)]
+pub struct RouteDeadline(pub Duration);
+
+/// Marks requests under a configured path prefix with its deadline (the
+/// longest prefix wins).
+pub async fn route_deadline(
+    axum::extract::State(routes): axum::extract::State<Arc<Vec<(String, Duration)>>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let path = req.uri().path();
+    let best = routes
+        .iter()
+        .filter(|(prefix, _)| path.starts_with(prefix.as_str()))
+        .max_by_key(|(p, _)| p.len());
+    if let Some(&(_, deadline)) = best {
+        req.extensions_mut().insert(RouteDeadline(deadline));
     }
+    next.run(req).await
 }
 
 pub async fn correlation_id(mut req: Request, next: Next) -> Response {
@@ -39,7 +62,10 @@ pub async fn correlation_id(mut req: Request, next: Next) -> Response {
         path = %req.uri().path(),
         correlation_id = value.to_str().unwrap_or_default(),
     );
-    req.extensions_mut().insert(CorrelationId(value.clone()));
+    req.extensions_mut().insert(CorrelationId {
+        id: value.clone(),
+        deadline: None,
+    });
     let started = std::time::Instant::now();
     let mut response = next.run(req).instrument(span.clone()).await;
     span.in_scope(|| {
@@ -56,10 +82,12 @@ pub async fn correlation_id(mut req: Request, next: Next) -> Response {
 impl<S: Send + Sync> FromRequestParts<S> for CorrelationId {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        parts
+        let mut id = parts
             .extensions
             .get::<CorrelationId>()
             .cloned()
-            .ok_or_else(ApiError::internal)
+            .ok_or_else(ApiError::internal)?;
+        id.deadline = parts.extensions.get::<RouteDeadline>().map(|d| d.0);
+        Ok(id)
     }
 }
