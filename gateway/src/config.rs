@@ -85,6 +85,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::Search, "RATE_LIMIT_SEARCH", "120/60s"),
         (Scope::Login, "RATE_LIMIT_LOGIN", "20/60s"),
         (Scope::LoginEmail, "RATE_LIMIT_LOGIN_EMAIL", "10/1h"),
+        (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
     ] {
         let raw = env.string(var, default);
         if raw != "off" {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use storefront_common::identity::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
@@ -24,51 +25,68 @@ use crate::middleware::correlation::{self, CorrelationId};
 use crate::middleware::errors;
 use crate::middleware::json_body::{ApiJson, MAX_BODY_BYTES};
 use crate::model::orders::{OrderV2, StatusBody, parse_status};
+use crate::ratelimit::Limiter;
+use crate::ratelimit::Scope;
+use crate::ratelimit::middleware::too_many;
 
 #[derive(Clone)]
 pub struct InternalState {
     downstreams: Downstreams,
     verifier: Arc<IdentityVerifier>,
+    limiter: Arc<Limiter>,
 }
 
 /// A verified calling service account.
 pub struct ServiceCaller(#[allow(dead_code)] pub String);
 
 impl FromRequestParts<InternalState> for ServiceCaller {
-    type Rejection = ApiError;
+    type Rejection = Response;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &InternalState,
-    ) -> Result<Self, ApiError> {
-        let token = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_string)
-            .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::UNAUTHORIZED,
-                    "UNAUTHORIZED",
-                    "an identity token is required",
-                )
-            })?;
-        match state.verifier.verify(&token).await {
-            Ok(caller) => Ok(ServiceCaller(caller.account)),
-            Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
+    ) -> Result<Self, Response> {
+        let caller = verified(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        // Each service account has its own budget (RATE_LIMIT_SERVICE).
+        if let Some(decision) = state.limiter.check(Scope::Service, &caller.0).await
+            && !decision.allowed
+        {
+            return Err(too_many(&[decision]));
+        }
+        Ok(caller)
+    }
+}
+
+async fn verified(parts: &Parts, state: &InternalState) -> Result<ServiceCaller, ApiError> {
+    let token = parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ApiError::new(
                 StatusCode::UNAUTHORIZED,
-                "INVALID_TOKEN",
-                "the identity token was not accepted",
-            )),
-            Err(VerifyError::PermissionDenied(_)) => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "FORBIDDEN",
-                "this service account may not call here",
-            )),
-            Err(e @ VerifyError::Unavailable(_)) => {
-                Err(ApiError::unavailable("identity verification", e))
-            }
+                "UNAUTHORIZED",
+                "an identity token is required",
+            )
+        })?;
+    match state.verifier.verify(&token).await {
+        Ok(caller) => Ok(ServiceCaller(caller.account)),
+        Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "INVALID_TOKEN",
+            "the identity token was not accepted",
+        )),
+        Err(VerifyError::PermissionDenied(_)) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "this service account may not call here",
+        )),
+        Err(e @ VerifyError::Unavailable(_)) => {
+            Err(ApiError::unavailable("identity verification", e))
         }
     }
 }
@@ -127,7 +145,7 @@ async fn reload_content(
     Ok(Json(serde_json::json!({"documents": reply.documents})))
 }
 
-pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
+pub fn app(config: &GatewayConfig, downstreams: Downstreams, limiter: Arc<Limiter>) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
         issuer: config.identity_issuer.clone(),
         audience: config.internal_audience.clone(),
@@ -140,6 +158,7 @@ pub fn app(config: &GatewayConfig, downstreams: Downstreams) -> Router {
         .route("/internal/content/reload", post(reload_content))
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
+            limiter,
             downstreams,
             verifier,
         });

@@ -66,6 +66,7 @@ pub fn app(
     config: &GatewayConfig,
     downstreams: Downstreams,
     store: Store,
+    limiter: Arc<Limiter>,
     ready: Arc<AtomicBool>,
 ) -> anyhow::Result<Router> {
     let (router, mut doc) = routes::api(&config.cache)
@@ -73,10 +74,9 @@ pub fn app(
         .split_for_parts();
     openapi::complete(&mut doc);
     let openapi = bytes::Bytes::from(doc.to_json()?);
-    let rl = &config.rate_limits;
     let limits = Arc::new(RateLimits {
-        limiter: Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone()),
-        trusted: rl.trusted_proxies.clone(),
+        limiter,
+        trusted: config.rate_limits.trusted_proxies.clone(),
     });
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
@@ -114,8 +114,16 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let ready = Arc::new(AtomicBool::new(true));
     let downstreams = Downstreams::new(&config)?;
-    let app = app(&config, downstreams.clone(), store, ready.clone())?;
-    let internal_app = internal::app(&config, downstreams);
+    let rl = &config.rate_limits;
+    let limiter = Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone());
+    let app = app(
+        &config,
+        downstreams.clone(),
+        store,
+        limiter.clone(),
+        ready.clone(),
+    )?;
+    let internal_app = internal::app(&config, downstreams, limiter);
     tracing::info!(
         addr = %listener.local_addr()?,
         internal = %internal.local_addr()?,

@@ -160,3 +160,41 @@ async fn with_redis_gone_open_scopes_serve_and_closed_ones_refuse() {
     login.error(503, "RATE_LIMITER_UNAVAILABLE");
     assert_eq!(login.header("retry-after"), Some("1"));
 }
+
+#[tokio::test]
+async fn each_service_account_has_its_own_budget_on_the_internal_port() {
+    let t = spawn_mesh_on(Backend::Memory, &[("RATE_LIMIT_SERVICE", "2/60s")]).await;
+    let url = format!("http://{}/internal/content/reload", t.mesh.internal_addr);
+    let ops = t
+        .mesh
+        .issuer
+        .mint("ops@storefront.iam.gserviceaccount.com", "gateway-internal")
+        .unwrap();
+    for _ in 0..2 {
+        assert_eq!(
+            t.send(t.http.request(Method::POST, &url).bearer_auth(&ops))
+                .await
+                .status,
+            200
+        );
+    }
+    limited(
+        &t.send(t.http.request(Method::POST, &url).bearer_auth(&ops))
+            .await,
+        "service",
+    );
+    let fulfilment = t
+        .mesh
+        .issuer
+        .mint(
+            "fulfilment@storefront.iam.gserviceaccount.com",
+            "gateway-internal",
+        )
+        .unwrap();
+    assert_eq!(
+        t.send(t.http.request(Method::POST, &url).bearer_auth(&fulfilment))
+            .await
+            .status,
+        200
+    );
+}

@@ -21,15 +21,18 @@ pub enum Scope {
     Search,
     Login,
     LoginEmail,
+    /// A calling service account, on the internal port.
+    Service,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 5] = [
+    pub const ALL: [Scope; 6] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
         Scope::Login,
         Scope::LoginEmail,
+        Scope::Service,
     ];
 
     pub fn from_name(name: &str) -> Option<Scope> {
@@ -43,6 +46,7 @@ impl Scope {
             Scope::Search => "search",
             Scope::Login => "login",
             Scope::LoginEmail => "login-email",
+            Scope::Service => "service",
         }
     }
 }
