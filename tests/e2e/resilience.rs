@@ -75,14 +75,7 @@ async fn products(base: &str) -> (Reply, std::time::Duration) {
 async fn a_hanging_downstream_is_a_504_within_the_deadline() {
     let mesh = spawn_mesh().await;
     // Accepts connections and never answers.
-    let hang = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", hang.local_addr().unwrap());
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = hang.accept().await {
-            held.push(socket);
-        }
-    });
+    let url = silent_server().await;
     let (base, stop) = gateway(&url, &mesh.mesh.issuer_url).await;
     let (reply, took) = products(&base).await;
     reply.error(504, "GATEWAY_TIMEOUT");
@@ -116,12 +109,7 @@ async fn garbage_from_a_downstream_is_a_502() {
 #[tokio::test]
 async fn a_missing_downstream_is_a_503() {
     let mesh = spawn_mesh().await;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port().await;
     let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
     let (reply, _) = products(&base).await;
     reply.error(503, "SERVICE_UNAVAILABLE");
@@ -131,29 +119,13 @@ async fn a_missing_downstream_is_a_503() {
 #[tokio::test]
 async fn reads_retry_until_a_returning_downstream_answers() {
     let mesh = spawn_mesh().await;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port().await;
     let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
     // The catalog comes (back) up shortly after the request is made.
-    let env = EnvReader::from_pairs([
-        ("LISTEN_ADDR", format!("127.0.0.1:{port}")),
-        (
-            "IDENTITY_JWKS_URL",
-            format!("{}{JWKS_PATH}", mesh.mesh.issuer_url),
-        ),
-        ("CATALOG_SIZE", "50".to_string()),
-    ]);
-    let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
-    let catalog_stop = CancellationToken::new();
-    let token = catalog_stop.clone();
-    tokio::spawn(async move {
+    let issuer = mesh.mesh.issuer_url.clone();
+    let catalog = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(60)).await;
-        let listener = TcpListener::bind(config.service.listen_addr).await.unwrap();
-        storefront_catalog::serve(config, listener, token).await
+        start_catalog(port, &issuer).await
     });
     let (reply, _) = products(&base).await;
     assert_eq!(
@@ -162,8 +134,31 @@ async fn reads_retry_until_a_returning_downstream_answers() {
         reply.body
     );
     assert_eq!(reply.body["total"], 50);
-    catalog_stop.cancel();
+    catalog.await.unwrap().cancel();
     stop.cancel();
+}
+
+/// A port nothing listens on.
+async fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server that accepts connections and never answers; its URL.
+async fn silent_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    url
 }
 
 async fn start_catalog(port: u16, issuer_url: &str) -> CancellationToken {
@@ -182,12 +177,7 @@ async fn start_catalog(port: u16, issuer_url: &str) -> CancellationToken {
 #[tokio::test]
 async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     let mesh = spawn_mesh().await;
-    let port = TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port().await;
     let extra = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
     let (base, stop) = gateway_with(
         &format!("http://127.0.0.1:{port}"),
@@ -216,14 +206,7 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
 #[tokio::test]
 async fn a_route_with_its_own_deadline_answers_at_it() {
     let mesh = spawn_mesh().await;
-    let hang = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", hang.local_addr().unwrap());
-    tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((socket, _)) = hang.accept().await {
-            held.push(socket);
-        }
-    });
+    let url = silent_server().await;
     // The channel would wait 30 s; /products may wait 300 ms.
     let extra = [
         ("GRPC_TIMEOUT_MS", "30000"),
