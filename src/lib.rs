@@ -2,6 +2,8 @@
 //! the gateway in one process, each on its own loopback port, talking real
 //! gRPC. `cargo run --release` runs it; the end-to-end tests start it too.
 
+pub mod programs;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -10,7 +12,9 @@ use storefront_cart::CartConfig;
 use storefront_cart::config::DEV_CART_ACCOUNT;
 use storefront_catalog::CatalogConfig;
 use storefront_common::config::{AppEnvironment, EnvReader};
-use storefront_common::identity::dev_issuer::{DevIssuer, IDENTITY_PATH_PREFIX, JWKS_PATH};
+use storefront_common::identity::dev_issuer::{
+    DevIssuer, JWKS_PATH, account_url as dev_account_url,
+};
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 use storefront_common::store::Store;
 use storefront_content::ContentConfig;
@@ -62,10 +66,6 @@ async fn service_env(env: &EnvReader, callers: &str) -> anyhow::Result<(EnvReade
     service.set("LISTEN_ADDR", listener.local_addr()?.to_string());
     service.set_default("ALLOWED_CALLERS", callers);
     Ok((service, listener))
-}
-
-fn dev_account_url(issuer_url: &str, account: &str) -> String {
-    format!("{issuer_url}{IDENTITY_PATH_PREFIX}/{account}/identity")
 }
 
 #[derive(Default)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use storefront_common::config::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
 use storefront_common::identity::DEV_ISSUER;
-use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
+use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
 
 use crate::middleware::caching::CachePolicy;
@@ -158,10 +158,13 @@ pub struct GatewayConfig {
     pub grpc_timeout: Duration,
     /// `DRAIN_TIMEOUT_MS`: how long in-flight requests may finish on shutdown.
     pub drain_timeout: Duration,
+    /// How long requests are still accepted after a shutdown signal, with
+    /// readiness failing (`SHUTDOWN_DELAY_MS`, default 0).
+    pub shutdown_delay: Duration,
 }
 
 pub fn dev_identity_url(issuer_base: &str) -> String {
-    format!("{issuer_base}{IDENTITY_PATH_PREFIX}/{DEV_GATEWAY_ACCOUNT}/identity")
+    account_url(issuer_base, DEV_GATEWAY_ACCOUNT)
 }
 
 impl GatewayConfig {
@@ -211,6 +214,7 @@ impl GatewayConfig {
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
+            shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
         config.validate()?;
         Ok(config)

@@ -91,6 +91,7 @@ pub fn app(
         openapi,
     };
     let inner = router
+        .route_layer(axum::middleware::from_fn(correlation::matched_route))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
@@ -102,9 +103,22 @@ pub fn app(
     Ok(with_edge_layers(inner))
 }
 
+/// Runs the gateway as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = GatewayConfig::from_env(&env)?;
+    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
+    let listener = TcpListener::bind(config.listen_addr).await?;
+    let internal = TcpListener::bind(config.internal_addr).await?;
+    serve(config, store, listener, internal, shutdown).await
+}
+
 /// Serves the gateway on `listener` (public) and `internal` (fulfilment)
-/// until `shutdown`, then fails readiness and drains in-flight requests for
-/// at most the configured drain timeout.
+/// until `shutdown`, then fails readiness, keeps serving for the shutdown
+/// delay and drains in-flight requests for at most the drain timeout.
 pub async fn serve(
     config: GatewayConfig,
     store: Store,
@@ -130,22 +144,32 @@ pub async fn serve(
         environment = %config.environment,
         "gateway listening"
     );
-    let signal = {
-        let shutdown = shutdown.clone();
+    // Shutdown: readiness fails at once, requests are still accepted for
+    // the shutdown delay (while Kubernetes takes the pod out of its
+    // endpoints), then listeners close and in-flight requests drain for at
+    // most the drain timeout.
+    let stop_accepting = CancellationToken::new();
+    let draining = {
+        let stop_accepting = stop_accepting.clone();
+        let (delay, drain) = (config.shutdown_delay, config.drain_timeout);
         async move {
             shutdown.cancelled().await;
             ready.store(false, Ordering::Release);
+            tracing::info!(delay_ms = delay.as_millis() as u64, "not ready; draining");
+            tokio::time::sleep(delay).await;
+            stop_accepting.cancel();
+            tokio::time::sleep(drain).await;
         }
     };
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let public = axum::serve(listener, app).with_graceful_shutdown(signal);
+    let public =
+        axum::serve(listener, app).with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
     let internal = axum::serve(internal, internal_app)
-        .with_graceful_shutdown(shutdown.clone().cancelled_owned());
+        .with_graceful_shutdown(stop_accepting.cancelled_owned());
     let servers = async { tokio::try_join!(public.into_future(), internal.into_future()) };
-    let drain = config.drain_timeout;
     tokio::select! {
         result = servers => { result?; }
-        () = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
+        () = draining => {
             tracing::warn!("drain timeout reached, dropping in-flight requests");
         }
     }

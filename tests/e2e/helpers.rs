@@ -15,10 +15,22 @@ pub const VERSION: &str = "v1.0";
 
 pub struct TestMesh {
     pub mesh: Mesh,
-    pub base: String,
-    pub http: reqwest::Client,
+    pub api: Api,
     /// The redis-server of a Redis-backed mesh, stopped with it.
     pub _redis: Option<RedisServer>,
+}
+
+/// An HTTP client of one gateway, however that gateway runs.
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl std::ops::Deref for TestMesh {
+    type Target = Api;
+    fn deref(&self) -> &Api {
+        &self.api
+    }
 }
 
 /// Where a mesh keeps its state.
@@ -89,15 +101,14 @@ pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh 
     let http = reqwest::Client::builder().build().expect("client");
     let test = TestMesh {
         mesh,
-        base,
-        http,
+        api: Api { base, http },
         _redis: redis,
     };
     test.wait_ready().await;
     test
 }
 
-impl TestMesh {
+impl Api {
     /// A request with `X-Api-Version: v1.0`.
     pub fn get(&self, path: &str) -> RequestBuilder {
         self.request(Method::GET, path)
@@ -138,7 +149,7 @@ impl TestMesh {
         reply.body
     }
 
-    async fn wait_ready(&self) {
+    pub async fn wait_ready(&self) {
         for _ in 0..100 {
             let ready = self.request(Method::GET, "/health/ready").send().await;
             if ready.is_ok_and(|r| r.status() == 200) {
@@ -168,7 +179,7 @@ impl TestMesh {
     }
 }
 
-impl TestMesh {
+impl Api {
     /// A JSON request with the version header and, if given, a session token.
     pub fn json(
         &self,

@@ -5,10 +5,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{Reply, TestMesh};
+use crate::helpers::{Api, Reply, TestMesh};
 
 pub struct Shopper<'a> {
-    pub t: &'a TestMesh,
+    pub t: &'a Api,
     pub token: String,
 }
 
@@ -42,7 +42,7 @@ pub fn assert_adds_up(cart: &Value) {
 }
 
 impl<'a> Shopper<'a> {
-    pub async fn new(t: &'a TestMesh) -> Self {
+    pub async fn new(t: &'a Api) -> Self {
         let session = t.new_session().await;
         Self {
             t,
@@ -103,7 +103,7 @@ impl<'a> Shopper<'a> {
 
 /// Active, in-stock products with at least `stock` of variant 1, and
 /// whether they are shoes.
-pub async fn buyable(t: &TestMesh, stock: u64) -> Vec<(String, bool)> {
+pub async fn buyable(t: &Api, stock: u64) -> Vec<(String, bool)> {
     let tree = t.ok("/categories/tree").await;
     let shoe_ids: Vec<String> = tree["roots"]
         .as_array()
@@ -138,8 +138,13 @@ pub async fn buyable(t: &TestMesh, stock: u64) -> Vec<(String, bool)> {
 }
 
 async fn whole_journey(t: TestMesh) {
-    let shopper = Shopper::new(&t).await;
-    let products = buyable(&t, 3).await;
+    journey(&t).await;
+}
+
+/// Browse, cart, discount, checkout, confirm, order history, cancel.
+pub async fn journey(t: &Api) {
+    let shopper = Shopper::new(t).await;
+    let products = buyable(t, 3).await;
     let cart = shopper.cart().await;
     let first = shopper.add(&cart, &products[0].0, 1, 2).await;
     assert_eq!(first.status, 200, "{}", first.body);
@@ -259,7 +264,7 @@ async fn whole_journey(t: TestMesh) {
             (200, Some("CANCELLED"))
         );
     }
-    let other = Shopper::new(&t).await;
+    let other = Shopper::new(t).await;
     other
         .send(Method::GET, &format!("/orders/{order_id}"), None)
         .await

@@ -16,6 +16,7 @@ mod journey;
 mod logs;
 mod openapi;
 mod orders;
+mod processes;
 mod products;
 mod query_errors;
 mod ratelimit;

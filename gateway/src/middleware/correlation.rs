@@ -1,15 +1,17 @@
 //! `Correlation-Id`: echoed when the request sent a UUID, otherwise a fresh
 //! v4; carried into request extensions, the log span and downstream calls.
+//! The same layer opens the request's span (continuing a W3C `traceparent`)
+//! and records the request metrics.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{FromRequestParts, Request};
-use axum::http::HeaderValue;
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::Response;
-use storefront_common::telemetry::CORRELATION_ID_HEADER;
+use storefront_common::telemetry::{CORRELATION_ID_HEADER, continue_trace};
 use tracing::Instrument;
 use uuid::Uuid;
 
@@ -58,25 +60,67 @@ pub async fn correlation_id(mut req: Request, next: Next) -> Response {
     });
     let span = tracing::info_span!(
         "http",
+        otel.kind = "server",
         method = %req.method(),
         path = %req.uri().path(),
         correlation_id = value.to_str().unwrap_or_default(),
+        trace_id = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
     );
+    continue_trace(&span, req.headers());
     req.extensions_mut().insert(CorrelationId {
         id: value.clone(),
         deadline: None,
     });
+    let method = req.method().clone();
     let started = std::time::Instant::now();
     let mut response = next.run(req).instrument(span.clone()).await;
+    let elapsed = started.elapsed();
+    let status = response.status().as_u16();
+    span.record("http.response.status_code", status);
     span.in_scope(|| {
         tracing::info!(
-            status = response.status().as_u16(),
-            latency_us = started.elapsed().as_micros() as u64,
+            status,
+            latency_us = elapsed.as_micros() as u64,
             "request served"
         );
     });
+    record_metrics(&response, &method, status, elapsed);
     response.headers_mut().insert(CORRELATION_ID_HEADER, value);
     response
+}
+
+/// Marks a response with the route template that served it, for the
+/// request metrics recorded outside the router.
+pub async fn matched_route(req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let mut response = next.run(req).await;
+    if let Some(route) = route {
+        response.extensions_mut().insert(route);
+    }
+    response
+}
+
+fn record_metrics(response: &Response, method: &Method, status: u16, elapsed: Duration) {
+    // Labelled by template, never by raw path: ids would explode the series.
+    let route = response
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or("unmatched", MatchedPath::as_str)
+        .to_owned();
+    metrics::histogram!(
+        "http_request_duration_seconds",
+        "route" => route.clone(),
+        "method" => method.as_str().to_owned(),
+    )
+    .record(elapsed.as_secs_f64());
+    metrics::counter!(
+        "http_requests_total",
+        "route" => route,
+        "method" => method.as_str().to_owned(),
+        "status" => status.to_string(),
+    )
+    .increment(1);
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for CorrelationId {

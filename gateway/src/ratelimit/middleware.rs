@@ -76,6 +76,15 @@ pub fn annotate(headers: &mut HeaderMap, decisions: &[Decision]) {
 /// The 429 for the denied decisions among `decisions` (503 when a scope
 /// that fails closed could not be decided).
 pub fn too_many(decisions: &[Decision]) -> Response {
+    for d in decisions.iter().filter(|d| !d.allowed) {
+        let reason = if d.unavailable {
+            "unavailable"
+        } else {
+            "exceeded"
+        };
+        metrics::counter!("rate_limit_rejections_total", "scope" => d.scope.name(), "reason" => reason)
+            .increment(1);
+    }
     if decisions.iter().any(|d| d.unavailable) {
         let mut response = ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use storefront_common::config::{ConfigError, EnvReader, is_loopback_url};
-use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
+use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "cart";
@@ -35,8 +35,7 @@ impl CartConfig {
                 env.string(&format!("{upper}_AUDIENCE"), name),
             ))
         };
-        let dev_token_url =
-            format!("http://127.0.0.1:8091{IDENTITY_PATH_PREFIX}/{DEV_CART_ACCOUNT}/identity");
+        let dev_token_url = account_url("http://127.0.0.1:8091", DEV_CART_ACCOUNT);
         let config = Self {
             redis_url: env.raw("REDIS_URL").map(str::to_string),
             catalog: peer("catalog", "http://127.0.0.1:50051")?,

@@ -24,6 +24,18 @@ use tokio_util::sync::CancellationToken;
 pub use crate::config::CartConfig;
 use crate::promotions::Catalogue;
 
+/// Runs the cart service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = CartConfig::from_env(&env)?;
+    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, store, listener, shutdown).await
+}
+
 pub async fn serve(
     config: CartConfig,
     store: Store,

@@ -12,6 +12,17 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::CatalogConfig;
 
+/// Runs the catalog service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = CatalogConfig::from_env(&env)?;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, listener, shutdown).await
+}
+
 /// Generates the catalog and serves it on `listener` until `shutdown`.
 pub async fn serve(
     config: CatalogConfig,

@@ -9,7 +9,7 @@ use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
 
 use crate::identity::token_source::{TokenError, TokenSource};
-use crate::telemetry::CORRELATION_ID_HEADER;
+use crate::telemetry::{CORRELATION_ID_HEADER, inject_current_trace};
 
 #[derive(Clone)]
 pub struct Peer {
@@ -45,7 +45,7 @@ impl Peer {
     }
 
     /// `message` with this peer's identity token, the correlation id (if
-    /// any) and the call deadline.
+    /// any), the current trace context and the call deadline.
     pub async fn request<T>(
         &self,
         correlation: Option<&MetadataValue<Ascii>>,
@@ -59,6 +59,7 @@ impl Peer {
         if let Some(id) = correlation {
             metadata.insert(CORRELATION_ID_HEADER, id.clone());
         }
+        inject_current_trace(metadata);
         Ok(request)
     }
 }

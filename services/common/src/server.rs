@@ -17,10 +17,11 @@ use crate::identity::layer::IdentityLayer;
 use crate::identity::verifier::IdentityVerifier;
 use crate::settings::ServiceSettings;
 use crate::telemetry::grpc_trace_layer;
+use crate::telemetry::metrics::GrpcMetricsLayer;
 
 /// Serves `service` (plus `grpc.health.v1`) on `listener` until `shutdown` is
-/// cancelled, then reports NOT_SERVING and drains in-flight calls for at most
-/// the configured drain timeout.
+/// cancelled, then reports NOT_SERVING, keeps serving for the shutdown
+/// delay, and drains in-flight calls for at most the drain timeout.
 pub async fn serve_grpc<S>(
     settings: &ServiceSettings,
     service: S,
@@ -48,8 +49,12 @@ where
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tracing::info!(service = settings.name, %addr, "grpc service listening");
 
-    let signal = {
-        let shutdown = shutdown.clone();
+    // Shutdown: NOT_SERVING at once, keep answering for the shutdown delay,
+    // stop accepting, then drain in-flight calls for at most the drain
+    // timeout.
+    let stop_accepting = CancellationToken::new();
+    let draining = {
+        let stop_accepting = stop_accepting.clone();
         async move {
             shutdown.cancelled().await;
             reporter
@@ -58,18 +63,21 @@ where
             reporter
                 .set_service_status("", ServingStatus::NotServing)
                 .await;
+            tokio::time::sleep(settings.shutdown_delay).await;
+            stop_accepting.cancel();
+            tokio::time::sleep(settings.drain_timeout).await;
         }
     };
     let server = Server::builder()
+        .layer(GrpcMetricsLayer)
         .layer(grpc_trace_layer())
         .layer(IdentityLayer::new(verifier))
         .add_service(health)
         .add_service(service)
-        .serve_with_incoming_shutdown(incoming, signal);
-    let drain = settings.drain_timeout;
+        .serve_with_incoming_shutdown(incoming, stop_accepting.cancelled_owned());
     tokio::select! {
         result = server => result?,
-        () = async { shutdown.cancelled().await; tokio::time::sleep(drain).await } => {
+        () = draining => {
             tracing::warn!(service = settings.name, "drain timeout reached, dropping in-flight calls");
         }
     }

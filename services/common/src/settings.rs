@@ -17,13 +17,18 @@ pub struct ServiceSettings {
     pub environment: AppEnvironment,
     pub listen_addr: SocketAddr,
     pub identity: VerifierConfig,
-    /// How long in-flight calls may run on after a shutdown signal.
+    /// How long in-flight calls may run on after the listener closes.
     pub drain_timeout: Duration,
+    /// How long the service keeps accepting calls after a shutdown signal
+    /// while its health reports NOT_SERVING, so that callers and Kubernetes
+    /// take it out of rotation before it stops listening.
+    pub shutdown_delay: Duration,
 }
 
 impl ServiceSettings {
     /// Reads `LISTEN_ADDR`, `APP_ENV`, `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`,
-    /// `IDENTITY_AUDIENCE`, `ALLOWED_CALLERS`, `DRAIN_TIMEOUT_MS`.
+    /// `IDENTITY_AUDIENCE`, `ALLOWED_CALLERS`, `DRAIN_TIMEOUT_MS`,
+    /// `SHUTDOWN_DELAY_MS`.
     pub fn from_env(
         name: &'static str,
         env: &EnvReader,
@@ -42,6 +47,7 @@ impl ServiceSettings {
             listen_addr: env.addr("LISTEN_ADDR", default_addr)?,
             identity,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
+            shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
         settings.validate()?;
         Ok(settings)

@@ -15,6 +15,17 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::ContentConfig;
 
+/// Runs the content service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = ContentConfig::from_env(&env)?;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, listener, shutdown).await
+}
+
 pub async fn serve(
     config: ContentConfig,
     listener: TcpListener,

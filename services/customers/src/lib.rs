@@ -13,6 +13,7 @@ mod validate;
 
 use std::sync::Arc;
 
+use storefront_common::config::AppEnvironment;
 use storefront_common::error::ServiceError;
 use storefront_common::store::Store;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
@@ -39,6 +40,20 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
         accounts: Arc::new(accounts),
         profiles: Arc::new(profile::Profiles { store }),
     })
+}
+
+/// Runs the customers service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = CustomersConfig::from_env(&env)?;
+    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
+    // Demo customers exist only where the README promises them: locally.
+    let seed = config.service.environment == AppEnvironment::Local;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, store, seed, listener, shutdown).await
 }
 
 /// Serves the customers service on `listener` until `shutdown`; with

@@ -14,6 +14,18 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::OrdersConfig;
 
+/// Runs the orders service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = OrdersConfig::from_env(&env)?;
+    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, store, listener, shutdown).await
+}
+
 pub async fn serve(
     config: OrdersConfig,
     store: Store,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use storefront_common::config::{ConfigError, EnvReader, is_loopback_url};
-use storefront_common::identity::dev_issuer::IDENTITY_PATH_PREFIX;
+use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "search";
@@ -29,8 +29,7 @@ pub struct SearchConfig {
 impl SearchConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
-        let dev_token_url =
-            format!("http://127.0.0.1:8091{IDENTITY_PATH_PREFIX}/{DEV_SEARCH_ACCOUNT}/identity");
+        let dev_token_url = account_url("http://127.0.0.1:8091", DEV_SEARCH_ACCOUNT);
         let synonyms = env
             .string("SEARCH_SYNONYMS", DEFAULT_SYNONYMS)
             .split(';')

@@ -20,6 +20,17 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::SearchConfig;
 
+/// Runs the search service as its own program, configured by `env`, until
+/// `shutdown`.
+pub async fn run(
+    env: storefront_common::config::EnvReader,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    let config = SearchConfig::from_env(&env)?;
+    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    serve(config, listener, shutdown).await
+}
+
 pub async fn serve(
     config: SearchConfig,
     listener: TcpListener,

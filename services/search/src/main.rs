@@ -1,10 +1,4 @@
-use storefront_common::config::EnvReader;
-use storefront_common::{shutdown, telemetry};
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    telemetry::init_tracing();
-    let config = storefront_search::SearchConfig::from_env(&EnvReader::from_process())?;
-    let listener = tokio::net::TcpListener::bind(config.service.listen_addr).await?;
-    storefront_search::serve(config, listener, shutdown::on_signal()).await
+    storefront_common::process::run("search", storefront_search::run).await
 }

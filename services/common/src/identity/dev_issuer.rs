@@ -19,10 +19,16 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::{DEV_ISSUER, IdentityClaims};
+use crate::config::EnvReader;
 
 /// The path (after the base URL) of the metadata identity endpoint.
 pub const IDENTITY_PATH_PREFIX: &str = "/computeMetadata/v1/instance/service-accounts";
 pub const JWKS_PATH: &str = "/oauth2/v3/certs";
+
+/// The identity-token URL of `account` at the issuer served at `base`.
+pub fn account_url(base: &str, account: &str) -> String {
+    format!("{base}{IDENTITY_PATH_PREFIX}/{account}/identity")
+}
 
 struct Inner {
     key: EncodingKey,
@@ -117,6 +123,20 @@ impl DevIssuer {
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await
     }
+}
+
+/// Runs the dev issuer as its own program (`LISTEN_ADDR`, default
+/// 127.0.0.1:8091; `DEV_TOKEN_TTL_SECS`, default 3600) until `shutdown`.
+/// Refused in production.
+pub async fn run(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> {
+    if env.environment()?.is_production() {
+        anyhow::bail!("APP_ENV=production: the dev identity issuer is refused");
+    }
+    let ttl = Duration::from_secs(env.parse("DEV_TOKEN_TTL_SECS", 3600)?);
+    let listener = TcpListener::bind(env.addr("LISTEN_ADDR", "127.0.0.1:8091")?).await?;
+    tracing::info!(addr = %listener.local_addr()?, "dev identity issuer listening");
+    DevIssuer::generate(ttl)?.serve(listener, shutdown).await?;
+    Ok(())
 }
 
 #[derive(Deserialize)]

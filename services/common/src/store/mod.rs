@@ -16,6 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ErrorKind, ServiceError};
+use crate::telemetry::metrics::time_store;
 
 /// A stored value and its version (1 on creation, +1 per replace).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,7 +83,7 @@ impl Store {
     pub async fn get(&self, key: &str) -> Result<Option<Versioned<Vec<u8>>>, StoreError> {
         match self {
             Store::Memory(m) => Ok(m.get(key)),
-            Store::Redis(r) => r.get(key).await,
+            Store::Redis(r) => time_store("get", r.get(key)).await,
         }
     }
 
@@ -95,7 +96,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         match self {
             Store::Memory(m) => Ok(m.insert(key, value, ttl)),
-            Store::Redis(r) => r.insert(key, value, ttl).await,
+            Store::Redis(r) => time_store("insert", r.insert(key, value, ttl)).await,
         }
     }
 
@@ -110,7 +111,13 @@ impl Store {
     ) -> Result<bool, StoreError> {
         match self {
             Store::Memory(m) => Ok(m.insert_indexed(key, value, index, index_value)),
-            Store::Redis(r) => r.insert_indexed(key, value, index, index_value).await,
+            Store::Redis(r) => {
+                time_store(
+                    "insert_indexed",
+                    r.insert_indexed(key, value, index, index_value),
+                )
+                .await
+            }
         }
     }
 
@@ -125,14 +132,14 @@ impl Store {
     ) -> Result<Option<u64>, StoreError> {
         match self {
             Store::Memory(m) => Ok(m.replace(key, expected, value, ttl)),
-            Store::Redis(r) => r.replace(key, expected, value, ttl).await,
+            Store::Redis(r) => time_store("replace", r.replace(key, expected, value, ttl)).await,
         }
     }
 
     pub async fn delete(&self, key: &str) -> Result<bool, StoreError> {
         match self {
             Store::Memory(m) => Ok(m.delete(key)),
-            Store::Redis(r) => r.delete(key).await,
+            Store::Redis(r) => time_store("delete", r.delete(key)).await,
         }
     }
 
@@ -140,14 +147,14 @@ impl Store {
     pub async fn exists_any(&self, keys: &[&str]) -> Result<bool, StoreError> {
         match self {
             Store::Memory(m) => Ok(keys.iter().any(|k| m.get(k).is_some())),
-            Store::Redis(r) => r.exists_any(keys).await,
+            Store::Redis(r) => time_store("exists_any", r.exists_any(keys)).await,
         }
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {
         match self {
             Store::Memory(_) => Ok(()),
-            Store::Redis(r) => r.ping().await,
+            Store::Redis(r) => time_store("ping", r.ping()).await,
         }
     }
 

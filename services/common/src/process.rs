@@ -1,0 +1,70 @@
+//! What every program's `main` shares: its process settings, telemetry,
+//! the metrics port, signals, and flushing spans on the way out.
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ConfigError, EnvReader};
+use crate::{shutdown, telemetry};
+
+/// The settings of the process around a program.
+#[derive(Debug, Clone)]
+pub struct ProcessConfig {
+    /// `OTEL_SERVICE_NAME`, defaulting to the program's name.
+    pub service_name: String,
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: OTLP/gRPC collector; no export without.
+    pub otlp_endpoint: Option<String>,
+    /// `METRICS_LISTEN_ADDR`: where `GET /metrics` is served; off without.
+    pub metrics_addr: Option<SocketAddr>,
+}
+
+impl ProcessConfig {
+    pub fn from_env(program: &str, env: &EnvReader) -> Result<Self, ConfigError> {
+        let otlp_endpoint = match env.raw("OTEL_EXPORTER_OTLP_ENDPOINT") {
+            Some(_) => Some(env.url("OTEL_EXPORTER_OTLP_ENDPOINT", "")?),
+            None => None,
+        };
+        let metrics_addr = match env.raw("METRICS_LISTEN_ADDR") {
+            Some(_) => Some(env.addr("METRICS_LISTEN_ADDR", "")?),
+            None => None,
+        };
+        Ok(Self {
+            service_name: env.string("OTEL_SERVICE_NAME", program),
+            otlp_endpoint,
+            metrics_addr,
+        })
+    }
+}
+
+/// Runs `program` as this process: reads the environment, sets up telemetry
+/// and metrics, hands the program a token cancelled on SIGTERM/SIGINT, and
+/// flushes spans after it returns. The program owns its graceful shutdown.
+pub async fn run<F, Fut>(program: &'static str, run: F) -> anyhow::Result<()>
+where
+    F: FnOnce(EnvReader, CancellationToken) -> Fut,
+    Fut: Future<Output = anyhow::Result<()>>,
+{
+    let env = EnvReader::from_process();
+    let config = ProcessConfig::from_env(program, &env)?;
+    let telemetry = telemetry::init(&config.service_name, config.otlp_endpoint.as_deref())?;
+    let metrics_stop = CancellationToken::new();
+    if let Some(addr) = config.metrics_addr {
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding METRICS_LISTEN_ADDR {addr}"))?;
+        tokio::spawn(telemetry::metrics::serve(listener, metrics_stop.clone()));
+    }
+    let result = run(env, shutdown::on_signal()).await;
+    match &result {
+        Ok(()) => tracing::info!(program, "stopped"),
+        Err(e) => tracing::error!(program, error = format!("{e:#}"), "failed"),
+    }
+    metrics_stop.cancel();
+    // The flush blocks on the exporter, which needs this runtime running.
+    let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    result
+}

@@ -1,0 +1,150 @@
+//! Logs, traces and metrics, set up once per process.
+//!
+//! Every request and gRPC call gets a span; spans go to an OpenTelemetry
+//! tracer (exported over OTLP/gRPC when `OTEL_EXPORTER_OTLP_ENDPOINT` is
+//! set) and log lines are JSON carrying the spans' correlation and trace ids.
+//! W3C `traceparent` travels in gRPC metadata ([`propagation`]), so one
+//! storefront request is one trace across every hop. Metrics are Prometheus
+//! text on an internal port ([`metrics`]).
+
+pub mod metrics;
+mod propagation;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tower_http::classify::GrpcFailureClass;
+use tower_http::trace::{DefaultOnRequest, TraceLayer};
+use tracing::Span;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::prelude::*;
+use tracing_subscriber::{EnvFilter, Layer};
+
+pub use propagation::{continue_trace, inject_current_trace};
+
+/// gRPC metadata / HTTP header carrying the correlation id between hops.
+pub const CORRELATION_ID_HEADER: &str = "correlation-id";
+
+/// Keeps the tracer provider so that buffered spans are flushed at exit.
+#[must_use = "drop the guard only at exit: it flushes buffered spans"]
+pub struct Telemetry {
+    provider: SdkTracerProvider,
+}
+
+impl Telemetry {
+    /// Flushes and stops the span exporter (if any).
+    pub fn shutdown(self) {
+        if let Err(e) = self.provider.shutdown() {
+            tracing::warn!(error = %e, "flushing spans failed");
+        }
+    }
+}
+
+/// JSON logs filtered by `RUST_LOG` (default `info`, transport internals
+/// quietened), and spans for `service` sent to `otlp_endpoint` when given.
+/// Must run inside a Tokio runtime (the OTLP exporter is a tonic client).
+pub fn init(service: &str, otlp_endpoint: Option<&str>) -> anyhow::Result<Telemetry> {
+    let mut builder = SdkTracerProvider::builder().with_resource(
+        Resource::builder()
+            .with_service_name(service.to_owned())
+            .build(),
+    );
+    if let Some(endpoint) = otlp_endpoint {
+        let exporter = opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(endpoint)
+            .build()?;
+        builder = builder.with_batch_exporter(exporter);
+    }
+    let provider = builder.build();
+    // Spans exist (and carry trace ids into logs and downstream calls) even
+    // when nothing exports them.
+    let otel = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("storefront"))
+        .with_filter(otel_targets());
+    let logs = tracing_subscriber::fmt::layer()
+        .json()
+        .with_current_span(true)
+        .with_span_list(true)
+        .with_filter(log_filter());
+    let _ = tracing_subscriber::registry()
+        .with(logs)
+        .with(otel)
+        .try_init();
+    Ok(Telemetry { provider })
+}
+
+/// JSON logs only, for tests and tools that export no spans.
+pub fn init_tracing() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_current_span(true)
+        .with_env_filter(log_filter())
+        .try_init();
+}
+
+fn log_filter() -> EnvFilter {
+    EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,h2=warn,hyper=warn,tower=warn,tonic=warn"))
+}
+
+/// The transport crates' own spans would bury ours: only our spans (and
+/// anything else at info) are traced.
+fn otel_targets() -> Targets {
+    Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("h2", tracing::level_filters::LevelFilter::OFF)
+        .with_target("hyper", tracing::level_filters::LevelFilter::OFF)
+        .with_target("hyper_util", tracing::level_filters::LevelFilter::OFF)
+        .with_target("tonic", tracing::level_filters::LevelFilter::OFF)
+        .with_target("tower", tracing::level_filters::LevelFilter::OFF)
+        .with_target("opentelemetry", tracing::level_filters::LevelFilter::OFF)
+        .with_target(
+            "opentelemetry_sdk",
+            tracing::level_filters::LevelFilter::OFF,
+        )
+}
+
+type MakeSpan = fn(&http::Request<tonic::body::Body>) -> Span;
+type OnFailure = fn(GrpcFailureClass, std::time::Duration, &Span);
+type GrpcClassifier =
+    tower_http::classify::SharedClassifier<tower_http::classify::GrpcErrorsAsFailures>;
+
+/// The gRPC server's tracing layer.
+pub type GrpcTraceLayer =
+    TraceLayer<GrpcClassifier, MakeSpan, DefaultOnRequest, (), (), (), OnFailure>;
+
+/// A span per gRPC call, named by method, carrying the correlation id and
+/// continuing the caller's trace.
+pub fn grpc_trace_layer() -> GrpcTraceLayer {
+    TraceLayer::new_for_grpc()
+        .make_span_with(grpc_span as MakeSpan)
+        .on_response(())
+        .on_body_chunk(())
+        .on_eos(())
+        .on_failure(grpc_failure as OnFailure)
+}
+
+fn grpc_span(req: &http::Request<tonic::body::Body>) -> Span {
+    let correlation_id = req
+        .headers()
+        .get(CORRELATION_ID_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let span = tracing::info_span!(
+        "grpc",
+        otel.name = %req.uri().path(),
+        otel.kind = "server",
+        rpc.system = "grpc",
+        method = %req.uri().path(),
+        correlation_id,
+        trace_id = tracing::field::Empty,
+    );
+    continue_trace(&span, req.headers());
+    span
+}
+
+fn grpc_failure(class: GrpcFailureClass, latency: std::time::Duration, _span: &Span) {
+    tracing::debug!(%class, latency_ms = latency.as_millis() as u64, "grpc call failed");
+}

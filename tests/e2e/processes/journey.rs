@@ -1,0 +1,22 @@
+//! The customer journey through eight separate processes.
+
+use reqwest::Method;
+
+use super::{Ports, Processes};
+use crate::journey::journey;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_journey_through_separate_processes() {
+    let mesh = Processes::start(Ports::allocate(), |_, _| {}).await;
+    let api = &mesh.api;
+    journey(api).await;
+
+    // Search (its own index, built from the catalog process over gRPC) and
+    // content answer through the same gateway.
+    let search = api.ok("/search?query=shirt&limit=3").await;
+    assert!(search["total"].as_u64().unwrap() > 0, "{search}");
+    let about = api.fetch("/content/pages/about").await;
+    assert_eq!(about.status, 200, "{}", about.body);
+    let openapi = api.send(api.request(Method::GET, "/openapi.json")).await;
+    assert_eq!(openapi.body["openapi"], "3.1.0");
+}

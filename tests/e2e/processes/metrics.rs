@@ -1,0 +1,137 @@
+//! Prometheus metrics on each program's metrics port: request counts and
+//! latency per route and per gRPC method, store latency, rate-limit
+//! rejections.
+
+use super::{Ports, Processes};
+
+fn free_addr() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+/// The value of the series whose line starts with `prefix` and contains
+/// every one of `labels`.
+fn series(text: &str, prefix: &str, labels: &[&str]) -> Option<f64> {
+    text.lines()
+        .filter(|l| l.starts_with(prefix) && labels.iter().all(|label| l.contains(label)))
+        .find_map(|l| l.rsplit(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn programs_publish_prometheus_metrics() {
+    let (gateway_metrics, catalog_metrics, cart_metrics) = (free_addr(), free_addr(), free_addr());
+    let mesh = Processes::start(Ports::allocate(), |program, env| {
+        let addr = match program {
+            "gateway" => &gateway_metrics,
+            "catalog" => &catalog_metrics,
+            "cart" => &cart_metrics,
+            _ => return,
+        };
+        env.push(("METRICS_LISTEN_ADDR".into(), addr.clone()));
+        if program == "gateway" {
+            env.push(("RATE_LIMIT_SEARCH".into(), "2/60s".into()));
+        }
+    })
+    .await;
+    let api = &mesh.api;
+    for _ in 0..3 {
+        api.ok("/products?limit=2").await;
+    }
+    let session = api.new_session().await;
+    let token = session["accessToken"].as_str().unwrap();
+    let created = api
+        .send(api.authed(reqwest::Method::POST, "/carts", token))
+        .await;
+    assert_eq!(created.status, 201);
+    api.fetch("/products/no-such-product")
+        .await
+        .error(404, "NOT_FOUND");
+    let mut limited = 0;
+    for _ in 0..4 {
+        if api.fetch("/search?query=shirt").await.status == 429 {
+            limited += 1;
+        }
+    }
+    assert!(limited > 0);
+
+    let scrape = |addr: &str| {
+        let url = format!("http://{addr}/metrics");
+        async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
+    };
+    let gateway = scrape(&gateway_metrics).await;
+    let route = r#"route="/products""#;
+    assert!(
+        series(&gateway, "http_requests_total", &[route, r#"status="200""#]).unwrap() >= 3.0,
+        "{gateway}"
+    );
+    assert_eq!(
+        series(
+            &gateway,
+            "http_requests_total",
+            &[r#"route="/products/{productId}""#, r#"status="404""#]
+        ),
+        Some(1.0),
+        "{gateway}"
+    );
+    assert!(series(&gateway, "http_request_duration_seconds_count", &[route]).unwrap() >= 3.0);
+    assert!(
+        series(
+            &gateway,
+            "http_request_duration_seconds_bucket",
+            &[route, r#"le="+Inf""#]
+        )
+        .is_some()
+    );
+    assert_eq!(
+        series(
+            &gateway,
+            "rate_limit_rejections_total",
+            &[r#"scope="search""#]
+        ),
+        Some(limited as f64),
+        "{gateway}"
+    );
+
+    let catalog = scrape(&catalog_metrics).await;
+    let list = r#"method="/storefront.catalog.v1.CatalogService/ListProducts""#;
+    assert!(
+        series(
+            &catalog,
+            "grpc_server_requests_total",
+            &[list, r#"code="0""#]
+        )
+        .unwrap()
+            >= 3.0,
+        "{catalog}"
+    );
+    let get = r#"method="/storefront.catalog.v1.CatalogService/GetProduct""#;
+    assert_eq!(
+        series(
+            &catalog,
+            "grpc_server_requests_total",
+            &[get, r#"code="5""#]
+        ),
+        Some(1.0),
+        "{catalog}"
+    );
+    assert!(
+        series(
+            &catalog,
+            "grpc_server_request_duration_seconds_count",
+            &[list]
+        )
+        .is_some()
+    );
+
+    let cart = scrape(&cart_metrics).await;
+    assert!(
+        series(
+            &cart,
+            "store_operation_duration_seconds_count",
+            &[r#"op="insert""#]
+        )
+        .unwrap()
+            >= 1.0,
+        "{cart}"
+    );
+}
