@@ -1,8 +1,14 @@
 //! `cargo run --release`: the whole mesh on the embedded defaults.
 //! `storefront <program>`: one program of it (see [`storefront::programs`]).
+//! `storefront probe <target>`: a health check (see [`storefront::probe`]).
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let program = std::env::args().nth(1).unwrap_or_else(|| "all".to_owned());
+    let mut args = std::env::args().skip(1);
+    let program = args.next().unwrap_or_else(|| "all".to_owned());
+    if program == "probe" {
+        let target = args.next().unwrap_or_default();
+        return storefront::probe::probe(&target).await;
+    }
     storefront::programs::run(&program).await
 }

@@ -22,6 +22,20 @@ async fn probes_need_no_version_and_readiness_follows_the_catalog() {
     assert!(ready.body["message"].as_str().unwrap().contains("catalog"));
     let live = t.send(t.request(Method::GET, "/health/live")).await;
     assert_eq!(live.status, 200);
+    // The orchestrator's readiness: this gateway takes traffic even though
+    // one service is down (the rest of the API still works).
+    let own = t
+        .send(t.request(Method::GET, "/health/ready?downstreams=false"))
+        .await;
+    assert_eq!(
+        (own.status.as_u16(), &own.body["status"]),
+        (200, &serde_json::json!("ready"))
+    );
+    let bad = t
+        .send(t.request(Method::GET, "/health/ready?downstreams=maybe"))
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body["code"].is_string() && bad.body["message"].is_string());
 
     let reply = t.fetch("/products").await;
     reply.error(503, "SERVICE_UNAVAILABLE");

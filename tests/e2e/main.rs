@@ -8,6 +8,7 @@ mod cart_rules;
 mod categories;
 mod content;
 mod customers;
+mod deploy;
 mod edge;
 mod health;
 mod helpers;

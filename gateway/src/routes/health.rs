@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
@@ -31,19 +31,37 @@ pub async fn live() -> Json<Health> {
     })
 }
 
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ReadyQuery {
+    /// `false`: only whether this gateway takes traffic (not shutting
+    /// down), for orchestrator readiness probes, so that one failing
+    /// service does not take every gateway out of rotation. Default `true`.
+    pub downstreams: Option<bool>,
+}
+
 /// Every downstream the gateway needs is serving.
-#[utoipa::path(get, path = "/health/ready", tag = "Health",
+#[utoipa::path(get, path = "/health/ready", tag = "Health", params(ReadyQuery),
     responses(
         (status = 200, description = "Ready for traffic", body = Health),
         (status = 503, description = "NOT_READY: shutting down, or the failing downstreams are named in `errors`", body = ErrorBody),
     ))]
-pub async fn ready(State(state): State<AppState>) -> Result<Json<Health>, ApiError> {
+pub async fn ready(
+    State(state): State<AppState>,
+    Query(query): Query<ReadyQuery>,
+) -> Result<Json<Health>, ApiError> {
     if !state.ready.load(Ordering::Acquire) {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "NOT_READY",
             "the gateway is shutting down",
         ));
+    }
+    if query.downstreams == Some(false) {
+        return Ok(Json(Health {
+            status: "ready",
+            checks: BTreeMap::new(),
+        }));
     }
     let downstreams = state.downstreams.all();
     let serving = futures::future::join_all(downstreams.iter().map(|d| d.serving())).await;

@@ -36,6 +36,13 @@ impl ContentConfig {
             fallbacks.insert(from.to_string(), to.to_string());
         }
         let dir = env.raw("CONTENT_DIR").map(PathBuf::from);
+        // The built-in set is demo data: production serves its own content.
+        if dir.is_none() && service.environment.is_production() {
+            return Err(ConfigError::new(
+                "CONTENT_DIR",
+                "production requires a content folder (the built-in demo set is refused)",
+            ));
+        }
         if let Some(d) = &dir
             && !d.is_dir()
         {
@@ -49,5 +56,27 @@ impl ContentConfig {
             dir,
             fallbacks,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn production_refuses_the_demo_content() {
+        let env = EnvReader::from_pairs([
+            ("APP_ENV", "production"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+            (
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            ),
+        ]);
+        let err = ContentConfig::from_env(&env).unwrap_err();
+        assert_eq!(err.var, "CONTENT_DIR");
+        let mut env = env;
+        env.set("CONTENT_DIR", std::env::temp_dir().display().to_string());
+        assert!(ContentConfig::from_env(&env).is_ok());
     }
 }

@@ -19,4 +19,28 @@ async fn a_journey_through_separate_processes() {
     assert_eq!(about.status, 200, "{}", about.body);
     let openapi = api.send(api.request(Method::GET, "/openapi.json")).await;
     assert_eq!(openapi.body["openapi"], "3.1.0");
+
+    // The containers' health check: the binary probing a program.
+    let probe = |target: String| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_storefront"))
+            .args(["probe", &target])
+            .output()
+            .expect("probe runs")
+            .status
+            .success()
+    };
+    assert!(probe(format!("{}/health/ready", api.base)));
+    assert!(probe(format!("grpc://{}", mesh.ports.addr("catalog"))));
+    assert!(
+        !probe(format!("{}/no-such-page", api.base)),
+        "a 404 is unhealthy"
+    );
+    let nothing = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    assert!(
+        !probe(format!("grpc://{nothing}")),
+        "nothing listening is unhealthy"
+    );
 }

@@ -105,6 +105,7 @@ impl Drop for Program {
 
 pub struct Processes {
     pub api: Api,
+    pub ports: Ports,
     programs: Vec<Program>,
     _redis: RedisServer,
     dir: PathBuf,
@@ -196,6 +197,7 @@ impl Processes {
         };
         let processes = Self {
             api,
+            ports,
             programs,
             _redis: redis,
             dir,

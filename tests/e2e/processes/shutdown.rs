@@ -57,10 +57,13 @@ async fn sigterm_under_load_fails_no_accepted_request() {
     let outcomes = Arc::new(Mutex::new(Vec::new()));
     let stop_sending = Arc::new(Mutex::new(None::<Instant>));
     let clients: Vec<_> = (0..CLIENTS)
-        .map(|_| {
+        .map(|i| {
             let (outcomes, stop_sending, base) =
                 (outcomes.clone(), stop_sending.clone(), base.clone());
             tokio::spawn(async move {
+                // Staggered across one catalog delay, so that whenever the
+                // listener closes some requests are half-way through.
+                tokio::time::sleep(CATALOG_DELAY * i as u32 / CLIENTS as u32).await;
                 let http = reqwest::Client::builder()
                     .pool_max_idle_per_host(0)
                     .build()

@@ -1,0 +1,76 @@
+{{/* Resource name of a program: <release>-<program>. */}}
+{{- define "storefront.name" -}}
+{{- printf "%s-%s" .root.Release.Name .program | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "storefront.selectorLabels" -}}
+app.kubernetes.io/name: storefront
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .program }}
+{{- end -}}
+
+{{- define "storefront.labels" -}}
+{{ include "storefront.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: storefront
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "storefront.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The cloud service account of a program. */}}
+{{- define "storefront.account" -}}
+{{- printf "%s@%s" .program .root.Values.identity.accountDomain -}}
+{{- end -}}
+
+{{- define "storefront.devIssuerUrl" -}}
+{{- printf "http://%s-dev-issuer:8091" .Release.Name -}}
+{{- end -}}
+
+{{/* Programs that keep state in Redis. */}}
+{{- define "storefront.usesRedis" -}}
+{{- if has .program (list "gateway" "cart" "orders" "customers") }}true{{ end -}}
+{{- end -}}
+
+{{/* Downstream programs each program calls over gRPC. */}}
+{{- define "storefront.downstreams" -}}
+{{- if eq .program "gateway" -}}catalog customers cart orders search content
+{{- else if eq .program "cart" -}}catalog orders
+{{- else if eq .program "search" -}}catalog
+{{- end -}}
+{{- end -}}
+
+{{- define "storefront.grpcPort" -}}50051{{- end -}}
+
+{{/* Environment read from Secrets: never rendered from values. */}}
+{{- define "storefront.secretEnv" -}}
+{{- $v := .root.Values -}}
+{{- $redis := and (include "storefront.usesRedis" .) (not $v.redis.deploy) -}}
+{{- $customers := eq .program "customers" -}}
+{{- if or $redis $customers }}
+env:
+{{- if $redis }}
+  - name: REDIS_URL
+    valueFrom:
+      secretKeyRef: {name: {{ $v.redis.existingSecret }}, key: {{ $v.redis.secretKey }}}
+{{- end }}
+{{- if and $customers $v.customers.signingKey.name }}
+  - name: TOKEN_SIGNING_KEY
+    valueFrom:
+      secretKeyRef: {name: {{ $v.customers.signingKey.name }}, key: {{ $v.customers.signingKey.key }}}
+  {{- with $v.customers.signingKey.previousKey }}
+  - name: TOKEN_PREVIOUS_SIGNING_KEY
+    valueFrom:
+      secretKeyRef: {name: {{ $v.customers.signingKey.name }}, key: {{ . }}, optional: true}
+  {{- end }}
+{{- end }}
+{{- if and $customers (eq $v.customers.captcha "recaptcha") }}
+  - name: RECAPTCHA_SECRET
+    valueFrom:
+      secretKeyRef: {name: {{ $v.customers.recaptchaSecret.name }}, key: {{ $v.customers.recaptchaSecret.key }}}
+{{- end }}
+{{- end }}
+{{- end -}}

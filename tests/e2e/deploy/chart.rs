@@ -1,0 +1,423 @@
+//! The Helm chart: lint, render per environment, validate against the
+//! Kubernetes API schemas, and hold production to its security properties.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use storefront_common::config::EnvReader;
+use storefront_common::identity::DEV_ISSUER;
+
+use super::{config_accepts, documents, root, tool};
+
+const ENVIRONMENTS: &[&str] = &["production", "staging", "development", "local"];
+const SERVICES: &[&str] = &[
+    "catalog",
+    "search",
+    "cart",
+    "orders",
+    "customers",
+    "content",
+];
+/// The Kubernetes version the manifests are validated against.
+const KUBERNETES: &str = "1.33";
+const RELEASE: &str = "shop";
+
+fn chart() -> std::path::PathBuf {
+    root().join("charts/storefront")
+}
+
+/// `helm template` for `environment` plus `extra` arguments.
+fn render(environment: &str, extra: &[&str]) -> Result<String, String> {
+    let values = chart().join(format!("values-{environment}.yaml"));
+    let out = Command::new(tool("helm"))
+        .args(["template", RELEASE])
+        .arg(chart())
+        .arg("-f")
+        .arg(values)
+        .args(extra)
+        .output()
+        .expect("helm runs");
+    if out.status.success() {
+        Ok(String::from_utf8(out.stdout).expect("UTF-8"))
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn manifests(environment: &str) -> Vec<Value> {
+    documents(&render(environment, &[]).unwrap_or_else(|e| panic!("{environment}: {e}")))
+}
+
+fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    docs.iter().filter(|d| d["kind"] == kind).collect()
+}
+
+fn named<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind} {name}"))
+}
+
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+#[test]
+fn every_environment_lints_renders_and_validates() {
+    for env in ENVIRONMENTS {
+        let lint = Command::new(tool("helm"))
+            .args(["lint", "--strict"])
+            .arg(chart())
+            .arg("-f")
+            .arg(chart().join(format!("values-{env}.yaml")))
+            .output()
+            .expect("helm runs");
+        assert!(
+            lint.status.success(),
+            "helm lint {env}: {}",
+            String::from_utf8_lossy(&lint.stdout)
+        );
+        let rendered = render(env, &[]).unwrap_or_else(|e| panic!("{env}: {e}"));
+        let mut validate = Command::new(tool("kubernetes-validate"))
+            .args(["--strict", "--quiet", "-k", KUBERNETES, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubernetes-validate runs");
+        validate
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(rendered.as_bytes())
+            .unwrap();
+        let out = validate.wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !said.contains("ERROR"),
+            "{env} against Kubernetes {KUBERNETES}: {said}"
+        );
+        assert!(documents(&rendered).len() > 40, "{env} rendered everything");
+    }
+}
+
+#[test]
+fn the_schema_refuses_dev_shortcuts_in_production_and_typos_everywhere() {
+    for (set, why) in [
+        ("devIssuer.enabled=true", "dev issuer"),
+        ("customers.captcha=dev", "dev captcha"),
+        ("content.configMap=", "demo content"),
+        ("redis.deploy=true", "unshared in-cluster Redis"),
+        ("ingress.tlsSecretName=", "plain HTTP"),
+    ] {
+        let refused = render("production", &["--set", set]);
+        assert!(
+            refused.is_err_and(|e| e.contains("schema")),
+            "production with {why} must be refused"
+        );
+    }
+    for set in [
+        "programs.catalog.replica=2",
+        "programs.catalog.callers={}",
+        "environment=prod",
+    ] {
+        assert!(
+            render("staging", &["--set", set]).is_err(),
+            "{set} must be refused"
+        );
+    }
+    assert!(render("development", &["--set", "devIssuer.enabled=true"]).is_ok());
+}
+
+/// The production manifests: what a cluster would run for real.
+#[test]
+fn production_is_locked_down() {
+    let docs = manifests("production");
+    internal_port_never_public(&docs);
+    for deployment in of_kind(&docs, "Deployment") {
+        pod_is_locked_down(deployment);
+    }
+    no_dev_settings(&docs);
+    network_policies_follow_the_allow_lists(&docs);
+    for program in SERVICES.iter().chain(&["gateway"]) {
+        let name = format!("{RELEASE}-{program}");
+        let account = named(&docs, "ServiceAccount", &name);
+        assert_eq!(
+            account["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
+            format!("{program}@storefront-prod.iam.gserviceaccount.com")
+        );
+        assert_eq!(account["automountServiceAccountToken"], false);
+        // Scaled by an autoscaler, or at least two replicas of its own.
+        let scaled = of_kind(&docs, "HorizontalPodAutoscaler")
+            .iter()
+            .any(|h| h["spec"]["scaleTargetRef"]["name"] == name.as_str());
+        let fixed = named(&docs, "Deployment", &name)["spec"]["replicas"].as_u64();
+        assert!(
+            scaled != fixed.is_some() && fixed.is_none_or(|r| r >= 2),
+            "{name}: {fixed:?}"
+        );
+        assert_eq!(
+            named(&docs, "PodDisruptionBudget", &name)["spec"]["maxUnavailable"],
+            1
+        );
+    }
+}
+
+fn internal_port_never_public(docs: &[Value]) {
+    for service in of_kind(docs, "Service") {
+        let name = service["metadata"]["name"].as_str().unwrap();
+        let kind = service["spec"]["type"].as_str().unwrap_or("ClusterIP");
+        for port in service["spec"]["ports"].as_array().unwrap() {
+            let internal = port["targetPort"] == "internal" || port["port"] == 8081;
+            if internal {
+                assert_eq!(
+                    name,
+                    format!("{RELEASE}-gateway-internal"),
+                    "only this Service carries it"
+                );
+                assert_eq!(kind, "ClusterIP", "{name} stays inside the cluster");
+            }
+        }
+    }
+    let public = named(docs, "Service", &format!("{RELEASE}-gateway"));
+    let ports: Vec<&str> = public["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["targetPort"].as_str().unwrap())
+        .collect();
+    assert_eq!(ports, ["http"]);
+    for ingress in of_kind(docs, "Ingress") {
+        assert!(
+            !ingress["spec"]["tls"].as_array().unwrap().is_empty(),
+            "TLS"
+        );
+        for rule in ingress["spec"]["rules"].as_array().unwrap() {
+            for path in rule["http"]["paths"].as_array().unwrap() {
+                let backend = &path["backend"]["service"];
+                assert_eq!(backend["name"], format!("{RELEASE}-gateway"));
+                assert_eq!(backend["port"]["name"], "http");
+            }
+        }
+    }
+}
+
+fn pod_is_locked_down(deployment: &Value) {
+    let name = deployment["metadata"]["name"].as_str().unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true, "{name}");
+    assert!(
+        pod["securityContext"]["runAsUser"].as_u64().unwrap() > 0,
+        "{name}"
+    );
+    assert!(
+        pod["hostNetwork"].is_null() && pod["hostPID"].is_null(),
+        "{name}"
+    );
+    let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(
+        annotations["prometheus.io/scrape"], "true",
+        "{name} is scraped"
+    );
+    let grace = pod["terminationGracePeriodSeconds"].as_u64().unwrap();
+    assert!(
+        grace >= 25,
+        "{name}: the grace period covers shutdown delay + drain"
+    );
+    for c in pod["containers"].as_array().unwrap() {
+        let sc = &c["securityContext"];
+        assert_eq!(sc["allowPrivilegeEscalation"], false, "{name}");
+        assert_eq!(sc["readOnlyRootFilesystem"], true, "{name}");
+        assert_eq!(strs(&sc["capabilities"]["drop"]), ["ALL"], "{name}");
+        assert!(
+            sc["privileged"].is_null() || sc["privileged"] == false,
+            "{name}"
+        );
+        assert!(
+            !c["readinessProbe"].is_null() && !c["livenessProbe"].is_null(),
+            "{name} has probes"
+        );
+        assert!(
+            c["resources"]["requests"].is_object()
+                && c["resources"]["limits"]["memory"].is_string(),
+            "{name}"
+        );
+        let metrics = c["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "metrics")
+            .expect("metrics port");
+        assert_eq!(
+            annotations["prometheus.io/port"],
+            metrics["containerPort"].to_string()
+        );
+        if name.ends_with("-gateway") {
+            assert!(
+                c["readinessProbe"]["httpGet"]["path"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("/health/ready")
+            );
+            assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/health/live");
+        } else {
+            assert_eq!(
+                c["readinessProbe"]["grpc"]["port"], 50051,
+                "{name}: native gRPC probe"
+            );
+            assert_eq!(c["livenessProbe"]["grpc"]["port"], 50051, "{name}");
+        }
+        if name.ends_with("-search") {
+            assert!(
+                c["startupProbe"]["grpc"].is_object(),
+                "search builds its index first"
+            );
+        }
+    }
+}
+
+/// A program's environment as the pod gets it: ConfigMap plus Secrets
+/// (with stand-in values: the real ones never pass through the chart).
+fn pod_env(docs: &[Value], program: &str) -> EnvReader {
+    let name = format!("{RELEASE}-{program}");
+    let data = named(docs, "ConfigMap", &name)["data"]
+        .as_object()
+        .unwrap()
+        .clone();
+    let mut env = EnvReader::from_pairs(
+        data.iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
+    );
+    let deployment = named(docs, "Deployment", &name);
+    for var in deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        assert!(
+            var["value"].is_null(),
+            "{name}: {} is set from a Secret, not inline",
+            var["name"]
+        );
+        assert!(var["valueFrom"]["secretKeyRef"]["name"].is_string());
+        env.set(var["name"].as_str().unwrap(), "stand-in");
+    }
+    if env.raw("REDIS_URL") == Some("stand-in") {
+        env.set("REDIS_URL", "rediss://redis.example:6380/");
+    }
+    if env.raw("CONTENT_DIR").is_some() {
+        env.set("CONTENT_DIR", std::env::temp_dir().display().to_string());
+    }
+    env
+}
+
+fn no_dev_settings(docs: &[Value]) {
+    let dev: Vec<&str> = docs
+        .iter()
+        .filter_map(|d| d["metadata"]["name"].as_str())
+        .filter(|n| n.contains("dev-issuer") || n.ends_with("-redis"))
+        .collect();
+    assert!(dev.is_empty(), "no dev issuer or throwaway Redis: {dev:?}");
+    for config in of_kind(docs, "ConfigMap") {
+        let data = config["data"].as_object().unwrap();
+        assert_eq!(data["APP_ENV"], "production");
+        for secret in [
+            "REDIS_URL",
+            "TOKEN_SIGNING_KEY",
+            "TOKEN_PREVIOUS_SIGNING_KEY",
+            "RECAPTCHA_SECRET",
+        ] {
+            assert!(!data.contains_key(secret), "{secret} only from a Secret");
+        }
+        assert_ne!(data["IDENTITY_ISSUER"], DEV_ISSUER);
+        for (k, v) in data {
+            let v = v.as_str().unwrap();
+            assert!(
+                !v.contains("127.0.0.1") && !v.contains("localhost") && !v.contains("dev-issuer"),
+                "{k}={v}"
+            );
+        }
+    }
+    assert_eq!(
+        named(docs, "ConfigMap", &format!("{RELEASE}-customers"))["data"]["CAPTCHA_VERIFIER"],
+        "recaptcha"
+    );
+    assert!(
+        named(docs, "ConfigMap", &format!("{RELEASE}-content"))["data"]["CONTENT_DIR"].is_string(),
+        "no demo content"
+    );
+    // Each program's own start-up checks accept what the chart gives it.
+    for program in SERVICES.iter().chain(&["gateway"]) {
+        config_accepts(program, &pod_env(docs, program)).unwrap();
+    }
+}
+
+/// Each service's NetworkPolicy admits exactly the programs its
+/// ALLOWED_CALLERS names.
+fn network_policies_follow_the_allow_lists(docs: &[Value]) {
+    for program in SERVICES {
+        let name = format!("{RELEASE}-{program}");
+        let callers: BTreeSet<String> = named(docs, "ConfigMap", &name)["data"]["ALLOWED_CALLERS"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .map(|a| a.split('@').next().unwrap().to_owned())
+            .collect();
+        let policy = named(docs, "NetworkPolicy", &name);
+        assert_eq!(strs(&policy["spec"]["policyTypes"]), ["Ingress"]);
+        let grpc_rule = policy["spec"]["ingress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["ports"][0]["port"] == "grpc")
+            .expect("a rule for the gRPC port");
+        let admitted: BTreeSet<String> = grpc_rule["from"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                f["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(admitted, callers, "{program}");
+    }
+    let gateway = named(docs, "NetworkPolicy", &format!("{RELEASE}-gateway"));
+    for rule in gateway["spec"]["ingress"].as_array().unwrap() {
+        let namespace =
+            rule["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                .as_str()
+                .unwrap();
+        match rule["ports"][0]["port"].as_str().unwrap() {
+            "internal" => assert_eq!(namespace, "fulfilment"),
+            "http" => assert_eq!(namespace, "ingress-nginx"),
+            "metrics" => assert_eq!(namespace, "monitoring"),
+            other => panic!("unexpected port {other}"),
+        }
+    }
+}
+
+/// The non-production environments start too: their settings pass every
+/// program's own checks.
+#[test]
+fn every_environment_configures_programs_they_accept() {
+    for env in ENVIRONMENTS {
+        let docs = manifests(env);
+        for program in SERVICES.iter().chain(&["gateway"]) {
+            config_accepts(program, &pod_env(&docs, program))
+                .unwrap_or_else(|e| panic!("{env}: {e}"));
+        }
+        let dev_issuer = docs
+            .iter()
+            .any(|d| d["metadata"]["name"] == format!("{RELEASE}-dev-issuer"));
+        assert_eq!(dev_issuer, matches!(*env, "development" | "local"), "{env}");
+    }
+}
