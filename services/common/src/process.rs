@@ -20,6 +20,8 @@ pub struct ProcessConfig {
     pub otlp_endpoint: Option<String>,
     /// `METRICS_LISTEN_ADDR`: where `GET /metrics` is served; off without.
     pub metrics_addr: Option<SocketAddr>,
+    /// `OTEL_SDK_DISABLED=true`: no spans, trace ids or propagation at all.
+    pub traces: bool,
 }
 
 impl ProcessConfig {
@@ -36,6 +38,7 @@ impl ProcessConfig {
             service_name: env.string("OTEL_SERVICE_NAME", program),
             otlp_endpoint,
             metrics_addr,
+            traces: !env.parse("OTEL_SDK_DISABLED", false)?,
         })
     }
 }
@@ -50,7 +53,11 @@ where
 {
     let env = EnvReader::from_process();
     let config = ProcessConfig::from_env(program, &env)?;
-    let telemetry = telemetry::init(&config.service_name, config.otlp_endpoint.as_deref())?;
+    let telemetry = telemetry::init(
+        &config.service_name,
+        config.otlp_endpoint.as_deref(),
+        config.traces,
+    )?;
     let metrics_stop = CancellationToken::new();
     if let Some(addr) = config.metrics_addr {
         let listener = TcpListener::bind(addr)

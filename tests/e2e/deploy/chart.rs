@@ -6,23 +6,28 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
+use storefront::programs::PROGRAMS;
 use storefront_common::config::EnvReader;
 use storefront_common::identity::DEV_ISSUER;
 
 use super::{config_accepts, documents, root, tool};
 
 const ENVIRONMENTS: &[&str] = &["production", "staging", "development", "local"];
-const SERVICES: &[&str] = &[
-    "catalog",
-    "search",
-    "cart",
-    "orders",
-    "customers",
-    "content",
-];
 /// The Kubernetes version the manifests are validated against.
 const KUBERNETES: &str = "1.33";
 const RELEASE: &str = "shop";
+
+/// The gRPC services: every program but the mesh, the gateway and the issuer.
+fn services() -> impl Iterator<Item = &'static str> {
+    PROGRAMS
+        .iter()
+        .copied()
+        .filter(|p| !matches!(*p, "all" | "gateway" | "dev-issuer"))
+}
+
+fn deployed() -> impl Iterator<Item = &'static str> {
+    services().chain(["gateway"])
+}
 
 fn chart() -> std::path::PathBuf {
     root().join("charts/storefront")
@@ -145,7 +150,7 @@ fn production_is_locked_down() {
     }
     no_dev_settings(&docs);
     network_policies_follow_the_allow_lists(&docs);
-    for program in SERVICES.iter().chain(&["gateway"]) {
+    for program in deployed() {
         let name = format!("{RELEASE}-{program}");
         let account = named(&docs, "ServiceAccount", &name);
         assert_eq!(
@@ -353,7 +358,7 @@ fn no_dev_settings(docs: &[Value]) {
         "no demo content"
     );
     // Each program's own start-up checks accept what the chart gives it.
-    for program in SERVICES.iter().chain(&["gateway"]) {
+    for program in deployed() {
         config_accepts(program, &pod_env(docs, program)).unwrap();
     }
 }
@@ -361,7 +366,7 @@ fn no_dev_settings(docs: &[Value]) {
 /// Each service's NetworkPolicy admits exactly the programs its
 /// ALLOWED_CALLERS names.
 fn network_policies_follow_the_allow_lists(docs: &[Value]) {
-    for program in SERVICES {
+    for program in services() {
         let name = format!("{RELEASE}-{program}");
         let callers: BTreeSet<String> = named(docs, "ConfigMap", &name)["data"]["ALLOWED_CALLERS"]
             .as_str()
@@ -411,7 +416,7 @@ fn network_policies_follow_the_allow_lists(docs: &[Value]) {
 fn every_environment_configures_programs_they_accept() {
     for env in ENVIRONMENTS {
         let docs = manifests(env);
-        for program in SERVICES.iter().chain(&["gateway"]) {
+        for program in deployed() {
             config_accepts(program, &pod_env(&docs, program))
                 .unwrap_or_else(|e| panic!("{env}: {e}"));
         }

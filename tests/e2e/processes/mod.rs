@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use storefront::programs::PROGRAMS;
 use storefront_cart::config::DEV_CART_ACCOUNT;
 use storefront_common::identity::dev_issuer::{JWKS_PATH, account_url};
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
@@ -22,17 +23,11 @@ use storefront_search::config::DEV_SEARCH_ACCOUNT;
 
 use crate::helpers::Api;
 
-/// The programs in start order (the gateway last: it checks the rest).
-const PROGRAMS: &[&str] = &[
-    "dev-issuer",
-    "catalog",
-    "customers",
-    "orders",
-    "cart",
-    "search",
-    "content",
-    "gateway",
-];
+/// Every program but the all-in-one mesh; the order does not matter, as
+/// callers retry and the harness waits for the gateway's readiness.
+fn program_names() -> impl Iterator<Item = &'static str> {
+    PROGRAMS.iter().copied().filter(|p| *p != "all")
+}
 
 /// A loopback port per program, chosen before anything starts so that a
 /// test can put something (a proxy) between two of them.
@@ -41,7 +36,7 @@ pub struct Ports(BTreeMap<&'static str, u16>);
 impl Ports {
     pub fn allocate() -> Self {
         let mut ports = BTreeMap::new();
-        for name in PROGRAMS.iter().copied().chain(["gateway-internal"]) {
+        for name in program_names().chain(["gateway-internal"]) {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
             ports.insert(name, listener.local_addr().expect("addr").port());
         }
@@ -175,7 +170,7 @@ impl Processes {
             std::env::temp_dir().join(format!("storefront-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("log dir");
         let mut programs = Vec::new();
-        for &name in PROGRAMS {
+        for name in program_names() {
             let mut env = environment(&ports, &redis.url, name);
             configure(name, &mut env);
             let log = dir.join(format!("{name}.log"));

@@ -43,8 +43,9 @@ impl Telemetry {
 
 /// JSON logs filtered by `RUST_LOG` (default `info`, transport internals
 /// quietened), and spans for `service` sent to `otlp_endpoint` when given.
-/// Must run inside a Tokio runtime (the OTLP exporter is a tonic client).
-pub fn init(service: &str, otlp_endpoint: Option<&str>) -> anyhow::Result<Telemetry> {
+/// Without `traces`, no OpenTelemetry layer at all (no trace ids, no
+/// propagation). Must run inside a Tokio runtime (the exporter is tonic).
+pub fn init(service: &str, otlp_endpoint: Option<&str>, traces: bool) -> anyhow::Result<Telemetry> {
     let mut builder = SdkTracerProvider::builder().with_resource(
         Resource::builder()
             .with_service_name(service.to_owned())
@@ -60,9 +61,11 @@ pub fn init(service: &str, otlp_endpoint: Option<&str>) -> anyhow::Result<Teleme
     let provider = builder.build();
     // Spans exist (and carry trace ids into logs and downstream calls) even
     // when nothing exports them.
-    let otel = tracing_opentelemetry::layer()
-        .with_tracer(provider.tracer("storefront"))
-        .with_filter(otel_targets());
+    let otel = traces.then(|| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("storefront"))
+            .with_filter(otel_targets())
+    });
     let logs = tracing_subscriber::fmt::layer()
         .json()
         .with_current_span(true)
