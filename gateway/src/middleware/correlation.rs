@@ -103,24 +103,39 @@ pub async fn matched_route(req: Request, next: Next) -> Response {
 
 fn record_metrics(response: &Response, method: &Method, status: u16, elapsed: Duration) {
     // Labelled by template, never by raw path: ids would explode the series.
-    let route = response
+    // One shared string for both series; static labels where they can be.
+    let route: Arc<str> = response
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", MatchedPath::as_str)
-        .to_owned();
+        .into();
+    let method = method_label(method);
     metrics::histogram!(
         "http_request_duration_seconds",
         "route" => route.clone(),
-        "method" => method.as_str().to_owned(),
+        "method" => method,
     )
     .record(elapsed.as_secs_f64());
     metrics::counter!(
         "http_requests_total",
         "route" => route,
-        "method" => method.as_str().to_owned(),
+        "method" => method,
         "status" => status.to_string(),
     )
     .increment(1);
+}
+
+fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for CorrelationId {

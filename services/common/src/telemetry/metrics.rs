@@ -9,6 +9,7 @@
 //! `rate_limit_rejections_total` (per scope).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -102,7 +103,7 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let method = req.uri().path().to_owned();
+        let method: Arc<str> = req.uri().path().into();
         let started = Instant::now();
         let call = self.inner.call(req);
         Box::pin(async move {
