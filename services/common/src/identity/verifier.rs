@@ -1,8 +1,8 @@
 //! Verification of identity tokens against the issuer's JWKS.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
@@ -37,6 +37,19 @@ pub struct IdentityVerifier {
     jwks_url: String,
     http: reqwest::Client,
     keys: KeyCache,
+    /// Tokens verified already, by their SHA-256, with their expiry: a
+    /// caller reuses one token until shortly before it expires, so the RSA
+    /// check runs once per token, not once per call.
+    verified: RwLock<HashMap<[u8; 32], (Caller, u64)>>,
+}
+
+/// Verified tokens remembered at most (callers x audiences is small).
+const VERIFIED_CAPACITY: usize = 1024;
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 impl IdentityVerifier {
@@ -57,11 +70,43 @@ impl IdentityVerifier {
                 .build()
                 .unwrap_or_default(),
             keys: KeyCache::new(AlgorithmFamily::Rsa),
+            verified: RwLock::default(),
         }
     }
 
     /// Verifies a bearer token and checks the caller against the allow-list.
     pub async fn verify(&self, token: &str) -> Result<Caller, VerifyError> {
+        let digest: [u8; 32] =
+            aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes())
+                .as_ref()
+                .try_into()
+                .unwrap_or_default();
+        let now = unix_now();
+        let cached = self
+            .verified
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&digest)
+            .filter(|(_, exp)| *exp > now)
+            .map(|(caller, _)| caller.clone());
+        if let Some(caller) = cached {
+            return Ok(caller);
+        }
+        let (caller, exp) = self.verify_signed(token).await?;
+        let mut verified = self.verified.write().unwrap_or_else(|p| p.into_inner());
+        if verified.len() >= VERIFIED_CAPACITY {
+            verified.retain(|_, (_, exp)| *exp > now);
+            if verified.len() >= VERIFIED_CAPACITY {
+                verified.clear();
+            }
+        }
+        verified.insert(digest, (caller.clone(), exp));
+        Ok(caller)
+    }
+
+    /// The full check: signature, algorithm, issuer, audience, expiry and
+    /// the allow-list; the caller and the token's expiry.
+    async fn verify_signed(&self, token: &str) -> Result<(Caller, u64), VerifyError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| VerifyError::Unauthenticated("malformed identity token".into()))?;
         if header.alg != Algorithm::RS256 {
@@ -81,7 +126,7 @@ impl IdentityVerifier {
                 "caller {account} is not allowed to call this service"
             )));
         }
-        Ok(Caller { account })
+        Ok((Caller { account }, data.claims.exp))
     }
 
     async fn key(&self, kid: &str) -> Result<Arc<DecodingKey>, VerifyError> {
