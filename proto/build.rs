@@ -19,6 +19,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
     // Maps become BTreeMaps so that JSON output (and ETags) are stable.
     config.btree_map(["."]);
+    // Replies carrying many products are written by hand (src/encoded.rs)
+    // so that servers answer from bytes they hold; the wire is unchanged.
+    for (proto, rust) in [
+        (
+            ".storefront.catalog.v1.ListProductsResponse",
+            "crate::encoded::ListProductsResponse",
+        ),
+        (
+            ".storefront.catalog.v1.ProductBatch",
+            "crate::encoded::ProductBatch",
+        ),
+        (
+            ".storefront.search.v1.SearchResponse",
+            "crate::encoded::SearchResponse",
+        ),
+        (
+            ".storefront.search.v1.SuggestResponse",
+            "crate::encoded::SuggestResponse",
+        ),
+    ] {
+        config.extern_path(proto, rust);
+    }
     tonic_prost_build::configure()
         .file_descriptor_set_path(out.join("storefront_descriptor.bin"))
         .compile_with_config(config, PROTOS, &["."])?;

@@ -12,7 +12,7 @@ pub mod downstream;
 pub mod error;
 mod internal;
 pub mod middleware;
-mod model;
+pub mod model;
 mod openapi;
 mod query;
 mod ratelimit;

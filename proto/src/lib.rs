@@ -3,6 +3,8 @@
 
 #![allow(clippy::all)]
 
+pub mod encoded;
+
 pub mod common {
     pub mod v1 {
         tonic::include_proto!("storefront.common.v1");
@@ -12,6 +14,7 @@ pub mod common {
 pub mod catalog {
     pub mod v1 {
         tonic::include_proto!("storefront.catalog.v1");
+        pub use crate::encoded::{ListProductsResponse, ProductBatch};
     }
 }
 
@@ -30,6 +33,7 @@ pub mod orders {
 pub mod search {
     pub mod v1 {
         tonic::include_proto!("storefront.search.v1");
+        pub use crate::encoded::{SearchResponse, SuggestResponse};
     }
 }
 

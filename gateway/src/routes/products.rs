@@ -99,6 +99,7 @@ pub async fn list_products(
         .await?;
     let results = reply
         .products
+        .products
         .into_iter()
         .map(|p| Product::from_proto(p, false))
         .collect::<Result<_, _>>()?;

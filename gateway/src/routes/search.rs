@@ -131,6 +131,7 @@ pub async fn search(
         .ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
     let results: Vec<Product> = reply
         .products
+        .products
         .into_iter()
         .map(|p| Product::from_proto(p, false))
         .collect::<Result<_, _>>()?;
@@ -202,6 +203,7 @@ pub async fn suggestions(
         .await?;
     let reply = ds.search().suggest(request).await?.into_inner();
     let products = reply
+        .products
         .products
         .into_iter()
         .map(|p| Product::from_proto(p, false))

@@ -12,6 +12,24 @@ use tokio_util::sync::CancellationToken;
 
 pub use crate::config::CatalogConfig;
 
+/// The first `count` demo products as listings show them, priced in
+/// `currency`: realistic records for benchmarks and tools.
+pub fn sample_products(
+    count: usize,
+    currency: &str,
+) -> Vec<storefront_proto::catalog::v1::Product> {
+    generate::generate(count, 42)
+        .products
+        .iter()
+        .filter_map(|p| p.decode().ok())
+        .map(|p| {
+            let mut p = storefront_common::catalog::summary(&p);
+            storefront_common::catalog::price_in(&mut p, currency);
+            p
+        })
+        .collect()
+}
+
 /// Runs the catalog service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
@@ -34,8 +52,9 @@ pub async fn serve(
     tracing::info!(
         products = catalog.products.len(),
         categories = catalog.categories.len(),
+        encoded_bytes = catalog.products.iter().map(|p| p.len()).sum::<usize>() as u64,
         elapsed_ms = started.elapsed().as_millis() as u64,
-        "catalog generated"
+        "catalog generated and indexed"
     );
     let service = CatalogServiceServer::new(service::CatalogApi::new(catalog));
     storefront_common::server::serve_grpc(&config.service, service, listener, shutdown).await

@@ -1,15 +1,18 @@
 //! The `storefront.catalog.v1.CatalogService` gRPC implementation. Reads
-//! hold the catalog's read lock only while they compute their answer.
+//! take the current catalog version (an `Arc`) and never wait for a write;
+//! a write builds the next version beside it and swaps it in.
 
 use std::pin::Pin;
-use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::sync::{Arc, RwLock};
 
 use futures::Stream;
-use storefront_common::catalog::{ProductField, ProductSchema, currency, default_money, view};
+use storefront_common::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
 use storefront_common::error::ServiceError;
 use storefront_common::query;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
 use storefront_proto::catalog::v1::*;
+use storefront_proto::common::v1::ListQuery;
+use storefront_proto::encoded::{EncodedProduct, Products};
 use tonic::{Request, Response, Status};
 
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
@@ -19,7 +22,9 @@ const EXPORT_BATCH: usize = 500;
 
 #[derive(Clone)]
 pub struct CatalogApi {
-    catalog: Arc<RwLock<Catalog>>,
+    current: Arc<RwLock<Arc<Catalog>>>,
+    /// Writers take turns; readers never wait for them.
+    writer: Arc<tokio::sync::Mutex<()>>,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -27,13 +32,47 @@ type Reply<T> = Result<Response<T>, Status>;
 impl CatalogApi {
     pub fn new(catalog: Catalog) -> Self {
         Self {
-            catalog: Arc::new(RwLock::new(catalog)),
+            current: Arc::new(RwLock::new(Arc::new(catalog))),
+            writer: Arc::default(),
         }
     }
 
-    fn read(&self) -> RwLockReadGuard<'_, Catalog> {
-        self.catalog.read().unwrap_or_else(|p| p.into_inner())
+    fn read(&self) -> Arc<Catalog> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
+}
+
+/// Whether a listing may touch many records (filters, or a sort whose
+/// later keys rank groups): such work runs on the blocking pool so that it
+/// never holds up cheap requests on the async workers.
+fn heavy(query: &ListQuery) -> bool {
+    !query.filters.is_empty() || query.sort.len() > 1
+}
+
+fn list_page(
+    catalog: &Catalog,
+    query: &ListQuery,
+    currency: usize,
+) -> Result<ListProductsResponse, ServiceError> {
+    let (info, rows) = catalog.listing.page(query, currency, &[("key", false)])?;
+    let code = CURRENCIES[currency];
+    let encoded = rows
+        .iter()
+        .map(|&row| EncodedProduct {
+            body: catalog.products[row as usize].summary(),
+            tail: price_tail(code, catalog.facts[row as usize].prices[currency]),
+        })
+        .collect();
+    Ok(ListProductsResponse {
+        page: Some(info),
+        products: Products {
+            products: Vec::new(),
+            encoded,
+        },
+    })
 }
 
 #[tonic::async_trait]
@@ -43,34 +82,30 @@ impl CatalogService for CatalogApi {
         request: Request<ListProductsRequest>,
     ) -> Reply<ListProductsResponse> {
         let req = request.into_inner();
-        let currency = currency(&req.currency_code)?;
+        let currency = currency_index(&req.currency_code)?;
         let query = req.query.unwrap_or_default();
         let catalog = self.read();
-        let page = query::run::<ProductSchema>(
-            &catalog.products,
-            &query,
-            &currency,
-            &[(ProductField::Key, false)],
-        )?;
-        let products = page
-            .items
-            .iter()
-            .map(|p| view(p, currency, false))
-            .collect();
-        Ok(Response::new(ListProductsResponse {
-            page: Some(page.info),
-            products,
-        }))
+        let reply = if heavy(&query) {
+            tokio::task::spawn_blocking(move || list_page(&catalog, &query, currency))
+                .await
+                .map_err(|e| ServiceError::internal(e.to_string()))?
+        } else {
+            list_page(&catalog, &query, currency)
+        };
+        Ok(Response::new(reply?))
     }
 
     async fn get_product(&self, request: Request<GetProductRequest>) -> Reply<Product> {
         let req = request.into_inner();
-        let currency = currency(&req.currency_code)?;
+        let currency = CURRENCIES[currency_index(&req.currency_code)?];
         let catalog = self.read();
-        let product = catalog
-            .product(&req.product_id)
+        let row = catalog
+            .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
-        let mut product = view(product, currency, true);
+        let mut product = catalog.products[row as usize]
+            .decode()
+            .map_err(|e| ServiceError::internal(format!("stored product: {e}")))?;
+        price_in(&mut product, currency);
         if product.price.is_none() {
             product.price = Some(default_money(currency));
         }
@@ -150,28 +185,27 @@ impl CatalogService for CatalogApi {
             0 => EXPORT_BATCH,
             n => n.min(5_000),
         };
-        // A consistent snapshot: list views (no variant list), all prices.
-        let (version, products): (u64, Vec<Product>) = {
-            let catalog = self.read();
-            let list = catalog
-                .products
-                .iter()
-                .map(|p| Product {
-                    variants: Vec::new(),
-                    ..p.clone()
-                })
-                .collect();
-            (catalog.version, list)
-        };
-        let batches: Vec<Result<ProductBatch, Status>> = products
-            .chunks(size)
-            .map(|chunk| {
+        // A consistent snapshot: the version being read, batch by batch.
+        let catalog = self.read();
+        let batches = (0..catalog.products.len())
+            .step_by(size.max(1))
+            .map(move |start| {
+                let end = (start + size).min(catalog.products.len());
+                let encoded = catalog.products[start..end]
+                    .iter()
+                    .map(|p| EncodedProduct {
+                        body: p.summary(),
+                        tail: Vec::new(),
+                    })
+                    .collect();
                 Ok(ProductBatch {
-                    products: chunk.to_vec(),
-                    catalog_version: version,
+                    products: Products {
+                        products: Vec::new(),
+                        encoded,
+                    },
+                    catalog_version: catalog.version,
                 })
-            })
-            .collect();
+            });
         Ok(Response::new(Box::pin(futures::stream::iter(batches))))
     }
 
@@ -185,10 +219,14 @@ impl CatalogService for CatalogApi {
 
     async fn update_product(&self, request: Request<UpdateProductRequest>) -> Reply<Product> {
         let req = request.into_inner();
-        let mut catalog = self.catalog.write().unwrap_or_else(|p| p.into_inner());
-        let product = catalog
-            .product_mut(&req.product_id)
+        let _turn = self.writer.lock().await;
+        let current = self.read();
+        let row = current
+            .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
+        let mut product = current.products[row as usize]
+            .decode()
+            .map_err(|e| ServiceError::internal(format!("stored product: {e}")))?;
         if req.name.is_some() {
             product.name = req.name;
         }
@@ -199,8 +237,13 @@ impl CatalogService for CatalogApi {
             meta.version += 1;
             meta.last_modified_at = Some(storefront_common::time::now());
         }
+        // The next version's indexes take a while at retail size: built on
+        // the blocking pool while reads go on against the current one.
         let updated = product.clone();
-        catalog.version += 1;
-        Ok(Response::new(updated))
+        let next = tokio::task::spawn_blocking(move || current.with_product(row, &updated))
+            .await
+            .map_err(|e| ServiceError::internal(e.to_string()))?;
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        Ok(Response::new(product))
     }
 }

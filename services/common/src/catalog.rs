@@ -1,6 +1,7 @@
 //! The product fields every service that lists products sorts and filters
 //! by (catalog, search), and the per-currency view of a product.
 
+use prost::Message;
 use storefront_proto::catalog::v1::{Product, ProductStatus, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
@@ -9,6 +10,8 @@ use crate::query::{FieldType, Schema, Value};
 
 /// Currencies every product is priced in; the first is the default.
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
+/// Minor units of every currency in `CURRENCIES`.
+pub const FRACTION_DIGITS: u32 = 2;
 /// The locale whose text `name` sorts and filters by.
 pub const SORT_LOCALE: &str = "en-AU";
 
@@ -26,22 +29,78 @@ pub fn created(meta: Option<&ResourceMeta>) -> Value<'_> {
         .map_or(Value::Missing, |t| Value::Timestamp(t.seconds, t.nanos))
 }
 
-/// The price of a product's master variant in the currency at `index`.
-pub fn master_price(p: &Product, currency: &str) -> Option<i64> {
-    let variant = p.master_variant.as_ref()?;
-    variant
-        .prices
-        .iter()
-        .find(|m| m.currency_code == currency)
-        .map(|m| m.cent_amount)
-}
-
 pub fn status_name(status: i32) -> &'static str {
     match ProductStatus::try_from(status) {
         Ok(ProductStatus::Active) => "active",
         Ok(ProductStatus::Inactive) => "inactive",
         Ok(ProductStatus::Discontinued) => "discontinued",
         _ => "unknown",
+    }
+}
+
+/// The fields a listing of products filters and sorts by (all of them).
+pub const PRODUCT_FIELDS: &[&str] = &[
+    "name",
+    "price",
+    "createdAt",
+    "popularity",
+    "featured",
+    "status",
+    "inStock",
+    "category",
+    "brand",
+    "key",
+];
+
+/// What filtering and sorting need of a product, without its text,
+/// variants and media: what indexes are built from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProductFacts {
+    pub id: String,
+    pub key: String,
+    /// The `SORT_LOCALE` name.
+    pub name: Option<String>,
+    pub brand: String,
+    pub category_ids: Vec<String>,
+    pub status: i32,
+    pub featured: bool,
+    pub popularity: u32,
+    pub in_stock: bool,
+    pub created_at: Option<(i64, i32)>,
+    /// The master variant's price per currency of `CURRENCIES`.
+    pub prices: [Option<i64>; CURRENCIES.len()],
+}
+
+impl ProductFacts {
+    pub fn of(p: &Product) -> Self {
+        let prices = p.master_variant.as_ref().map(|v| v.prices.as_slice());
+        Self {
+            id: meta_id(p.meta.as_ref()).to_string(),
+            key: p.key.clone(),
+            name: p
+                .name
+                .as_ref()
+                .and_then(|l| l.values.get(SORT_LOCALE))
+                .cloned(),
+            brand: p.brand.clone(),
+            category_ids: p.category_ids.clone(),
+            status: p.status,
+            featured: p.featured,
+            popularity: p.popularity,
+            in_stock: p.in_stock,
+            created_at: p
+                .meta
+                .as_ref()
+                .and_then(|m| m.created_at)
+                .map(|t| (t.seconds, t.nanos)),
+            prices: std::array::from_fn(|i| {
+                prices
+                    .unwrap_or_default()
+                    .iter()
+                    .find(|m| m.currency_code == CURRENCIES[i])
+                    .map(|m| m.cent_amount)
+            }),
+        }
     }
 }
 
@@ -62,10 +121,10 @@ pub enum ProductField {
 pub struct ProductSchema;
 
 impl Schema for ProductSchema {
-    type Record = Product;
+    type Record = ProductFacts;
     type Field = ProductField;
-    /// The currency prices are compared in.
-    type Context = &'static str;
+    /// The index in `CURRENCIES` of the currency prices are compared in.
+    type Context = usize;
 
     fn resolve(name: &str) -> Option<(ProductField, FieldType)> {
         use ProductField as F;
@@ -84,15 +143,22 @@ impl Schema for ProductSchema {
         })
     }
 
-    fn id(p: &Product) -> &str {
-        meta_id(p.meta.as_ref())
+    fn id(p: &ProductFacts) -> &str {
+        &p.id
     }
 
-    fn value<'a>(p: &'a Product, field: ProductField, currency: &&'static str) -> Value<'a> {
+    fn value<'a>(p: &'a ProductFacts, field: ProductField, currency: &usize) -> Value<'a> {
         match field {
-            ProductField::Name => text(p.name.as_ref()),
-            ProductField::Price => master_price(p, currency).map_or(Value::Missing, Value::Integer),
-            ProductField::CreatedAt => created(p.meta.as_ref()),
+            ProductField::Name => p.name.as_deref().map_or(Value::Missing, Value::Text),
+            ProductField::Price => p
+                .prices
+                .get(*currency)
+                .copied()
+                .flatten()
+                .map_or(Value::Missing, Value::Integer),
+            ProductField::CreatedAt => p
+                .created_at
+                .map_or(Value::Missing, |(s, n)| Value::Timestamp(s, n)),
             ProductField::Popularity => Value::Integer(i64::from(p.popularity)),
             ProductField::Featured => Value::Boolean(p.featured),
             ProductField::Status => Value::Text(status_name(p.status)),
@@ -102,6 +168,16 @@ impl Schema for ProductSchema {
             ProductField::Key => Value::Text(&p.key),
         }
     }
+
+    fn varies(field: ProductField) -> bool {
+        matches!(field, ProductField::Price)
+    }
+}
+
+/// The index in `CURRENCIES` of `code` (empty: the default currency).
+pub fn currency_index(code: &str) -> Result<usize, ServiceError> {
+    let code = currency(code)?;
+    Ok(CURRENCIES.iter().position(|c| *c == code).unwrap_or(0))
 }
 
 pub fn currency(code: &str) -> Result<&'static str, ServiceError> {
@@ -123,47 +199,63 @@ pub fn currency(code: &str) -> Result<&'static str, ServiceError> {
         })
 }
 
-pub fn priced(variant: &Variant, currency: &str) -> Variant {
-    let mut v = variant.clone();
-    v.price = v
-        .prices
-        .iter()
-        .find(|m| m.currency_code == currency)
-        .cloned();
-    v
+pub fn money(currency: &str, cents: i64) -> Money {
+    Money {
+        currency_code: currency.to_string(),
+        cent_amount: cents,
+        fraction_digits: FRACTION_DIGITS,
+    }
 }
 
-/// A product in the requested currency; `detail` keeps all variants, the
-/// list view carries the master variant only.
-pub fn view(p: &Product, currency: &str, detail: bool) -> Product {
-    let master_variant = p.master_variant.as_ref().map(|v| priced(v, currency));
-    Product {
-        meta: p.meta.clone(),
-        key: p.key.clone(),
-        name: p.name.clone(),
-        description: p.description.clone(),
-        slug: p.slug.clone(),
-        brand: p.brand.clone(),
-        category_ids: p.category_ids.clone(),
-        status: p.status,
-        featured: p.featured,
-        popularity: p.popularity,
-        in_stock: p.in_stock,
-        price: master_variant.as_ref().and_then(|v| v.price.clone()),
-        variants: if detail {
-            p.variants.iter().map(|v| priced(v, currency)).collect()
-        } else {
-            Vec::new()
-        },
-        master_variant,
-        media: p.media.clone(),
+/// A product as listings show it: no variant list, no price picked yet.
+pub fn summary(p: &Product) -> Product {
+    let mut master = p.master_variant.clone();
+    if let Some(v) = master.as_mut() {
+        v.price = None;
     }
+    Product {
+        price: None,
+        master_variant: master,
+        variants: Vec::new(),
+        ..p.clone()
+    }
+}
+
+/// The fields that, appended to an encoded summary, give it `price` (and
+/// its master variant's) in one currency: protobuf merges a repeated
+/// singular message field into the first.
+pub fn price_tail(currency: &str, cents: Option<i64>) -> Vec<u8> {
+    let Some(cents) = cents else {
+        return Vec::new();
+    };
+    let price = money(currency, cents);
+    Product {
+        master_variant: Some(Variant {
+            price: Some(price.clone()),
+            ..Default::default()
+        }),
+        price: Some(price),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// Sets `price` of the product and of each variant to the currency's.
+pub fn price_in(p: &mut Product, currency: &str) {
+    let pick = |v: &mut Variant| {
+        v.price = v
+            .prices
+            .iter()
+            .find(|m| m.currency_code == currency)
+            .cloned();
+    };
+    if let Some(v) = p.master_variant.as_mut() {
+        pick(v);
+    }
+    p.variants.iter_mut().for_each(pick);
+    p.price = p.master_variant.as_ref().and_then(|v| v.price.clone());
 }
 
 pub fn default_money(currency: &str) -> Money {
-    Money {
-        currency_code: currency.to_string(),
-        cent_amount: 0,
-        fraction_digits: 2,
-    }
+    money(currency, 0)
 }

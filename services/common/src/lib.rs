@@ -8,6 +8,7 @@ pub mod config;
 pub mod customer_token;
 pub mod error;
 pub mod identity;
+pub mod listing;
 pub mod process;
 pub mod query;
 pub mod server;

@@ -11,6 +11,10 @@ use crate::error::{ErrorKind, FieldViolation, ServiceError};
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
+/// Sort keys one query may name: work per request stays bounded.
+pub const MAX_SORT_KEYS: usize = 4;
+/// Filters one query may combine.
+pub const MAX_FILTERS: usize = 16;
 
 /// The type of a filterable or sortable field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +49,11 @@ pub trait Schema {
     fn resolve(name: &str) -> Option<(Self::Field, FieldType)>;
     fn id(record: &Self::Record) -> &str;
     fn value<'a>(record: &'a Self::Record, field: Self::Field, ctx: &Self::Context) -> Value<'a>;
+    /// Whether the field's values depend on the context (an index keeps
+    /// one column per context for it).
+    fn varies(_field: Self::Field) -> bool {
+        false
+    }
 }
 
 /// One page of matches and its envelope numbers.
@@ -53,14 +62,15 @@ pub struct Page<'a, T> {
     pub info: PageInfo,
 }
 
-struct CompiledFilter<F> {
-    field: F,
-    op: FilterOperator,
-    value: OwnedValue,
+pub(crate) struct CompiledFilter<F> {
+    pub field: F,
+    pub ty: FieldType,
+    pub op: FilterOperator,
+    pub value: OwnedValue,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum OwnedValue {
+pub(crate) enum OwnedValue {
     Text(String),
     Integer(i64),
     Boolean(bool),
@@ -86,11 +96,7 @@ pub fn matching<'a, S: Schema>(
     query: &ListQuery,
     ctx: &S::Context,
 ) -> Result<Vec<&'a S::Record>, ServiceError> {
-    let filters = query
-        .filters
-        .iter()
-        .map(compile_filter::<S>)
-        .collect::<Result<Vec<_>, _>>()?;
+    let filters = compile_filters::<S>(query)?;
     Ok(items
         .iter()
         .filter(|item| filters.iter().all(|f| matches::<S>(item, f, ctx)))
@@ -138,7 +144,7 @@ pub fn order_and_page<'a, S: Schema>(
     Ok(Page { items, info })
 }
 
-fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
+pub(crate) fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
     let page = query.page.unwrap_or_default();
     let limit = if page.limit == 0 {
         DEFAULT_LIMIT
@@ -160,13 +166,14 @@ fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
     Ok((limit, page.offset))
 }
 
-fn compile_sort<S: Schema>(
+pub(crate) fn compile_sort<S: Schema>(
     query: &ListQuery,
     default_sort: &[(S::Field, bool)],
 ) -> Result<Vec<(S::Field, bool)>, ServiceError> {
     if query.sort.is_empty() {
         return Ok(default_sort.to_vec());
     }
+    check_sort_keys(query)?;
     query
         .sort
         .iter()
@@ -186,6 +193,44 @@ fn compile_sort<S: Schema>(
             Ok((field, s.direction() == SortDirection::Desc))
         })
         .collect()
+}
+
+/// At most `MAX_SORT_KEYS`, each field once: a repeated key can never
+/// change the order, only the work.
+fn check_sort_keys(query: &ListQuery) -> Result<(), ServiceError> {
+    let sort = &query.sort;
+    let repeated = sort
+        .iter()
+        .enumerate()
+        .find(|(i, s)| sort[..*i].iter().any(|t| t.field == s.field));
+    let problem = if sort.len() > MAX_SORT_KEYS {
+        Some(format!("at most {MAX_SORT_KEYS} sort keys are allowed"))
+    } else {
+        repeated.map(|(_, s)| format!("'{}' is sorted by more than once", s.field))
+    };
+    match problem {
+        None => Ok(()),
+        Some(message) => {
+            Err(
+                ServiceError::new(ErrorKind::BadRequest, "INVALID_SORT_FIELD", message.clone())
+                    .with_violation(FieldViolation::new("sort", "OUT_OF_RANGE", message)),
+            )
+        }
+    }
+}
+
+/// Every filter of `query`, compiled; at most `MAX_FILTERS`.
+pub(crate) fn compile_filters<S: Schema>(
+    query: &ListQuery,
+) -> Result<Vec<CompiledFilter<S::Field>>, ServiceError> {
+    if query.filters.len() > MAX_FILTERS {
+        let message = format!("at most {MAX_FILTERS} filters can be combined");
+        return Err(
+            ServiceError::new(ErrorKind::BadRequest, "INVALID_FILTER", message.clone())
+                .with_violation(FieldViolation::new("filter", "OUT_OF_RANGE", message)),
+        );
+    }
+    query.filters.iter().map(compile_filter::<S>).collect()
 }
 
 fn invalid_filter(field: &str, code: &'static str, message: String) -> ServiceError {
@@ -233,7 +278,12 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
             ));
         }
     };
-    Ok(CompiledFilter { field, op, value })
+    Ok(CompiledFilter {
+        field,
+        ty,
+        op,
+        value,
+    })
 }
 
 fn matches<S: Schema>(

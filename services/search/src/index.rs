@@ -1,15 +1,24 @@
 //! The tantivy index of the catalog: localised, stemmed text fields per
-//! language, plus each product's position in the product list (`ord`).
+//! language, each product's position in the export (`ord`, the row of the
+//! listing index) and its encoded summary, kept only in the index's own
+//! compressed document store. Filters, sorts and facets use the shared
+//! listing index over the products' facts, not stored documents.
 
 use std::collections::HashMap;
 
+use bytes::Bytes;
+use prost::Message;
+use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use storefront_common::listing::Listing;
 use storefront_proto::catalog::v1::{Category, Product};
 use storefront_proto::common::v1::LocalizedString;
-use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::{
+    FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value,
+};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, TextAnalyzer,
 };
-use tantivy::{Index, IndexReader, TantivyDocument};
+use tantivy::{DocAddress, Index, IndexReader, TantivyDocument};
 
 /// The fields searched for one language.
 #[derive(Clone, Copy)]
@@ -27,6 +36,8 @@ pub struct Fields {
     pub de: LanguageFields,
     pub brand: Field,
     pub ord: Field,
+    /// The product's encoded listing summary (stored, not indexed).
+    pub summary: Field,
 }
 
 impl Fields {
@@ -40,15 +51,37 @@ impl Fields {
     }
 }
 
-/// One built index and the products it points into.
+/// One built index and the listing index over the same products.
 pub struct Indexed {
     pub index: Index,
     pub reader: IndexReader,
     pub fields: Fields,
-    pub products: Vec<Product>,
+    /// Filters, sorts and facet values by row (`ord`).
+    pub listing: Listing<ProductSchema>,
+    /// Where each row's document is.
+    pub addresses: Vec<DocAddress>,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: HashMap<String, String>,
+}
+
+impl Indexed {
+    pub fn len(&self) -> usize {
+        self.addresses.len()
+    }
+
+    /// The encoded summary of row `row`, from the document store.
+    pub fn summary(&self, searcher: &tantivy::Searcher, row: u32) -> tantivy::Result<Bytes> {
+        let Some(&address) = self.addresses.get(row as usize) else {
+            return Ok(Bytes::new());
+        };
+        let doc: TantivyDocument = searcher.doc(address)?;
+        Ok(doc
+            .get_first(self.fields.summary)
+            .and_then(|v| v.as_bytes())
+            .map(Bytes::copy_from_slice)
+            .unwrap_or_default())
+    }
 }
 
 fn text(tokenizer: &str) -> TextOptions {
@@ -77,7 +110,7 @@ fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
 }
 
 pub fn build(
-    products: Vec<Product>,
+    products: Vec<Bytes>,
     categories: &[Category],
     catalog_version: u64,
 ) -> tantivy::Result<Indexed> {
@@ -87,6 +120,7 @@ pub fn build(
         de: language(&mut b, "de", "de_stem"),
         brand: b.add_text_field("brand", text("default")),
         ord: b.add_u64_field("ord", FAST),
+        summary: b.add_bytes_field("summary", STORED),
     };
     let index = Index::create_in_ram(b.build());
     let german = TextAnalyzer::builder(SimpleTokenizer::default())
@@ -105,7 +139,10 @@ pub fn build(
         .map(|(id, c)| (id.to_string(), c.key.clone()))
         .collect();
     let mut writer = index.writer_with_num_threads(1, 64_000_000)?;
-    for (ord, p) in products.iter().enumerate() {
+    let mut facts = Vec::with_capacity(products.len());
+    for (ord, bytes) in products.into_iter().enumerate() {
+        let p = Product::decode(bytes.as_ref())
+            .map_err(|e| tantivy::TantivyError::InvalidArgument(format!("product {ord}: {e}")))?;
         let mut doc = TantivyDocument::default();
         for (lang, locale) in [(fields.en, "en-AU"), (fields.de, "de-DE")] {
             doc.add_text(lang.name, local(p.name.as_ref(), locale));
@@ -119,7 +156,9 @@ pub fn build(
         }
         doc.add_text(fields.brand, &p.brand);
         doc.add_u64(fields.ord, ord as u64);
+        doc.add_bytes(fields.summary, bytes.as_ref());
         writer.add_document(doc)?;
+        facts.push(ProductFacts::of(&p));
     }
     writer.commit()?;
     let reader = index
@@ -127,12 +166,31 @@ pub fn build(
         .reload_policy(tantivy::ReloadPolicy::Manual)
         .try_into()?;
     reader.reload()?;
+    let addresses = addresses(&reader, fields.ord, facts.len())?;
+    let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
     Ok(Indexed {
+        listing: Listing::build(&facts, PRODUCT_FIELDS, &contexts),
         index,
         reader,
         fields,
-        products,
+        addresses,
         catalog_version,
         category_keys,
     })
+}
+
+/// Row -> document, from each segment's `ord` column.
+fn addresses(reader: &IndexReader, ord: Field, len: usize) -> tantivy::Result<Vec<DocAddress>> {
+    let searcher = reader.searcher();
+    let mut out = vec![DocAddress::new(0, 0); len];
+    let name = searcher.schema().get_field_name(ord).to_string();
+    for (segment, reader) in searcher.segment_readers().iter().enumerate() {
+        let column = reader.fast_fields().u64(&name)?;
+        for doc in 0..reader.max_doc() {
+            if let Some(row) = column.first(doc).filter(|&r| (r as usize) < len) {
+                out[row as usize] = DocAddress::new(segment as u32, doc);
+            }
+        }
+    }
+    Ok(out)
 }

@@ -1,19 +1,18 @@
-//! Answering a search: text match, then the product filters, facets over
-//! what remains, then relevance (or the requested sort) and the page.
+//! Answering a search: every text match with its relevance, then the
+//! product filters, facets over what remains, then relevance (or the
+//! requested sort) and the page. Filters, sorts and facets read the
+//! listing index's columns; only the page's documents are loaded.
 
-use std::collections::HashMap;
-use std::marker::PhantomData;
-
-use storefront_common::catalog::{ProductField, ProductSchema, master_price, view};
+use storefront_common::catalog::{CURRENCIES, price_tail};
 use storefront_common::error::ServiceError;
-use storefront_common::query::{self, FieldType, Schema, Value};
-use storefront_proto::catalog::v1::Product;
+use storefront_common::listing::{self, Column, Key, Ranked, SortKey};
 use storefront_proto::common::v1::ListQuery;
+use storefront_proto::encoded::{EncodedProduct, Products};
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange, SearchResponse};
-use tantivy::DocAddress;
-use tantivy::collector::TopDocs;
-use tantivy::columnar::Column;
+use tantivy::collector::{Collector, SegmentCollector, TopDocs};
+use tantivy::columnar::Column as FastColumn;
 use tantivy::query::Query;
+use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
 use crate::index::Indexed;
 
@@ -26,79 +25,135 @@ const PRICE_BUCKETS: &[(i64, i64)] = &[
     (20_000, 0),
 ];
 
-/// A matching product and its relevance (score x 10^6, to compare exactly).
-pub struct Hit<'p> {
-    pub relevance: i64,
-    pub product: &'p Product,
+/// A score as an exactly comparable integer (x 10^6).
+fn relevance(score: Score) -> i64 {
+    (f64::from(score) * 1e6) as i64
 }
 
-#[derive(Clone, Copy)]
-pub enum HitField {
-    Relevance,
-    Product(ProductField),
+/// Every matching document as (row, relevance): no heap, no document load.
+struct AllHits;
+
+struct SegmentHits {
+    ord: FastColumn<u64>,
+    hits: Vec<Ranked>,
 }
 
-pub struct HitSchema<'p>(PhantomData<&'p ()>);
+impl Collector for AllHits {
+    type Fruit = Vec<Ranked>;
+    type Child = SegmentHits;
 
-impl<'p> Schema for HitSchema<'p> {
-    type Record = Hit<'p>;
-    type Field = HitField;
-    type Context = &'static str;
-
-    fn resolve(name: &str) -> Option<(HitField, FieldType)> {
-        ProductSchema::resolve(name).map(|(f, t)| (HitField::Product(f), t))
+    fn for_segment(
+        &self,
+        _: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<SegmentHits> {
+        Ok(SegmentHits {
+            ord: segment.fast_fields().u64("ord")?,
+            hits: Vec::new(),
+        })
     }
 
-    fn id<'a>(h: &'a Hit<'p>) -> &'a str {
-        ProductSchema::id(h.product)
+    fn requires_scoring(&self) -> bool {
+        true
     }
 
-    fn value<'a>(h: &'a Hit<'p>, field: HitField, currency: &&'static str) -> Value<'a> {
-        match field {
-            HitField::Relevance => Value::Integer(h.relevance),
-            HitField::Product(f) => ProductSchema::value(h.product, f, currency),
-        }
+    fn merge_fruits(&self, fruits: Vec<Vec<Ranked>>) -> tantivy::Result<Vec<Ranked>> {
+        Ok(fruits.concat())
     }
 }
 
-/// The best `limit` products matching `query`, with their relevance.
-pub fn hits<'p>(
-    indexed: &'p Indexed,
-    query: &dyn Query,
-    limit: usize,
-) -> tantivy::Result<Vec<Hit<'p>>> {
-    let searcher = indexed.reader.searcher();
-    let limit = limit.clamp(1, indexed.products.len().max(1));
-    let docs: Vec<(f32, DocAddress)> =
-        searcher.search(query, &TopDocs::with_limit(limit).order_by_score())?;
-    let mut columns: HashMap<u32, Column<u64>> = HashMap::new();
-    let mut out = Vec::with_capacity(docs.len());
-    for (score, address) in docs {
-        if let std::collections::hash_map::Entry::Vacant(slot) = columns.entry(address.segment_ord)
-        {
-            slot.insert(
-                searcher
-                    .segment_reader(address.segment_ord)
-                    .fast_fields()
-                    .u64("ord")?,
-            );
-        }
-        let ord = columns[&address.segment_ord].first(address.doc_id);
-        if let Some(product) = ord.and_then(|o| indexed.products.get(o as usize)) {
-            out.push(Hit {
-                relevance: (f64::from(score) * 1e6) as i64,
-                product,
+impl SegmentCollector for SegmentHits {
+    type Fruit = Vec<Ranked>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        if let Some(row) = self.ord.first(doc) {
+            self.hits.push(Ranked {
+                row: row as u32,
+                extra: relevance(score),
             });
         }
     }
-    Ok(out)
+
+    fn harvest(self) -> Vec<Ranked> {
+        self.hits
+    }
 }
 
-fn counted(counts: HashMap<String, u64>, labels: impl Fn(&str) -> String) -> Vec<FacetValue> {
-    let mut values: Vec<FacetValue> = counts
+/// Every product matching `query`, with its relevance.
+pub fn all_hits(indexed: &Indexed, query: &dyn Query) -> tantivy::Result<Vec<Ranked>> {
+    indexed.reader.searcher().search(query, &AllHits)
+}
+
+/// The best `limit` products matching `query`, best first.
+pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::Result<Vec<u32>> {
+    let searcher = indexed.reader.searcher();
+    let docs = searcher.search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+    let mut rows = Vec::with_capacity(docs.len());
+    for (_, address) in docs {
+        let ord = searcher
+            .segment_reader(address.segment_ord)
+            .fast_fields()
+            .u64("ord")?;
+        rows.extend(ord.first(address.doc_id).map(|r| r as u32));
+    }
+    Ok(rows)
+}
+
+/// The page's products, encoded, priced in `currency`.
+pub fn encoded(
+    indexed: &Indexed,
+    rows: impl Iterator<Item = u32>,
+    currency: usize,
+) -> Result<Products, ServiceError> {
+    let searcher = indexed.reader.searcher();
+    let prices = indexed.listing.column("price", currency)?;
+    let code = CURRENCIES[currency];
+    let encoded = rows
+        .map(|row| {
+            let body = indexed
+                .summary(&searcher, row)
+                .map_err(|e| ServiceError::internal(format!("search document: {e}")))?;
+            let cents = match prices.value(row) {
+                Some(Key::Integer(c)) => Some(*c),
+                _ => None,
+            };
+            Ok(EncodedProduct {
+                body,
+                tail: price_tail(code, cents),
+            })
+        })
+        .collect::<Result<_, ServiceError>>()?;
+    Ok(Products {
+        products: Vec::new(),
+        encoded,
+    })
+}
+
+/// Counts per distinct value of `column` over `hits`, as facet values.
+fn counted(column: &Column, hits: &[Ranked], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
+    let mut counts = vec![0u64; column.distinct.len()];
+    for hit in hits {
+        if let Some(c) = counts.get_mut(column.rank[hit.row as usize] as usize) {
+            *c += 1;
+        }
+    }
+    let mut per_value: std::collections::HashMap<String, u64> = Default::default();
+    for (value, count) in column.distinct.iter().zip(counts).filter(|(_, c)| *c > 0) {
+        match value {
+            Key::Text(s) => *per_value.entry(s.to_string()).or_default() += count,
+            Key::Boolean(b) => *per_value.entry(b.to_string()).or_default() += count,
+            Key::TextSet(ids) => {
+                for id in ids.iter() {
+                    *per_value.entry(id.to_string()).or_default() += count;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut values: Vec<FacetValue> = per_value
         .into_iter()
         .map(|(value, count)| FacetValue {
-            label: labels(&value),
+            label: label(&value),
             value,
             count,
         })
@@ -107,63 +162,54 @@ fn counted(counts: HashMap<String, u64>, labels: impl Fn(&str) -> String) -> Vec
     values
 }
 
-fn facets(indexed: &Indexed, matched: &[&Hit<'_>], currency: &str) -> Facets {
-    let mut brands: HashMap<String, u64> = HashMap::new();
-    let mut categories: HashMap<String, u64> = HashMap::new();
-    let mut stock: HashMap<String, u64> = HashMap::new();
-    let mut prices = vec![0u64; PRICE_BUCKETS.len()];
-    for hit in matched {
-        let p = hit.product;
-        *brands.entry(p.brand.clone()).or_default() += 1;
-        for id in &p.category_ids {
-            *categories.entry(id.clone()).or_default() += 1;
-        }
-        *stock.entry(p.in_stock.to_string()).or_default() += 1;
-        if let Some(price) = master_price(p, currency) {
+fn facets(indexed: &Indexed, hits: &[Ranked], currency: usize) -> Result<Facets, ServiceError> {
+    let listing = &indexed.listing;
+    let prices = listing.column("price", currency)?;
+    let mut buckets = vec![0u64; PRICE_BUCKETS.len()];
+    for hit in hits {
+        if let Some(Key::Integer(price)) = prices.value(hit.row) {
             let bucket = PRICE_BUCKETS
                 .iter()
-                .position(|&(from, to)| price >= from && (to == 0 || price < to));
+                .position(|&(from, to)| *price >= from && (to == 0 || *price < to));
             if let Some(b) = bucket {
-                prices[b] += 1;
+                buckets[b] += 1;
             }
         }
     }
-    Facets {
-        brands: counted(brands, |_| String::new()),
-        categories: counted(categories, |id| {
+    Ok(Facets {
+        brands: counted(listing.column("brand", currency)?, hits, |_| String::new()),
+        categories: counted(listing.column("category", currency)?, hits, |id| {
             indexed.category_keys.get(id).cloned().unwrap_or_default()
         }),
         prices: PRICE_BUCKETS
             .iter()
-            .zip(prices)
+            .zip(buckets)
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
-        in_stock: counted(stock, |_| String::new()),
-    }
+        in_stock: counted(listing.column("inStock", currency)?, hits, |_| {
+            String::new()
+        }),
+    })
 }
 
 /// Filters, facets, orders and pages `hits`.
 pub fn answer(
     indexed: &Indexed,
-    hits: &[Hit<'_>],
+    mut hits: Vec<Ranked>,
     list: &ListQuery,
-    currency: &'static str,
+    currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
-    let matched = query::matching::<HitSchema>(hits, list, &currency)?;
-    let facets = facets(indexed, &matched, currency);
-    let relevance = [
-        (HitField::Relevance, true),
-        (HitField::Product(ProductField::Popularity), true),
-    ];
-    let page = query::order_and_page::<HitSchema>(matched, list, &currency, &relevance)?;
-    let products = page
-        .items
-        .iter()
-        .map(|h| view(h.product, currency, false))
-        .collect();
+    let listing = &indexed.listing;
+    listing.retain(&mut hits, list, currency)?;
+    let facets = facets(indexed, &hits, currency)?;
+    let mut relevance = vec![(SortKey::Extra, true)];
+    relevance.extend(listing.keys(&[("popularity", true)], currency)?);
+    let keys = listing.sort_keys(list, currency, &relevance)?;
+    let (info, start, end) = listing::window(list, hits.len() as u64)?;
+    let page = listing.rank(hits, &keys, start, end);
     Ok(SearchResponse {
-        page: Some(page.info),
-        products,
+        page: Some(info),
+        products: encoded(indexed, page.iter().map(|r| r.row), currency)?,
         facets: Some(facets),
     })
 }

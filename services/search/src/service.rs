@@ -3,12 +3,12 @@
 
 use std::sync::{Arc, RwLock};
 
-use storefront_common::catalog::currency;
+use storefront_common::catalog::currency_index;
 use storefront_common::client::Peer;
 use storefront_common::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
-    ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest, Product,
+    ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
 };
 use storefront_proto::common::v1::{ListQuery, PageRequest};
 use storefront_proto::search::v1::search_service_server::SearchService;
@@ -16,7 +16,7 @@ use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
 
 use crate::index::{self, Indexed};
-use crate::search::{answer, hits};
+use crate::search::{all_hits, answer};
 use crate::{suggest, text_query};
 
 /// Suggestions answered at most.
@@ -77,7 +77,7 @@ impl SearchApi {
             .await
             .map_err(|s| unavailable(s.message()))?
             .into_inner();
-        let mut products: Vec<Product> = Vec::new();
+        let mut products = Vec::new();
         let mut version = 0;
         while let Some(batch) = stream
             .message()
@@ -85,7 +85,7 @@ impl SearchApi {
             .map_err(|s| unavailable(s.message()))?
         {
             version = batch.catalog_version;
-            products.extend(batch.products);
+            products.extend(batch.products.encoded.into_iter().map(|p| p.body));
         }
         let query = ListQuery {
             page: Some(PageRequest {
@@ -111,7 +111,7 @@ impl SearchApi {
                 .await
                 .map_err(|e| ServiceError::internal(e.to_string()))?
                 .map_err(internal)?;
-        let documents = built.products.len() as u64;
+        let documents = built.len() as u64;
         tracing::info!(
             documents,
             catalog_version = version,
@@ -133,17 +133,25 @@ impl SearchService for SearchApi {
         request: Request<SearchRequest>,
     ) -> Result<Response<SearchResponse>, Status> {
         let req = request.into_inner();
-        let currency = currency(&req.currency_code)?;
+        let currency = currency_index(&req.currency_code)?;
         let indexed = self.index();
-        let lang = indexed.fields.for_locale(&req.locale);
-        let list = req.query.unwrap_or_default();
-        let query =
-            text_query::build(&indexed, lang, &self.synonyms, &req.text).map_err(internal)?;
-        let found = match &query {
-            Some(q) => hits(&indexed, q.as_ref(), indexed.products.len()).map_err(internal)?,
-            None => Vec::new(),
-        };
-        Ok(Response::new(answer(&indexed, &found, &list, currency)?))
+        let synonyms = self.synonyms.clone();
+        // Matching, facets and ranking touch every hit: the blocking pool,
+        // so a broad search never holds up cheap requests.
+        let reply = tokio::task::spawn_blocking(move || {
+            let lang = indexed.fields.for_locale(&req.locale);
+            let list = req.query.unwrap_or_default();
+            let query =
+                text_query::build(&indexed, lang, &synonyms, &req.text).map_err(internal)?;
+            let found = match &query {
+                Some(q) => all_hits(&indexed, q.as_ref()).map_err(internal)?,
+                None => Vec::new(),
+            };
+            answer(&indexed, found, &list, currency)
+        })
+        .await
+        .map_err(|e| ServiceError::internal(e.to_string()))??;
+        Ok(Response::new(reply))
     }
 
     async fn suggest(
@@ -151,13 +159,12 @@ impl SearchService for SearchApi {
         request: Request<SuggestRequest>,
     ) -> Result<Response<SuggestResponse>, Status> {
         let req = request.into_inner();
-        let currency = currency(&req.currency_code)?;
+        let currency = currency_index(&req.currency_code)?;
         let indexed = self.index();
         let lang = indexed.fields.for_locale(&req.locale);
         let limit = req.limit.clamp(1, MAX_SUGGESTIONS) as usize;
         let (completions, products) =
-            suggest::suggest(&indexed, lang, &self.synonyms, &req.text, limit, currency)
-                .map_err(internal)?;
+            suggest::suggest(&indexed, lang, &self.synonyms, &req.text, limit, currency)?;
         Ok(Response::new(SuggestResponse {
             completions,
             products,

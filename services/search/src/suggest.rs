@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use storefront_common::catalog::view;
-use storefront_proto::catalog::v1::Product;
+use storefront_common::error::ServiceError;
+use storefront_proto::encoded::Products;
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query};
 
 use crate::index::{Indexed, LanguageFields};
-use crate::search::hits;
+use crate::search::{encoded, top_hits};
 use crate::text_query::{self, Analyzers};
 
 /// Words of the index starting with `prefix`, most frequent first.
@@ -49,15 +49,17 @@ pub fn suggest(
     synonyms: &[Vec<String>],
     text: &str,
     limit: usize,
-    currency: &str,
-) -> tantivy::Result<(Vec<String>, Vec<Product>)> {
-    let mut analyzers = Analyzers::new(indexed, lang)?;
+    currency: usize,
+) -> Result<(Vec<String>, Products), ServiceError> {
+    let internal = |e: tantivy::TantivyError| ServiceError::internal(format!("search index: {e}"));
+    let mut analyzers = Analyzers::new(indexed, lang).map_err(internal)?;
     let words = analyzers.words(text);
     let Some((last, before)) = words.split_last() else {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok((Vec::new(), Products::default()));
     };
     let head = before.join(" ");
-    let completions: Vec<String> = completions(indexed, lang, last, limit)?
+    let completions: Vec<String> = completions(indexed, lang, last, limit)
+        .map_err(internal)?
         .into_iter()
         .map(|w| {
             if head.is_empty() {
@@ -74,14 +76,10 @@ pub fn suggest(
         false,
     ));
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, prefix)];
-    if let Some(earlier) = text_query::build(indexed, lang, synonyms, &head)? {
+    if let Some(earlier) = text_query::build(indexed, lang, synonyms, &head).map_err(internal)? {
         clauses.push((Occur::Must, earlier));
     }
     let query = BooleanQuery::new(clauses);
-    let found = hits(indexed, &query, limit)?;
-    let products = found
-        .iter()
-        .map(|h| view(h.product, currency, false))
-        .collect();
-    Ok((completions, products))
+    let rows = top_hits(indexed, &query, limit).map_err(internal)?;
+    Ok((completions, encoded(indexed, rows.into_iter(), currency)?))
 }

@@ -1,6 +1,7 @@
 //! Merchandised collections over the generated products.
 
-use storefront_proto::catalog::v1::{Category, Collection, Product, ProductStatus};
+use storefront_common::catalog::ProductFacts;
+use storefront_proto::catalog::v1::{Category, Collection, ProductStatus};
 
 use super::vocab::COLLECTIONS;
 use super::{localized, meta};
@@ -9,10 +10,10 @@ const COLLECTION_SIZE: usize = 24;
 
 pub fn build(
     rng: &mut fastrand::Rng,
-    products: &[Product],
+    products: &[ProductFacts],
     categories: &[Category],
 ) -> Vec<Collection> {
-    let active: Vec<&Product> = products
+    let active: Vec<&ProductFacts> = products
         .iter()
         .filter(|p| p.status == ProductStatus::Active as i32)
         .collect();
@@ -27,25 +28,18 @@ pub fn build(
                 key: key.to_string(),
                 name: Some(localized(en, de)),
                 description: Some(localized(description, description)),
-                product_ids: picked.iter().map(|p| product_id(p).to_string()).collect(),
+                product_ids: picked.iter().map(|p| p.id.clone()).collect(),
                 position: position as u32,
             }
         })
         .collect()
 }
 
-fn product_id(p: &Product) -> &str {
-    p.meta.as_ref().map_or("", |m| m.id.as_str())
+fn created(p: &ProductFacts) -> i64 {
+    p.created_at.map_or(0, |(seconds, _)| seconds)
 }
 
-fn created(p: &Product) -> i64 {
-    p.meta
-        .as_ref()
-        .and_then(|m| m.created_at)
-        .map_or(0, |t| t.seconds)
-}
-
-fn in_categories(p: &Product, categories: &[Category], suffixes: &[&str]) -> bool {
+fn in_categories(p: &ProductFacts, categories: &[Category], suffixes: &[&str]) -> bool {
     categories
         .iter()
         .filter(|c| suffixes.iter().any(|s| c.key.ends_with(s)))
@@ -53,8 +47,12 @@ fn in_categories(p: &Product, categories: &[Category], suffixes: &[&str]) -> boo
         .any(|m| p.category_ids.contains(&m.id))
 }
 
-fn pick<'a>(key: &str, active: &[&'a Product], categories: &[Category]) -> Vec<&'a Product> {
-    let mut list: Vec<&Product> = active.to_vec();
+fn pick<'a>(
+    key: &str,
+    active: &[&'a ProductFacts],
+    categories: &[Category],
+) -> Vec<&'a ProductFacts> {
+    let mut list: Vec<&ProductFacts> = active.to_vec();
     match key {
         "new-arrivals" => list.sort_by_key(|p| std::cmp::Reverse(created(p))),
         "best-sellers" => list.sort_by_key(|p| std::cmp::Reverse(p.popularity)),
@@ -67,12 +65,7 @@ fn pick<'a>(key: &str, active: &[&'a Product], categories: &[Category]) -> Vec<&
             )
         }),
         "home-essentials" => list.retain(|p| in_categories(p, categories, &["home"])),
-        _ => list.retain(|p| {
-            p.master_variant
-                .as_ref()
-                .and_then(|v| v.prices.first())
-                .is_some_and(|m| m.cent_amount < 5_000)
-        }),
+        _ => list.retain(|p| p.prices[0].is_some_and(|aud| aud < 5_000)),
     }
     list
 }

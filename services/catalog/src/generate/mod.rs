@@ -13,6 +13,8 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
+use crate::store::StoredProduct;
+use storefront_common::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
 const EARLIEST: i64 = 1_704_067_200;
@@ -24,20 +26,29 @@ const IMAGE_BASE: &str = "https://images.storefront.example/products";
 
 pub struct Generated {
     pub categories: Vec<Category>,
-    pub products: Vec<Product>,
+    /// Each product encoded, and its facts, in generation order.
+    pub products: Vec<StoredProduct>,
+    pub facts: Vec<ProductFacts>,
     pub collections: Vec<storefront_proto::catalog::v1::Collection>,
 }
 
+/// Products are encoded as they are made: the catalog never holds them as
+/// structs, not even while generating.
 pub fn generate(size: usize, seed: u64) -> Generated {
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
-    let products = (0..size)
-        .map(|n| product(&mut rng, n, &leaves))
-        .collect::<Vec<_>>();
-    let collections = collections::build(&mut rng, &products, &categories);
+    let mut products = Vec::with_capacity(size);
+    let mut facts = Vec::with_capacity(size);
+    for n in 0..size {
+        let p = product(&mut rng, n, &leaves);
+        facts.push(ProductFacts::of(&p));
+        products.push(StoredProduct::encode(&p));
+    }
+    let collections = collections::build(&mut rng, &facts, &categories);
     Generated {
         categories,
         products,
+        facts,
         collections,
     }
 }
@@ -324,6 +335,7 @@ mod tests {
         let a = generate(50, 7);
         let b = generate(50, 7);
         assert_eq!(a.products, b.products);
+        assert_eq!(a.facts, b.facts);
         assert_eq!(a.categories, b.categories);
         assert_ne!(generate(50, 8).products, a.products);
     }
@@ -333,15 +345,17 @@ mod tests {
         let g = generate(1000, 42);
         assert_eq!(g.categories.len(), 4 + 12 + 36);
         assert!(g.categories.iter().any(|c| c.ancestors.len() == 2));
-        let statuses: std::collections::HashSet<i32> =
-            g.products.iter().map(|p| p.status).collect();
+        let products: Vec<Product> = g.products.iter().map(|p| p.decode().unwrap()).collect();
+        let statuses: std::collections::HashSet<i32> = products.iter().map(|p| p.status).collect();
         assert_eq!(statuses.len(), 3);
-        assert!(g.products.iter().any(|p| !p.in_stock));
-        assert!(g.products.iter().any(|p| p.in_stock));
+        assert!(products.iter().any(|p| !p.in_stock));
+        assert!(products.iter().any(|p| p.in_stock));
         let brands: std::collections::HashSet<&str> =
-            g.products.iter().map(|p| p.brand.as_str()).collect();
+            products.iter().map(|p| p.brand.as_str()).collect();
         assert!(brands.len() >= 5);
-        for p in &g.products {
+        for (p, facts) in products.iter().zip(&g.facts) {
+            assert_eq!(&ProductFacts::of(p), facts);
+            assert!(!p.variants.is_empty() && p.price.is_none());
             let master = p.master_variant.as_ref().unwrap();
             assert_eq!(master.prices.len(), 2);
             assert!(

@@ -1,0 +1,191 @@
+//! One field of a collection, indexed: its distinct values in order, each
+//! record's rank among them, the records in both sort orders, and for
+//! fields with few values (or sets of ids) a bitmap per value.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use roaring::RoaringBitmap;
+
+use crate::query::{OwnedValue, Value};
+
+/// The rank of a record without the field: above every value, as
+/// `Value::Missing` sorts above every value.
+pub const MISSING: u32 = u32::MAX;
+/// Fields with at most this many distinct values keep a bitmap per value.
+const BITMAP_VALUES: usize = 64;
+
+/// An owned field value, ordered as `Value` is.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Key {
+    Text(Box<str>),
+    Integer(i64),
+    Boolean(bool),
+    Timestamp(i64, i32),
+    TextSet(Box<[Box<str>]>),
+}
+
+impl Key {
+    fn of(value: Value<'_>) -> Option<Key> {
+        Some(match value {
+            Value::Text(s) => Key::Text(s.into()),
+            Value::Integer(i) => Key::Integer(i),
+            Value::Boolean(b) => Key::Boolean(b),
+            Value::Timestamp(s, n) => Key::Timestamp(s, n),
+            Value::TextSet(set) => Key::TextSet(set.iter().map(|s| s.as_str().into()).collect()),
+            Value::Missing => return None,
+        })
+    }
+
+    pub(crate) fn of_filter(value: &OwnedValue) -> Key {
+        match value {
+            OwnedValue::Text(s) => Key::Text(s.as_str().into()),
+            OwnedValue::Integer(i) => Key::Integer(*i),
+            OwnedValue::Boolean(b) => Key::Boolean(*b),
+            OwnedValue::Timestamp(s, n) => Key::Timestamp(*s, *n),
+        }
+    }
+}
+
+pub struct Column {
+    /// Distinct values, ascending.
+    pub distinct: Vec<Key>,
+    /// Per record: the index of its value in `distinct`, or `MISSING`.
+    pub rank: Vec<u32>,
+    /// Records by (value, id).
+    pub asc: Vec<u32>,
+    /// Records by (value descending, id).
+    pub desc: Vec<u32>,
+    /// `starts[v]`: where value `v` begins in `asc`; `starts[distinct.len()]`
+    /// is where the records without the field begin.
+    pub starts: Vec<u32>,
+    /// Per distinct value, its records (fields with few values only).
+    pub bitmaps: Vec<RoaringBitmap>,
+    /// For sets of ids: the records containing each id.
+    pub members: HashMap<Box<str>, RoaringBitmap>,
+}
+
+impl Column {
+    /// Indexes `values` (one per record); `id_rank` breaks ties.
+    pub fn build(values: &[Value<'_>], id_rank: &[u32]) -> Column {
+        let mut asc: Vec<u32> = (0..values.len() as u32).collect();
+        asc.sort_unstable_by(|&a, &b| {
+            values[a as usize]
+                .cmp(&values[b as usize])
+                .then(id_rank[a as usize].cmp(&id_rank[b as usize]))
+        });
+        let mut distinct: Vec<Key> = Vec::new();
+        let mut rank = vec![MISSING; values.len()];
+        let mut starts = Vec::new();
+        let mut previous: Option<Value<'_>> = None;
+        for (position, &row) in asc.iter().enumerate() {
+            let value = values[row as usize];
+            if value == Value::Missing {
+                break;
+            }
+            if previous != Some(value) {
+                distinct.extend(Key::of(value));
+                starts.push(position as u32);
+                previous = Some(value);
+            }
+            rank[row as usize] = distinct.len() as u32 - 1;
+        }
+        let present = rank.iter().filter(|&&r| r != MISSING).count() as u32;
+        starts.push(present);
+        let mut desc = Vec::with_capacity(asc.len());
+        desc.extend_from_slice(&asc[present as usize..]);
+        for v in (0..distinct.len()).rev() {
+            desc.extend_from_slice(&asc[starts[v] as usize..starts[v + 1] as usize]);
+        }
+        let bitmaps = if distinct.len() <= BITMAP_VALUES {
+            (0..distinct.len())
+                .map(|v| sorted_bitmap(&asc[starts[v] as usize..starts[v + 1] as usize]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Column {
+            members: members(values),
+            distinct,
+            rank,
+            asc,
+            desc,
+            starts,
+            bitmaps,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rank.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rank.is_empty()
+    }
+
+    /// The value of record `row`, if it has one.
+    pub fn value(&self, row: u32) -> Option<&Key> {
+        self.distinct.get(self.rank[row as usize] as usize)
+    }
+
+    /// Records in the requested direction.
+    pub fn order(&self, desc: bool) -> &[u32] {
+        if desc { &self.desc } else { &self.asc }
+    }
+
+    /// The distinct values equal to `key`, as a range of ranks.
+    pub fn equal_range(&self, key: &Key) -> (u32, u32) {
+        let lo = self.distinct.partition_point(|d| d < key);
+        let hi = self.distinct.partition_point(|d| d <= key);
+        (lo as u32, hi as u32)
+    }
+
+    /// How many records have a value ranked in `lo..hi`.
+    pub fn count(&self, lo: u32, hi: u32) -> u64 {
+        u64::from(self.starts[hi as usize] - self.starts[lo as usize])
+    }
+
+    /// The records whose value is ranked in `lo..hi`.
+    pub fn bitmap(&self, lo: u32, hi: u32) -> RoaringBitmap {
+        if !self.bitmaps.is_empty() {
+            let mut out = RoaringBitmap::new();
+            for b in &self.bitmaps[lo as usize..hi as usize] {
+                out |= b;
+            }
+            return out;
+        }
+        sorted_bitmap(
+            &self.asc[self.starts[lo as usize] as usize..self.starts[hi as usize] as usize],
+        )
+    }
+
+    /// Compares two records by this field.
+    pub fn compare(&self, a: u32, b: u32) -> Ordering {
+        self.rank[a as usize].cmp(&self.rank[b as usize])
+    }
+}
+
+fn sorted_bitmap(rows: &[u32]) -> RoaringBitmap {
+    let mut rows = rows.to_vec();
+    rows.sort_unstable();
+    RoaringBitmap::from_sorted_iter(rows).unwrap_or_default()
+}
+
+/// For a set-valued field, the records holding each element.
+fn members(values: &[Value<'_>]) -> HashMap<Box<str>, RoaringBitmap> {
+    let mut rows: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (row, value) in values.iter().enumerate() {
+        if let Value::TextSet(set) = value {
+            for element in set.iter() {
+                rows.entry(element.as_str()).or_default().push(row as u32);
+            }
+        }
+    }
+    rows.into_iter()
+        .map(|(element, mut rows)| {
+            rows.dedup();
+            let bitmap = RoaringBitmap::from_sorted_iter(rows).unwrap_or_default();
+            (element.into(), bitmap)
+        })
+        .collect()
+}

@@ -1,0 +1,138 @@
+//! Filters over indexed columns: each becomes "the value's rank is in a
+//! range" (or an id set contains the value), with a count known before any
+//! record is touched, so the most selective one is taken first and the
+//! others only check its records.
+
+use roaring::RoaringBitmap;
+use storefront_proto::common::v1::FilterOperator;
+
+use super::column::{Column, Key};
+use crate::query::{CompiledFilter, FieldType, OwnedValue};
+
+pub enum Predicate<'a> {
+    /// Records whose value is ranked in `lo..hi` (or not, when `negate`).
+    Range {
+        column: &'a Column,
+        lo: u32,
+        hi: u32,
+        negate: bool,
+    },
+    /// Records whose id set contains a value (or not).
+    Contains {
+        members: Option<&'a RoaringBitmap>,
+        negate: bool,
+    },
+}
+
+impl<'a> Predicate<'a> {
+    pub fn new<F>(column: &'a Column, filter: &CompiledFilter<F>) -> Predicate<'a> {
+        let negate = filter.op == FilterOperator::Ne;
+        if filter.ty == FieldType::TextSet {
+            let members = match &filter.value {
+                OwnedValue::Text(id) => column.members.get(id.as_str()),
+                _ => None,
+            };
+            return Predicate::Contains { members, negate };
+        }
+        let (lo, hi) = column.equal_range(&Key::of_filter(&filter.value));
+        let end = column.distinct.len() as u32;
+        let (lo, hi) = match filter.op {
+            FilterOperator::Eq | FilterOperator::Ne => (lo, hi),
+            FilterOperator::Gt => (hi, end),
+            FilterOperator::Gte => (lo, end),
+            FilterOperator::Lt => (0, lo),
+            FilterOperator::Lte => (0, hi),
+            // Refused when the filter was compiled.
+            FilterOperator::Unspecified => (0, 0),
+        };
+        Predicate::Range {
+            column,
+            lo,
+            hi,
+            negate,
+        }
+    }
+
+    /// How many of the `len` records pass.
+    pub fn count(&self, len: u64) -> u64 {
+        let (inside, negate) = match self {
+            Predicate::Range {
+                column,
+                lo,
+                hi,
+                negate,
+            } => (column.count(*lo, *hi), *negate),
+            Predicate::Contains { members, negate } => (members.map_or(0, |m| m.len()), *negate),
+        };
+        if negate { len - inside } else { inside }
+    }
+
+    pub fn test(&self, row: u32) -> bool {
+        match self {
+            Predicate::Range {
+                column,
+                lo,
+                hi,
+                negate,
+            } => {
+                let rank = column.rank[row as usize];
+                (*lo <= rank && rank < *hi) != *negate
+            }
+            Predicate::Contains { members, negate } => {
+                members.is_some_and(|m| m.contains(row)) != *negate
+            }
+        }
+    }
+
+    /// Whether `bitmap` is a set operation on bitmaps held already.
+    fn has_bitmaps(&self) -> bool {
+        match self {
+            Predicate::Range { column, .. } => !column.bitmaps.is_empty(),
+            Predicate::Contains { .. } => true,
+        }
+    }
+
+    /// Every passing record out of `len`.
+    pub fn bitmap(&self, len: u32) -> RoaringBitmap {
+        let (inside, negate) = match self {
+            Predicate::Range {
+                column,
+                lo,
+                hi,
+                negate,
+            } => (column.bitmap(*lo, *hi), *negate),
+            Predicate::Contains { members, negate } => {
+                (members.cloned().unwrap_or_default(), *negate)
+            }
+        };
+        if negate {
+            let mut all = RoaringBitmap::new();
+            all.insert_range(0..len);
+            all - inside
+        } else {
+            inside
+        }
+    }
+}
+
+/// The records passing every predicate, or None for "all of them". Starts
+/// from the most selective predicate; each other one either intersects a
+/// bitmap it holds or checks the records left, whichever touches less.
+pub fn select(mut predicates: Vec<Predicate<'_>>, len: u32) -> Option<RoaringBitmap> {
+    let total = u64::from(len);
+    predicates.sort_by_key(|p| p.count(total));
+    let mut predicates = predicates.into_iter();
+    let mut set = predicates.next()?.bitmap(len);
+    for p in predicates {
+        if set.is_empty() {
+            break;
+        }
+        if p.has_bitmaps() || p.count(total) < set.len() {
+            set &= p.bitmap(len);
+        } else {
+            set = RoaringBitmap::from_sorted_iter(set.iter().filter(|&row| p.test(row)))
+                .unwrap_or_default();
+        }
+    }
+    Some(set)
+}

@@ -1,0 +1,344 @@
+//! A collection indexed for listing, built once per version of the data:
+//! the same answers as [`crate::query::run`] (same filters, order, totals
+//! and errors), but a page costs the page, not the collection.
+//!
+//! Without filters a page is a slice of a precomputed order. With filters
+//! the matching records are a bitmap (see `filter`), counted for `total`;
+//! the page then either walks the sort order skipping records outside the
+//! bitmap or ranks only the matched records, whichever touches fewer.
+//! Records are named by their position (`row`) in the slice indexed.
+
+mod column;
+mod filter;
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Ordering;
+use std::marker::PhantomData;
+
+use roaring::RoaringBitmap;
+use storefront_proto::common::v1::{ListQuery, PageInfo, SortDirection};
+
+pub use self::column::{Column, Key, MISSING};
+use self::filter::Predicate;
+use crate::error::ServiceError;
+use crate::query::{self, Schema, Value};
+
+/// What records are ordered by: an indexed column, or a value the caller
+/// supplies per record (a search's relevance).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Column(usize),
+    Extra,
+}
+
+/// A record to rank with its caller-supplied value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ranked {
+    pub row: u32,
+    pub extra: i64,
+}
+
+struct Indexed {
+    name: &'static str,
+    /// The context the column was built with; None when the field does
+    /// not depend on it.
+    context: Option<usize>,
+    column: Column,
+}
+
+pub struct Listing<S: Schema> {
+    len: u32,
+    /// Each record's rank by id: the tie break of every order.
+    id_rank: Vec<u32>,
+    columns: Vec<Indexed>,
+    schema: PhantomData<fn() -> S>,
+}
+
+impl<S: Schema> Listing<S> {
+    /// Indexes `fields` of `records`; fields for which `S::varies` holds
+    /// are indexed once per context, the others with the first one.
+    pub fn build(records: &[S::Record], fields: &[&'static str], contexts: &[S::Context]) -> Self {
+        let mut by_id: Vec<u32> = (0..records.len() as u32).collect();
+        by_id.sort_unstable_by(|&a, &b| {
+            S::id(&records[a as usize]).cmp(S::id(&records[b as usize]))
+        });
+        let mut id_rank = vec![0; records.len()];
+        for (rank, &row) in by_id.iter().enumerate() {
+            id_rank[row as usize] = rank as u32;
+        }
+        let mut columns = Vec::new();
+        for &name in fields {
+            let Some((field, _)) = S::resolve(name) else {
+                continue;
+            };
+            let contexts: Vec<(Option<usize>, &S::Context)> = if S::varies(field) {
+                contexts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (Some(i), c))
+                    .collect()
+            } else {
+                contexts.first().map(|c| (None, c)).into_iter().collect()
+            };
+            for (context, ctx) in contexts {
+                let values: Vec<Value<'_>> =
+                    records.iter().map(|r| S::value(r, field, ctx)).collect();
+                let column = Column::build(&values, &id_rank);
+                columns.push(Indexed {
+                    name,
+                    context,
+                    column,
+                });
+            }
+        }
+        Self {
+            len: records.len() as u32,
+            id_rank,
+            columns,
+            schema: PhantomData,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn position(&self, name: &str, context: usize) -> Result<usize, ServiceError> {
+        self.columns
+            .iter()
+            .position(|c| c.name == name && c.context.is_none_or(|i| i == context))
+            .ok_or_else(|| ServiceError::internal(format!("'{name}' is not indexed")))
+    }
+
+    /// The column of field `name` in `context`.
+    pub fn column(&self, name: &str, context: usize) -> Result<&Column, ServiceError> {
+        Ok(&self.columns[self.position(name, context)?].column)
+    }
+
+    /// The records passing every filter of `query` (None: every record).
+    pub fn matching(
+        &self,
+        query: &ListQuery,
+        context: usize,
+    ) -> Result<Option<RoaringBitmap>, ServiceError> {
+        let predicates = self.predicates(query, context)?;
+        Ok(filter::select(predicates, self.len))
+    }
+
+    /// Keeps the records of `rows` that pass every filter of `query`; for
+    /// a few candidates, cheaper than `matching`.
+    pub fn retain(
+        &self,
+        rows: &mut Vec<Ranked>,
+        query: &ListQuery,
+        context: usize,
+    ) -> Result<(), ServiceError> {
+        let predicates = self.predicates(query, context)?;
+        rows.retain(|r| predicates.iter().all(|p| p.test(r.row)));
+        Ok(())
+    }
+
+    fn predicates(
+        &self,
+        query: &ListQuery,
+        context: usize,
+    ) -> Result<Vec<Predicate<'_>>, ServiceError> {
+        let compiled = query::compile_filters::<S>(query)?;
+        query
+            .filters
+            .iter()
+            .zip(&compiled)
+            .map(|(f, c)| Ok(Predicate::new(self.column(&f.field, context)?, c)))
+            .collect()
+    }
+
+    /// The query's sort (validated as `query::run` does), or `default`.
+    pub fn sort_keys(
+        &self,
+        query: &ListQuery,
+        context: usize,
+        default: &[(SortKey, bool)],
+    ) -> Result<Vec<(SortKey, bool)>, ServiceError> {
+        query::compile_sort::<S>(query, &[])?;
+        if query.sort.is_empty() {
+            return Ok(default.to_vec());
+        }
+        query
+            .sort
+            .iter()
+            .map(|s| {
+                let column = self.position(&s.field, context)?;
+                Ok((
+                    SortKey::Column(column),
+                    s.direction() == SortDirection::Desc,
+                ))
+            })
+            .collect()
+    }
+
+    /// The default sort `(field, descending)` as keys.
+    pub fn keys(
+        &self,
+        fields: &[(&str, bool)],
+        context: usize,
+    ) -> Result<Vec<(SortKey, bool)>, ServiceError> {
+        fields
+            .iter()
+            .map(|&(name, desc)| Ok((SortKey::Column(self.position(name, context)?), desc)))
+            .collect()
+    }
+
+    /// One page of `query`: its envelope and the rows on it, in order.
+    pub fn page(
+        &self,
+        query: &ListQuery,
+        context: usize,
+        default_sort: &[(&str, bool)],
+    ) -> Result<(PageInfo, Vec<u32>), ServiceError> {
+        let set = self.matching(query, context)?;
+        let keys = self.sort_keys(query, context, &self.keys(default_sort, context)?)?;
+        let total = set.as_ref().map_or(u64::from(self.len), RoaringBitmap::len);
+        let (info, start, end) = window(query, total)?;
+        if start == end {
+            return Ok((info, Vec::new()));
+        }
+        let rows = match set {
+            None if keys.len() == 1 => {
+                let (key, desc) = keys[0];
+                self.order(key, desc)[start..end].to_vec()
+            }
+            None => self.walk(&keys, None, start, end),
+            // Walking visits about end * len / |set| records, ranking |set|.
+            Some(set) if (end as u64).saturating_mul(u64::from(self.len)) < total * total => {
+                self.walk(&keys, Some(&set), start, end)
+            }
+            Some(set) => {
+                let ranked = set.iter().map(|row| Ranked { row, extra: 0 }).collect();
+                self.rank(ranked, &keys, start, end)
+                    .into_iter()
+                    .map(|r| r.row)
+                    .collect()
+            }
+        };
+        Ok((info, rows))
+    }
+
+    /// Orders `rows` by `keys` (then id) and returns `start..end` of them.
+    pub fn rank(
+        &self,
+        mut rows: Vec<Ranked>,
+        keys: &[(SortKey, bool)],
+        start: usize,
+        end: usize,
+    ) -> Vec<Ranked> {
+        let end = end.min(rows.len());
+        if start >= end {
+            return Vec::new();
+        }
+        let cmp = |a: &Ranked, b: &Ranked| self.compare(a, b, keys);
+        if end < rows.len() {
+            rows.select_nth_unstable_by(end - 1, cmp);
+            rows.truncate(end);
+        }
+        rows.sort_unstable_by(cmp);
+        rows.drain(start..end).collect()
+    }
+
+    fn compare(&self, a: &Ranked, b: &Ranked, keys: &[(SortKey, bool)]) -> Ordering {
+        for &(key, desc) in keys {
+            let ord = match key {
+                SortKey::Column(c) => self.columns[c].column.compare(a.row, b.row),
+                SortKey::Extra => a.extra.cmp(&b.extra),
+            };
+            let ord = if desc { ord.reverse() } else { ord };
+            if ord != Ordering::Equal {
+                return ord;
+            }
+        }
+        self.id_rank[a.row as usize].cmp(&self.id_rank[b.row as usize])
+    }
+
+    fn order(&self, key: SortKey, desc: bool) -> &[u32] {
+        match key {
+            SortKey::Column(c) => self.columns[c].column.order(desc),
+            SortKey::Extra => &[],
+        }
+    }
+
+    /// Walks the first key's order group by group (records with an equal
+    /// first key), ranking a group by the other keys only where it overlaps
+    /// the page.
+    fn walk(
+        &self,
+        keys: &[(SortKey, bool)],
+        set: Option<&RoaringBitmap>,
+        start: usize,
+        end: usize,
+    ) -> Vec<u32> {
+        let (first, desc) = keys[0];
+        let SortKey::Column(c) = first else {
+            return Vec::new();
+        };
+        let column = &self.columns[c].column;
+        let order = column.order(desc);
+        let wanted = |row: &u32| set.is_none_or(|s| s.contains(*row));
+        if keys.len() == 1 {
+            return order
+                .iter()
+                .filter(|r| wanted(r))
+                .skip(start)
+                .take(end - start)
+                .copied()
+                .collect();
+        }
+        let mut out = Vec::with_capacity(end - start);
+        let mut seen = 0;
+        let mut pos = 0;
+        while pos < order.len() && seen < end {
+            let rank = column.rank[order[pos] as usize];
+            let size = order[pos..]
+                .iter()
+                .take_while(|&&r| column.rank[r as usize] == rank)
+                .count();
+            let group = &order[pos..pos + size];
+            pos += size;
+            if set.is_none() && seen + size <= start {
+                seen += size;
+                continue;
+            }
+            let members: Vec<Ranked> = group
+                .iter()
+                .filter(|r| wanted(r))
+                .map(|&row| Ranked { row, extra: 0 })
+                .collect();
+            let from = start.saturating_sub(seen);
+            let to = (end - seen).min(members.len());
+            seen += members.len();
+            out.extend(
+                self.rank(members, &keys[1..], from, to)
+                    .iter()
+                    .map(|r| r.row),
+            );
+        }
+        out
+    }
+}
+
+/// The page's envelope and its bounds within `total` matches.
+pub fn window(query: &ListQuery, total: u64) -> Result<(PageInfo, usize, usize), ServiceError> {
+    let (limit, offset) = query::page_bounds(query)?;
+    let start = offset.min(total) as usize;
+    let end = (start + limit as usize).min(total as usize);
+    let info = PageInfo {
+        limit,
+        offset,
+        count: (end - start) as u32,
+        total,
+    };
+    Ok((info, start, end))
+}
