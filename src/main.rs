@@ -2,6 +2,11 @@
 //! `storefront <program>`: one program of it (see [`storefront::programs`]).
 //! `storefront probe <target>`: a health check (see [`storefront::probe`]).
 
+/// mimalloc: a listing allocates and frees many small strings per hop, and
+/// glibc's malloc spent a fifth of the CPU there (`bench/scale.sh`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);

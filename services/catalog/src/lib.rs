@@ -18,10 +18,11 @@ pub fn sample_products(
     count: usize,
     currency: &str,
 ) -> Vec<storefront_proto::catalog::v1::Product> {
-    generate::generate(count, 42)
+    let generated = generate::generate(count, 42);
+    generated
         .products
         .iter()
-        .filter_map(|p| p.decode().ok())
+        .filter_map(|p| p.decode(&generated.dictionary).ok())
         .map(|p| {
             let mut p = storefront_common::catalog::summary(&p);
             storefront_common::catalog::price_in(&mut p, currency);
@@ -52,7 +53,12 @@ pub async fn serve(
     tracing::info!(
         products = catalog.products.len(),
         categories = catalog.categories.len(),
-        encoded_bytes = catalog.products.iter().map(|p| p.len()).sum::<usize>() as u64,
+        encoded_bytes = catalog
+            .products
+            .iter()
+            .map(|p| p.encoded_len())
+            .sum::<usize>() as u64,
+        held_bytes = catalog.products.iter().map(|p| p.len()).sum::<usize>() as u64,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "catalog generated and indexed"
     );

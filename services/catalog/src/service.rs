@@ -61,11 +61,13 @@ fn list_page(
     let code = CURRENCIES[currency];
     let encoded = rows
         .iter()
-        .map(|&row| EncodedProduct {
-            body: catalog.products[row as usize].summary(),
-            tail: price_tail(code, catalog.facts[row as usize].prices[currency]),
+        .map(|&row| {
+            Ok(EncodedProduct {
+                body: catalog.summary(row)?.into(),
+                tail: price_tail(code, catalog.price(row, currency)),
+            })
         })
-        .collect();
+        .collect::<Result<_, ServiceError>>()?;
     Ok(ListProductsResponse {
         page: Some(info),
         products: Products {
@@ -86,9 +88,7 @@ impl CatalogService for CatalogApi {
         let query = req.query.unwrap_or_default();
         let catalog = self.read();
         let reply = if heavy(&query) {
-            tokio::task::spawn_blocking(move || list_page(&catalog, &query, currency))
-                .await
-                .map_err(|e| ServiceError::internal(e.to_string()))?
+            storefront_common::cpu::run(move || list_page(&catalog, &query, currency)).await?
         } else {
             list_page(&catalog, &query, currency)
         };
@@ -102,9 +102,7 @@ impl CatalogService for CatalogApi {
         let row = catalog
             .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
-        let mut product = catalog.products[row as usize]
-            .decode()
-            .map_err(|e| ServiceError::internal(format!("stored product: {e}")))?;
+        let mut product = catalog.product(row)?;
         price_in(&mut product, currency);
         if product.price.is_none() {
             product.price = Some(default_money(currency));
@@ -191,13 +189,14 @@ impl CatalogService for CatalogApi {
             .step_by(size.max(1))
             .map(move |start| {
                 let end = (start + size).min(catalog.products.len());
-                let encoded = catalog.products[start..end]
-                    .iter()
-                    .map(|p| EncodedProduct {
-                        body: p.summary(),
-                        tail: Vec::new(),
+                let encoded = (start..end)
+                    .map(|row| {
+                        Ok(EncodedProduct {
+                            body: catalog.summary(row as u32)?.into(),
+                            tail: Vec::new(),
+                        })
                     })
-                    .collect();
+                    .collect::<Result<_, ServiceError>>()?;
                 Ok(ProductBatch {
                     products: Products {
                         products: Vec::new(),
@@ -224,9 +223,7 @@ impl CatalogService for CatalogApi {
         let row = current
             .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
-        let mut product = current.products[row as usize]
-            .decode()
-            .map_err(|e| ServiceError::internal(format!("stored product: {e}")))?;
+        let mut product = current.product(row)?;
         if req.name.is_some() {
             product.name = req.name;
         }
@@ -242,7 +239,7 @@ impl CatalogService for CatalogApi {
         let updated = product.clone();
         let next = tokio::task::spawn_blocking(move || current.with_product(row, &updated))
             .await
-            .map_err(|e| ServiceError::internal(e.to_string()))?;
+            .map_err(|e| ServiceError::internal(e.to_string()))??;
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
         Ok(Response::new(product))
     }

@@ -1,6 +1,6 @@
 //! The catalog held in memory: one immutable version, swapped whole when
 //! it changes. Each product is held once, encoded (its listing summary
-//! followed by its variants), with the facts and indexes listings need.
+//! followed by its variants, compressed), with the indexes listings need.
 
 use std::collections::HashMap;
 
@@ -9,47 +9,82 @@ use prost::Message;
 use storefront_common::catalog::{
     PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, summary, text,
 };
-use storefront_common::listing::Listing;
+use storefront_common::error::ServiceError;
+use storefront_common::listing::{Key, Listing};
 use storefront_common::query::{FieldType, Schema, Value};
 use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collection, Product};
 
 use crate::generate::Generated;
 
-/// A product as the catalog holds it: `bytes[..summary_len]` is the
-/// listing summary (no variant list, no price picked), and the rest its
-/// variants (repeated field 14), so the two concatenated are the product.
+/// A product as the catalog holds it: its listing summary (no variant
+/// list, no price picked) and its variants (repeated field 14), encoded, so
+/// the two concatenated are the product; each compressed with LZ4 against
+/// the catalog's dictionary (`Dictionary`): most of a product's bytes are
+/// field tags, locales, URLs and words that every product repeats.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredProduct {
+    /// The summary then the variants, compressed as one block (one
+    /// compression per product: its set-up, not its bytes, dominates).
     bytes: Bytes,
     summary_len: u32,
+    len: u32,
+}
+
+/// What products are compressed against: one typical product, encoded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dictionary(Bytes);
+
+impl Dictionary {
+    pub fn of(p: &Product) -> Self {
+        let mut bytes = summary(p).encode_to_vec();
+        prost::encoding::message::encode_repeated(14, &p.variants, &mut bytes);
+        Self(bytes.into())
+    }
+}
+
+fn corrupt(e: impl std::fmt::Display) -> String {
+    format!("stored product: {e}")
 }
 
 impl StoredProduct {
-    pub fn encode(p: &Product) -> Self {
+    pub fn encode(p: &Product, dict: &Dictionary) -> Self {
         let summary = summary(p);
         let summary_len = summary.encoded_len();
-        let variants = prost::encoding::message::encoded_len_repeated(14, &p.variants);
-        let mut bytes = Vec::with_capacity(summary_len + variants);
-        summary.encode_raw(&mut bytes);
-        prost::encoding::message::encode_repeated(14, &p.variants, &mut bytes);
+        let mut encoded = Vec::with_capacity(summary_len + 1024);
+        summary.encode_raw(&mut encoded);
+        prost::encoding::message::encode_repeated(14, &p.variants, &mut encoded);
         Self {
-            bytes: bytes.into(),
+            bytes: lz4_flex::block::compress_with_dict(&encoded, &dict.0).into(),
             summary_len: summary_len as u32,
+            len: encoded.len() as u32,
         }
     }
 
+    fn decompress(&self, dict: &Dictionary) -> Result<Vec<u8>, String> {
+        lz4_flex::block::decompress_with_dict(&self.bytes, self.len as usize, &dict.0)
+            .map_err(corrupt)
+    }
+
     /// The listing summary, encoded.
-    pub fn summary(&self) -> Bytes {
-        self.bytes.slice(..self.summary_len as usize)
+    pub fn summary(&self, dict: &Dictionary) -> Result<Vec<u8>, String> {
+        let mut bytes = self.decompress(dict)?;
+        bytes.truncate(self.summary_len as usize);
+        Ok(bytes)
     }
 
     /// The whole product, variants included, prices not picked.
-    pub fn decode(&self) -> Result<Product, prost::DecodeError> {
-        Product::decode(self.bytes.as_ref())
+    pub fn decode(&self, dict: &Dictionary) -> Result<Product, String> {
+        Product::decode(self.decompress(dict)?.as_slice()).map_err(corrupt)
     }
 
+    /// Bytes held.
     pub fn len(&self) -> usize {
         self.bytes.len()
+    }
+
+    /// Bytes encoded, before compression.
+    pub fn encoded_len(&self) -> usize {
+        self.len as usize
     }
 }
 
@@ -57,7 +92,9 @@ pub struct Catalog {
     /// Changes whenever the catalog does; indexers poll it.
     pub version: u64,
     pub products: Vec<StoredProduct>,
-    pub facts: Vec<ProductFacts>,
+    pub dictionary: Dictionary,
+    /// Filters, sorts and prices by row; built from the products' facts,
+    /// which are not kept.
     pub listing: Listing<ProductSchema>,
     pub categories: Vec<Category>,
     pub collections: Vec<Collection>,
@@ -85,6 +122,7 @@ impl Catalog {
     pub fn new(generated: Generated) -> Self {
         let Generated {
             products,
+            dictionary,
             facts,
             categories,
             collections,
@@ -101,31 +139,58 @@ impl Catalog {
             category_index: index(&categories, |c| meta_id(c.meta.as_ref())),
             collection_index: index(&collections, |c| meta_id(c.meta.as_ref())),
             products,
-            facts,
+            dictionary,
             categories,
             collections,
             tree,
         }
     }
 
-    /// This catalog with product `row` replaced, as the next version.
-    pub fn with_product(&self, row: u32, product: &Product) -> Self {
+    /// This catalog with product `row` replaced, as the next version. The
+    /// facts of every product are read back from the stored products: a
+    /// merchandising write is rare, memory for a second copy is not.
+    pub fn with_product(&self, row: u32, product: &Product) -> Result<Self, ServiceError> {
         let mut products = self.products.clone();
-        let mut facts = self.facts.clone();
-        products[row as usize] = StoredProduct::encode(product);
-        facts[row as usize] = ProductFacts::of(product);
-        Self {
+        products[row as usize] = StoredProduct::encode(product, &self.dictionary);
+        let facts = products
+            .iter()
+            .map(|p| p.decode(&self.dictionary).map(|p| ProductFacts::of(&p)))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ServiceError::internal)?;
+        Ok(Self {
             version: self.version + 1,
             listing: listing(&facts),
             products,
-            facts,
+            dictionary: self.dictionary.clone(),
             categories: self.categories.clone(),
             collections: self.collections.clone(),
             tree: self.tree.clone(),
             product_index: self.product_index.clone(),
             category_index: self.category_index.clone(),
             collection_index: self.collection_index.clone(),
+        })
+    }
+
+    /// The price of row `row` in the currency at `currency`.
+    pub fn price(&self, row: u32, currency: usize) -> Option<i64> {
+        match self.listing.column("price", currency).ok()?.value(row) {
+            Some(Key::Integer(cents)) => Some(*cents),
+            _ => None,
         }
+    }
+
+    /// Row `row`'s listing summary, encoded.
+    pub fn summary(&self, row: u32) -> Result<Vec<u8>, ServiceError> {
+        self.products[row as usize]
+            .summary(&self.dictionary)
+            .map_err(ServiceError::internal)
+    }
+
+    /// Row `row`'s whole product, prices not picked.
+    pub fn product(&self, row: u32) -> Result<Product, ServiceError> {
+        self.products[row as usize]
+            .decode(&self.dictionary)
+            .map_err(ServiceError::internal)
     }
 
     pub fn product_row(&self, id: &str) -> Option<u32> {

@@ -5,6 +5,7 @@
 pub mod catalog;
 pub mod client;
 pub mod config;
+pub mod cpu;
 pub mod customer_token;
 pub mod error;
 pub mod identity;

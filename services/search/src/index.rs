@@ -5,6 +5,7 @@
 //! listing index over the products' facts, not stored documents.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use prost::Message;
@@ -60,6 +61,8 @@ pub struct Indexed {
     pub listing: Listing<ProductSchema>,
     /// Where each row's document is.
     pub addresses: Vec<DocAddress>,
+    /// Per segment, each document's row: a plain array, read per hit.
+    pub rows: RowsOfDocs,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: HashMap<String, String>,
@@ -138,7 +141,10 @@ pub fn build(
         .iter()
         .map(|(id, c)| (id.to_string(), c.key.clone()))
         .collect();
-    let mut writer = index.writer_with_num_threads(1, 64_000_000)?;
+    // Two indexing threads, then one merged segment: a search sets up its
+    // scorers once per segment, so one segment answers fastest.
+    let mut writer = index.writer_with_num_threads(2, 128_000_000)?;
+    writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
     let mut facts = Vec::with_capacity(products.len());
     for (ord, bytes) in products.into_iter().enumerate() {
         let p = Product::decode(bytes.as_ref())
@@ -161,12 +167,17 @@ pub fn build(
         facts.push(ProductFacts::of(&p));
     }
     writer.commit()?;
+    let segments = index.searchable_segment_ids()?;
+    if segments.len() > 1 {
+        writer.merge(&segments).wait()?;
+    }
+    writer.wait_merging_threads()?;
     let reader = index
         .reader_builder()
         .reload_policy(tantivy::ReloadPolicy::Manual)
         .try_into()?;
     reader.reload()?;
-    let addresses = addresses(&reader, fields.ord, facts.len())?;
+    let (addresses, rows) = addresses(&reader, fields.ord, facts.len())?;
     let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
     Ok(Indexed {
         listing: Listing::build(&facts, PRODUCT_FIELDS, &contexts),
@@ -174,23 +185,37 @@ pub fn build(
         reader,
         fields,
         addresses,
+        rows,
         catalog_version,
         category_keys,
     })
 }
 
-/// Row -> document, from each segment's `ord` column.
-fn addresses(reader: &IndexReader, ord: Field, len: usize) -> tantivy::Result<Vec<DocAddress>> {
+/// Per segment, each document's row (`u32::MAX`: none).
+type RowsOfDocs = Vec<Arc<[u32]>>;
+
+/// Row -> document and, per segment, document -> row, from the `ord`
+/// columns.
+fn addresses(
+    reader: &IndexReader,
+    ord: Field,
+    len: usize,
+) -> tantivy::Result<(Vec<DocAddress>, RowsOfDocs)> {
     let searcher = reader.searcher();
     let mut out = vec![DocAddress::new(0, 0); len];
+    let mut rows = Vec::new();
     let name = searcher.schema().get_field_name(ord).to_string();
     for (segment, reader) in searcher.segment_readers().iter().enumerate() {
         let column = reader.fast_fields().u64(&name)?;
+        let mut of_doc = Vec::with_capacity(reader.max_doc() as usize);
         for doc in 0..reader.max_doc() {
-            if let Some(row) = column.first(doc).filter(|&r| (r as usize) < len) {
+            let row = column.first(doc).filter(|&r| (r as usize) < len);
+            if let Some(row) = row {
                 out[row as usize] = DocAddress::new(segment as u32, doc);
             }
+            of_doc.push(row.map_or(u32::MAX, |r| r as u32));
         }
+        rows.push(of_doc.into());
     }
-    Ok(out)
+    Ok((out, rows))
 }

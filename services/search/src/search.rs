@@ -3,6 +3,7 @@
 //! requested sort) and the page. Filters, sorts and facets read the
 //! listing index's columns; only the page's documents are loaded.
 
+use std::sync::Arc;
 use storefront_common::catalog::{CURRENCIES, price_tail};
 use storefront_common::error::ServiceError;
 use storefront_common::listing::{self, Column, Key, Ranked, SortKey};
@@ -10,7 +11,7 @@ use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange, SearchResponse};
 use tantivy::collector::{Collector, SegmentCollector, TopDocs};
-use tantivy::columnar::Column as FastColumn;
+
 use tantivy::query::Query;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
@@ -31,24 +32,25 @@ fn relevance(score: Score) -> i64 {
 }
 
 /// Every matching document as (row, relevance): no heap, no document load.
-struct AllHits;
+struct AllHits<'a>(&'a Indexed);
 
 struct SegmentHits {
-    ord: FastColumn<u64>,
+    rows: Arc<[u32]>,
     hits: Vec<Ranked>,
 }
 
-impl Collector for AllHits {
+impl Collector for AllHits<'_> {
     type Fruit = Vec<Ranked>;
     type Child = SegmentHits;
 
     fn for_segment(
         &self,
-        _: SegmentOrdinal,
-        segment: &SegmentReader,
+        segment: SegmentOrdinal,
+        _: &SegmentReader,
     ) -> tantivy::Result<SegmentHits> {
+        let rows = self.0.rows.get(segment as usize).cloned();
         Ok(SegmentHits {
-            ord: segment.fast_fields().u64("ord")?,
+            rows: rows.unwrap_or_else(|| Arc::from([])),
             hits: Vec::new(),
         })
     }
@@ -66,9 +68,9 @@ impl SegmentCollector for SegmentHits {
     type Fruit = Vec<Ranked>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
-        if let Some(row) = self.ord.first(doc) {
+        if let Some(&row) = self.rows.get(doc as usize).filter(|&&r| r != u32::MAX) {
             self.hits.push(Ranked {
-                row: row as u32,
+                row,
                 extra: relevance(score),
             });
         }
@@ -81,22 +83,24 @@ impl SegmentCollector for SegmentHits {
 
 /// Every product matching `query`, with its relevance.
 pub fn all_hits(indexed: &Indexed, query: &dyn Query) -> tantivy::Result<Vec<Ranked>> {
-    indexed.reader.searcher().search(query, &AllHits)
+    indexed.reader.searcher().search(query, &AllHits(indexed))
 }
 
 /// The best `limit` products matching `query`, best first.
 pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::Result<Vec<u32>> {
     let searcher = indexed.reader.searcher();
     let docs = searcher.search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
-    let mut rows = Vec::with_capacity(docs.len());
-    for (_, address) in docs {
-        let ord = searcher
-            .segment_reader(address.segment_ord)
-            .fast_fields()
-            .u64("ord")?;
-        rows.extend(ord.first(address.doc_id).map(|r| r as u32));
-    }
-    Ok(rows)
+    Ok(docs
+        .iter()
+        .filter_map(|(_, a)| {
+            indexed
+                .rows
+                .get(a.segment_ord as usize)?
+                .get(a.doc_id as usize)
+        })
+        .copied()
+        .filter(|&r| r != u32::MAX)
+        .collect())
 }
 
 /// The page's products, encoded, priced in `currency`.

@@ -138,7 +138,7 @@ impl SearchService for SearchApi {
         let synonyms = self.synonyms.clone();
         // Matching, facets and ranking touch every hit: the blocking pool,
         // so a broad search never holds up cheap requests.
-        let reply = tokio::task::spawn_blocking(move || {
+        let reply = storefront_common::cpu::run(move || {
             let lang = indexed.fields.for_locale(&req.locale);
             let list = req.query.unwrap_or_default();
             let query =
@@ -149,8 +149,7 @@ impl SearchService for SearchApi {
             };
             answer(&indexed, found, &list, currency)
         })
-        .await
-        .map_err(|e| ServiceError::internal(e.to_string()))??;
+        .await??;
         Ok(Response::new(reply))
     }
 

@@ -13,7 +13,7 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
-use crate::store::StoredProduct;
+use crate::store::{Dictionary, StoredProduct};
 use storefront_common::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
@@ -28,26 +28,54 @@ pub struct Generated {
     pub categories: Vec<Category>,
     /// Each product encoded, and its facts, in generation order.
     pub products: Vec<StoredProduct>,
+    pub dictionary: Dictionary,
     pub facts: Vec<ProductFacts>,
     pub collections: Vec<storefront_proto::catalog::v1::Collection>,
 }
 
-/// Products are encoded as they are made: the catalog never holds them as
-/// structs, not even while generating.
+/// Products are encoded and compressed as they are made, on a second
+/// thread (the random sequence stays on one, so the catalog is the same
+/// for a seed): the catalog never holds them as structs.
 pub fn generate(size: usize, seed: u64) -> Generated {
+    const CHUNK: usize = 1_000;
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
-    let mut products = Vec::with_capacity(size);
     let mut facts = Vec::with_capacity(size);
-    for n in 0..size {
-        let p = product(&mut rng, n, &leaves);
-        facts.push(ProductFacts::of(&p));
-        products.push(StoredProduct::encode(&p));
+    let mut chunk = Vec::with_capacity(CHUNK);
+    if size > 0 {
+        chunk.push(product(&mut rng, 0, &leaves));
     }
+    let dictionary = chunk.first().map(Dictionary::of).unwrap_or_default();
+    let products = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Product>>(4);
+        let dict = &dictionary;
+        let encoder = scope.spawn(move || {
+            let mut stored = Vec::with_capacity(size);
+            for chunk in rx {
+                stored.extend(chunk.iter().map(|p| StoredProduct::encode(p, dict)));
+            }
+            stored
+        });
+        for n in 1..=size {
+            if chunk.len() == CHUNK || n == size {
+                facts.extend(chunk.iter().map(ProductFacts::of));
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
+                if tx.send(full).is_err() {
+                    break;
+                }
+            }
+            if n < size {
+                chunk.push(product(&mut rng, n, &leaves));
+            }
+        }
+        drop(tx);
+        encoder.join().unwrap_or_default()
+    });
     let collections = collections::build(&mut rng, &facts, &categories);
     Generated {
         categories,
         products,
+        dictionary,
         facts,
         collections,
     }
@@ -345,7 +373,11 @@ mod tests {
         let g = generate(1000, 42);
         assert_eq!(g.categories.len(), 4 + 12 + 36);
         assert!(g.categories.iter().any(|c| c.ancestors.len() == 2));
-        let products: Vec<Product> = g.products.iter().map(|p| p.decode().unwrap()).collect();
+        let products: Vec<Product> = g
+            .products
+            .iter()
+            .map(|p| p.decode(&g.dictionary).unwrap())
+            .collect();
         let statuses: std::collections::HashSet<i32> = products.iter().map(|p| p.status).collect();
         assert_eq!(statuses.len(), 3);
         assert!(products.iter().any(|p| !p.in_stock));

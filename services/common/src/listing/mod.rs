@@ -13,7 +13,6 @@ mod filter;
 #[cfg(test)]
 mod tests;
 
-use std::cmp::Ordering;
 use std::marker::PhantomData;
 
 use roaring::RoaringBitmap;
@@ -31,6 +30,11 @@ pub enum SortKey {
     Column(usize),
     Extra,
 }
+
+/// Words of a packed sort tuple: a caller's value (64 bits), up to
+/// `MAX_SORT_KEYS` column ranks and the id rank (32 bits each), whatever
+/// their order, fit in five.
+const PACKED: usize = 5;
 
 /// A record to rank with its caller-supplied value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,9 +233,11 @@ impl<S: Schema> Listing<S> {
     }
 
     /// Orders `rows` by `keys` (then id) and returns `start..end` of them.
+    /// Each row's keys are read once into a packed tuple, so comparisons
+    /// touch no column.
     pub fn rank(
         &self,
-        mut rows: Vec<Ranked>,
+        rows: Vec<Ranked>,
         keys: &[(SortKey, bool)],
         start: usize,
         end: usize,
@@ -240,29 +246,47 @@ impl<S: Schema> Listing<S> {
         if start >= end {
             return Vec::new();
         }
-        let cmp = |a: &Ranked, b: &Ranked| self.compare(a, b, keys);
-        if end < rows.len() {
-            rows.select_nth_unstable_by(end - 1, cmp);
-            rows.truncate(end);
+        let mut packed: Vec<([u64; PACKED], Ranked)> =
+            rows.into_iter().map(|r| (self.pack(&r, keys), r)).collect();
+        let cmp = |a: &([u64; PACKED], Ranked), b: &([u64; PACKED], Ranked)| a.0.cmp(&b.0);
+        if end < packed.len() {
+            packed.select_nth_unstable_by(end - 1, cmp);
+            packed.truncate(end);
         }
-        rows.sort_unstable_by(cmp);
-        rows.drain(start..end).collect()
+        packed.sort_unstable_by(cmp);
+        packed.drain(start..end).map(|(_, r)| r).collect()
     }
 
-    fn compare(&self, a: &Ranked, b: &Ranked, keys: &[(SortKey, bool)]) -> Ordering {
+    /// The sort keys of `r` as one tuple ordered as `keys` then id order
+    /// it: 64 bits for a caller's value, 32 per column rank and for the id
+    /// rank, each inverted when descending.
+    fn pack(&self, r: &Ranked, keys: &[(SortKey, bool)]) -> [u64; PACKED] {
+        let mut words = [0u64; PACKED];
+        let mut bits = 0usize;
+        let mut push = |value: u64, width: usize| {
+            if width == 64 {
+                bits = bits.next_multiple_of(64);
+                words[bits / 64] = value;
+            } else {
+                words[bits / 64] |= value << (32 - bits % 64);
+            }
+            bits += width;
+        };
         for &(key, desc) in keys {
-            let ord = match key {
-                SortKey::Column(c) => self.columns[c].column.compare(a.row, b.row),
-                SortKey::Extra => a.extra.cmp(&b.extra),
-            };
-            let ord = if desc { ord.reverse() } else { ord };
-            if ord != Ordering::Equal {
-                return ord;
+            match key {
+                SortKey::Extra => {
+                    let v = (r.extra as u64) ^ (1 << 63);
+                    push(if desc { !v } else { v }, 64);
+                }
+                SortKey::Column(c) => {
+                    let v = u64::from(self.columns[c].column.rank[r.row as usize]);
+                    push(if desc { !v & 0xffff_ffff } else { v }, 32);
+                }
             }
         }
-        self.id_rank[a.row as usize].cmp(&self.id_rank[b.row as usize])
+        push(u64::from(self.id_rank[r.row as usize]), 32);
+        words
     }
-
     fn order(&self, key: SortKey, desc: bool) -> &[u32] {
         match key {
             SortKey::Column(c) => self.columns[c].column.order(desc),
