@@ -45,12 +45,10 @@ impl CatalogApi {
     }
 }
 
-/// Whether a listing may touch many records (filters, or a sort whose
-/// later keys rank groups): such work runs on the blocking pool so that it
-/// never holds up cheap requests on the async workers.
-fn heavy(query: &ListQuery) -> bool {
-    !query.filters.is_empty() || query.sort.len() > 1
-}
+/// Listings estimated to touch more records than this run on the CPU pool,
+/// so that they never hold up cheap requests on the async workers; cheaper
+/// ones are answered at once (a hand-off costs more than they do).
+const INLINE_RECORDS: u64 = 20_000;
 
 fn list_page(
     catalog: &Catalog,
@@ -87,7 +85,7 @@ impl CatalogService for CatalogApi {
         let currency = currency_index(&req.currency_code)?;
         let query = req.query.unwrap_or_default();
         let catalog = self.read();
-        let reply = if heavy(&query) {
+        let reply = if catalog.listing.estimate(&query, currency) > INLINE_RECORDS {
             storefront_common::cpu::run(move || list_page(&catalog, &query, currency)).await?
         } else {
             list_page(&catalog, &query, currency)

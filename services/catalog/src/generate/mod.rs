@@ -33,44 +33,57 @@ pub struct Generated {
     pub collections: Vec<storefront_proto::catalog::v1::Collection>,
 }
 
-/// Products are encoded and compressed as they are made, on a second
-/// thread (the random sequence stays on one, so the catalog is the same
-/// for a seed): the catalog never holds them as structs.
+/// Products come in chunks of `CHUNK`, each from its own random sequence
+/// (derived from the seed and the chunk's number), so every core generates,
+/// encodes and compresses chunks at once and the catalog is still the same
+/// for a seed. Products are never held as structs beyond their chunk.
 pub fn generate(size: usize, seed: u64) -> Generated {
     const CHUNK: usize = 1_000;
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
-    let mut facts = Vec::with_capacity(size);
-    let mut chunk = Vec::with_capacity(CHUNK);
-    if size > 0 {
-        chunk.push(product(&mut rng, 0, &leaves));
-    }
-    let dictionary = chunk.first().map(Dictionary::of).unwrap_or_default();
-    let products = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Product>>(4);
-        let dict = &dictionary;
-        let encoder = scope.spawn(move || {
-            let mut stored = Vec::with_capacity(size);
-            for chunk in rx {
-                stored.extend(chunk.iter().map(|p| StoredProduct::encode(p, dict)));
-            }
-            stored
+    let chunk_rng =
+        |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    // Compressed against a product of its own sequence, not in the catalog.
+    let dictionary = Dictionary::of(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
+    let chunks = size.div_ceil(CHUNK);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, usize::from)
+        .min(chunks.max(1));
+    let mut done: Vec<(usize, Vec<ProductFacts>, Vec<StoredProduct>)> =
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (leaves, dictionary) = (&leaves, &dictionary);
+                    scope.spawn(move || {
+                        (w..chunks)
+                            .step_by(workers)
+                            .map(|c| {
+                                let mut rng = chunk_rng(c as u64);
+                                let range = c * CHUNK..((c + 1) * CHUNK).min(size);
+                                let (mut facts, mut stored) = (Vec::new(), Vec::new());
+                                for n in range {
+                                    let p = product(&mut rng, n, leaves);
+                                    facts.push(ProductFacts::of(&p));
+                                    stored.push(StoredProduct::encode(&p, dictionary));
+                                }
+                                (c, facts, stored)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
         });
-        for n in 1..=size {
-            if chunk.len() == CHUNK || n == size {
-                facts.extend(chunk.iter().map(ProductFacts::of));
-                let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK));
-                if tx.send(full).is_err() {
-                    break;
-                }
-            }
-            if n < size {
-                chunk.push(product(&mut rng, n, &leaves));
-            }
-        }
-        drop(tx);
-        encoder.join().unwrap_or_default()
-    });
+    done.sort_by_key(|(c, _, _)| *c);
+    let mut facts = Vec::with_capacity(size);
+    let mut products = Vec::with_capacity(size);
+    for (_, f, p) in done {
+        facts.extend(f);
+        products.extend(p);
+    }
     let collections = collections::build(&mut rng, &facts, &categories);
     Generated {
         categories,

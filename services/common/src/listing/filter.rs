@@ -85,7 +85,7 @@ impl<'a> Predicate<'a> {
     }
 
     /// Whether `bitmap` is a set operation on bitmaps held already.
-    fn has_bitmaps(&self) -> bool {
+    pub fn has_bitmaps(&self) -> bool {
         match self {
             Predicate::Range { column, .. } => !column.bitmaps.is_empty(),
             Predicate::Contains { .. } => true,

@@ -51,6 +51,14 @@ struct Indexed {
     column: Column,
 }
 
+/// One column to build: field name, field, context index, context.
+type Job<'c, S> = (
+    &'static str,
+    <S as Schema>::Field,
+    Option<usize>,
+    &'c <S as Schema>::Context,
+);
+
 pub struct Listing<S: Schema> {
     len: u32,
     /// Each record's rank by id: the tie break of every order.
@@ -61,8 +69,14 @@ pub struct Listing<S: Schema> {
 
 impl<S: Schema> Listing<S> {
     /// Indexes `fields` of `records`; fields for which `S::varies` holds
-    /// are indexed once per context, the others with the first one.
-    pub fn build(records: &[S::Record], fields: &[&'static str], contexts: &[S::Context]) -> Self {
+    /// are indexed once per context, the others with the first one. The
+    /// columns are built on every core at once.
+    pub fn build(records: &[S::Record], fields: &[&'static str], contexts: &[S::Context]) -> Self
+    where
+        S::Record: Sync,
+        S::Field: Send + Sync,
+        S::Context: Sync,
+    {
         let mut by_id: Vec<u32> = (0..records.len() as u32).collect();
         by_id.sort_unstable_by(|&a, &b| {
             S::id(&records[a as usize]).cmp(S::id(&records[b as usize]))
@@ -71,35 +85,59 @@ impl<S: Schema> Listing<S> {
         for (rank, &row) in by_id.iter().enumerate() {
             id_rank[row as usize] = rank as u32;
         }
-        let mut columns = Vec::new();
+        let mut jobs: Vec<Job<'_, S>> = Vec::new();
         for &name in fields {
             let Some((field, _)) = S::resolve(name) else {
                 continue;
             };
-            let contexts: Vec<(Option<usize>, &S::Context)> = if S::varies(field) {
-                contexts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (Some(i), c))
-                    .collect()
-            } else {
-                contexts.first().map(|c| (None, c)).into_iter().collect()
-            };
-            for (context, ctx) in contexts {
-                let values: Vec<Value<'_>> =
-                    records.iter().map(|r| S::value(r, field, ctx)).collect();
-                let column = Column::build(&values, &id_rank);
-                columns.push(Indexed {
-                    name,
-                    context,
-                    column,
-                });
+            if S::varies(field) {
+                jobs.extend(
+                    contexts
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (name, field, Some(i), c)),
+                );
+            } else if let Some(c) = contexts.first() {
+                jobs.push((name, field, None, c));
             }
         }
+        let workers = std::thread::available_parallelism().map_or(2, usize::from);
+        let id_rank_ref = &id_rank;
+        let mut columns: Vec<(usize, Indexed)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let jobs = &jobs;
+                    scope.spawn(move || {
+                        (w..jobs.len())
+                            .step_by(workers)
+                            .map(|j| {
+                                let (name, field, context, ctx) = jobs[j];
+                                let values: Vec<Value<'_>> =
+                                    records.iter().map(|r| S::value(r, field, ctx)).collect();
+                                let column = Column::build(&values, id_rank_ref);
+                                (
+                                    j,
+                                    Indexed {
+                                        name,
+                                        context,
+                                        column,
+                                    },
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        columns.sort_by_key(|(j, _)| *j);
         Self {
             len: records.len() as u32,
             id_rank,
-            columns,
+            columns: columns.into_iter().map(|(_, c)| c).collect(),
             schema: PhantomData,
         }
     }
@@ -195,6 +233,43 @@ impl<S: Schema> Listing<S> {
             .iter()
             .map(|&(name, desc)| Ok((SortKey::Column(self.position(name, context)?), desc)))
             .collect()
+    }
+
+    /// About how many records a page of `query` touches: callers run the
+    /// expensive ones off the async workers. Errors count as cheap (they
+    /// are answered before any record is touched).
+    pub fn estimate(&self, query: &ListQuery, context: usize) -> u64 {
+        let len = u64::from(self.len);
+        let window = query.page.map_or(0, |p| p.offset) + u64::from(query::MAX_LIMIT);
+        let Ok(predicates) = self.predicates(query, context) else {
+            return 0;
+        };
+        let matched = predicates.iter().map(|p| p.count(len)).min().unwrap_or(len);
+        let first_group = query.sort.first().and_then(|s| {
+            let column = self.column(&s.field, context).ok()?;
+            Some(len / column.distinct.len().max(1) as u64)
+        });
+        let ranked = if query.sort.len() > 1 {
+            first_group.unwrap_or(len)
+        } else {
+            0
+        };
+        if predicates.is_empty() {
+            return window.min(len) + ranked;
+        }
+        // Bitmaps held are intersected almost for free; a range without
+        // them costs its records (the smallest one is materialised), then
+        // the page ranks the matches or walks the order.
+        let ranges = predicates
+            .iter()
+            .filter(|p| !p.has_bitmaps())
+            .map(|p| {
+                p.count(len)
+                    .min(matched.saturating_mul(predicates.len() as u64))
+            })
+            .min()
+            .unwrap_or(0);
+        ranges + matched.min(window * len / matched.max(1)) + ranked
     }
 
     /// One page of `query`: its envelope and the rows on it, in order.
