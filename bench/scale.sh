@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# The catalog at retail scale, in one run: the release all-in-one binary
+# with CATALOG_SIZE products (default 100000), rate limits off, against the
+# floor (bench/floor: a bare axum JSON handler, and axum -> tonic on loopback
+# -> JSON, both answering the same 20 list-view products, about 45 KB).
+# Every route at 16, 64 and 256 connections; listings and searches vary per
+# request (bench/scale.lua). Prints req/s, p50, p99, p99.9 and each route's
+# throughput as a ratio of the hop floor's at the same connections; writes
+# them to target/bench/scale-SIZE.json with time to ready, index build
+# times and RSS (idle, under load). Customer routes run again on Redis when
+# redis-server is installed.
+# Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+size=${1:-100000}
+duration=${2:-5s}
+shift $(( $# > 2 ? 2 : $# ))
+conns=("$@")
+[ ${#conns[@]} -gt 0 ] || conns=(16 64 256)
+port=18181
+floor_port=18182
+redis_port=18183
+out=target/bench
+mkdir -p "$out"
+json="$out/scale-$size.json"
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+
+if ! command -v wrk >/dev/null 2>&1; then
+  echo "installing wrk" >&2
+  apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+# One invocation, so both binaries share one feature resolution (no rebuild).
+cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor
+
+export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
+  RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off
+rss() { echo $(( $(awk '/VmRSS/ {print $2}' "/proc/$1/status") / 1024 )); }
+now_ms() { date +%s%3N; }
+
+# start_mesh PORT [VAR=value...]: prints "pid ready_ms".
+start_mesh() {
+  local p=$1; shift
+  local t0; t0=$(now_ms)
+  env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$p INTERNAL_LISTEN_ADDR=127.0.0.1:$((p + 10)) \
+    RUST_LOG=info "$@" ./target/release/storefront >"$work/mesh-$p.log" 2>&1 &
+  local pid=$!
+  pids+=("$pid")
+  until curl -sf "http://127.0.0.1:$p/health/ready" >/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { echo "the mesh stopped; log: $work/mesh-$p.log" >&2; cat "$work/mesh-$p.log" >&2; exit 1; }
+    sleep 0.02
+  done
+  echo "$pid $(( $(now_ms) - t0 ))"
+}
+
+./target/release/floor 127.0.0.1:$floor_port &
+pids+=($!)
+read -r mesh ready_ms < <(start_mesh $port)
+sleep 1
+idle_rss=$(rss "$mesh")
+catalog_ms=$(grep -o '"message":"catalog generated and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
+search_ms=$(grep -o '"message":"search index built"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
+[ -n "$search_ms" ] || search_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"search index built"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
+[ -n "$catalog_ms" ] || catalog_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"catalog generated and indexed"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
+base="http://127.0.0.1:$port"
+H=(-H 'X-Api-Version: v1.0')
+
+# Request lists: a fixed pseudo-random mix, the same on every run.
+RANDOM=42
+sorts=(name:asc price:desc price:asc createdAt:desc popularity:desc brand:asc)
+brands=("Southern%20Cross" "Kiwi%20%26%20Co" "Harbour%20Lane" "Outback%20Supply" "Tasman%20Threads" "Bondi%20Basics" "Aoraki" "Fern%20%26%20Flint")
+words=(shirt dress jeans boots sneaker scarf jacket throw mug vase linen wool cotton leather classic premium)
+typos=(shrit dresss jaens bots sneakr scraf jackte thorw linnen wol cottn lether clasic premum)
+mapfile -t cats < <(curl -sf "${H[@]}" "$base/categories?limit=100" | grep -o '"id":"[0-9a-f-]\{36\}"' | cut -d'"' -f4)
+for i in $(seq 0 499); do
+  echo "/products?limit=20&offset=$(( RANDOM % 50 * 20 ))&sort=${sorts[RANDOM % ${#sorts[@]}]}"
+done >"$work/list"
+for i in $(seq 0 499); do
+  echo "/products?limit=20&brand=${brands[RANDOM % ${#brands[@]}]}&inStock=true&category=${cats[RANDOM % ${#cats[@]}]}&sort=price:desc&sort=name:asc"
+done >"$work/filtered"
+for i in $(seq 0 499); do
+  echo "/products?limit=20&offset=$(( 5000 + RANDOM % 250 * 20 ))&sort=${sorts[RANDOM % ${#sorts[@]}]}"
+done >"$work/deep"
+for i in $(seq 0 499); do echo "/search?query=${words[RANDOM % ${#words[@]}]}&limit=20"; done >"$work/word"
+for i in $(seq 0 499); do echo "/search?query=${typos[RANDOM % ${#typos[@]}]}&limit=20"; done >"$work/typo"
+for i in $(seq 0 499); do
+  echo "/search?query=${words[RANDOM % ${#words[@]}]}%20${words[RANDOM % ${#words[@]}]}&limit=20"
+done >"$work/two"
+for i in $(seq 0 499); do w=${words[RANDOM % ${#words[@]}]}; echo "/search/suggestions?query=${w:0:$(( 2 + RANDOM % 3 ))}"; done >"$work/suggest"
+# Products with stock for the cart routes, and ids for product detail.
+mapfile -t ids < <(for o in 0 100 200; do curl -sf "${H[@]}" "$base/products?limit=100&offset=$o&inStock=true&status=active&sort=popularity:desc"; echo; done \
+  | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]')
+for i in $(seq 0 499); do echo "/products/${ids[RANDOM % ${#ids[@]}]}"; done >"$work/detail"
+echo "/categories/tree" >"$work/tree"
+echo "/json" >"$work/json"
+echo "/hop" >"$work/hop"
+
+# customer PORT: a logged-in customer with 16 carts; writes the token and
+# the line-add and cart-read request lists for that mesh.
+customer() {
+  local b="http://127.0.0.1:$1" tag=$1 email="bench-$1-$RANDOM@example.com"
+  curl -sf "${H[@]}" -H 'Content-Type: application/json' \
+    -d "{\"emailAddress\":\"$email\",\"password\":\"bench password 1\",\"firstName\":\"B\",\"lastName\":\"M\",\"gRecaptchaResponse\":\"dev\"}" \
+    "$b/customers" >/dev/null
+  curl -sf "${H[@]}" -H 'Content-Type: application/json' \
+    -d "{\"emailAddress\":\"$email\",\"password\":\"bench password 1\",\"gRecaptchaResponse\":\"dev\"}" \
+    "$b/auth/login" | grep -o '"accessToken":"[^"]*"' | cut -d'"' -f4 >"$work/token-$tag"
+  local token; token=$(cat "$work/token-$tag")
+  : >"$work/add-$tag"; : >"$work/cart-$tag"; : >"$work/body-$tag"
+  # 16 carts x every such product: a line grows by one every ~1,000 adds.
+  for c in $(seq 1 16); do
+    local cart; cart=$(curl -sf -X POST "${H[@]}" -H "X-BFF-Token: $token" "$b/carts" | grep -o '"id":"[0-9a-f-]\{36\}"' | head -1 | cut -d'"' -f4)
+    echo "/carts/$cart" >>"$work/cart-$tag"
+    for i in "${!ids[@]}"; do
+      echo "/carts/$cart/line-items" >>"$work/add-$tag"
+      echo "{\"productId\":\"${ids[i % ${#ids[@]}]}\",\"variantId\":1,\"quantity\":1}" >>"$work/body-$tag"
+    done
+  done
+  echo "/customers/me" >"$work/me-$tag"
+}
+
+results=()
+# measure NAME LIST CONNS [extra wrk args...]: one wrk run; appends a result.
+measure() {
+  local name=$1 list=$2 c=$3; shift 3
+  local line
+  line=$(WRK_PATHS="$list" wrk -t2 -c"$c" -d"$duration" "${H[@]}" -s bench/scale.lua "$@" | grep '^RESULT' || true)
+  read -r _ rps p50 p99 p999 errors <<<"${line:-RESULT 0 0 0 0 0}"
+  results+=("$name $c $rps $p50 $p99 $p999 $errors")
+  printf '%-34s c=%-3s %9s req/s  p50 %7s us  p99 %7s us  p99.9 %7s us  errors %s\n' \
+    "$name" "$c" "$rps" "$p50" "$p99" "$p999" "$errors" >&2
+}
+
+routes() { # PORT LABEL: the customer routes of one mesh
+  local p=$1 label=$2 c=$3
+  local token; token=$(cat "$work/token-$p")
+  measure "customers/me ($label)" "$work/me-$p" "$c" -H "X-BFF-Token: $token" "http://127.0.0.1:$p"
+  WRK_METHOD=POST WRK_BODIES="$work/body-$p" measure "cart line add ($label)" "$work/add-$p" "$c" \
+    -H "X-BFF-Token: $token" -H 'Content-Type: application/json' "http://127.0.0.1:$p"
+  measure "cart read ($label)" "$work/cart-$p" "$c" -H "X-BFF-Token: $token" "http://127.0.0.1:$p"
+}
+
+customer $port
+peak_rss=0
+for c in "${conns[@]}"; do
+  measure "floor: bare axum JSON" "$work/json" "$c" "http://127.0.0.1:$floor_port"
+  measure "floor: axum -> tonic -> JSON" "$work/hop" "$c" "http://127.0.0.1:$floor_port"
+  measure "/products?limit=20" "$work/list" "$c" "$base"
+  measure "/products/{id}" "$work/detail" "$c" "$base"
+  measure "/products filtered+sorted" "$work/filtered" "$c" "$base"
+  measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
+  measure "/search one word" "$work/word" "$c" "$base"
+  measure "/search typo" "$work/typo" "$c" "$base"
+  measure "/search two words" "$work/two" "$c" "$base"
+  measure "/search/suggestions" "$work/suggest" "$c" "$base"
+  measure "/categories/tree" "$work/tree" "$c" "$base"
+  routes $port memory "$c"
+  r=$(rss "$mesh"); [ "$r" -gt "$peak_rss" ] && peak_rss=$r
+done
+
+redis_note="redis-server not installed: customer routes on Redis skipped"
+if command -v redis-server >/dev/null 2>&1; then
+  redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
+  pids+=($!)
+  sleep 0.5
+  read -r _ _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/)
+  customer $((port + 100))
+  for c in "${conns[@]}"; do
+    routes $((port + 100)) redis "$c"
+  done
+  redis_note=""
+fi
+
+# The table and the JSON, ratios against the hop floor at the same connections.
+{
+  printf '{"size":%s,"duration":"%s","ready_ms":%s,"catalog_build_ms":%s,"search_index_ms":%s,"idle_rss_mb":%s,"loaded_rss_mb":%s,"routes":[' \
+    "$size" "$duration" "$ready_ms" "${catalog_ms:-null}" "${search_ms:-null}" "$idle_rss" "$peak_rss"
+  first=1
+  for r in "${results[@]}"; do
+    read -r -a f <<<"$r"
+    n=${#f[@]}; name="${f[*]:0:n-6}"
+    hop=$(printf '%s\n' "${results[@]}" | awk -v c="${f[n-6]}" '$0 ~ /^floor: axum -> tonic/ && $(NF-5)==c {print $(NF-4)}')
+    [ $first = 1 ] || printf ','
+    first=0
+    printf '{"route":"%s","connections":%s,"rps":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"errors":%s,"vs_hop":%s}' \
+      "$name" "${f[n-6]}" "${f[n-5]}" "${f[n-4]}" "${f[n-3]}" "${f[n-2]}" "${f[n-1]}" \
+      "$(awk -v a="${f[n-5]}" -v b="${hop:-0}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+  done
+  printf ']}\n'
+} >"$json"
+
+echo
+echo "CATALOG_SIZE=$size: ready after ${ready_ms} ms (catalog ${catalog_ms:-?} ms, search index ${search_ms:-?} ms); RSS idle ${idle_rss} MB, under load ${peak_rss} MB"
+[ -z "$redis_note" ] || echo "$redis_note"
+printf '| route | conns | req/s | p50 ms | p99 ms | p99.9 ms | x hop floor |\n|---|---|---|---|---|---|---|\n'
+python3 - "$json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["routes"]:
+    print(f"| {r['route']} | {r['connections']} | {r['rps']:,.0f} | {r['p50_us']/1000:.2f} | {r['p99_us']/1000:.2f} | {r['p999_us']/1000:.2f} | {r['vs_hop']:.2f} |")
+PY
+echo "written: $json"
