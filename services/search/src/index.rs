@@ -87,10 +87,12 @@ impl Indexed {
     }
 }
 
+/// Frequencies for scoring, no positions: no query here is a phrase, and
+/// positions cost indexing time and memory.
 fn text(tokenizer: &str) -> TextOptions {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(tokenizer)
-        .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+        .set_index_option(IndexRecordOption::WithFreqs);
     TextOptions::default().set_indexing_options(indexing)
 }
 
@@ -112,10 +114,11 @@ fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
         .map_or("", String::as_str)
 }
 
+/// Indexes `products` (encoded summaries, in export order: a product's
+/// position is its row) as they arrive.
 pub fn build(
-    products: Vec<Bytes>,
+    products: impl Iterator<Item = Bytes>,
     categories: &[Category],
-    catalog_version: u64,
 ) -> tantivy::Result<Indexed> {
     let mut b = Schema::builder();
     let fields = Fields {
@@ -145,8 +148,8 @@ pub fn build(
     // scorers once per segment, so one segment answers fastest.
     let mut writer = index.writer_with_num_threads(2, 128_000_000)?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
-    let mut facts = Vec::with_capacity(products.len());
-    for (ord, bytes) in products.into_iter().enumerate() {
+    let mut facts = Vec::new();
+    for (ord, bytes) in products.enumerate() {
         let p = Product::decode(bytes.as_ref())
             .map_err(|e| tantivy::TantivyError::InvalidArgument(format!("product {ord}: {e}")))?;
         let mut doc = TantivyDocument::default();
@@ -186,7 +189,7 @@ pub fn build(
         fields,
         addresses,
         rows,
-        catalog_version,
+        catalog_version: 0,
         category_keys,
     })
 }

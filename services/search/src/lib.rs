@@ -39,7 +39,7 @@ pub async fn serve(
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let (url, audience) = &config.catalog;
     let catalog = Peer::new("catalog", url, audience, tokens, config.grpc_timeout)?;
-    let empty = index::build(Vec::new(), &[], 0)?;
+    let empty = index::build(std::iter::empty(), &[])?;
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,

@@ -64,29 +64,10 @@ impl SearchApi {
             .version)
     }
 
-    /// Builds a fresh index from the catalog's export and swaps it in.
+    /// Builds a fresh index from the catalog's export and swaps it in. The
+    /// export streams into the builder, so indexing overlaps the transfer.
     pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
         let mut client = CatalogServiceClient::new(self.catalog.channel.clone());
-        let request = self
-            .catalog
-            .request(None, ExportProductsRequest { batch_size: 1000 })
-            .await
-            .map_err(unavailable)?;
-        let mut stream = client
-            .export_products(request)
-            .await
-            .map_err(|s| unavailable(s.message()))?
-            .into_inner();
-        let mut products = Vec::new();
-        let mut version = 0;
-        while let Some(batch) = stream
-            .message()
-            .await
-            .map_err(|s| unavailable(s.message()))?
-        {
-            version = batch.catalog_version;
-            products.extend(batch.products.encoded.into_iter().map(|p| p.body));
-        }
         let query = ListQuery {
             page: Some(PageRequest {
                 limit: 100,
@@ -105,12 +86,45 @@ impl SearchApi {
             .map_err(|s| unavailable(s.message()))?
             .into_inner()
             .categories;
+        let request = self
+            .catalog
+            .request(None, ExportProductsRequest { batch_size: 1000 })
+            .await
+            .map_err(unavailable)?;
+        let mut stream = client
+            .export_products(request)
+            .await
+            .map_err(|s| unavailable(s.message()))?
+            .into_inner();
         let started = std::time::Instant::now();
-        let built =
-            tokio::task::spawn_blocking(move || index::build(products, &categories, version))
+        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<bytes::Bytes>>(16);
+        let builder = tokio::task::spawn_blocking(move || {
+            index::build(received.into_iter().flatten(), &categories)
+        });
+        let mut version = 0;
+        let streamed: Result<(), ServiceError> = async {
+            while let Some(batch) = stream
+                .message()
                 .await
-                .map_err(|e| ServiceError::internal(e.to_string()))?
-                .map_err(internal)?;
+                .map_err(|s| unavailable(s.message()))?
+            {
+                version = batch.catalog_version;
+                let bodies = batch.products.encoded.into_iter().map(|p| p.body).collect();
+                if batches.send(bodies).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        .await;
+        drop(batches);
+        let built = builder
+            .await
+            .map_err(|e| ServiceError::internal(e.to_string()))?
+            .map_err(internal);
+        streamed?;
+        let mut built = built?;
+        built.catalog_version = version;
         let documents = built.len() as u64;
         tracing::info!(
             documents,
