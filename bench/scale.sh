@@ -57,7 +57,8 @@ start_mesh() {
 ./target/release/floor 127.0.0.1:$floor_port &
 pids+=($!)
 read -r mesh ready_ms < <(start_mesh $port)
-sleep 1
+# Idle: once the memory freed by the start-up builds has gone back.
+sleep 5
 idle_rss=$(rss "$mesh")
 catalog_ms=$(grep -o '"message":"catalog generated and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
 search_ms=$(grep -o '"message":"search index built"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
@@ -193,11 +194,11 @@ fi
 echo
 echo "CATALOG_SIZE=$size: ready after ${ready_ms} ms (catalog ${catalog_ms:-?} ms, search index ${search_ms:-?} ms); RSS idle ${idle_rss} MB, under load ${peak_rss} MB"
 [ -z "$redis_note" ] || echo "$redis_note"
-printf '| route | conns | req/s | p50 ms | p99 ms | p99.9 ms | x hop floor |\n|---|---|---|---|---|---|---|\n'
+printf '| route | conns | req/s | p50 ms | p99 ms | p99.9 ms | errors | x hop floor |\n|---|---|---|---|---|---|---|---|\n'
 python3 - "$json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["routes"]:
-    print(f"| {r['route']} | {r['connections']} | {r['rps']:,.0f} | {r['p50_us']/1000:.2f} | {r['p99_us']/1000:.2f} | {r['p999_us']/1000:.2f} | {r['vs_hop']:.2f} |")
+    print(f"| {r['route']} | {r['connections']} | {r['rps']:,.0f} | {r['p50_us']/1000:.2f} | {r['p99_us']/1000:.2f} | {r['p999_us']/1000:.2f} | {r['errors']} | {r['vs_hop']:.2f} |")
 PY
 echo "written: $json"

@@ -147,3 +147,70 @@ async fn bad_queries_get_their_exact_codes() {
         assert_eq!(reply.field_error(), (*field, *field_code), "{path}: {body}");
     }
 }
+
+/// A query's work is bounded: at most 4 sort keys, each once, and 16
+/// filters; beyond that a 400 in the spec's shape before any record is
+/// touched, on listings and searches alike.
+#[tokio::test]
+async fn work_per_request_is_bounded() {
+    let t = spawn_mesh().await;
+    let many_sorts = vec!["sort=price:asc"; 300].join("&");
+    let five_sorts =
+        "sort=name:asc&sort=price:desc&sort=brand:asc&sort=createdAt:asc&sort=popularity:asc";
+    let ops = ["eq", "ne", "gt", "gte", "lt", "lte"];
+    let filters: Vec<String> = ["price", "popularity", "name"]
+        .iter()
+        .flat_map(|f| {
+            ops.iter()
+                .map(move |op| format!("filter%5B{f}%5B{op}%5D%5D=1"))
+        })
+        .take(17)
+        .collect();
+    let cases = [
+        (
+            format!("/products?{many_sorts}"),
+            "INVALID_SORT_FIELD",
+            "sort",
+        ),
+        (
+            format!("/products?{five_sorts}"),
+            "INVALID_SORT_FIELD",
+            "sort",
+        ),
+        (
+            "/products?sort=price:asc,price:desc".to_string(),
+            "INVALID_SORT_FIELD",
+            "sort",
+        ),
+        (
+            format!("/search?query=shirt&{five_sorts}"),
+            "INVALID_SORT_FIELD",
+            "sort",
+        ),
+        (
+            format!("/products?{}", filters.join("&")),
+            "INVALID_FILTER",
+            "filter",
+        ),
+        (
+            format!("/search?query=shirt&{}", filters.join("&")),
+            "INVALID_FILTER",
+            "filter",
+        ),
+    ];
+    for (path, code, field) in cases {
+        let reply = t.fetch(&path).await;
+        let body = reply.error(400, code);
+        assert_eq!(body["type"], "validation_error", "{path}");
+        assert_eq!(
+            reply.field_error(),
+            (field, "OUT_OF_RANGE"),
+            "{path}: {body}"
+        );
+    }
+    // Four distinct keys and sixteen filters are fine.
+    let four = "sort=name:asc&sort=price:desc&sort=brand:asc&sort=createdAt:asc";
+    let sixteen = filters[..16].join("&");
+    let reply = t.fetch(&format!("/products?{four}&{sixteen}")).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
