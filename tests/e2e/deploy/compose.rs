@@ -148,3 +148,41 @@ fn the_dockerfile_builds_what_ci_builds() {
         "dependencies in their own layer"
     );
 }
+
+/// The build context keeps every workspace member: `cargo` refuses a
+/// workspace whose member manifest is missing, so an ignored member breaks
+/// the image build (Docker's last matching pattern wins).
+#[test]
+fn the_build_context_holds_every_workspace_member() {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let ignore = std::fs::read_to_string(root().join(".dockerignore")).unwrap();
+    let members: Vec<String> = manifest
+        .lines()
+        .find(|l| l.starts_with("members"))
+        .unwrap()
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    assert!(members.len() >= 9, "{members:?}");
+    let patterns: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let covers = |pattern: &str, path: &str| {
+        let dir = pattern.trim_end_matches('/').trim_end_matches("/*");
+        path == dir || path.starts_with(&format!("{dir}/"))
+    };
+    for member in &members {
+        let last = patterns.iter().rev().find(|p| {
+            let p = p.trim_start_matches('!');
+            covers(p, member) || (p.ends_with("/*") && member.starts_with(p.trim_end_matches('*')))
+        });
+        assert!(
+            last.is_none_or(|p| p.starts_with('!')),
+            "workspace member {member} is ignored by .dockerignore ({last:?})"
+        );
+    }
+}
