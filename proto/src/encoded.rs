@@ -105,6 +105,28 @@ impl Products {
     }
 }
 
+/// An optional message field `tag`: encoded, merged, measured.
+fn put<M: Message>(tag: u32, field: &Option<M>, buf: &mut impl BufMut) {
+    if let Some(m) = field {
+        encoding::message::encode(tag, m, buf);
+    }
+}
+
+fn merge<M: Message + Default>(
+    field: &mut Option<M>,
+    wire_type: WireType,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<(), DecodeError> {
+    encoding::message::merge(wire_type, field.get_or_insert_with(M::default), buf, ctx)
+}
+
+fn len<M: Message>(tag: u32, field: &Option<M>) -> usize {
+    field
+        .as_ref()
+        .map_or(0, |m| encoding::message::encoded_len(tag, m))
+}
+
 /// `storefront.catalog.v1.ListProductsResponse`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ListProductsResponse {
@@ -114,9 +136,7 @@ pub struct ListProductsResponse {
 
 impl Message for ListProductsResponse {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(page) = &self.page {
-            encoding::message::encode(1, page, buf);
-        }
+        put(1, &self.page, buf);
         self.products.encode(2, buf);
     }
 
@@ -128,22 +148,14 @@ impl Message for ListProductsResponse {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         match tag {
-            1 => encoding::message::merge(
-                wire_type,
-                self.page.get_or_insert_with(Default::default),
-                buf,
-                ctx,
-            ),
+            1 => merge(&mut self.page, wire_type, buf, ctx),
             2 => self.products.merge(wire_type, buf, ctx),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        self.page
-            .as_ref()
-            .map_or(0, |p| encoding::message::encoded_len(1, p))
-            + self.products.encoded_len(2)
+        len(1, &self.page) + self.products.encoded_len(2)
     }
 
     fn clear(&mut self) {
@@ -205,13 +217,9 @@ pub struct SearchResponse {
 
 impl Message for SearchResponse {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(page) = &self.page {
-            encoding::message::encode(1, page, buf);
-        }
+        put(1, &self.page, buf);
         self.products.encode(2, buf);
-        if let Some(facets) = &self.facets {
-            encoding::message::encode(3, facets, buf);
-        }
+        put(3, &self.facets, buf);
     }
 
     fn merge_field(
@@ -222,32 +230,15 @@ impl Message for SearchResponse {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         match tag {
-            1 => encoding::message::merge(
-                wire_type,
-                self.page.get_or_insert_with(Default::default),
-                buf,
-                ctx,
-            ),
+            1 => merge(&mut self.page, wire_type, buf, ctx),
             2 => self.products.merge(wire_type, buf, ctx),
-            3 => encoding::message::merge(
-                wire_type,
-                self.facets.get_or_insert_with(Default::default),
-                buf,
-                ctx,
-            ),
+            3 => merge(&mut self.facets, wire_type, buf, ctx),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        self.page
-            .as_ref()
-            .map_or(0, |p| encoding::message::encoded_len(1, p))
-            + self.products.encoded_len(2)
-            + self
-                .facets
-                .as_ref()
-                .map_or(0, |f| encoding::message::encoded_len(3, f))
+        len(1, &self.page) + self.products.encoded_len(2) + len(3, &self.facets)
     }
 
     fn clear(&mut self) {

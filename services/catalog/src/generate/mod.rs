@@ -45,42 +45,20 @@ pub fn generate(size: usize, seed: u64) -> Generated {
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
     let dictionary = Dictionary::of(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
-    let chunks = size.div_ceil(CHUNK);
-    let workers = std::thread::available_parallelism()
-        .map_or(2, usize::from)
-        .min(chunks.max(1));
-    let mut done: Vec<(usize, Vec<ProductFacts>, Vec<StoredProduct>)> =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let (leaves, dictionary) = (&leaves, &dictionary);
-                    scope.spawn(move || {
-                        (w..chunks)
-                            .step_by(workers)
-                            .map(|c| {
-                                let mut rng = chunk_rng(c as u64);
-                                let range = c * CHUNK..((c + 1) * CHUNK).min(size);
-                                let (mut facts, mut stored) = (Vec::new(), Vec::new());
-                                for n in range {
-                                    let p = product(&mut rng, n, leaves);
-                                    facts.push(ProductFacts::of(&p));
-                                    stored.push(StoredProduct::encode(&p, dictionary));
-                                }
-                                (c, facts, stored)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-    done.sort_by_key(|(c, _, _)| *c);
+    let chunks = storefront_common::cpu::map_on_cores(size.div_ceil(CHUNK), |c| {
+        let mut rng = chunk_rng(c as u64);
+        let range = c * CHUNK..((c + 1) * CHUNK).min(size);
+        let (mut facts, mut stored) = (Vec::new(), Vec::new());
+        for n in range {
+            let p = product(&mut rng, n, &leaves);
+            facts.push(ProductFacts::of(&p));
+            stored.push(StoredProduct::encode(&p, &dictionary));
+        }
+        (facts, stored)
+    });
     let mut facts = Vec::with_capacity(size);
     let mut products = Vec::with_capacity(size);
-    for (_, f, p) in done {
+    for (f, p) in chunks {
         facts.extend(f);
         products.extend(p);
     }

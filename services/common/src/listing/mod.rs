@@ -101,43 +101,19 @@ impl<S: Schema> Listing<S> {
                 jobs.push((name, field, None, c));
             }
         }
-        let workers = std::thread::available_parallelism().map_or(2, usize::from);
-        let id_rank_ref = &id_rank;
-        let mut columns: Vec<(usize, Indexed)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let jobs = &jobs;
-                    scope.spawn(move || {
-                        (w..jobs.len())
-                            .step_by(workers)
-                            .map(|j| {
-                                let (name, field, context, ctx) = jobs[j];
-                                let values: Vec<Value<'_>> =
-                                    records.iter().map(|r| S::value(r, field, ctx)).collect();
-                                let column = Column::build(&values, id_rank_ref);
-                                (
-                                    j,
-                                    Indexed {
-                                        name,
-                                        context,
-                                        column,
-                                    },
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+        let columns = crate::cpu::map_on_cores(jobs.len(), |j| {
+            let (name, field, context, ctx) = jobs[j];
+            let values: Vec<Value<'_>> = records.iter().map(|r| S::value(r, field, ctx)).collect();
+            Indexed {
+                name,
+                context,
+                column: Column::build(&values, &id_rank),
+            }
         });
-        columns.sort_by_key(|(j, _)| *j);
         Self {
             len: records.len() as u32,
             id_rank,
-            columns: columns.into_iter().map(|(_, c)| c).collect(),
+            columns,
             schema: PhantomData,
         }
     }
