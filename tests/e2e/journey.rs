@@ -307,6 +307,52 @@ both_backends!(
     concurrent_confirms
 );
 
+async fn sessions_of_one_cart(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 1).await;
+    let cart = shopper.cart().await;
+    shopper.add(&cart, &products[0].0, 1, 1).await;
+    let mut sessions = Vec::new();
+    for _ in 0..4 {
+        let session = shopper.checkout(&cart).await;
+        sessions.push(session.body["id"].as_str().unwrap().to_string());
+    }
+    // Two tabs (or four), eight clicks each, all at once.
+    let confirms = sessions
+        .iter()
+        .flat_map(|id| (0..8).map(move |_| id.clone()))
+        .map(|id| {
+            let shopper = &shopper;
+            async move {
+                let reply = shopper.confirm(&id).await;
+                (id, reply)
+            }
+        });
+    let replies = futures::future::join_all(confirms).await;
+    let won: Vec<_> = replies.iter().filter(|(_, r)| r.status == 200).collect();
+    assert!(!won.is_empty(), "one session's confirmations succeed");
+    let winner = &won[0].0;
+    for (id, reply) in &replies {
+        if id == winner {
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            assert_eq!(
+                reply.body, won[0].1.body,
+                "the winner answers the same every time"
+            );
+        } else {
+            assert_eq!(reply.status, 409, "{}", reply.body);
+            assert_eq!(reply.body["code"], "CART_ORDERED", "{}", reply.body);
+        }
+    }
+    let orders = shopper.send(Method::GET, "/orders", None).await;
+    assert_eq!(orders.body["total"], 1, "one cart, one order");
+    assert_eq!(orders.body["results"][0]["id"], won[0].1.body["orderId"]);
+}
+both_backends!(
+    four_sessions_of_one_cart_confirmed_at_once_make_one_order,
+    sessions_of_one_cart
+);
+
 async fn concurrent_adds(t: TestMesh) {
     let shopper = Shopper::new(&t).await;
     let products = buyable(&t, 40).await;

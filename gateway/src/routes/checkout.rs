@@ -119,7 +119,7 @@ pub async fn get_checkout(
         (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_EXPIRED, or CART_CHANGED since the session opened", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED, CART_CHANGED since the session opened, or CART_ORDERED through another session of the cart", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn confirm_checkout(

@@ -149,6 +149,61 @@ impl Carts {
         }
     }
 
+    /// Claims the cart for `order_id` (ACTIVE -> ORDERED by compare-and-set)
+    /// if it is still at `expected_version`: the one step that lets a cart
+    /// become at most one order, whatever the number of sessions, confirms
+    /// and replicas. Claiming again for the same order is a no-op, so a
+    /// confirmation interrupted after it can be completed by the next one.
+    pub async fn claim(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        expected_version: i64,
+        order_id: &str,
+    ) -> Result<(), ServiceError> {
+        let updated = self
+            .store
+            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, None, |cart: &mut Cart| {
+                if cart.customer_id != customer_id {
+                    return Err(not_found(cart_id));
+                }
+                if cart.state == CartState::Ordered as i32 {
+                    if cart.order_id == order_id {
+                        return Ok(());
+                    }
+                    return Err(ServiceError::new(
+                        ErrorKind::Conflict,
+                        "CART_ORDERED",
+                        "this cart was already ordered through another checkout",
+                    ));
+                }
+                if version(cart) != expected_version {
+                    return Err(ServiceError::new(
+                        ErrorKind::Conflict,
+                        "CART_CHANGED",
+                        "the cart changed since checkout began; start a new checkout",
+                    ));
+                }
+                cart.state = CartState::Ordered as i32;
+                cart.order_id = order_id.to_string();
+                if let Some(meta) = cart.meta.as_mut() {
+                    meta.version += 1;
+                    meta.last_modified_at = Some(now());
+                }
+                Ok(())
+            })
+            .await?;
+        match updated {
+            Updated::Done { .. } => Ok(()),
+            Updated::Missing => Err(not_found(cart_id)),
+            Updated::Contended => Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "CONCURRENT_MODIFICATION",
+                "the cart is busy; retry",
+            )),
+        }
+    }
+
     /// The state-setting update: version check, then the discount codes.
     pub async fn update(&self, req: UpdateCartRequest) -> Result<Cart, ServiceError> {
         let at = now().seconds;

@@ -1,7 +1,10 @@
 //! Checkout sessions and their confirmation, which creates exactly one
-//! order however many times and however concurrently it is called: the
-//! order id is fixed when the session opens, the orders service creates an
-//! id once, and the session flips OPEN -> CONFIRMED by compare-and-set.
+//! order however many times and however concurrently it is called, and a
+//! cart at most one order however many sessions it has: the order id is
+//! fixed when the session opens, the cart is claimed for it (ACTIVE ->
+//! ORDERED by compare-and-set) before the order is created, the orders
+//! service creates an id once, and the session flips OPEN -> CONFIRMED by
+//! compare-and-set.
 
 use std::time::Duration;
 
@@ -143,22 +146,32 @@ impl Checkout {
             _ => {}
         }
         let cart = carts.get(customer_id, &session.cart_id).await?;
-        if version(&cart) != record.cart_version {
-            // Perhaps a concurrent confirmation of this session ordered it.
-            let again = view(self.record(customer_id, session_id).await?);
-            if again.status == CheckoutStatus::Confirmed as i32 {
-                return Ok(again);
+        let ours =
+            cart.state == CartState::Ordered as i32 && cart.order_id == record.planned_order_id;
+        if !ours {
+            // The cart becomes this session's order before the order exists:
+            // any other session of the cart is refused from here on.
+            let claimed = carts
+                .claim(
+                    customer_id,
+                    &session.cart_id,
+                    record.cart_version,
+                    &record.planned_order_id,
+                )
+                .await;
+            if let Err(e) = claimed {
+                // Perhaps a concurrent confirmation of this session ordered it.
+                let again = view(self.record(customer_id, session_id).await?);
+                if again.status == CheckoutStatus::Confirmed as i32 {
+                    return Ok(again);
+                }
+                return Err(e);
             }
-            return Err(conflict(
-                "CART_CHANGED",
-                "the cart changed since checkout began; start a new checkout",
-            ));
         }
         self.create_order(&record, &cart, correlation).await?;
         let confirmed = self
             .mark_confirmed(session_id, &record.planned_order_id)
             .await?;
-        self.mark_ordered(carts, customer_id, &cart).await?;
         tracing::info!(session_id, order_id = %record.planned_order_id, "checkout confirmed");
         Ok(confirmed)
     }
@@ -236,27 +249,6 @@ impl Checkout {
                 "CONCURRENT_MODIFICATION",
                 "the session is busy; retry",
             )),
-        }
-    }
-
-    async fn mark_ordered(
-        &self,
-        carts: &Carts,
-        customer_id: &str,
-        cart: &Cart,
-    ) -> Result<(), ServiceError> {
-        let id = cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default();
-        let result = carts
-            .modify(customer_id, &id, |c| {
-                c.state = CartState::Ordered as i32;
-                Ok(())
-            })
-            .await;
-        match result {
-            Ok(_) => Ok(()),
-            // A concurrent confirmation got there first.
-            Err(e) if e.code == "CART_ORDERED" => Ok(()),
-            Err(e) => Err(e),
         }
     }
 }
