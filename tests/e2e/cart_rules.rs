@@ -83,6 +83,23 @@ async fn carts_validate_their_input() {
         .await;
     assert_eq!(set.body["lineItems"][0]["quantity"], 5);
     assert_adds_up(&set.body);
+    // Raising a quantity is checked against the stock as adding is.
+    let detail = shopper
+        .send(Method::GET, &format!("/products/{}", products[0].0), None)
+        .await;
+    let stock = detail.body["variants"][0]["availability"]["quantity"]
+        .as_u64()
+        .unwrap();
+    assert!(stock < 99, "the demo keeps stock below the line maximum");
+    let over = shopper
+        .send(
+            Method::PUT,
+            &format!("{line}/{line_id}"),
+            Some(json!({"quantity": stock + 1})),
+        )
+        .await;
+    assert_eq!(over.status, 422, "{}", over.body);
+    assert_eq!(over.field_error(), ("quantity", "OUT_OF_RANGE"));
     let stale = shopper
         .send(
             Method::PUT,

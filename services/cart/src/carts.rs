@@ -6,7 +6,9 @@ use std::sync::Arc;
 use storefront_common::client::Peer;
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_common::store::{Store, Updated};
-use storefront_proto::cart::v1::{AddLineItemRequest, Cart, CartState, UpdateCartRequest};
+use storefront_proto::cart::v1::{
+    AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
+};
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
 use storefront_proto::common::v1::ResourceMeta;
@@ -363,15 +365,39 @@ impl Carts {
         Ok((line, stock))
     }
 
+    /// Sets a line's quantity, checked against the variant's stock (and
+    /// that it is still for sale) exactly as adding it is.
     pub async fn set_quantity(
         &self,
-        customer_id: &str,
-        cart_id: &str,
-        line_id: &str,
-        q: u32,
+        req: UpdateLineItemRequest,
+        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<Cart, ServiceError> {
-        let q = quantity(q)?;
-        self.modify(customer_id, cart_id, |cart| {
+        let q = quantity(req.quantity)?;
+        let cart = self.get(&req.customer_id, &req.cart_id).await?;
+        let line_id = req.line_item_id.as_str();
+        let line = cart
+            .line_items
+            .iter()
+            .find(|l| l.id == line_id)
+            .ok_or_else(|| ServiceError::not_found("line item", line_id))?;
+        let variant = AddLineItemRequest {
+            customer_id: req.customer_id.clone(),
+            cart_id: req.cart_id.clone(),
+            product_id: line.product_id.clone(),
+            variant_id: line.variant_id,
+            quantity: q,
+        };
+        let (_, available) = self
+            .priced_line(&variant, &cart.currency_code, correlation)
+            .await?;
+        if q > available {
+            return Err(invalid(
+                "quantity",
+                "OUT_OF_RANGE",
+                format!("only {available} left in stock"),
+            ));
+        }
+        self.modify(&req.customer_id, &req.cart_id, |cart| {
             let line = cart
                 .line_items
                 .iter_mut()

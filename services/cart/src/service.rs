@@ -56,15 +56,10 @@ impl CartService for CartApi {
     }
 
     async fn update_line_item(&self, request: Request<UpdateLineItemRequest>) -> Reply<Cart> {
-        let req = request.into_inner();
+        let correlation = correlation_of(&request);
         ok(self
             .carts
-            .set_quantity(
-                &req.customer_id,
-                &req.cart_id,
-                &req.line_item_id,
-                req.quantity,
-            )
+            .set_quantity(request.into_inner(), correlation.as_ref())
             .await?)
     }
 
