@@ -72,6 +72,51 @@ async fn rotation_reuse_and_logout(t: TestMesh) {
 }
 both_backends!(refresh_rotation_reuse_and_logout, rotation_reuse_and_logout);
 
+/// A shopper whose 15-minute access token has expired still ends the
+/// 30-day session with the refresh token alone.
+async fn logout_by_refresh_token(t: TestMesh) {
+    let session = t.new_session().await;
+    let body = json!({"refreshToken": field(&session, "refreshToken")});
+    let out = t
+        .send(t.json(Method::POST, "/auth/logout", None, &body))
+        .await;
+    assert_eq!(out.status, 204, "{}", out.body);
+    refresh(&t, &field(&session, "refreshToken"))
+        .await
+        .error(401, "SESSION_REVOKED");
+    me(&t, &field(&session, "accessToken"))
+        .await
+        .error(401, "TOKEN_REVOKED");
+    let unknown = json!({"refreshToken": "not-a-refresh-token"});
+    t.send(t.json(Method::POST, "/auth/logout", None, &unknown))
+        .await
+        .error(401, "INVALID_REFRESH_TOKEN");
+    // Neither an access token nor a refresh token: 401 as before.
+    let none = t
+        .send(t.json(Method::POST, "/auth/logout", None, &json!({})))
+        .await;
+    assert_eq!(none.status, 401, "{}", none.body);
+    // Both at once end both sessions.
+    let first = t.new_session().await;
+    let second = t.new_session().await;
+    let body = json!({"refreshToken": field(&second, "refreshToken")});
+    let out = t
+        .send(t.json(
+            Method::POST,
+            "/auth/logout",
+            Some(&field(&first, "accessToken")),
+            &body,
+        ))
+        .await;
+    assert_eq!(out.status, 204, "{}", out.body);
+    for s in [&first, &second] {
+        refresh(&t, &field(s, "refreshToken"))
+            .await
+            .error(401, "SESSION_REVOKED");
+    }
+}
+both_backends!(logout_by_refresh_token_alone, logout_by_refresh_token);
+
 async fn concurrent_refreshes(t: TestMesh) {
     let session = t.new_session().await;
     let token = field(&session, "refreshToken");

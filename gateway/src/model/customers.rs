@@ -66,6 +66,15 @@ pub struct TokenBody {
     pub refresh_token: Option<String>,
 }
 
+/// The optional body of `POST /auth/logout`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LogoutBody {
+    /// Ends this refresh token's session too, even when the access token has
+    /// expired (or none is sent).
+    pub refresh_token: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomerSummary {

@@ -1,7 +1,7 @@
 //! Sessions: login, refresh, logout.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
@@ -10,7 +10,7 @@ use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
 use crate::middleware::json_body::ApiJson;
-use crate::model::customers::{LoginBody, LoginResult, TokenBody};
+use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
 use crate::ratelimit::Scope;
 use crate::ratelimit::middleware::too_many;
 use crate::state::AppState;
@@ -100,22 +100,52 @@ pub async fn token(
 }
 
 /// Ends the session: this access token and its refresh tokens stop working at once.
-#[utoipa::path(post, path = "/auth/logout", tag = "Authentication", security(("BFFToken" = [])),
+#[utoipa::path(post, path = "/auth/logout", tag = "Authentication", security(("BFFToken" = []), ()),
+    request_body(content = Option<LogoutBody>, description = "Optional: `refreshToken` ends its session even when the access token has expired; without a body the X-BFF-Token is required"),
     responses(
         (status = 204, description = "Logged out"),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 401, description = "No valid X-BFF-Token and no refreshToken, or INVALID_REFRESH_TOKEN", body = ErrorBody),
+        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE: a body that is not JSON", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR", body = ErrorBody),
     ))]
 pub async fn logout(
     State(state): State<AppState>,
     correlation: CorrelationId,
-    customer: Customer,
+    customer: Result<Customer, ApiError>,
+    request: Request,
 ) -> Result<StatusCode, ApiError> {
-    let c = customer.claims;
-    let message = LogoutRequest {
-        customer_id: c.sub,
-        token_id: c.jti,
-        session_id: c.sid,
-        expires_at: c.exp as i64,
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, crate::middleware::json_body::MAX_BODY_BYTES)
+        .await
+        .map_err(|_| ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE))?;
+    let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+        LogoutBody::default()
+    } else {
+        let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+        ApiJson::<LogoutBody>::from_request(request, &state)
+            .await?
+            .0
+    };
+    let refresh_token = body.refresh_token.unwrap_or_default();
+    // Without a refresh token, the access token must be good (401 otherwise).
+    let claims = match customer {
+        Ok(c) => Some(c.claims),
+        Err(e) if refresh_token.is_empty() => return Err(e),
+        Err(_) => None,
+    };
+    let message = match claims {
+        Some(c) => LogoutRequest {
+            customer_id: c.sub,
+            token_id: c.jti,
+            session_id: c.sid,
+            expires_at: c.exp as i64,
+            refresh_token,
+        },
+        None => LogoutRequest {
+            refresh_token,
+            ..Default::default()
+        },
     };
     let ds = &state.downstreams;
     let request = ds.request(&ds.customers, &correlation, message).await?;

@@ -225,14 +225,34 @@ impl Accounts {
         self.session(&customer.value.summary(), &doc.sid).await
     }
 
-    /// Revokes the access token (until it would expire) and its session.
+    /// Revokes the access token (until it would expire) and its session,
+    /// and the session of the refresh token when one is given (a customer
+    /// whose access token expired can still end the session).
     pub async fn logout(&self, req: LogoutRequest) -> Result<(), ServiceError> {
-        let now = jsonwebtoken::get_current_timestamp() as i64;
-        let left = Duration::from_secs(req.expires_at.saturating_sub(now).max(1) as u64);
-        self.store
-            .insert(&revoked_token_key(&req.token_id), b"1", Some(left))
-            .await?;
-        self.revoke_session(&req.session_id).await?;
+        let refreshed = if req.refresh_token.is_empty() {
+            None
+        } else {
+            let found = self
+                .store
+                .get_json::<RefreshDoc>(&refresh_key(&req.refresh_token))
+                .await?;
+            Some(
+                found
+                    .ok_or_else(|| invalid_refresh("INVALID_REFRESH_TOKEN"))?
+                    .value,
+            )
+        };
+        if !req.token_id.is_empty() {
+            let now = jsonwebtoken::get_current_timestamp() as i64;
+            let left = Duration::from_secs(req.expires_at.saturating_sub(now).max(1) as u64);
+            self.store
+                .insert(&revoked_token_key(&req.token_id), b"1", Some(left))
+                .await?;
+            self.revoke_session(&req.session_id).await?;
+        }
+        if let Some(doc) = refreshed {
+            self.revoke_session(&doc.sid).await?;
+        }
         tracing::info!(customer_id = %req.customer_id, "customer logged out");
         Ok(())
     }
