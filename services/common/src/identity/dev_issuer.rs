@@ -92,6 +92,7 @@ impl DevIssuer {
             email: Some(account.to_string()),
             iat: now,
             exp: now + self.inner.ttl.as_secs(),
+            nbf: None,
         }
     }
 

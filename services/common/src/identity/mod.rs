@@ -30,6 +30,9 @@ pub struct IdentityClaims {
     pub email: Option<String>,
     pub iat: u64,
     pub exp: u64,
+    /// Not valid before (seconds); checked when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nbf: Option<u64>,
 }
 
 /// The verified calling service account, put into request extensions.

@@ -121,3 +121,30 @@ async fn an_unreachable_issuer_is_unavailable_not_unauthenticated() {
         Err(VerifyError::Unavailable(_))
     ));
 }
+
+#[tokio::test]
+async fn a_token_not_yet_valid_is_refused_and_a_verified_one_is_remembered() {
+    let (issuer, base, _stop) = issuer(Duration::from_secs(600)).await;
+    let verifier = verifier(&base, "catalog", "gw@example.iam");
+    let mut early = issuer.claims("gw@example.iam", "catalog");
+    early.nbf = Some(early.iat + 3600);
+    let early = issuer.mint_claims(&early).unwrap();
+    assert!(matches!(
+        verifier.verify(&early).await,
+        Err(VerifyError::Unauthenticated(_))
+    ));
+    // Refused again: a refusal is never remembered as a success.
+    assert!(verifier.verify(&early).await.is_err());
+    let good = issuer.mint("gw@example.iam", "catalog").unwrap();
+    for _ in 0..3 {
+        assert_eq!(
+            verifier.verify(&good).await.unwrap().account,
+            "gw@example.iam"
+        );
+    }
+    // An expired token is refused even after a verified one was remembered.
+    let mut old = issuer.claims("gw@example.iam", "catalog");
+    old.exp = old.iat - 3600;
+    let old = issuer.mint_claims(&old).unwrap();
+    assert!(verifier.verify(&old).await.is_err());
+}

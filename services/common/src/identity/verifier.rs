@@ -61,6 +61,7 @@ impl IdentityVerifier {
         validation.set_audience(&[&config.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         validation.leeway = 30;
+        validation.validate_nbf = true;
         Self {
             validation,
             allowed: config.allowed_callers.into_iter().collect(),
