@@ -42,6 +42,27 @@ pub fn version(cart: &Cart) -> i64 {
     cart.meta.as_ref().map_or(0, |m| m.version)
 }
 
+/// A new version of the cart, modified now.
+fn touch(cart: &mut Cart) {
+    if let Some(meta) = cart.meta.as_mut() {
+        meta.version += 1;
+        meta.last_modified_at = Some(now());
+    }
+}
+
+/// The cart a compare-and-set wrote, or why it did not.
+fn written<R>(updated: Updated<R, Cart>, cart_id: &str) -> Result<Cart, ServiceError> {
+    match updated {
+        Updated::Done { value, .. } => Ok(value),
+        Updated::Missing => Err(not_found(cart_id)),
+        Updated::Contended => Err(ServiceError::new(
+            ErrorKind::Conflict,
+            "CONCURRENT_MODIFICATION",
+            "the cart is busy; retry",
+        )),
+    }
+}
+
 fn quantity(q: u32) -> Result<u32, ServiceError> {
     if (1..=MAX_QUANTITY).contains(&q) {
         Ok(q)
@@ -133,22 +154,11 @@ impl Carts {
                 }
                 change(cart)?;
                 self.reprice(cart);
-                if let Some(meta) = cart.meta.as_mut() {
-                    meta.version += 1;
-                    meta.last_modified_at = Some(now());
-                }
+                touch(cart);
                 Ok(())
             })
             .await?;
-        match updated {
-            Updated::Done { value, .. } => Ok(value),
-            Updated::Missing => Err(not_found(cart_id)),
-            Updated::Contended => Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "CONCURRENT_MODIFICATION",
-                "the cart is busy; retry",
-            )),
-        }
+        written(updated, cart_id)
     }
 
     /// Claims the cart for `order_id` (ACTIVE -> ORDERED by compare-and-set)
@@ -188,22 +198,11 @@ impl Carts {
                 }
                 cart.state = CartState::Ordered as i32;
                 cart.order_id = order_id.to_string();
-                if let Some(meta) = cart.meta.as_mut() {
-                    meta.version += 1;
-                    meta.last_modified_at = Some(now());
-                }
+                touch(cart);
                 Ok(())
             })
             .await?;
-        match updated {
-            Updated::Done { .. } => Ok(()),
-            Updated::Missing => Err(not_found(cart_id)),
-            Updated::Contended => Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "CONCURRENT_MODIFICATION",
-                "the cart is busy; retry",
-            )),
-        }
+        written(updated, cart_id).map(|_| ())
     }
 
     /// The state-setting update: version check, then the discount codes.
