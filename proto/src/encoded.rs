@@ -60,10 +60,6 @@ pub struct Products {
 }
 
 impl Products {
-    pub fn is_empty(&self) -> bool {
-        self.products.is_empty() && self.encoded.is_empty()
-    }
-
     fn encode(&self, tag: u32, buf: &mut impl BufMut) {
         encoding::message::encode_repeated(tag, &self.products, buf);
         for e in &self.encoded {

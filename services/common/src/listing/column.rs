@@ -2,7 +2,6 @@
 //! record's rank among them, the records in both sort orders, and for
 //! fields with few values (or sets of ids) a bitmap per value.
 
-use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
@@ -115,14 +114,6 @@ impl Column {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.rank.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rank.is_empty()
-    }
-
     /// The value of record `row`, if it has one.
     pub fn value(&self, row: u32) -> Option<&Key> {
         self.distinct.get(self.rank[row as usize] as usize)
@@ -157,11 +148,6 @@ impl Column {
         sorted_bitmap(
             &self.asc[self.starts[lo as usize] as usize..self.starts[hi as usize] as usize],
         )
-    }
-
-    /// Compares two records by this field.
-    pub fn compare(&self, a: u32, b: u32) -> Ordering {
-        self.rank[a as usize].cmp(&self.rank[b as usize])
     }
 }
 
