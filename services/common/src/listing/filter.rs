@@ -9,19 +9,21 @@ use storefront_proto::common::v1::FilterOperator;
 use super::column::{Column, Key};
 use crate::query::{CompiledFilter, FieldType, OwnedValue};
 
-pub enum Predicate<'a> {
-    /// Records whose value is ranked in `lo..hi` (or not, when `negate`).
+/// The records a filter asks for, or (`negate`) every other record.
+pub struct Predicate<'a> {
+    set: Set<'a>,
+    negate: bool,
+}
+
+enum Set<'a> {
+    /// Records whose value is ranked in `lo..hi`.
     Range {
         column: &'a Column,
         lo: u32,
         hi: u32,
-        negate: bool,
     },
-    /// Records whose id set contains a value (or not).
-    Contains {
-        members: Option<&'a RoaringBitmap>,
-        negate: bool,
-    },
+    /// Records whose id set contains a value.
+    Contains(Option<&'a RoaringBitmap>),
 }
 
 impl<'a> Predicate<'a> {
@@ -32,7 +34,8 @@ impl<'a> Predicate<'a> {
                 OwnedValue::Text(id) => column.members.get(id.as_str()),
                 _ => None,
             };
-            return Predicate::Contains { members, negate };
+            let set = Set::Contains(members);
+            return Predicate { set, negate };
         }
         let (lo, hi) = column.equal_range(&Key::of_filter(&filter.value));
         let end = column.distinct.len() as u32;
@@ -45,67 +48,45 @@ impl<'a> Predicate<'a> {
             // Refused when the filter was compiled.
             FilterOperator::Unspecified => (0, 0),
         };
-        Predicate::Range {
-            column,
-            lo,
-            hi,
-            negate,
-        }
+        let set = Set::Range { column, lo, hi };
+        Predicate { set, negate }
     }
 
     /// How many of the `len` records pass.
     pub fn count(&self, len: u64) -> u64 {
-        let (inside, negate) = match self {
-            Predicate::Range {
-                column,
-                lo,
-                hi,
-                negate,
-            } => (column.count(*lo, *hi), *negate),
-            Predicate::Contains { members, negate } => (members.map_or(0, |m| m.len()), *negate),
+        let inside = match &self.set {
+            Set::Range { column, lo, hi } => column.count(*lo, *hi),
+            Set::Contains(members) => members.map_or(0, |m| m.len()),
         };
-        if negate { len - inside } else { inside }
+        if self.negate { len - inside } else { inside }
     }
 
     pub fn test(&self, row: u32) -> bool {
-        match self {
-            Predicate::Range {
-                column,
-                lo,
-                hi,
-                negate,
-            } => {
+        let inside = match &self.set {
+            Set::Range { column, lo, hi } => {
                 let rank = column.rank[row as usize];
-                (*lo <= rank && rank < *hi) != *negate
+                *lo <= rank && rank < *hi
             }
-            Predicate::Contains { members, negate } => {
-                members.is_some_and(|m| m.contains(row)) != *negate
-            }
-        }
+            Set::Contains(members) => members.is_some_and(|m| m.contains(row)),
+        };
+        inside != self.negate
     }
 
     /// Whether `bitmap` is a set operation on bitmaps held already.
     pub fn has_bitmaps(&self) -> bool {
-        match self {
-            Predicate::Range { column, .. } => !column.bitmaps.is_empty(),
-            Predicate::Contains { .. } => true,
+        match &self.set {
+            Set::Range { column, .. } => !column.bitmaps.is_empty(),
+            Set::Contains(_) => true,
         }
     }
 
     /// Every passing record out of `len`.
     pub fn bitmap(&self, len: u32) -> RoaringBitmap {
-        let (inside, negate) = match self {
-            Predicate::Range {
-                column,
-                lo,
-                hi,
-                negate,
-            } => (column.bitmap(*lo, *hi), *negate),
-            Predicate::Contains { members, negate } => {
-                (members.cloned().unwrap_or_default(), *negate)
-            }
+        let inside = match &self.set {
+            Set::Range { column, lo, hi } => column.bitmap(*lo, *hi),
+            Set::Contains(members) => members.cloned().unwrap_or_default(),
         };
-        if negate {
+        if self.negate {
             let mut all = RoaringBitmap::new();
             all.insert_range(0..len);
             all - inside
