@@ -55,6 +55,12 @@ async fn stems_synonyms_and_typos_find_the_products() {
             "{text}: {found:?}"
         );
     }
+    // Words found as typed are not also fuzzed: "shirt" is one typo from
+    // "short", yet finds no shorts, while "shrit" (found nowhere) does
+    // match within a typo.
+    let exact = names(&search(&t, "shirt", "sort=price:asc&limit=100").await);
+    assert!(!exact.is_empty());
+    assert!(exact.iter().all(|n| !n.contains("Short")), "{exact:?}");
     let german = search(&t, "Hemd", "locale=de-DE&limit=5").await;
     assert!(german["total"].as_u64().unwrap() > 0);
     assert!(

@@ -133,22 +133,20 @@ pub fn encoded(
     })
 }
 
-/// Counts per distinct value of `column` over `hits`, as facet values.
-fn counted(column: &Column, hits: &[Ranked], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
-    let mut counts = vec![0u64; column.distinct.len()];
-    for hit in hits {
-        if let Some(c) = counts.get_mut(column.rank[hit.row as usize] as usize) {
-            *c += 1;
-        }
-    }
-    let mut per_value: std::collections::HashMap<String, u64> = Default::default();
-    for (value, count) in column.distinct.iter().zip(counts).filter(|(_, c)| *c > 0) {
+/// Facet values from `counts` (per distinct value of `column`).
+fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
+    let mut per_value: std::collections::HashMap<&str, u64> = Default::default();
+    for (value, &count) in column.distinct.iter().zip(counts).filter(|(_, c)| **c > 0) {
         match value {
-            Key::Text(s) => *per_value.entry(s.to_string()).or_default() += count,
-            Key::Boolean(b) => *per_value.entry(b.to_string()).or_default() += count,
+            Key::Text(s) => *per_value.entry(s).or_default() += count,
+            Key::Boolean(b) => {
+                *per_value
+                    .entry(if *b { "true" } else { "false" })
+                    .or_default() += count
+            }
             Key::TextSet(ids) => {
                 for id in ids.iter() {
-                    *per_value.entry(id.to_string()).or_default() += count;
+                    *per_value.entry(id).or_default() += count;
                 }
             }
             _ => {}
@@ -157,8 +155,8 @@ fn counted(column: &Column, hits: &[Ranked], label: impl Fn(&str) -> String) -> 
     let mut values: Vec<FacetValue> = per_value
         .into_iter()
         .map(|(value, count)| FacetValue {
-            label: label(&value),
-            value,
+            label: label(value),
+            value: value.to_string(),
             count,
         })
         .collect();
@@ -166,23 +164,64 @@ fn counted(column: &Column, hits: &[Ranked], label: impl Fn(&str) -> String) -> 
     values
 }
 
+/// Counts by value rank of one column, indexed by a row's rank.
+struct Tally<'a> {
+    column: &'a Column,
+    counts: Vec<u64>,
+}
+
+impl<'a> Tally<'a> {
+    fn new(column: &'a Column) -> Self {
+        Self {
+            column,
+            counts: vec![0; column.distinct.len()],
+        }
+    }
+
+    fn add(&mut self, row: u32) {
+        if let Some(c) = self.counts.get_mut(self.column.rank[row as usize] as usize) {
+            *c += 1;
+        }
+    }
+}
+
+/// Facets over `hits` in one pass: each facet counts value ranks, and a
+/// price bucket is a range of price ranks (the distinct prices are sorted).
 fn facets(indexed: &Indexed, hits: &[Ranked], currency: usize) -> Result<Facets, ServiceError> {
     let listing = &indexed.listing;
     let prices = listing.column("price", currency)?;
-    let mut buckets = vec![0u64; PRICE_BUCKETS.len()];
-    for hit in hits {
-        if let Some(Key::Integer(price)) = prices.value(hit.row) {
-            let bucket = PRICE_BUCKETS
-                .iter()
-                .position(|&(from, to)| *price >= from && (to == 0 || *price < to));
-            if let Some(b) = bucket {
-                buckets[b] += 1;
+    let rank_of = |cents: i64| {
+        prices
+            .distinct
+            .partition_point(|k| matches!(k, Key::Integer(c) if *c < cents)) as u32
+    };
+    // Ranks where each bucket ends; the last bucket is open.
+    let ends: Vec<u32> = PRICE_BUCKETS
+        .iter()
+        .map(|&(_, to)| {
+            if to == 0 {
+                prices.distinct.len() as u32
+            } else {
+                rank_of(to)
             }
+        })
+        .collect();
+    let mut buckets = vec![0u64; PRICE_BUCKETS.len()];
+    let mut brands = Tally::new(listing.column("brand", currency)?);
+    let mut categories = Tally::new(listing.column("category", currency)?);
+    let mut in_stock = Tally::new(listing.column("inStock", currency)?);
+    for hit in hits {
+        let price = prices.rank[hit.row as usize];
+        if let Some(b) = buckets.get_mut(ends.partition_point(|&end| end <= price)) {
+            *b += 1;
         }
+        brands.add(hit.row);
+        categories.add(hit.row);
+        in_stock.add(hit.row);
     }
     Ok(Facets {
-        brands: counted(listing.column("brand", currency)?, hits, |_| String::new()),
-        categories: counted(listing.column("category", currency)?, hits, |id| {
+        brands: counted(brands.column, &brands.counts, |_| String::new()),
+        categories: counted(categories.column, &categories.counts, |id| {
             indexed.category_keys.get(id).cloned().unwrap_or_default()
         }),
         prices: PRICE_BUCKETS
@@ -190,21 +229,30 @@ fn facets(indexed: &Indexed, hits: &[Ranked], currency: usize) -> Result<Facets,
             .zip(buckets)
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
-        in_stock: counted(listing.column("inStock", currency)?, hits, |_| {
-            String::new()
-        }),
+        in_stock: counted(in_stock.column, &in_stock.counts, |_| String::new()),
     })
 }
 
-/// Filters, facets, orders and pages `hits`.
-pub fn answer(
+/// The `hits` that pass the query's filters (validated even when there
+/// are no hits).
+pub fn filtered(
     indexed: &Indexed,
     mut hits: Vec<Ranked>,
     list: &ListQuery,
     currency: usize,
+) -> Result<Vec<Ranked>, ServiceError> {
+    indexed.listing.retain(&mut hits, list, currency)?;
+    Ok(hits)
+}
+
+/// Facets, orders and pages filtered `hits`.
+pub fn answer(
+    indexed: &Indexed,
+    hits: Vec<Ranked>,
+    list: &ListQuery,
+    currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
     let listing = &indexed.listing;
-    listing.retain(&mut hits, list, currency)?;
     let facets = facets(indexed, &hits, currency)?;
     let mut relevance = vec![(SortKey::Extra, true)];
     relevance.extend(listing.keys(&[("popularity", true)], currency)?);

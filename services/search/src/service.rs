@@ -16,7 +16,8 @@ use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
 
 use crate::index::{self, Indexed};
-use crate::search::{all_hits, answer};
+use crate::search::{all_hits, answer, filtered};
+use crate::text_query::Typos;
 use crate::{suggest, text_query};
 
 /// Suggestions answered at most.
@@ -155,12 +156,22 @@ impl SearchService for SearchApi {
         let reply = storefront_common::cpu::run(move || {
             let lang = indexed.fields.for_locale(&req.locale);
             let list = req.query.unwrap_or_default();
-            let query =
-                text_query::build(&indexed, lang, &synonyms, &req.text).map_err(internal)?;
-            let found = match &query {
-                Some(q) => all_hits(&indexed, q.as_ref()).map_err(internal)?,
-                None => Vec::new(),
-            };
+            // Typo matches only when the words as typed find nothing (as
+            // Typesense's default): "shirt" is not also "skirt", and the
+            // common case scores no fuzzy clauses.
+            let mut found = Vec::new();
+            for typos in [Typos::Exact, Typos::Forgiven] {
+                let query = text_query::build(&indexed, lang, &synonyms, &req.text, typos)
+                    .map_err(internal)?;
+                let hits = match &query {
+                    Some(q) => all_hits(&indexed, q.as_ref()).map_err(internal)?,
+                    None => Vec::new(),
+                };
+                found = filtered(&indexed, hits, &list, currency)?;
+                if !found.is_empty() {
+                    break;
+                }
+            }
             answer(&indexed, found, &list, currency)
         })
         .await??;

@@ -10,7 +10,7 @@ use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query};
 
 use crate::index::{Indexed, LanguageFields};
 use crate::search::{encoded, top_hits};
-use crate::text_query::{self, Analyzers};
+use crate::text_query::{self, Analyzers, Typos};
 
 /// Words of the index starting with `prefix`, most frequent first.
 fn completions(
@@ -76,7 +76,9 @@ pub fn suggest(
         false,
     ));
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, prefix)];
-    if let Some(earlier) = text_query::build(indexed, lang, synonyms, &head).map_err(internal)? {
+    if let Some(earlier) =
+        text_query::build(indexed, lang, synonyms, &head, Typos::Forgiven).map_err(internal)?
+    {
         clauses.push((Occur::Must, earlier));
     }
     let query = BooleanQuery::new(clauses);

@@ -1,8 +1,8 @@
 //! A shopper's words into a tantivy query. The text is tokenized, never
 //! parsed, so quotes, colons, brackets or AND typed by a shopper are just
 //! characters. Every word must match (in a name, category, brand or
-//! description), exactly after stemming, through a synonym, or within a
-//! typo or two.
+//! description), exactly after stemming, through a synonym, or (in a
+//! name, category or brand) within a typo or two.
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
@@ -99,9 +99,13 @@ fn exact(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<d
     Box::new(BooleanQuery::new(clauses))
 }
 
+/// Typos are forgiven in names, brands and categories, not descriptions:
+/// a description repeats its product's name, and its large vocabulary
+/// makes a fuzzy match there the costliest part of a search.
 fn fuzzy(fields: &Fields, lang: LanguageFields, stem: &str, distance: u8) -> Box<dyn Query> {
     let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
         .into_iter()
+        .filter(|&(field, _)| field != lang.description)
         .map(|(field, w)| {
             let term = FuzzyTermQuery::new(Term::from_field_text(field, stem), distance, true);
             (
@@ -113,12 +117,20 @@ fn fuzzy(fields: &Fields, lang: LanguageFields, stem: &str, distance: u8) -> Box
     Box::new(BooleanQuery::new(clauses))
 }
 
+/// Whether words may match within typos.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Typos {
+    Exact,
+    Forgiven,
+}
+
 /// The query for `text`, or None when it has no searchable word.
 pub fn build(
     indexed: &Indexed,
     lang: LanguageFields,
     synonyms: &[Vec<String>],
     text: &str,
+    typos_allowed: Typos,
 ) -> tantivy::Result<Option<Box<dyn Query>>> {
     let mut analyzers = Analyzers::new(indexed, lang)?;
     let words = analyzers.query_words(text);
@@ -131,7 +143,10 @@ pub fn build(
         let stem = analyzers.stem(word);
         let mut any: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Should, exact(fields, lang, &stem, 2.0))];
-        let distance = typos(word);
+        let distance = match typos_allowed {
+            Typos::Exact => 0,
+            Typos::Forgiven => typos(word),
+        };
         if distance > 0 {
             any.push((Occur::Should, fuzzy(fields, lang, &stem, distance)));
         }

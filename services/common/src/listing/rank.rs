@@ -1,6 +1,8 @@
 //! Ordering records for a page: packed sort tuples ranked by selection,
 //! or a walk of a precomputed order that ranks only the groups it needs.
 
+use std::collections::BinaryHeap;
+
 use roaring::RoaringBitmap;
 
 use super::{Listing, PACKED, Ranked, SortKey};
@@ -21,6 +23,9 @@ impl<S: Schema> Listing<S> {
         if start >= end {
             return Vec::new();
         }
+        if end * 16 < rows.len() {
+            return self.top(rows, keys, start, end);
+        }
         let mut packed: Vec<([u64; PACKED], Ranked)> =
             rows.into_iter().map(|r| (self.pack(&r, keys), r)).collect();
         let cmp = |a: &([u64; PACKED], Ranked), b: &([u64; PACKED], Ranked)| a.0.cmp(&b.0);
@@ -30,6 +35,42 @@ impl<S: Schema> Listing<S> {
         }
         packed.sort_unstable_by(cmp);
         packed.drain(start..end).map(|(_, r)| r).collect()
+    }
+
+    /// As `rank`, for a page near the front of many rows: the first `end`
+    /// kept in a heap, so nothing is copied for the rows that miss it.
+    pub(super) fn top(
+        &self,
+        rows: Vec<Ranked>,
+        keys: &[(SortKey, bool)],
+        start: usize,
+        end: usize,
+    ) -> Vec<Ranked> {
+        let mut heap: BinaryHeap<([u64; PACKED], u32, i64)> = BinaryHeap::with_capacity(end + 1);
+        for r in rows {
+            // Most rows lose on the first key alone: no full tuple for them.
+            if heap.len() == end
+                && let (Some(worst), Some(&(key, desc))) = (heap.peek(), keys.first())
+            {
+                let (value, width) = self.key_of(&r, key, desc);
+                let lead = if width == 64 { value } else { value << 32 };
+                if lead > worst.0[0] & (u64::MAX << (64 - width)) {
+                    continue;
+                }
+            }
+            let entry = (self.pack(&r, keys), r.row, r.extra);
+            if heap.len() < end {
+                heap.push(entry);
+            } else if let Some(mut worst) = heap.peek_mut()
+                && entry.0 < worst.0
+            {
+                *worst = entry;
+            }
+        }
+        let mut best = heap.into_sorted_vec();
+        best.drain(start..)
+            .map(|(_, row, extra)| Ranked { row, extra })
+            .collect()
     }
 
     /// The sort keys of `r` as one tuple ordered as `keys` then id order
@@ -48,20 +89,27 @@ impl<S: Schema> Listing<S> {
             bits += width;
         };
         for &(key, desc) in keys {
-            match key {
-                SortKey::Extra => {
-                    let v = (r.extra as u64) ^ (1 << 63);
-                    push(if desc { !v } else { v }, 64);
-                }
-                SortKey::Column(c) => {
-                    let v = u64::from(self.columns[c].column.rank[r.row as usize]);
-                    push(if desc { !v & 0xffff_ffff } else { v }, 32);
-                }
-            }
+            let (value, width) = self.key_of(r, key, desc);
+            push(value, width);
         }
         push(u64::from(self.id_rank[r.row as usize]), 32);
         words
     }
+
+    /// One key of `r` as it is packed: its value and width in bits.
+    fn key_of(&self, r: &Ranked, key: SortKey, desc: bool) -> (u64, usize) {
+        match key {
+            SortKey::Extra => {
+                let v = (r.extra as u64) ^ (1 << 63);
+                (if desc { !v } else { v }, 64)
+            }
+            SortKey::Column(c) => {
+                let v = u64::from(self.columns[c].column.rank[r.row as usize]);
+                (if desc { !v & 0xffff_ffff } else { v }, 32)
+            }
+        }
+    }
+
     pub(super) fn order(&self, key: SortKey, desc: bool) -> &[u32] {
         match key {
             SortKey::Column(c) => self.columns[c].column.order(desc),

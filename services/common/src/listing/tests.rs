@@ -267,3 +267,32 @@ fn too_many_or_repeated_sort_keys_and_too_many_filters_are_refused() {
     let e = listing.page(&filters, 0, &[("key", false)]).err().unwrap();
     assert_eq!(e.code, "INVALID_FILTER");
 }
+
+proptest! {
+    /// The bounded heap for a front page ranks exactly as the full sort,
+    /// ties on the first key (relevance or a column) included.
+    #[test]
+    fn a_front_page_from_the_heap_is_the_sorted_front(
+        records in proptest::collection::vec(facts(), 1..400),
+        scores in proptest::collection::vec(0i64..5, 400),
+        popularity_first in any::<bool>(),
+        desc in any::<bool>(),
+        start in 0usize..10,
+        len in 1usize..20,
+    ) {
+        let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &[0, 1]);
+        let rows: Vec<Ranked> = (0..records.len() as u32)
+            .map(|row| Ranked { row, extra: scores[row as usize] })
+            .collect();
+        let mut keys = vec![(SortKey::Extra, desc)];
+        keys.extend(listing.keys(&[("popularity", !desc)], 0).unwrap());
+        if popularity_first {
+            keys.reverse();
+        }
+        let end = (start + len).min(rows.len());
+        prop_assume!(start < end);
+        let sorted = listing.rank(rows.clone(), &keys, 0, rows.len());
+        let expected = sorted[start..end].to_vec();
+        prop_assert_eq!(listing.top(rows, &keys, start, end), expected);
+    }
+}
