@@ -39,7 +39,7 @@ use crate::error::ApiError;
 use crate::middleware::correlation::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{correlation, errors, version};
-use crate::ratelimit::Limiter;
+use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::state::AppState;
 use storefront_common::store::Store;
@@ -74,9 +74,15 @@ pub fn app(
         .split_for_parts();
     openapi::complete(&mut doc);
     let openapi = bytes::Bytes::from(doc.to_json()?);
+    let login_failures = LoginFailures::new(
+        limiter.quota(Scope::LoginEmail),
+        store.clone(),
+        config.rate_limits.fail_closed.contains(&Scope::LoginEmail),
+    );
     let limits = Arc::new(RateLimits {
         limiter,
         trusted: config.rate_limits.trusted_proxies.clone(),
+        login_failures,
     });
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
@@ -116,6 +122,20 @@ pub async fn run(
     serve(config, store, listener, internal, shutdown).await
 }
 
+/// Forgets idle rate-limit keys every minute: a flood of distinct keys
+/// (addresses, tokens) is dropped once its budgets are whole again.
+fn prune_on_a_timer(limiter: Arc<Limiter>, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(60));
+        loop {
+            tokio::select! {
+                _ = every.tick() => limiter.prune(),
+                () = shutdown.cancelled() => break,
+            }
+        }
+    });
+}
+
 /// Serves the gateway on `listener` (public) and `internal` (fulfilment)
 /// until `shutdown`, then fails readiness, keeps serving for the shutdown
 /// delay and drains in-flight requests for at most the drain timeout.
@@ -130,6 +150,7 @@ pub async fn serve(
     let downstreams = Downstreams::new(&config)?;
     let rl = &config.rate_limits;
     let limiter = Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone());
+    prune_on_a_timer(limiter.clone(), shutdown.clone());
     let app = app(
         &config,
         downstreams.clone(),

@@ -198,3 +198,51 @@ async fn each_service_account_has_its_own_budget_on_the_internal_port() {
         200
     );
 }
+
+/// Only failed password checks spend an account's login budget: a
+/// stranger's malformed logins cannot lock its owner out.
+async fn malformed_logins_never_lock_the_owner_out(backend: Backend) {
+    let vars = [
+        ("RATE_LIMIT_LOGIN_EMAIL", "3/1h"),
+        ("TRUSTED_PROXIES", "127.0.0.1"),
+    ];
+    let t = spawn_mesh_on(backend, &vars).await;
+    let email = format!("owner-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&email, "correct horse 42").await;
+    let login = |body: serde_json::Value, i: usize| {
+        t.json(Method::POST, "/auth/login", None, &body)
+            .header("X-Forwarded-For", format!("198.51.100.{i}"))
+    };
+    let shouted = format!("  {}  ", email.to_uppercase());
+    for i in 0..11 {
+        let reply = t.send(login(json!({ "emailAddress": shouted }), i)).await;
+        reply.error(422, "VALIDATION_ERROR");
+    }
+    let huge = format!("{}@example.com", "a".repeat(300));
+    let reply = t
+        .send(login(json!({"emailAddress": huge, "password": "x"}), 20))
+        .await;
+    reply.error(422, "VALIDATION_ERROR");
+    assert_eq!(reply.field_error(), ("emailAddress", "TOO_LONG"));
+    assert_eq!(t.log_in(&email, "correct horse 42").await.status, 200);
+
+    // Wrong passwords (under any spelling of the address) do count.
+    let wrong = json!({"emailAddress": shouted, "password": "wrong horse 42", "gRecaptchaResponse": "dev-ok"});
+    for i in 30..33 {
+        t.send(login(wrong.clone(), i))
+            .await
+            .error(401, "INVALID_CREDENTIALS");
+    }
+    let right = json!({"emailAddress": email, "password": "correct horse 42", "gRecaptchaResponse": "dev-ok"});
+    limited(&t.send(login(right, 40)).await, "login-email");
+}
+
+#[tokio::test]
+async fn failed_password_checks_alone_spend_the_login_budget_in_memory() {
+    malformed_logins_never_lock_the_owner_out(Backend::Memory).await;
+}
+
+#[tokio::test]
+async fn failed_password_checks_alone_spend_the_login_budget_on_redis() {
+    malformed_logins_never_lock_the_owner_out(Backend::Redis).await;
+}

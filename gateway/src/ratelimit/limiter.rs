@@ -4,7 +4,6 @@
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -133,7 +132,6 @@ pub struct Limiter {
     backend: Backend,
     /// Scopes refused, not waved through, while Redis is away.
     fail_closed: HashSet<Scope>,
-    checks: AtomicU64,
 }
 
 fn ceil_secs(ms: u64) -> u64 {
@@ -149,9 +147,11 @@ impl Limiter {
     ) -> Arc<Self> {
         let backend = match store {
             Store::Redis(r) => Backend::Redis(r.clone()),
+            // Per account, logins count failures, not requests (`failures`).
             Store::Memory(_) => Backend::Local(
                 quotas
                     .iter()
+                    .filter(|(scope, _)| **scope != Scope::LoginEmail)
                     .map(|(scope, q)| {
                         let burst = NonZeroU32::new(q.count).unwrap_or(NonZeroU32::MIN);
                         let quota = GQuota::with_period(q.interval())
@@ -170,8 +170,27 @@ impl Limiter {
             quotas,
             backend,
             fail_closed,
-            checks: AtomicU64::new(0),
         })
+    }
+
+    /// Forgets the in-process state of keys whose budget is whole again,
+    /// in every scope, so memory follows active clients (`serve` runs it
+    /// on a timer).
+    pub fn prune(&self) {
+        if let Backend::Local(limiters) = &self.backend {
+            for limiter in limiters.values() {
+                limiter.retain_recent();
+                limiter.shrink_to_fit();
+            }
+        }
+    }
+
+    /// Keys held in process, over every scope.
+    pub fn keys_held(&self) -> usize {
+        match &self.backend {
+            Backend::Local(limiters) => limiters.values().map(|l| l.len()).sum(),
+            Backend::Redis(_) => 0,
+        }
     }
 
     pub fn quota(&self, scope: Scope) -> Option<Quota> {
@@ -193,10 +212,6 @@ impl Limiter {
         match &self.backend {
             Backend::Local(limiters) => {
                 let limiter = limiters.get(&scope)?;
-                // Forget idle keys now and then, so memory follows active clients.
-                if self.checks.fetch_add(1, Ordering::Relaxed) % 10_000 == 9_999 {
-                    limiter.retain_recent();
-                }
                 let interval = quota.interval().as_millis() as u64;
                 Some(match limiter.check_key(&key.to_string()) {
                     Ok(state) => {
@@ -293,5 +308,20 @@ mod tests {
             limiter.check(Scope::Search, "a").await.is_none(),
             "unconfigured scopes are not limited"
         );
+    }
+
+    #[tokio::test]
+    async fn pruning_forgets_keys_whose_budget_is_whole_again() {
+        let quotas = HashMap::from([(Scope::Ip, "3/1s".parse().unwrap())]);
+        let limiter = Limiter::new(quotas, &Store::memory(), HashSet::new());
+        for key in ["a", "b", "c"] {
+            limiter.check(Scope::Ip, key).await.unwrap();
+        }
+        limiter.prune();
+        assert_eq!(limiter.keys_held(), 3, "budgets still in use are kept");
+        // governor forgets a key once its next arrival is an interval past.
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        limiter.prune();
+        assert_eq!(limiter.keys_held(), 0);
     }
 }

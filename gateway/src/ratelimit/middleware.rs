@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{Decision, Limiter, Scope, TrustedProxies, client_ip};
+use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
 use crate::auth::TOKEN_HEADER;
 use crate::error::ApiError;
 
@@ -22,6 +22,8 @@ const EXEMPT: &[&str] = &["/health/", "/metrics", "/openapi.json"];
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
     pub trusted: TrustedProxies,
+    /// Failed password checks per account.
+    pub login_failures: LoginFailures,
 }
 
 impl RateLimits {

@@ -1,12 +1,15 @@
 //! Rate limiting (SPEC 8, CONTRACT.md): GCRA per scope — client IP, customer
-//! session, and stricter budgets for search and login (login also per email
-//! address). In process with `governor` (a maintained GCRA implementation,
-//! keyed, lock-free); with Redis, one Lua script per decision so every
-//! gateway replica shares the budget.
+//! session, and stricter budgets for search and login. In process with
+//! `governor` (a maintained GCRA implementation, keyed, lock-free); with
+//! Redis, one Lua script per decision so every gateway replica shares the
+//! budget. Logins are also limited per account, counting only failed
+//! password checks (`failures`).
 
 mod client_ip;
+mod failures;
 mod limiter;
 pub mod middleware;
 
 pub use client_ip::{TrustedProxies, client_ip};
+pub use failures::{LoginFailures, MAX_EMAIL_BYTES, normalise};
 pub use limiter::{Decision, Limiter, Quota, Scope};

@@ -11,7 +11,7 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
-use crate::ratelimit::Scope;
+use crate::ratelimit::{MAX_EMAIL_BYTES, normalise};
 use crate::ratelimit::middleware::too_many;
 use crate::state::AppState;
 
@@ -22,8 +22,8 @@ use crate::state::AppState;
         (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: a missing field, or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
-        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this address or for this account; see Retry-After", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: a missing field, an emailAddress over 254 bytes (TOO_LONG), or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this IP address, or too many failed password checks for this account (RATE_LIMIT_LOGIN_EMAIL; requests refused for validation or the captcha never count); see Retry-After", body = ErrorBody),
         (status = 503, description = "RATE_LIMITER_UNAVAILABLE (login limits cannot be checked), or the customers service or captcha verifier is unavailable", body = ErrorBody),
     ))]
 pub async fn login(
@@ -31,25 +31,41 @@ pub async fn login(
     correlation: CorrelationId,
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
-    // Password guessing is slowed per account, whichever addresses it comes from.
-    if let Some(email) = body
-        .email_address
-        .as_deref()
-        .map(|e| e.trim().to_lowercase())
-        .filter(|e| !e.is_empty())
-        && let Some(decision) = state.limits.limiter.check(Scope::LoginEmail, &email).await
-        && !decision.allowed
+    // Password guessing is slowed per account, whichever addresses it comes
+    // from; only failed password checks count, so a stranger's malformed or
+    // captcha-less requests cannot lock the owner out.
+    let email = body.email_address.as_deref().map(normalise);
+    if email.as_ref().is_some_and(|e| e.len() > MAX_EMAIL_BYTES) {
+        return Err(ApiError::invalid_field(
+            "emailAddress",
+            "TOO_LONG",
+            format!("emailAddress must be at most {MAX_EMAIL_BYTES} bytes"),
+        ));
+    }
+    let email = email.filter(|e| !e.is_empty());
+    let failures = &state.limits.login_failures;
+    if let Some(email) = &email
+        && let Some(budget) = failures.budget(email).await
+        && !budget.allowed
     {
-        return Ok(too_many(&[decision]));
+        return Ok(too_many(&[budget]));
     }
     let ds = &state.downstreams;
     let request = ds
         .request(&ds.customers, &correlation, LoginRequest::from(body))
         .await?;
-    Ok(Json(LoginResult::try_from(
-        ds.customers().login(request).await?.into_inner(),
-    )?)
-    .into_response())
+    match ds.customers().login(request).await {
+        Ok(reply) => Ok(Json(LoginResult::try_from(reply.into_inner())?).into_response()),
+        Err(status) => {
+            let error = ApiError::from(status);
+            if error.code.as_deref() == Some("INVALID_CREDENTIALS")
+                && let Some(email) = &email
+            {
+                failures.record(email).await;
+            }
+            Err(error)
+        }
+    }
 }
 
 /// Exchanges a refresh token for a new access token and a new refresh token.

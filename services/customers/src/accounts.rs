@@ -127,6 +127,12 @@ impl Accounts {
         let mut v = Violations::default();
         if req.email_address.trim().is_empty() {
             v.add("emailAddress", "REQUIRED", "emailAddress is required");
+        } else if req.email_address.trim().len() > 254 {
+            v.add(
+                "emailAddress",
+                "TOO_LONG",
+                "emailAddress must be at most 254 bytes",
+            );
         }
         if req.password.is_empty() {
             v.add("password", "REQUIRED", "password is required");

@@ -109,15 +109,20 @@ impl MemoryStore {
     ) -> Option<u64> {
         let now = Instant::now();
         let mut inner = self.lock();
-        let current = inner
+        let (current, expires) = inner
             .map
             .get(key)
             .filter(|e| e.live(now))
-            .map(|e| e.version)?;
+            .map(|e| (e.version, e.expires))?;
         if current != expected {
             return None;
         }
         Self::put(&mut inner, key, current + 1, value, ttl, now);
+        if ttl.is_none()
+            && let Some(entry) = inner.map.get_mut(key)
+        {
+            entry.expires = expires;
+        }
         Some(current + 1)
     }
 

@@ -122,7 +122,7 @@ impl Store {
     }
 
     /// Replaces `key` if it is still at `expected`; the new version, or None
-    /// when it moved on (or is gone).
+    /// when it moved on (or is gone). `ttl` None keeps the current expiry.
     pub async fn replace(
         &self,
         key: &str,

@@ -78,6 +78,8 @@ async fn values_expire_after_their_ttl() {
             .await
             .unwrap();
         assert!(store.get("t").await.unwrap().is_some());
+        // A replace without a TTL keeps the one the value has.
+        assert_eq!(store.replace("t", 1, b"x2", None).await.unwrap(), Some(2));
         tokio::time::sleep(Duration::from_millis(400)).await;
         assert!(
             store.get("t").await.unwrap().is_none(),
