@@ -35,6 +35,10 @@ pub struct ErrorBody {
     pub kind: &'static str,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
+    /// `CART_REPRICED` only: the cart as repriced, for the shopper to review.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<crate::model::cart::Cart>)]
+    pub cart: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +47,8 @@ pub struct ApiError {
     pub code: Option<Cow<'static, str>>,
     pub message: Cow<'static, str>,
     pub errors: Vec<FieldError>,
+    /// The cart an error is about, when the client needs to see it.
+    pub cart: Option<serde_json::Value>,
 }
 
 /// The SPEC 7.1 `type` of a status.
@@ -68,6 +74,7 @@ impl ApiError {
             code: Some(code.into()),
             message: message.into(),
             errors: Vec::new(),
+            cart: None,
         }
     }
 
@@ -193,6 +200,7 @@ impl ApiError {
                     message: v.message,
                 })
                 .collect(),
+            cart: None,
         }
     }
 
@@ -203,6 +211,7 @@ impl ApiError {
             code: self.code.clone(),
             kind: error_type(self.status),
             errors: self.errors.clone(),
+            cart: self.cart.clone(),
         }
     }
 }

@@ -39,8 +39,8 @@ use crate::error::ApiError;
 use crate::middleware::correlation::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{correlation, errors, version};
-use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
+use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
 use storefront_common::store::Store;
 

@@ -6,6 +6,7 @@ mod caching;
 mod captcha;
 mod cart_rules;
 mod categories;
+mod checkout_money;
 mod content;
 mod customers;
 mod deploy;

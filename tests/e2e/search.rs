@@ -289,6 +289,7 @@ async fn rename(t: &TestMesh, product_id: &str, name: &str) {
             .into(),
         }),
         description: None,
+        prices: Vec::new(),
     });
     let token = t.mesh.issuer.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap();
     request

@@ -69,7 +69,11 @@ impl LoginFailures {
             quota,
             allowed,
             remaining: u64::from(quota.count.saturating_sub(failures)),
-            retry_after: if allowed { 0 } else { left_ms.div_ceil(1000).max(1) },
+            retry_after: if allowed {
+                0
+            } else {
+                left_ms.div_ceil(1000).max(1)
+            },
             reset: left_ms.div_ceil(1000),
             unavailable: false,
         }
@@ -97,7 +101,11 @@ impl LoginFailures {
         let counted = async {
             // A failure never extends the window: the update keeps its TTL.
             for _ in 0..2 {
-                if self.store.insert_json(&key, &window, Some(quota.period)).await? {
+                if self
+                    .store
+                    .insert_json(&key, &window, Some(quota.period))
+                    .await?
+                {
                     return Ok::<_, StoreError>(());
                 }
                 let counted = self

@@ -11,8 +11,8 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
-use crate::ratelimit::{MAX_EMAIL_BYTES, normalise};
 use crate::ratelimit::middleware::too_many;
+use crate::ratelimit::{MAX_EMAIL_BYTES, normalise};
 use crate::state::AppState;
 
 /// Logs a customer in (SPEC 5.3).

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::de::IgnoredAny;
 use storefront_proto::cart::v1::{
-    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCheckoutRequest,
+    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCartRequest, GetCheckoutRequest,
 };
 use storefront_proto::customers::v1::GetAddressRequest;
 use storefront_proto::orders::v1::ShippingAddress;
@@ -14,16 +14,16 @@ use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
-use crate::model::cart::{CheckoutBody, CheckoutSession};
+use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
 use crate::state::AppState;
 
 /// Opens a checkout session for a cart, shipping to an address of the caller's.
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
-        (status = 201, description = "An OPEN session with its expiresAt", body = CheckoutSession),
+        (status = 201, description = "An OPEN session with its expiresAt, its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). It replaces the cart's previous OPEN session, if any, which then shows EXPIRED and answers 409 CHECKOUT_SUPERSEDED to confirm", body = CheckoutSession),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED; LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: cartId, shippingAddressId (required, unknown), or an empty cart", body = ErrorBody),
     ))]
@@ -119,7 +119,7 @@ pub async fn get_checkout(
         (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_EXPIRED, CART_CHANGED since the session opened, or CART_ORDERED through another session of the cart", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED; CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn confirm_checkout(
@@ -132,10 +132,42 @@ pub async fn confirm_checkout(
     let ds = &state.downstreams;
     let message = ConfirmCheckoutRequest {
         customer_id: customer.id().to_string(),
-        session_id,
+        session_id: session_id.clone(),
     };
     let request = ds.request(&ds.cart, &correlation, message).await?;
-    Ok(Json(CheckoutSession::try_from(
-        ds.cart().confirm_checkout(request).await?.into_inner(),
-    )?))
+    match ds.cart().confirm_checkout(request).await {
+        Ok(reply) => Ok(Json(CheckoutSession::try_from(reply.into_inner())?)),
+        Err(status) => {
+            let mut error = ApiError::from(status);
+            if error.code.as_deref() == Some("CART_REPRICED") {
+                error.cart = repriced_cart(&state, &correlation, &customer, &session_id).await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The cart of `session_id` as it is now, for a `CART_REPRICED` answer
+/// (None if it cannot be read: the error still says what happened).
+async fn repriced_cart(
+    state: &AppState,
+    correlation: &CorrelationId,
+    customer: &Customer,
+    session_id: &str,
+) -> Option<serde_json::Value> {
+    let ds = &state.downstreams;
+    let customer_id = customer.id().to_string();
+    let message = GetCheckoutRequest {
+        customer_id: customer_id.clone(),
+        session_id: session_id.to_string(),
+    };
+    let request = ds.request(&ds.cart, correlation, message).await.ok()?;
+    let session = ds.cart().get_checkout(request).await.ok()?.into_inner();
+    let message = GetCartRequest {
+        customer_id,
+        cart_id: session.cart_id,
+    };
+    let request = ds.request(&ds.cart, correlation, message).await.ok()?;
+    let cart = ds.cart().get_cart(request).await.ok()?.into_inner();
+    serde_json::to_value(Cart::try_from(cart).ok()?).ok()
 }

@@ -15,7 +15,7 @@ use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::orders::v1::OrderLine;
 use tonic::metadata::{Ascii, MetadataValue};
 
-use crate::pricing::{money, reprice};
+use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
@@ -105,7 +105,7 @@ impl Carts {
             state: CartState::Active as i32,
             ..Default::default()
         };
-        self.reprice(&mut cart);
+        let _nothing_to_drop = self.reprice(&mut cart);
         self.store
             .insert_message(&cart_key(&id), &cart, None)
             .await?;
@@ -127,9 +127,10 @@ impl Carts {
         Ok(())
     }
 
-    fn reprice(&self, cart: &mut Cart) {
+    /// Reprices `cart`; the codes that no longer apply are dropped.
+    pub(crate) fn reprice(&self, cart: &mut Cart) -> Vec<String> {
         let catalogue = self.promotions.read().unwrap_or_else(|p| p.into_inner());
-        reprice(cart, &catalogue, now().seconds);
+        reprice(cart, &catalogue, now().seconds)
     }
 
     /// Applies `change` to an active cart of `customer_id` and reprices it.
@@ -153,7 +154,7 @@ impl Carts {
                     ));
                 }
                 change(cart)?;
-                self.reprice(cart);
+                let _dropped = self.reprice(cart);
                 touch(cart);
                 Ok(())
             })
@@ -275,7 +276,7 @@ impl Carts {
     }
 
     /// The line for a product variant at the catalog's price, and the stock.
-    async fn priced_line(
+    pub(crate) async fn priced_line(
         &self,
         req: &AddLineItemRequest,
         currency: &str,
@@ -349,7 +350,24 @@ impl Carts {
                 "this variant is out of stock".into(),
             ));
         }
-        let price = variant.price.clone().unwrap_or_else(|| money(currency, 0));
+        // A variant without a price in the cart's currency is not for sale
+        // in it: never priced 0.
+        let price = variant
+            .prices
+            .iter()
+            .find(|p| p.currency_code == currency)
+            .or(variant
+                .price
+                .as_ref()
+                .filter(|p| p.currency_code == currency))
+            .cloned()
+            .ok_or_else(|| {
+                invalid(
+                    "variantId",
+                    "INVALID_VALUE",
+                    format!("this variant is not sold in {currency}"),
+                )
+            })?;
         let line = OrderLine {
             id: uuid::Uuid::new_v4().to_string(),
             product_id: req.product_id.clone(),

@@ -5,6 +5,12 @@
 //! ORDERED by compare-and-set) before the order is created, the orders
 //! service creates an id once, and the session flips OPEN -> CONFIRMED by
 //! compare-and-set.
+//!
+//! A cart has at most one OPEN session: opening another supersedes the
+//! previous one (it shows EXPIRED and its confirm is 409
+//! `CHECKOUT_SUPERSEDED`). The cart is repriced at open (the session shows
+//! the fresh total) and again at confirm, where any change is 409
+//! `CART_REPRICED` and no order.
 
 use std::time::Duration;
 
@@ -28,12 +34,42 @@ fn session_key(id: &str) -> String {
     format!("checkout:{id}")
 }
 
+/// The cart's current session: the one that may be confirmed.
+fn current_key(cart_id: &str) -> String {
+    format!("checkout-of-cart:{cart_id}")
+}
+
 fn not_found(id: &str) -> ServiceError {
     ServiceError::not_found("checkout session", id)
 }
 
 fn conflict(code: &'static str, message: &str) -> ServiceError {
     ServiceError::new(ErrorKind::Conflict, code, message)
+}
+
+fn superseded() -> ServiceError {
+    conflict(
+        "CHECKOUT_SUPERSEDED",
+        "a newer checkout of this cart replaced this session; confirm that one",
+    )
+}
+
+/// 409 for a cart whose prices or codes changed since the session opened.
+fn repriced(cart: &Cart) -> ServiceError {
+    let total = cart.total_price.as_ref();
+    let cents = total.map_or(0, |m| m.cent_amount);
+    let message = format!(
+        "prices or discount codes changed since checkout began; the cart total is now {}.{:02} {}; \
+         review the cart and check out again",
+        cents / 100,
+        cents % 100,
+        cart.currency_code
+    );
+    conflict("CART_REPRICED", &message).with_violation(FieldViolation::new(
+        "totalPrice",
+        "CHANGED",
+        message.clone(),
+    ))
 }
 
 pub struct Checkout {
@@ -45,11 +81,12 @@ pub struct Checkout {
 /// The session as a client sees it now: an open session past its time is
 /// EXPIRED.
 fn view(record: CheckoutRecord) -> CheckoutSession {
-    let mut session = record.session.unwrap_or_default();
+    let mut session = record.session.clone().unwrap_or_default();
     let expired = session
         .expires_at
         .is_some_and(|t| t.seconds <= now().seconds);
-    if session.status == CheckoutStatus::Open as i32 && expired {
+    let superseded = !record.superseded_by.is_empty();
+    if session.status == CheckoutStatus::Open as i32 && (expired || superseded) {
         session.status = CheckoutStatus::Expired as i32;
     }
     session
@@ -62,6 +99,7 @@ impl Checkout {
         customer_id: &str,
         cart_id: &str,
         address: Option<ShippingAddress>,
+        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<CheckoutSession, ServiceError> {
         let cart = carts.get(customer_id, cart_id).await?;
         if cart.state == CartState::Ordered as i32 {
@@ -74,6 +112,8 @@ impl Checkout {
                     .with_violation(FieldViolation::new("cartId", "INVALID_VALUE", message)),
             );
         }
+        // The session shows what the order would cost now.
+        let (cart, _) = carts.refresh(customer_id, cart_id, correlation).await?;
         let created = now();
         let expires = Timestamp {
             seconds: created.seconds + self.ttl.as_secs() as i64,
@@ -94,13 +134,86 @@ impl Checkout {
             customer_id: customer_id.to_string(),
             cart_version: version(&cart),
             planned_order_id: uuid::Uuid::new_v4().to_string(),
+            superseded_by: String::new(),
         };
-        // Kept a day past expiry so a late retry still finds its answer.
-        let keep = self.ttl + Duration::from_secs(86_400);
         self.store
-            .insert_message(&session_key(&session.id), &record, Some(keep))
+            .insert_message(&session_key(&session.id), &record, Some(self.keep()))
             .await?;
+        self.make_current(cart_id, &session.id).await?;
         Ok(session)
+    }
+
+    /// Kept a day past expiry so a late confirm retry still finds its answer.
+    fn keep(&self) -> Duration {
+        self.ttl + Duration::from_secs(86_400)
+    }
+
+    /// Makes `session_id` the cart's one OPEN session; the one it replaces
+    /// is marked superseded. The pointer moves by compare-and-set, so of
+    /// concurrent opens exactly one ends current.
+    async fn make_current(&self, cart_id: &str, session_id: &str) -> Result<(), ServiceError> {
+        let key = current_key(cart_id);
+        for _ in 0..MAX_ATTEMPTS {
+            let previous = match self.store.get(&key).await? {
+                None => {
+                    if self
+                        .store
+                        .insert(&key, session_id.as_bytes(), Some(self.keep()))
+                        .await?
+                    {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                Some(found) => found,
+            };
+            let moved = self
+                .store
+                .replace(
+                    &key,
+                    previous.version,
+                    session_id.as_bytes(),
+                    Some(self.keep()),
+                )
+                .await?;
+            if moved.is_some() {
+                let replaced = String::from_utf8_lossy(&previous.value).into_owned();
+                self.supersede(&replaced, session_id).await?;
+                return Ok(());
+            }
+        }
+        Err(conflict(
+            "CONCURRENT_MODIFICATION",
+            "the cart is busy; retry",
+        ))
+    }
+
+    async fn supersede(&self, session_id: &str, by: &str) -> Result<(), ServiceError> {
+        self.store
+            .update_message(
+                &session_key(session_id),
+                MAX_ATTEMPTS,
+                None,
+                |record: &mut CheckoutRecord| {
+                    record.superseded_by = by.to_string();
+                    Ok::<_, ServiceError>(())
+                },
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// 409 unless `record` is its cart's current session.
+    async fn ensure_current(&self, record: &CheckoutRecord) -> Result<(), ServiceError> {
+        let session = record.session.as_ref();
+        let (id, cart_id) = session.map_or(("", ""), |s| (s.id.as_str(), s.cart_id.as_str()));
+        let current = self.store.get(&current_key(cart_id)).await?;
+        let replaced =
+            !record.superseded_by.is_empty() || current.is_some_and(|c| c.value != id.as_bytes());
+        if replaced {
+            return Err(superseded());
+        }
+        Ok(())
     }
 
     async fn record(
@@ -137,6 +250,9 @@ impl Checkout {
         let session = view(record.clone());
         match CheckoutStatus::try_from(session.status) {
             Ok(CheckoutStatus::Confirmed) => return Ok(session),
+            Ok(CheckoutStatus::Expired) if !record.superseded_by.is_empty() => {
+                return Err(superseded());
+            }
             Ok(CheckoutStatus::Expired) => {
                 return Err(conflict(
                     "CHECKOUT_EXPIRED",
@@ -149,6 +265,13 @@ impl Checkout {
         let ours =
             cart.state == CartState::Ordered as i32 && cart.order_id == record.planned_order_id;
         if !ours {
+            self.ensure_current(&record).await?;
+            let (cart, changed) = carts
+                .refresh(customer_id, &session.cart_id, correlation)
+                .await?;
+            if changed {
+                return Err(repriced(&cart));
+            }
             // The cart becomes this session's order before the order exists:
             // any other session of the cart is refused from here on.
             let claimed = carts

@@ -6,6 +6,7 @@ mod checkout;
 pub mod config;
 pub mod pricing;
 pub mod promotions;
+mod refresh;
 mod service;
 
 use std::sync::{Arc, RwLock};

@@ -5,7 +5,7 @@
 use storefront_proto::cart::v1::{Cart, Promotion, PromotionKind};
 use storefront_proto::common::v1::Money;
 
-use crate::promotions::{Catalogue, minimum_for};
+use crate::promotions::{Catalogue, applies_in, minimum_for};
 
 pub fn money(currency: &str, cents: i64) -> Money {
     Money {
@@ -63,7 +63,9 @@ pub fn discount_of(
     subtotal: i64,
     remaining: &[i64],
 ) -> Option<Vec<i64>> {
-    if minimum_for(promotion, &cart.currency_code).is_some_and(|min| subtotal < min) {
+    if !applies_in(promotion, &cart.currency_code)
+        || minimum_for(promotion, &cart.currency_code).is_some_and(|min| subtotal < min)
+    {
         return None;
     }
     let weights: Vec<i64> = cart
@@ -89,15 +91,19 @@ pub fn discount_of(
         Ok(PromotionKind::FixedAmount) => promotion
             .amounts
             .iter()
-            .find(|m| m.currency_code == cart.currency_code)
-            .map_or(0, |m| m.cent_amount.clamp(0, base)),
-        _ => 0,
+            .find(|m| m.currency_code == cart.currency_code)?
+            .cent_amount
+            .clamp(0, base),
+        _ => return None,
     };
     Some(distribute(amount, &weights))
 }
 
-/// Recomputes every amount of `cart` from its lines and codes.
-pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) {
+/// Recomputes every amount of `cart` from its lines and codes. A code
+/// that no longer applies (unknown, ended, not in the cart's currency,
+/// minimum not met, nothing eligible) leaves the cart: the codes a cart
+/// shows are the ones it is discounted by. Returns the codes dropped.
+pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) -> Vec<String> {
     let currency = cart.currency_code.clone();
     let gross: Vec<i64> = cart
         .line_items
@@ -111,16 +117,22 @@ pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) {
         .collect();
     let subtotal: i64 = gross.iter().sum();
     let mut remaining = gross;
+    let mut dropped = Vec::new();
     for code in &cart.discount_codes {
-        let Some(promotion) = catalogue.by_code(code).filter(|p| catalogue.active(p, now)) else {
-            continue;
-        };
-        if let Some(shares) = discount_of(promotion, cart, subtotal, &remaining) {
-            for (r, s) in remaining.iter_mut().zip(shares) {
-                *r -= s;
+        let shares = catalogue
+            .by_code(code)
+            .filter(|p| catalogue.active(p, now))
+            .and_then(|promotion| discount_of(promotion, cart, subtotal, &remaining));
+        match shares {
+            Some(shares) => {
+                for (r, s) in remaining.iter_mut().zip(shares) {
+                    *r -= s;
+                }
             }
+            None => dropped.push(code.clone()),
         }
     }
+    cart.discount_codes.retain(|c| !dropped.contains(c));
     let total: i64 = remaining.iter().sum();
     for (line, r) in cart.line_items.iter_mut().zip(&remaining) {
         line.total_price = Some(money(&currency, *r));
@@ -128,6 +140,7 @@ pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) {
     cart.subtotal = Some(money(&currency, subtotal));
     cart.discount_total = Some(money(&currency, subtotal - total));
     cart.total_price = Some(money(&currency, total));
+    dropped
 }
 
 /// The GST included in a total: 1/11 in Australia, 3/23 in New Zealand,
@@ -157,6 +170,56 @@ mod tests {
         );
         assert_eq!(included_tax("AUD", 1100), 100);
         assert_eq!(included_tax("NZD", 2300), 300);
+    }
+
+    #[test]
+    fn codes_that_cannot_apply_in_the_cart_s_currency_are_dropped_not_zeroed() {
+        use storefront_proto::orders::v1::OrderLine;
+        let promo = |key: &str, kind: PromotionKind| Promotion {
+            id: key.into(),
+            codes: vec![key.to_uppercase()],
+            kind: kind as i32,
+            stackable: true,
+            ..Default::default()
+        };
+        let catalogue = Catalogue::new(vec![
+            // A fixed amount only in NZD: nothing off an AUD cart.
+            Promotion {
+                amounts: vec![money("NZD", 500)],
+                ..promo("nzfive", PromotionKind::FixedAmount)
+            },
+            // A minimum only in NZD: no minimum-less discount in AUD.
+            Promotion {
+                basis_points: 1000,
+                minimum_subtotals: vec![money("NZD", 100)],
+                ..promo("nzten", PromotionKind::Percentage)
+            },
+            Promotion {
+                basis_points: 1000,
+                ..promo("ten", PromotionKind::Percentage)
+            },
+        ]);
+        let mut cart = Cart {
+            currency_code: "AUD".into(),
+            discount_codes: vec!["NZFIVE".into(), "NZTEN".into(), "TEN".into()],
+            line_items: vec![OrderLine {
+                quantity: 2,
+                unit_price: Some(money("AUD", 5_000)),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let dropped = reprice(&mut cart, &catalogue, 0);
+        assert_eq!(dropped, ["NZFIVE", "NZTEN"]);
+        assert_eq!(cart.discount_codes, ["TEN"]);
+        assert_eq!(cart.total_price, Some(money("AUD", 9_000)));
+        for code in ["NZFIVE", "NZTEN"] {
+            let refused = catalogue.check(code, &cart, 0).unwrap_err();
+            assert!(
+                refused.message.contains("does not apply to carts in AUD"),
+                "{code}"
+            );
+        }
     }
 
     proptest! {

@@ -19,6 +19,16 @@ fn seconds(ts: Option<&Timestamp>) -> Option<i64> {
     ts.map(|t| t.seconds)
 }
 
+/// Whether `promotion` can apply to a cart in `currency`: a fixed amount
+/// needs its amount in that currency, and a promotion with minimum
+/// subtotals needs one in that currency. Nothing defaults to 0.
+pub fn applies_in(promotion: &Promotion, currency: &str) -> bool {
+    let in_currency = |amounts: &[Money]| amounts.iter().any(|m| m.currency_code == currency);
+    let fixed = promotion.kind == PromotionKind::FixedAmount as i32;
+    (!fixed || in_currency(&promotion.amounts))
+        && (promotion.minimum_subtotals.is_empty() || in_currency(&promotion.minimum_subtotals))
+}
+
 /// The minimum subtotal of `promotion` in `currency`, if it has one.
 pub fn minimum_for(promotion: &Promotion, currency: &str) -> Option<i64> {
     promotion
@@ -69,6 +79,12 @@ impl Catalogue {
         }
         if seconds(promotion.ends_at.as_ref()).is_some_and(|e| now >= e) {
             return Err(rejected(format!("{code} has expired")));
+        }
+        if !applies_in(promotion, &cart.currency_code) {
+            return Err(rejected(format!(
+                "{code} does not apply to carts in {}",
+                cart.currency_code
+            )));
         }
         let subtotal: i64 = cart
             .line_items

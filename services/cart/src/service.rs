@@ -89,6 +89,7 @@ impl CartService for CartApi {
         &self,
         request: Request<CreateCheckoutRequest>,
     ) -> Reply<CheckoutSession> {
+        let correlation = correlation_of(&request);
         let req = request.into_inner();
         ok(self
             .checkout
@@ -97,6 +98,7 @@ impl CartService for CartApi {
                 &req.customer_id,
                 &req.cart_id,
                 req.shipping_address,
+                correlation.as_ref(),
             )
             .await?)
     }

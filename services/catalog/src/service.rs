@@ -7,7 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use futures::Stream;
 use storefront_common::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
-use storefront_common::error::ServiceError;
+use storefront_common::error::{ErrorKind, ServiceError};
 use storefront_common::query;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
 use storefront_proto::catalog::v1::*;
@@ -228,6 +228,9 @@ impl CatalogService for CatalogApi {
         if req.description.is_some() {
             product.description = req.description;
         }
+        for update in &req.prices {
+            set_price(&mut product, update)?;
+        }
         if let Some(meta) = product.meta.as_mut() {
             meta.version += 1;
             meta.last_modified_at = Some(storefront_common::time::now());
@@ -241,4 +244,38 @@ impl CatalogService for CatalogApi {
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
         Ok(Response::new(product))
     }
+}
+
+/// Sets one variant's price in one currency (master variant included).
+fn set_price(product: &mut Product, update: &PriceUpdate) -> Result<(), ServiceError> {
+    let price = update
+        .price
+        .as_ref()
+        .filter(|p| CURRENCIES.contains(&p.currency_code.as_str()) && p.cent_amount >= 0)
+        .ok_or_else(|| {
+            ServiceError::new(
+                ErrorKind::BadRequest,
+                "INVALID_PRICE",
+                "a price needs a known currency and cents >= 0",
+            )
+        })?;
+    let mut found = false;
+    let variants = product
+        .variants
+        .iter_mut()
+        .chain(product.master_variant.as_mut());
+    for variant in variants.filter(|v| v.id == update.variant_id) {
+        found = true;
+        variant
+            .prices
+            .retain(|p| p.currency_code != price.currency_code);
+        variant.prices.push(price.clone());
+    }
+    if !found {
+        return Err(ServiceError::not_found(
+            "variant",
+            &update.variant_id.to_string(),
+        ));
+    }
+    Ok(())
 }

@@ -1,0 +1,87 @@
+//! A cart brought up to date before money changes hands: every line at the
+//! catalog's current price and stock, every code re-checked. Checkout runs
+//! it when a session opens and again at confirm, so an order is never made
+//! at a stale price.
+
+use std::collections::HashMap;
+
+use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_proto::cart::v1::{AddLineItemRequest, Cart};
+use storefront_proto::common::v1::Money;
+use tonic::metadata::{Ascii, MetadataValue};
+
+use crate::carts::Carts;
+
+/// A line that can no longer be bought as it is (gone, not for sale, not
+/// priced in the cart's currency, or more than the stock).
+fn unavailable(line_id: &str, name: &str, why: &str) -> ServiceError {
+    let message = format!("{name} can no longer be bought as it is in the cart: {why}");
+    ServiceError::new(ErrorKind::Conflict, "LINE_UNAVAILABLE", message.clone()).with_violation(
+        FieldViolation::new(format!("lineItems.{line_id}"), "UNAVAILABLE", message),
+    )
+}
+
+impl Carts {
+    /// The cart at current prices with its codes re-checked, and whether
+    /// that changed it. Written back (a new version) only when it did.
+    pub async fn refresh(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        correlation: Option<&MetadataValue<Ascii>>,
+    ) -> Result<(Cart, bool), ServiceError> {
+        let cart = self.get(customer_id, cart_id).await?;
+        let mut prices: HashMap<(String, u32), Money> = HashMap::new();
+        for line in &cart.line_items {
+            let probe = AddLineItemRequest {
+                customer_id: customer_id.to_string(),
+                cart_id: cart_id.to_string(),
+                product_id: line.product_id.clone(),
+                variant_id: line.variant_id,
+                quantity: line.quantity,
+            };
+            let name = line
+                .name
+                .as_ref()
+                .and_then(|n| n.values.values().next())
+                .map_or(line.sku.as_str(), String::as_str);
+            let (priced, stock) = match self
+                .priced_line(&probe, &cart.currency_code, correlation)
+                .await
+            {
+                Ok(found) => found,
+                Err(e) if e.kind == ErrorKind::Validation => {
+                    return Err(unavailable(&line.id, name, &e.message));
+                }
+                Err(e) => return Err(e),
+            };
+            if line.quantity > stock {
+                let why = format!("only {stock} left in stock");
+                return Err(unavailable(&line.id, name, &why));
+            }
+            if let Some(price) = priced.unit_price {
+                prices.insert((line.product_id.clone(), line.variant_id), price);
+            }
+        }
+        let current = |c: &mut Cart| {
+            for line in &mut c.line_items {
+                if let Some(p) = prices.get(&(line.product_id.clone(), line.variant_id)) {
+                    line.unit_price = Some(p.clone());
+                }
+            }
+        };
+        let mut repriced = cart.clone();
+        current(&mut repriced);
+        let _dropped = self.reprice(&mut repriced);
+        if repriced == cart {
+            return Ok((cart, false));
+        }
+        let written = self
+            .modify(customer_id, cart_id, |c| {
+                current(c);
+                Ok(())
+            })
+            .await?;
+        Ok((written, true))
+    }
+}

@@ -1,0 +1,114 @@
+//! Money at checkout: one OPEN session per cart, totals repriced when a
+//! session opens and re-checked at confirm, never an order at a stale price.
+
+use reqwest::Method;
+use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::catalog::v1::{PriceUpdate, UpdateProductRequest};
+use storefront_proto::common::v1::Money;
+
+use crate::both_backends;
+use crate::helpers::TestMesh;
+use crate::journey::{Shopper, buyable};
+
+/// Sets a variant's AUD price through the catalog's own API, as a
+/// merchandiser's tool would.
+async fn set_price(t: &TestMesh, product_id: &str, variant_id: u32, cents: i64) {
+    let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
+        .await
+        .unwrap();
+    let mut request = tonic::Request::new(UpdateProductRequest {
+        product_id: product_id.to_string(),
+        name: None,
+        description: None,
+        prices: vec![PriceUpdate {
+            variant_id,
+            price: Some(Money {
+                currency_code: "AUD".into(),
+                cent_amount: cents,
+                fraction_digits: 2,
+            }),
+        }],
+    });
+    let token = t.mesh.issuer.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap();
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    client.update_product(request).await.expect("price update");
+}
+
+async fn price_changed_between_open_and_confirm(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 2).await;
+    let product = &products[0].0;
+    let cart = shopper.cart().await;
+    shopper.add(&cart, product, 1, 2).await;
+    let session = shopper.checkout(&cart).await;
+    assert_eq!(session.status, 201, "{}", session.body);
+    let opened_total = session.body["totalPrice"]["centAmount"].as_i64().unwrap();
+
+    set_price(&t, product, 1, 12_345).await;
+    let id = session.body["id"].as_str().unwrap();
+    let refused = shopper.confirm(id).await;
+    refused.error(409, "CART_REPRICED");
+    assert_eq!(refused.field_error(), ("totalPrice", "CHANGED"));
+    assert_eq!(refused.body["cart"]["totalPrice"]["centAmount"], 24_690);
+    assert_ne!(opened_total, 24_690);
+    assert!(
+        refused.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("246.90 AUD"),
+        "{}",
+        refused.body
+    );
+    let orders = shopper.send(Method::GET, "/orders", None).await;
+    assert_eq!(orders.body["total"], 0, "no order at a stale price");
+
+    // A new checkout shows the new price, and confirms at it.
+    let again = shopper.checkout(&cart).await;
+    assert_eq!(again.body["totalPrice"]["centAmount"], 24_690);
+    let confirmed = shopper.confirm(again.body["id"].as_str().unwrap()).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    let order = shopper
+        .send(
+            Method::GET,
+            &format!("/orders/{}", confirmed.body["orderId"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(order.body["totals"]["total"]["centAmount"], 24_690);
+}
+both_backends!(
+    a_price_changed_after_checkout_opened_is_409_and_no_order,
+    price_changed_between_open_and_confirm
+);
+
+async fn one_open_session(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 1).await;
+    let cart = shopper.cart().await;
+    shopper.add(&cart, &products[0].0, 1, 1).await;
+    let first = shopper.checkout(&cart).await;
+    let second = shopper.checkout(&cart).await;
+    let (first, second) = (
+        first.body["id"].as_str().unwrap().to_string(),
+        second.body["id"].as_str().unwrap().to_string(),
+    );
+    let old = shopper
+        .send(Method::GET, &format!("/checkout/{first}"), None)
+        .await;
+    assert_eq!(
+        old.body["status"], "EXPIRED",
+        "a superseded session is over"
+    );
+    shopper
+        .confirm(&first)
+        .await
+        .error(409, "CHECKOUT_SUPERSEDED");
+    assert_eq!(shopper.confirm(&second).await.status, 200);
+}
+both_backends!(
+    opening_a_checkout_supersedes_the_cart_s_open_one,
+    one_open_session
+);
