@@ -64,6 +64,7 @@ pub async fn list_addresses(
         (status = 201, description = "The new address", body = Address),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
+        (status = 409, description = "LIMIT_REACHED: the customer has MAX_ADDRESSES (50) addresses", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
     ))]

@@ -18,7 +18,7 @@ use crate::state::AppState;
 /// Logs a customer in (SPEC 5.3).
 #[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody,
     responses(
-        (status = 200, description = "Logged in; send accessToken as X-BFF-Token", body = LoginResult),
+        (status = 200, description = "Logged in; send accessToken as X-BFF-Token. A customer has at most MAX_SESSIONS (20) sessions: this login ends the oldest beyond it", body = LoginResult),
         (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),

@@ -44,8 +44,9 @@ where
 /// Starts a cart for the caller.
 #[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional"),
     responses(
-        (status = 201, description = "The new, empty cart", body = Cart),
+        (status = 201, description = "The new, empty cart; it expires after CART_IDLE_TTL_SECS (30 days) without a change", body = Cart),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
+        (status = 409, description = "LIMIT_REACHED: the caller has MAX_ACTIVE_CARTS (20) active carts", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: currencyCode must be AUD or NZD", body = ErrorBody),
     ))]
 pub async fn create_cart(
@@ -161,7 +162,7 @@ pub async fn update_cart(
         (status = 200, description = "The repriced cart", body = Cart),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED, or LIMIT_REACHED: the cart has MAX_CART_LINES (100) distinct lines", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: productId, variantId (unknown, not for sale, out of stock), quantity (1-99, stock)", body = ErrorBody),
     ))]

@@ -15,6 +15,7 @@ use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::orders::v1::OrderLine;
 use tonic::metadata::{Ascii, MetadataValue};
 
+use crate::config::CartLimits;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
@@ -79,6 +80,12 @@ pub struct Carts {
     pub store: Store,
     pub catalog: Peer,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
+    pub limits: CartLimits,
+}
+
+/// 409 for a per-customer cap.
+pub fn limit_reached(message: String) -> ServiceError {
+    ServiceError::new(ErrorKind::Conflict, "LIMIT_REACHED", message)
 }
 
 impl Carts {
@@ -106,8 +113,9 @@ impl Carts {
             ..Default::default()
         };
         let _nothing_to_drop = self.reprice(&mut cart);
+        self.register(customer_id, &id).await?;
         self.store
-            .insert_message(&cart_key(&id), &cart, None)
+            .insert_message(&cart_key(&id), &cart, Some(self.limits.idle_ttl))
             .await?;
         Ok(cart)
     }
@@ -142,22 +150,27 @@ impl Carts {
     ) -> Result<Cart, ServiceError> {
         let updated = self
             .store
-            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, None, |cart: &mut Cart| {
-                if cart.customer_id != customer_id {
-                    return Err(not_found(cart_id));
-                }
-                if cart.state == CartState::Ordered as i32 {
-                    return Err(ServiceError::new(
-                        ErrorKind::Conflict,
-                        "CART_ORDERED",
-                        "this cart was ordered; start a new one",
-                    ));
-                }
-                change(cart)?;
-                let _dropped = self.reprice(cart);
-                touch(cart);
-                Ok(())
-            })
+            .update_message(
+                &cart_key(cart_id),
+                MAX_ATTEMPTS,
+                Some(self.limits.idle_ttl),
+                |cart: &mut Cart| {
+                    if cart.customer_id != customer_id {
+                        return Err(not_found(cart_id));
+                    }
+                    if cart.state == CartState::Ordered as i32 {
+                        return Err(ServiceError::new(
+                            ErrorKind::Conflict,
+                            "CART_ORDERED",
+                            "this cart was ordered; start a new one",
+                        ));
+                    }
+                    change(cart)?;
+                    let _dropped = self.reprice(cart);
+                    touch(cart);
+                    Ok(())
+                },
+            )
             .await?;
         written(updated, cart_id)
     }
@@ -176,32 +189,37 @@ impl Carts {
     ) -> Result<(), ServiceError> {
         let updated = self
             .store
-            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, None, |cart: &mut Cart| {
-                if cart.customer_id != customer_id {
-                    return Err(not_found(cart_id));
-                }
-                if cart.state == CartState::Ordered as i32 {
-                    if cart.order_id == order_id {
-                        return Ok(());
+            .update_message(
+                &cart_key(cart_id),
+                MAX_ATTEMPTS,
+                Some(self.limits.idle_ttl),
+                |cart: &mut Cart| {
+                    if cart.customer_id != customer_id {
+                        return Err(not_found(cart_id));
                     }
-                    return Err(ServiceError::new(
-                        ErrorKind::Conflict,
-                        "CART_ORDERED",
-                        "this cart was already ordered through another checkout",
-                    ));
-                }
-                if version(cart) != expected_version {
-                    return Err(ServiceError::new(
-                        ErrorKind::Conflict,
-                        "CART_CHANGED",
-                        "the cart changed since checkout began; start a new checkout",
-                    ));
-                }
-                cart.state = CartState::Ordered as i32;
-                cart.order_id = order_id.to_string();
-                touch(cart);
-                Ok(())
-            })
+                    if cart.state == CartState::Ordered as i32 {
+                        if cart.order_id == order_id {
+                            return Ok(());
+                        }
+                        return Err(ServiceError::new(
+                            ErrorKind::Conflict,
+                            "CART_ORDERED",
+                            "this cart was already ordered through another checkout",
+                        ));
+                    }
+                    if version(cart) != expected_version {
+                        return Err(ServiceError::new(
+                            ErrorKind::Conflict,
+                            "CART_CHANGED",
+                            "the cart changed since checkout began; start a new checkout",
+                        ));
+                    }
+                    cart.state = CartState::Ordered as i32;
+                    cart.order_id = order_id.to_string();
+                    touch(cart);
+                    Ok(())
+                },
+            )
             .await?;
         written(updated, cart_id).map(|_| ())
     }
@@ -244,6 +262,7 @@ impl Carts {
         let available = line.1;
         let line = line.0;
         self.modify(&req.customer_id, &req.cart_id, |cart| {
+            let lines = cart.line_items.len();
             let existing = cart
                 .line_items
                 .iter_mut()
@@ -262,6 +281,12 @@ impl Carts {
                     "OUT_OF_RANGE",
                     format!("only {available} left in stock"),
                 ));
+            }
+            if existing.is_none() && lines >= self.limits.lines {
+                return Err(limit_reached(format!(
+                    "a cart holds at most {} distinct lines",
+                    self.limits.lines
+                )));
             }
             match existing {
                 Some(l) => l.quantity = total,

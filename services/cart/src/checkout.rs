@@ -188,12 +188,13 @@ impl Checkout {
         ))
     }
 
+    /// A superseded session is kept an hour, to answer its late confirms.
     async fn supersede(&self, session_id: &str, by: &str) -> Result<(), ServiceError> {
         self.store
             .update_message(
                 &session_key(session_id),
                 MAX_ATTEMPTS,
-                None,
+                Some(Duration::from_secs(3600).min(self.keep())),
                 |record: &mut CheckoutRecord| {
                     record.superseded_by = by.to_string();
                     Ok::<_, ServiceError>(())

@@ -23,6 +23,28 @@ pub struct CartConfig {
     /// `CHECKOUT_TTL_SECS`: how long a checkout session stays open.
     pub checkout_ttl: Duration,
     pub grpc_timeout: Duration,
+    pub limits: CartLimits,
+}
+
+/// What one customer's carts may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct CartLimits {
+    /// `CART_IDLE_TTL_SECS`: a cart unchanged this long is gone.
+    pub idle_ttl: Duration,
+    /// `MAX_ACTIVE_CARTS` per customer.
+    pub active_carts: usize,
+    /// `MAX_CART_LINES`: distinct lines per cart.
+    pub lines: usize,
+}
+
+impl Default for CartLimits {
+    fn default() -> Self {
+        Self {
+            idle_ttl: Duration::from_secs(30 * 86_400),
+            active_carts: 20,
+            lines: 100,
+        }
+    }
 }
 
 impl CartConfig {
@@ -43,8 +65,20 @@ impl CartConfig {
             identity_token_url: env.url("IDENTITY_TOKEN_URL", &dev_token_url)?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            limits: CartLimits {
+                idle_ttl: Duration::from_secs(env.parse("CART_IDLE_TTL_SECS", 30 * 86_400)?),
+                active_carts: env.parse("MAX_ACTIVE_CARTS", 20)?,
+                lines: env.parse("MAX_CART_LINES", 100)?,
+            },
             service,
         };
+        let l = config.limits;
+        if l.idle_ttl.as_secs() < 60 || l.active_carts == 0 || l.lines == 0 {
+            return Err(ConfigError::new(
+                "CART_IDLE_TTL_SECS",
+                "carts need an idle TTL of at least 60 s, MAX_ACTIVE_CARTS and MAX_CART_LINES above 0",
+            ));
+        }
         if config.checkout_ttl.is_zero() {
             return Err(ConfigError::new(
                 "CHECKOUT_TTL_SECS",

@@ -4,6 +4,7 @@
 pub mod carts;
 mod checkout;
 pub mod config;
+mod owned;
 pub mod pricing;
 pub mod promotions;
 mod refresh;
@@ -59,6 +60,7 @@ pub async fn serve(
         store: store.clone(),
         catalog,
         promotions,
+        limits: config.limits,
     });
     let checkout = Arc::new(checkout::Checkout {
         store,

@@ -32,6 +32,7 @@ pub struct Accounts {
     pub signer: Arc<Signer>,
     pub captcha: Captcha,
     pub refresh_ttl: Duration,
+    pub max_sessions: usize,
 }
 
 fn invalid_credentials() -> ServiceError {
@@ -152,6 +153,7 @@ impl Accounts {
         }
         let customer = customer.ok_or_else(invalid_credentials)?;
         let sid = uuid::Uuid::new_v4().to_string();
+        self.admit_session(&customer.id, &sid).await?;
         self.session(&customer.summary(), &sid).await
     }
 
@@ -180,7 +182,7 @@ impl Accounts {
         })
     }
 
-    async fn revoke_session(&self, sid: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn revoke_session(&self, sid: &str) -> Result<(), ServiceError> {
         self.store
             .insert(&revoked_session_key(sid), b"1", Some(self.refresh_ttl))
             .await?;

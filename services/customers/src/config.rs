@@ -49,6 +49,10 @@ pub struct CustomersConfig {
     pub tokens: TokenConfig,
     pub captcha: CaptchaConfig,
     pub argon2: Argon2Params,
+    /// `MAX_ADDRESSES` per customer.
+    pub max_addresses: usize,
+    /// `MAX_SESSIONS` per customer: a login beyond it ends the oldest.
+    pub max_sessions: usize,
 }
 
 fn captcha(env: &EnvReader) -> Result<CaptchaConfig, ConfigError> {
@@ -90,12 +94,20 @@ impl CustomersConfig {
             tokens,
             captcha: captcha(env)?,
             argon2,
+            max_addresses: env.parse("MAX_ADDRESSES", 50)?,
+            max_sessions: env.parse("MAX_SESSIONS", 20)?,
         };
         config.validate()?;
         Ok(config)
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_addresses == 0 || self.max_sessions == 0 {
+            return Err(ConfigError::new(
+                "MAX_ADDRESSES",
+                "MAX_ADDRESSES and MAX_SESSIONS must be above 0",
+            ));
+        }
         if !(30..=3600).contains(&self.tokens.access_ttl.as_secs()) {
             return Err(ConfigError::new(
                 "ACCESS_TOKEN_TTL_SECS",

@@ -8,6 +8,7 @@ mod model;
 mod password;
 mod profile;
 mod service;
+mod sessions;
 mod tokens;
 mod validate;
 
@@ -35,10 +36,14 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
         signer: Arc::new(tokens::Signer::new(&config.tokens)?),
         captcha: captcha::Captcha::new(config.captcha.clone()),
         refresh_ttl: config.tokens.refresh_ttl,
+        max_sessions: config.max_sessions,
     };
     Ok(service::CustomersApi {
         accounts: Arc::new(accounts),
-        profiles: Arc::new(profile::Profiles { store }),
+        profiles: Arc::new(profile::Profiles {
+            store,
+            max_addresses: config.max_addresses,
+        }),
     })
 }
 

@@ -17,6 +17,7 @@ const MAX_ATTEMPTS: usize = 32;
 
 pub struct Profiles {
     pub store: Store,
+    pub max_addresses: usize,
 }
 
 fn concurrent() -> ServiceError {
@@ -152,6 +153,16 @@ impl Profiles {
         let input = Self::validated(input)?;
         let (address, _, _) = self
             .update(customer_id, |doc| {
+                if doc.addresses.len() >= self.max_addresses {
+                    return Err(ServiceError::new(
+                        ErrorKind::Conflict,
+                        "LIMIT_REACHED",
+                        format!(
+                            "at most {} addresses per customer; delete one first",
+                            self.max_addresses
+                        ),
+                    ));
+                }
                 let address = AddressDoc::new(input.clone(), now_ms());
                 let id = address.id.clone();
                 doc.addresses.push(address);

@@ -1,13 +1,17 @@
-//! The in-memory backend: one map behind a mutex, expiry checked on read.
+//! The in-memory backend: the keys spread over shards, each a map behind
+//! its own mutex, expiry checked on read and swept per shard, so neither a
+//! write nor a sweep ever holds a lock over every key.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::Versioned;
 
-/// Expired entries are swept after this many inserts.
-const SWEEP_EVERY: u64 = 4096;
+/// Expired entries of a shard are swept after this many of its inserts.
+const SWEEP_EVERY: u64 = 1024;
+const SHARDS: usize = 32;
 
 struct Entry {
     version: u64,
@@ -27,21 +31,39 @@ struct Inner {
     inserts: u64,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct MemoryStore {
-    inner: Arc<Mutex<Inner>>,
+    shards: Arc<[Mutex<Inner>]>,
+    hasher: RandomState,
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+            hasher: RandomState::new(),
+        }
+    }
 }
 
 impl MemoryStore {
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn shard(&self, key: &str) -> usize {
+        self.hasher.hash_one(key) as usize % self.shards.len()
+    }
+
+    fn lock_shard(&self, shard: usize) -> MutexGuard<'_, Inner> {
         // A panic while holding the lock cannot leave a half-written entry
         // (every write is one map operation), so a poisoned lock is usable.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.shards[shard].lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lock(&self, key: &str) -> MutexGuard<'_, Inner> {
+        self.lock_shard(self.shard(key))
     }
 
     pub fn get(&self, key: &str) -> Option<Versioned<Vec<u8>>> {
         let now = Instant::now();
-        let inner = self.lock();
+        let inner = self.lock(key);
         inner
             .map
             .get(key)
@@ -81,7 +103,7 @@ impl MemoryStore {
 
     pub fn insert(&self, key: &str, value: &[u8], ttl: Option<Duration>) -> bool {
         let now = Instant::now();
-        let mut inner = self.lock();
+        let mut inner = self.lock(key);
         if Self::exists(&inner, key, now) {
             return false;
         }
@@ -91,12 +113,28 @@ impl MemoryStore {
 
     pub fn insert_indexed(&self, key: &str, value: &[u8], index: &str, index_value: &[u8]) -> bool {
         let now = Instant::now();
-        let mut inner = self.lock();
-        if Self::exists(&inner, key, now) || Self::exists(&inner, index, now) {
+        let (a, b) = (self.shard(key), self.shard(index));
+        if a == b {
+            let mut inner = self.lock_shard(a);
+            if Self::exists(&inner, key, now) || Self::exists(&inner, index, now) {
+                return false;
+            }
+            Self::put(&mut inner, key, 1, value, None, now);
+            Self::put(&mut inner, index, 1, index_value, None, now);
+            return true;
+        }
+        // Two shards, always locked in the same order: no deadlock.
+        let (mut first, mut second) = (self.lock_shard(a.min(b)), self.lock_shard(a.max(b)));
+        let (value_shard, index_shard) = if a < b {
+            (&mut *first, &mut *second)
+        } else {
+            (&mut *second, &mut *first)
+        };
+        if Self::exists(value_shard, key, now) || Self::exists(index_shard, index, now) {
             return false;
         }
-        Self::put(&mut inner, key, 1, value, None, now);
-        Self::put(&mut inner, index, 1, index_value, None, now);
+        Self::put(value_shard, key, 1, value, None, now);
+        Self::put(index_shard, index, 1, index_value, None, now);
         true
     }
 
@@ -108,7 +146,7 @@ impl MemoryStore {
         ttl: Option<Duration>,
     ) -> Option<u64> {
         let now = Instant::now();
-        let mut inner = self.lock();
+        let mut inner = self.lock(key);
         let (current, expires) = inner
             .map
             .get(key)
@@ -128,6 +166,6 @@ impl MemoryStore {
 
     pub fn delete(&self, key: &str) -> bool {
         let now = Instant::now();
-        self.lock().map.remove(key).is_some_and(|e| e.live(now))
+        self.lock(key).map.remove(key).is_some_and(|e| e.live(now))
     }
 }
