@@ -156,6 +156,9 @@ pub struct GatewayConfig {
     pub breaker_open_for: Duration,
     /// `GRPC_TIMEOUT_MS`: the deadline of each downstream call.
     pub grpc_timeout: Duration,
+    /// `DOWNSTREAM_CONCURRENCY`: calls in flight per downstream before
+    /// more are shed (503 `DOWNSTREAM_BUSY`).
+    pub downstream_concurrency: usize,
     /// `DRAIN_TIMEOUT_MS`: how long in-flight requests may finish on shutdown.
     pub drain_timeout: Duration,
     /// How long requests are still accepted after a shutdown signal, with
@@ -210,6 +213,10 @@ impl GatewayConfig {
                 &dev_identity_url("http://127.0.0.1:8091"),
             )?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            downstream_concurrency: env.parse(
+                "DOWNSTREAM_CONCURRENCY",
+                storefront_common::client::DEFAULT_CONCURRENCY,
+            )?,
             route_timeouts: route_timeouts(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
@@ -221,6 +228,12 @@ impl GatewayConfig {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        if self.downstream_concurrency == 0 {
+            return Err(ConfigError::new(
+                "DOWNSTREAM_CONCURRENCY",
+                "must be greater than 0",
+            ));
+        }
         if self.grpc_timeout.is_zero() {
             return Err(ConfigError::new(
                 "GRPC_TIMEOUT_MS",

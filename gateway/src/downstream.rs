@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use storefront_common::client::Peer;
+use storefront_common::client::{Guarded, Peer, is_shed};
 use storefront_common::identity::token_source::TokenSource;
 use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
@@ -13,7 +13,6 @@ use storefront_proto::customers::v1::customer_service_client::CustomerServiceCli
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 use tonic::metadata::MetadataValue;
-use tonic::transport::Channel;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -27,12 +26,19 @@ use crate::middleware::correlation::CorrelationId;
 /// Health checks answer quickly or count as not serving.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long a health answer is reused: a flood of readiness probes costs
+/// each downstream at most one check per this period.
+const HEALTH_CACHE: Duration = Duration::from_secs(1);
+
 #[derive(Clone)]
 pub struct Downstream {
     pub peer: Peer,
     /// The gRPC service name health is asked about.
     pub grpc_service: &'static str,
     pub breaker: Arc<Breaker>,
+    /// The last health answer and when it came; the lock also makes
+    /// concurrent probes share one check.
+    health: Arc<tokio::sync::Mutex<Option<(std::time::Instant, bool)>>>,
 }
 
 impl Downstream {
@@ -40,9 +46,22 @@ impl Downstream {
         self.peer.name
     }
 
-    /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`].
+    /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`], as
+    /// checked at most [`HEALTH_CACHE`] ago.
     pub async fn serving(&self) -> bool {
-        let mut client = HealthClient::new(self.peer.channel.clone());
+        let mut last = self.health.lock().await;
+        if let Some((at, ok)) = *last
+            && at.elapsed() < HEALTH_CACHE
+        {
+            return ok;
+        }
+        let ok = self.check().await;
+        *last = Some((std::time::Instant::now(), ok));
+        ok
+    }
+
+    async fn check(&self) -> bool {
+        let mut client = HealthClient::new(self.peer.unguarded.clone());
         let mut request = tonic::Request::new(HealthCheckRequest {
             service: self.grpc_service.to_string(),
         });
@@ -80,7 +99,14 @@ impl Downstreams {
         let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
         let timeout = config.grpc_timeout;
         let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
-            let peer = Peer::new(name, &c.url, &c.audience, tokens.clone(), timeout)?;
+            let peer = Peer::limited(
+                name,
+                &c.url,
+                &c.audience,
+                tokens.clone(),
+                timeout,
+                config.downstream_concurrency,
+            )?;
             let breaker = Arc::new(Breaker::new(
                 config.breaker_threshold,
                 config.breaker_open_for,
@@ -89,6 +115,7 @@ impl Downstreams {
                 peer,
                 grpc_service,
                 breaker,
+                health: Arc::default(),
             })
         };
         Ok(Self {
@@ -133,27 +160,27 @@ impl Downstreams {
         ]
     }
 
-    pub fn content(&self) -> ContentServiceClient<Channel> {
+    pub fn content(&self) -> ContentServiceClient<Guarded> {
         ContentServiceClient::new(self.content.peer.channel.clone())
     }
 
-    pub fn search(&self) -> SearchServiceClient<Channel> {
+    pub fn search(&self) -> SearchServiceClient<Guarded> {
         SearchServiceClient::new(self.search.peer.channel.clone())
     }
 
-    pub fn catalog(&self) -> CatalogServiceClient<Channel> {
+    pub fn catalog(&self) -> CatalogServiceClient<Guarded> {
         CatalogServiceClient::new(self.catalog.peer.channel.clone())
     }
 
-    pub fn customers(&self) -> CustomerServiceClient<Channel> {
+    pub fn customers(&self) -> CustomerServiceClient<Guarded> {
         CustomerServiceClient::new(self.customers.peer.channel.clone())
     }
 
-    pub fn cart(&self) -> CartServiceClient<Channel> {
+    pub fn cart(&self) -> CartServiceClient<Guarded> {
         CartServiceClient::new(self.cart.peer.channel.clone())
     }
 
-    pub fn orders(&self) -> OrderServiceClient<Channel> {
+    pub fn orders(&self) -> OrderServiceClient<Guarded> {
         OrderServiceClient::new(self.orders.peer.channel.clone())
     }
 
@@ -204,17 +231,23 @@ impl Downstreams {
             }
         };
         // The breaker counts reads, not attempts: one read that exhausted its
-        // retries is one failure.
-        let failed = outcome.as_ref().err().map(tonic::Status::code);
-        if matches!(
-            failed,
-            Some(tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled)
-        ) {
-            if to.breaker.failed() {
-                tracing::warn!(downstream = to.name(), "circuit opened");
+        // retries is one failure. Only the downstream failing counts: a
+        // deadline may be one expensive request's own (heavy queries must
+        // not open the circuit for everyone), and a shed call was never
+        // sent; the concurrency limit bounds what a hung downstream holds.
+        match &outcome {
+            Err(s) if s.code() == tonic::Code::Unavailable => {
+                if to.breaker.failed() {
+                    tracing::warn!(downstream = to.name(), "circuit opened");
+                }
             }
-        } else {
-            to.breaker.succeeded();
+            Err(s)
+                if is_shed(s)
+                    || matches!(
+                        s.code(),
+                        tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+                    ) => {}
+            _ => to.breaker.succeeded(),
         }
         Ok(outcome?.into_inner())
     }

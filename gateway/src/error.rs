@@ -150,6 +150,13 @@ impl ApiError {
 
     /// The one mapping from a downstream gRPC status to an HTTP error.
     pub fn from_status(status: &tonic::Status) -> Self {
+        if storefront_common::client::is_shed(status) {
+            return Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "DOWNSTREAM_BUSY",
+                "the service is handling as many requests as it can; retry shortly",
+            );
+        }
         let (reason, violations) = status_details(status);
         let http = match (status.code(), reason.as_deref()) {
             (Code::InvalidArgument, _) if is_validation(status) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -242,6 +249,13 @@ impl IntoResponse for ApiError {
             response
                 .headers_mut()
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        }
+        // Every 503 is temporary: say when to come back (a handler may
+        // set a more precise value over it).
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(1u32));
         }
         response
     }

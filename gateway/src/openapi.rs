@@ -37,7 +37,10 @@ const COMMON_ERRORS: &[(&str, &str)] = &[
     ),
     ("500", "Internal error (never a stack trace)"),
     ("502", "A downstream service returned an invalid response"),
-    ("503", "A downstream service is temporarily unavailable"),
+    (
+        "503",
+        "Temporarily unavailable, with Retry-After: SERVICE_UNAVAILABLE (a downstream unreachable), CIRCUIT_OPEN (its calls paused after repeated failures) or DOWNSTREAM_BUSY (as many calls in flight to it as allowed; this one was shed)",
+    ),
     ("504", "A downstream service did not respond in time"),
 ];
 

@@ -224,3 +224,46 @@ async fn a_route_with_its_own_deadline_answers_at_it() {
     );
     stop.cancel();
 }
+
+#[tokio::test]
+async fn deadlines_do_not_open_the_circuit() {
+    // One expensive request past its deadline says nothing about the
+    // downstream's health: it must not close the route for everyone.
+    let mesh = spawn_mesh().await;
+    let url = silent_server().await;
+    let extra = [("BREAKER_THRESHOLD", "2"), ("GRPC_TIMEOUT_MS", "200")];
+    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    for _ in 0..4 {
+        products(&base).await.0.error(504, "GATEWAY_TIMEOUT");
+    }
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
+    let mesh = spawn_mesh().await;
+    let url = silent_server().await;
+    let extra = [("DOWNSTREAM_CONCURRENCY", "2"), ("GRPC_TIMEOUT_MS", "1500")];
+    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    let replies = futures::future::join_all((0..6).map(|_| products(&base))).await;
+    let shed: Vec<_> = replies.iter().filter(|(r, _)| r.status == 503).collect();
+    let waited = replies.iter().filter(|(r, _)| r.status == 504).count();
+    let all: Vec<_> = replies
+        .iter()
+        .map(|(r, _)| (r.status, r.body["code"].clone()))
+        .collect();
+    assert_eq!(
+        (shed.len(), waited),
+        (4, 2),
+        "two in flight, the rest shed: {all:?}"
+    );
+    for (reply, took) in shed {
+        reply.error(503, "DOWNSTREAM_BUSY");
+        assert_eq!(reply.header("retry-after"), Some("1"));
+        assert!(
+            *took < std::time::Duration::from_millis(1_000),
+            "shed at once: {took:?}"
+        );
+    }
+    stop.cancel();
+}

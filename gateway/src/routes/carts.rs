@@ -28,7 +28,7 @@ async fn cart_call<F, Fut, M>(
 where
     F: FnOnce(
         storefront_proto::cart::v1::cart_service_client::CartServiceClient<
-            tonic::transport::Channel,
+            storefront_common::client::Guarded,
         >,
         tonic::Request<M>,
     ) -> Fut,

@@ -5,20 +5,88 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::TryFutureExt;
+use futures::future::BoxFuture;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
+use tower::limit::ConcurrencyLimit;
+use tower::load_shed::LoadShed;
+use tower::load_shed::error::Overloaded;
+use tower::{BoxError, Service};
 
 use crate::identity::token_source::{TokenError, TokenSource};
 use crate::telemetry::{CORRELATION_ID_HEADER, inject_current_trace};
+
+/// Calls in flight to one peer before more are shed.
+pub const DEFAULT_CONCURRENCY: usize = 512;
+
+/// A channel that holds at most a set number of calls in flight and sheds
+/// the rest at once (see [`is_shed`]) rather than queueing them: a burst
+/// of slow calls costs a fast 503 to the excess, not a pile-up of
+/// deadlines that would look like the peer failing.
+pub type Guarded = MarkShed<LoadShed<ConcurrencyLimit<Channel>>>;
+
+/// A call shed by [`Guarded`]. Its own type, because tonic turns tower's
+/// `Overloaded` into the same status a peer's own refusal would carry.
+#[derive(Debug)]
+pub struct Shed;
+
+impl std::fmt::Display for Shed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("too many calls in flight to this peer")
+    }
+}
+
+impl std::error::Error for Shed {}
+
+/// Turns tower's `Overloaded` into [`Shed`].
+#[derive(Clone)]
+pub struct MarkShed<S>(S);
+
+impl<S, R> Service<R> for MarkShed<S>
+where
+    S: Service<R, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = BoxFuture<'static, Result<S::Response, BoxError>>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        Box::pin(self.0.call(request).map_err(|e: BoxError| {
+            if e.is::<Overloaded>() {
+                Box::new(Shed) as BoxError
+            } else {
+                e
+            }
+        }))
+    }
+}
 
 #[derive(Clone)]
 pub struct Peer {
     /// The name errors and readiness use, e.g. `catalog`.
     pub name: &'static str,
     pub audience: String,
-    pub channel: Channel,
+    pub channel: Guarded,
+    /// The same connection without the limit, for health checks, which
+    /// must not fail because the peer is busy.
+    pub unguarded: Channel,
     tokens: Arc<TokenSource>,
     timeout: Duration,
+}
+
+/// Whether a call failed because it was shed (the peer had as many calls
+/// in flight as allowed), not because the peer failed.
+pub fn is_shed(status: &tonic::Status) -> bool {
+    std::error::Error::source(status).is_some_and(|e| e.is::<Shed>())
 }
 
 impl Peer {
@@ -29,16 +97,31 @@ impl Peer {
         tokens: Arc<TokenSource>,
         timeout: Duration,
     ) -> anyhow::Result<Self> {
-        let channel = Endpoint::from_shared(url.to_string())?
+        Self::limited(name, url, audience, tokens, timeout, DEFAULT_CONCURRENCY)
+    }
+
+    /// As `new`, with at most `concurrency` calls in flight.
+    pub fn limited(
+        name: &'static str,
+        url: &str,
+        audience: &str,
+        tokens: Arc<TokenSource>,
+        timeout: Duration,
+        concurrency: usize,
+    ) -> anyhow::Result<Self> {
+        let unguarded = Endpoint::from_shared(url.to_string())?
             .connect_timeout(Duration::from_secs(1))
             .timeout(timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
             .connect_lazy();
+        let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
+        let channel = MarkShed(LoadShed::new(limited));
         Ok(Self {
             name,
             audience: audience.to_string(),
             channel,
+            unguarded,
             tokens,
             timeout,
         })
