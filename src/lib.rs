@@ -88,9 +88,9 @@ impl Mesh {
     /// Starts everything. `gateway` is the gateway's listener; without one
     /// the gateway binds its configured `LISTEN_ADDR` (127.0.0.1:8080).
     pub async fn start(mut env: EnvReader, gateway: Option<TcpListener>) -> anyhow::Result<Self> {
-        if env.environment()?.is_production() {
+        if env.environment()?.refuses_dev_shortcuts() {
             anyhow::bail!(
-                "APP_ENV=production: the all-in-one binary runs the dev identity issuer; \
+                "APP_ENV=production or staging: the all-in-one binary runs the dev identity issuer; \
                  run each program on its own with a real issuer"
             );
         }

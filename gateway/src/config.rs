@@ -242,23 +242,23 @@ impl GatewayConfig {
         }
         // The dev issuer only ever runs on loopback; production must get its
         // tokens from the platform's metadata server.
-        if self.environment.is_production() && is_loopback_url(&self.identity_token_url) {
+        if self.environment.refuses_dev_shortcuts() && is_loopback_url(&self.identity_token_url) {
             return Err(ConfigError::new(
                 "IDENTITY_TOKEN_URL",
-                "the dev issuer is refused in production",
+                "the dev issuer is refused in production and staging",
             ));
         }
-        if self.environment.is_production() && self.identity_issuer == DEV_ISSUER {
+        if self.environment.refuses_dev_shortcuts() && self.identity_issuer == DEV_ISSUER {
             return Err(ConfigError::new(
                 "IDENTITY_ISSUER",
-                "the dev issuer is refused in production",
+                "the dev issuer is refused in production and staging",
             ));
         }
         // Without shared state a logout would not reach the other replicas.
-        if self.environment.is_production() && self.redis_url.is_none() {
+        if self.environment.refuses_dev_shortcuts() && self.redis_url.is_none() {
             return Err(ConfigError::new(
                 "REDIS_URL",
-                "production needs shared session state",
+                "production and staging need shared session state",
             ));
         }
         Ok(())

@@ -85,17 +85,17 @@ impl CartConfig {
                 "must be greater than 0",
             ));
         }
-        if config.service.environment.is_production() {
+        if config.service.environment.refuses_dev_shortcuts() {
             if is_loopback_url(&config.identity_token_url) {
                 return Err(ConfigError::new(
                     "IDENTITY_TOKEN_URL",
-                    "the dev issuer is refused in production",
+                    "the dev issuer is refused in production and staging",
                 ));
             }
             if config.redis_url.is_none() {
                 return Err(ConfigError::new(
                     "REDIS_URL",
-                    "production keeps carts in Redis",
+                    "production and staging keep carts in Redis",
                 ));
             }
         }

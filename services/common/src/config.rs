@@ -37,10 +37,11 @@ pub enum AppEnvironment {
 }
 
 impl AppEnvironment {
-    /// Production refuses development shortcuts (dev identity issuer, dev
-    /// captcha, demo data).
-    pub fn is_production(self) -> bool {
-        matches!(self, AppEnvironment::Production)
+    /// Production and staging (production's shape, reachable from outside)
+    /// refuse development shortcuts: the dev identity issuer, the dev
+    /// captcha, demo data, state kept in process.
+    pub fn refuses_dev_shortcuts(self) -> bool {
+        matches!(self, AppEnvironment::Production | AppEnvironment::Staging)
     }
 
     pub fn as_str(self) -> &'static str {

@@ -60,17 +60,17 @@ impl ServiceSettings {
                 "must name at least one service account",
             ));
         }
-        if self.environment.is_production() {
+        if self.environment.refuses_dev_shortcuts() {
             if self.identity.issuer == DEV_ISSUER {
                 return Err(ConfigError::new(
                     "IDENTITY_ISSUER",
-                    "the dev issuer is refused in production",
+                    "the dev issuer is refused in production and staging",
                 ));
             }
             if !self.identity.jwks_url.starts_with("https://") {
                 return Err(ConfigError::new(
                     "IDENTITY_JWKS_URL",
-                    "production requires an https JWKS URL",
+                    "production and staging require an https JWKS URL",
                 ));
             }
         }

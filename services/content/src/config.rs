@@ -37,10 +37,10 @@ impl ContentConfig {
         }
         let dir = env.raw("CONTENT_DIR").map(PathBuf::from);
         // The built-in set is demo data: production serves its own content.
-        if dir.is_none() && service.environment.is_production() {
+        if dir.is_none() && service.environment.refuses_dev_shortcuts() {
             return Err(ConfigError::new(
                 "CONTENT_DIR",
-                "production requires a content folder (the built-in demo set is refused)",
+                "production and staging require a content folder (the built-in demo set is refused)",
             ));
         }
         if let Some(d) = &dir

@@ -137,23 +137,23 @@ impl CustomersConfig {
                 "must be between 0 and 1",
             ));
         }
-        if self.service.environment.is_production() {
+        if self.service.environment.refuses_dev_shortcuts() {
             if matches!(self.captcha, CaptchaConfig::Dev) {
                 return Err(ConfigError::new(
                     "CAPTCHA_VERIFIER",
-                    "the dev captcha is refused in production",
+                    "the dev captcha is refused in production and staging",
                 ));
             }
             if self.tokens.signing_key.is_none() {
                 return Err(ConfigError::new(
                     "TOKEN_SIGNING_KEY",
-                    "production needs a configured signing key",
+                    "production and staging need a configured signing key",
                 ));
             }
             if self.redis_url.is_none() {
                 return Err(ConfigError::new(
                     "REDIS_URL",
-                    "production needs shared session state",
+                    "production and staging need shared session state",
                 ));
             }
         }
@@ -164,6 +164,28 @@ impl CustomersConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staging_refuses_the_dev_captcha_like_production() {
+        let env = EnvReader::from_pairs([
+            ("APP_ENV", "staging"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+            (
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            ),
+        ]);
+        assert_eq!(
+            CustomersConfig::from_env(&env).unwrap_err().var,
+            "CAPTCHA_VERIFIER"
+        );
+        let dev = EnvReader::from_pairs([("APP_ENV", "staging")]);
+        assert_eq!(
+            CustomersConfig::from_env(&dev).unwrap_err().var,
+            "IDENTITY_ISSUER",
+            "nor the dev identity issuer"
+        );
+    }
 
     #[test]
     fn production_refuses_dev_shortcuts() {

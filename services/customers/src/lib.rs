@@ -73,8 +73,8 @@ pub async fn serve(
     let api = api(&config, store)?;
     if seed_demo {
         anyhow::ensure!(
-            !config.service.environment.is_production(),
-            "demo customers are never seeded in production"
+            !config.service.environment.refuses_dev_shortcuts(),
+            "demo customers are never seeded in production or staging"
         );
         seed(&api).await?;
     }

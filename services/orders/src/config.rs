@@ -16,10 +16,10 @@ impl OrdersConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
         let redis_url = env.raw("REDIS_URL").map(str::to_string);
-        if service.environment.is_production() && redis_url.is_none() {
+        if service.environment.refuses_dev_shortcuts() && redis_url.is_none() {
             return Err(ConfigError::new(
                 "REDIS_URL",
-                "production keeps orders in Redis",
+                "production and staging keep orders in Redis",
             ));
         }
         Ok(Self { service, redis_url })

@@ -59,11 +59,11 @@ impl SearchConfig {
                 "must be greater than 0",
             ));
         }
-        if config.service.environment.is_production() && is_loopback_url(&config.identity_token_url)
+        if config.service.environment.refuses_dev_shortcuts() && is_loopback_url(&config.identity_token_url)
         {
             return Err(ConfigError::new(
                 "IDENTITY_TOKEN_URL",
-                "the dev issuer is refused in production",
+                "the dev issuer is refused in production and staging",
             ));
         }
         Ok(config)

@@ -130,8 +130,8 @@ impl DevIssuer {
 /// 127.0.0.1:8091; `DEV_TOKEN_TTL_SECS`, default 3600) until `shutdown`.
 /// Refused in production.
 pub async fn run(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> {
-    if env.environment()?.is_production() {
-        anyhow::bail!("APP_ENV=production: the dev identity issuer is refused");
+    if env.environment()?.refuses_dev_shortcuts() {
+        anyhow::bail!("APP_ENV=production or staging: the dev identity issuer is refused");
     }
     let ttl = Duration::from_secs(env.parse("DEV_TOKEN_TTL_SECS", 3600)?);
     let listener = TcpListener::bind(env.addr("LISTEN_ADDR", "127.0.0.1:8091")?).await?;
