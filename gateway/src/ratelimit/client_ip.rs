@@ -1,5 +1,9 @@
 //! The client's address: the TCP peer, unless the peer is a trusted proxy;
 //! then the first untrusted hop of `X-Forwarded-For`, read from the right.
+//! The walk is strict: a hop that is not an address stops it (that hop is
+//! the client), so garbage written by a proxy never moves the walk onto
+//! entries the client wrote. An IPv6 client is its /64, the block one
+//! subscriber gets; an IPv4 client its address.
 
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -69,29 +73,66 @@ impl TrustedProxies {
     }
 }
 
-/// The address the limits count against.
-pub fn client_ip(
-    peer: Option<IpAddr>,
-    headers: &HeaderMap,
-    trusted: &TrustedProxies,
-) -> Option<IpAddr> {
-    let peer = peer?;
-    if !trusted.trusts(peer) {
-        return Some(peer);
+/// Where a request comes from, as rate limits key it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Client {
+    V4(std::net::Ipv4Addr),
+    /// The /64 network of an IPv6 address.
+    V6Net(std::net::Ipv6Addr),
+    /// A forwarded hop that is not an address (at most 64 bytes of it).
+    Unparsable(String),
+    Unknown,
+}
+
+impl Client {
+    fn of(ip: IpAddr) -> Self {
+        match ip {
+            IpAddr::V4(v4) => Client::V4(v4),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => Client::V4(v4),
+                None => Client::V6Net((u128::from(v6) & (u128::MAX << 64)).into()),
+            },
+        }
     }
-    let hops = headers
+}
+
+impl std::fmt::Display for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Client::V4(ip) => write!(f, "{ip}"),
+            Client::V6Net(net) => write!(f, "{net}/64"),
+            Client::Unparsable(hop) => write!(f, "hop:{hop}"),
+            Client::Unknown => f.write_str("unknown"),
+        }
+    }
+}
+
+/// The client the limits count against.
+pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &TrustedProxies) -> Client {
+    let Some(peer) = peer else {
+        return Client::Unknown;
+    };
+    if !trusted.trusts(peer) {
+        return Client::of(peer);
+    }
+    let values: Vec<&str> = headers
         .get_all("x-forwarded-for")
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','));
-    let hops: Vec<IpAddr> = hops.filter_map(|h| h.trim().parse().ok()).collect();
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+        .collect();
     // From the nearest hop outwards, past every proxy we trust.
-    Some(
-        hops.into_iter()
-            .rev()
-            .find(|ip| !trusted.trusts(*ip))
-            .unwrap_or(peer),
-    )
+    for hop in values.iter().rev().flat_map(|v| v.rsplit(',')) {
+        let hop = hop.trim();
+        match hop.parse::<IpAddr>() {
+            Ok(ip) if trusted.trusts(ip) => continue,
+            Ok(ip) => return Client::of(ip),
+            Err(_) => {
+                let end = hop.floor_char_boundary(64);
+                return Client::Unparsable(hop[..end].to_string());
+            }
+        }
+    }
+    Client::of(peer)
 }
 
 #[cfg(test)]
@@ -110,22 +151,38 @@ mod tests {
     fn forwarded_for_is_believed_only_from_trusted_proxies() {
         let trusted = TrustedProxies::parse(&["10.0.0.0/8".into(), "127.0.0.1".into()]).unwrap();
         let peer = Some("10.1.2.3".parse().unwrap());
-        assert_eq!(
-            client_ip(peer, &headers("1.2.3.4, 10.9.9.9"), &trusted),
-            "1.2.3.4".parse().ok()
-        );
+        let key = |xff: &HeaderMap, peer| client_ip(peer, xff, &trusted).to_string();
+        assert_eq!(key(&headers("1.2.3.4, 10.9.9.9"), peer), "1.2.3.4");
         // A client-supplied leftmost entry is not believed over the real hop.
-        assert_eq!(
-            client_ip(peer, &headers("6.6.6.6, 5.5.5.5, 10.9.9.9"), &trusted),
-            "5.5.5.5".parse().ok()
-        );
+        assert_eq!(key(&headers("6.6.6.6, 5.5.5.5, 10.9.9.9"), peer), "5.5.5.5");
         let untrusted = Some("8.8.8.8".parse().unwrap());
+        assert_eq!(key(&headers("1.2.3.4"), untrusted), "8.8.8.8");
+        assert_eq!(key(&HeaderMap::new(), peer), "10.1.2.3");
         assert_eq!(
-            client_ip(untrusted, &headers("1.2.3.4"), &trusted),
-            untrusted
+            client_ip(None, &HeaderMap::new(), &trusted),
+            Client::Unknown
         );
-        assert_eq!(client_ip(peer, &HeaderMap::new(), &trusted), peer);
         assert!(TrustedProxies::parse(&["10.0.0.0/33".into()]).is_err());
+    }
+
+    #[test]
+    fn an_unparsable_hop_stops_the_walk_and_ipv6_counts_per_64() {
+        let trusted = TrustedProxies::parse(&["10.0.0.0/8".into()]).unwrap();
+        let peer = Some("10.1.2.3".parse().unwrap());
+        let key = |xff: &str| client_ip(peer, &headers(xff), &trusted).to_string();
+        // The walk does not skip "junk" to reach the client-written 6.6.6.6.
+        assert_eq!(key("6.6.6.6, junk, 10.9.9.9"), "hop:junk");
+        assert_eq!(key(&format!("{}, 10.9.9.9", "x".repeat(500))).len(), 68);
+        // Every address of one /64 is one client; another /64 another.
+        assert_eq!(key("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:2:ffff::9"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:3::1"), "2001:db8:1:3::/64");
+        assert_eq!(key("::ffff:1.2.3.4"), "1.2.3.4");
+        let v6_peer = Some("2001:db8::1".parse().unwrap());
+        assert_eq!(
+            client_ip(v6_peer, &HeaderMap::new(), &trusted).to_string(),
+            "2001:db8::/64"
+        );
         assert!(TrustedProxies::parse(&["::1/128".into(), "fd00::/8".into()]).is_ok());
     }
 }

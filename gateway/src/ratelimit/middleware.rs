@@ -34,8 +34,7 @@ impl RateLimits {
         peer: Option<std::net::IpAddr>,
         headers: &HeaderMap,
     ) -> Vec<Decision> {
-        let ip = client_ip(peer, headers, &self.trusted)
-            .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
+        let ip = client_ip(peer, headers, &self.trusted).to_string();
         let mut scopes = vec![(Scope::Ip, ip.clone())];
         if path.starts_with("/search") {
             scopes.push((Scope::Search, ip.clone()));

@@ -59,7 +59,8 @@ impl SearchConfig {
                 "must be greater than 0",
             ));
         }
-        if config.service.environment.refuses_dev_shortcuts() && is_loopback_url(&config.identity_token_url)
+        if config.service.environment.refuses_dev_shortcuts()
+            && is_loopback_url(&config.identity_token_url)
         {
             return Err(ConfigError::new(
                 "IDENTITY_TOKEN_URL",
