@@ -107,9 +107,17 @@ impl Mesh {
         let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
 
         // Who may call whom: the gateway everything; the cart service prices
-        // lines at the catalog and creates orders.
-        let gateway_and_cart = format!("{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}");
-        let catalog_callers = format!("{gateway_and_cart},{DEV_SEARCH_ACCOUNT}");
+        // lines at the catalog and creates orders; search exports the
+        // catalog. Each only the methods it uses.
+        let catalog_callers = format!(
+            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={},{DEV_SEARCH_ACCOUNT}={}",
+            storefront_cart::config::CALLS_ON_CATALOG,
+            storefront_search::config::CALLS_ON_CATALOG,
+        );
+        let orders_callers = format!(
+            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={}",
+            storefront_cart::config::CALLS_ON_ORDERS
+        );
         let (catalog_env, catalog) = service_env(&env, &catalog_callers).await?;
         let config = CatalogConfig::from_env(&catalog_env)?;
         let catalog_addr = catalog.local_addr()?;
@@ -127,7 +135,7 @@ impl Mesh {
             storefront_customers::serve(config, s, seed, customers, stop)
         });
 
-        let (orders_env, orders) = service_env(&env, &gateway_and_cart).await?;
+        let (orders_env, orders) = service_env(&env, &orders_callers).await?;
         let config = OrdersConfig::from_env(&orders_env)?;
         let orders_addr = orders.local_addr()?;
         let s = store.clone();

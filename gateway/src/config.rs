@@ -228,6 +228,8 @@ impl GatewayConfig {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        storefront_common::identity::verifier::Allowed::parse(&self.internal_callers)
+            .map_err(|e| ConfigError::new("INTERNAL_CALLERS", e))?;
         if self.downstream_concurrency == 0 {
             return Err(ConfigError::new(
                 "DOWNSTREAM_CONCURRENCY",

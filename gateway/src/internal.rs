@@ -73,7 +73,15 @@ async fn verified(parts: &Parts, state: &InternalState) -> Result<ServiceCaller,
                 "an identity token is required",
             )
         })?;
-    match state.verifier.verify(&token).await {
+    // The method of an internal route is its last literal segment.
+    let method = parts
+        .uri
+        .path()
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or_default();
+    match state.verifier.verify(&token, method).await {
         Ok(caller) => Ok(ServiceCaller(caller.account)),
         Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
             StatusCode::UNAUTHORIZED,

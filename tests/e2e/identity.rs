@@ -170,3 +170,33 @@ async fn verified_keys_outlive_a_brief_issuer_outage() {
     .unwrap_err();
     assert_eq!(status.code(), Code::Unauthenticated);
 }
+
+#[tokio::test]
+async fn a_service_may_call_only_the_methods_it_uses() {
+    use storefront_proto::catalog::v1::{GetCatalogInfoRequest, UpdateProductRequest};
+    use storefront_search::config::DEV_SEARCH_ACCOUNT;
+    let t = spawn_mesh().await;
+    let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
+        .await
+        .unwrap();
+    let token = t.mesh.issuer.mint(DEV_SEARCH_ACCOUNT, "catalog").unwrap();
+    fn authed<T>(message: T, token: &str) -> tonic::Request<T> {
+        let mut r = tonic::Request::new(message);
+        r.metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        r
+    }
+    let info = client
+        .get_catalog_info(authed(GetCatalogInfoRequest {}, &token))
+        .await;
+    assert!(info.is_ok(), "search reads what it indexes: {info:?}");
+    let update = UpdateProductRequest {
+        product_id: "any".into(),
+        ..Default::default()
+    };
+    let refused = client
+        .update_product(authed(update, &token))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+}

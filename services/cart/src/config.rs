@@ -10,6 +10,10 @@ pub const SERVICE_NAME: &str = "cart";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:50053";
 /// The cart service's own account, as it calls catalog and orders.
 pub const DEV_CART_ACCOUNT: &str = "cart@storefront.iam.gserviceaccount.com";
+/// The catalog and orders methods the cart service calls: what their
+/// allow-lists grant its account (`account=Method|Method`).
+pub const CALLS_ON_CATALOG: &str = "GetProduct|ListCategories";
+pub const CALLS_ON_ORDERS: &str = "CreateOrder";
 
 #[derive(Debug, Clone)]
 pub struct CartConfig {

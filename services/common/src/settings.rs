@@ -60,6 +60,8 @@ impl ServiceSettings {
                 "must name at least one service account",
             ));
         }
+        crate::identity::verifier::Allowed::parse(&self.identity.allowed_callers)
+            .map_err(|e| ConfigError::new("ALLOWED_CALLERS", e))?;
         if self.environment.refuses_dev_shortcuts() {
             if self.identity.issuer == DEV_ISSUER {
                 return Err(ConfigError::new(

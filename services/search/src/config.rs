@@ -10,6 +10,9 @@ pub const SERVICE_NAME: &str = "search";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:50055";
 /// The search service's own account, as it reads the catalog.
 pub const DEV_SEARCH_ACCOUNT: &str = "search@storefront.iam.gserviceaccount.com";
+/// The catalog methods search calls: what the catalog's allow-list grants
+/// its account.
+pub const CALLS_ON_CATALOG: &str = "GetCatalogInfo|ListCategories|ExportProducts";
 /// Synonym groups: `;` between groups, `,` between words or phrases.
 pub const DEFAULT_SYNONYMS: &str = "tee,t-shirt,tshirt;sneaker,trainer,runner;trousers,pants,slacks;scarf,shawl;mug,cup;throw,blanket";
 

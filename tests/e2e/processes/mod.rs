@@ -117,8 +117,15 @@ fn environment(ports: &Ports, redis: &str, program: &str) -> Vec<(String, String
         ("REDIS_URL", redis.to_owned()),
     ];
     let callers = match program {
-        "catalog" => format!("{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT},{DEV_SEARCH_ACCOUNT}"),
-        "orders" => format!("{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}"),
+        "catalog" => format!(
+            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={},{DEV_SEARCH_ACCOUNT}={}",
+            storefront_cart::config::CALLS_ON_CATALOG,
+            storefront_search::config::CALLS_ON_CATALOG
+        ),
+        "orders" => format!(
+            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={}",
+            storefront_cart::config::CALLS_ON_ORDERS
+        ),
         _ => DEV_GATEWAY_ACCOUNT.to_owned(),
     };
     env.push(("ALLOWED_CALLERS", callers));

@@ -74,7 +74,8 @@ where
             let Some(token) = token else {
                 return Ok(Status::unauthenticated("identity token required").into_http());
             };
-            match verifier.verify(token).await {
+            let method = path.rsplit('/').next().unwrap_or_default();
+            match verifier.verify(token, method).await {
                 Ok(caller) => {
                     req.extensions_mut().insert(caller);
                     inner.call(req).await

@@ -66,21 +66,40 @@ async fn fetched_tokens_verify_for_their_audience_and_caller() {
     let source = TokenSource::new(identity_url(&base, "gw@example.iam"));
     let token = token_of(&source.bearer("catalog").await.unwrap());
     let caller = verifier(&base, "catalog", "gw@example.iam")
-        .verify(&token)
+        .verify(&token, "GetProduct")
         .await
         .unwrap();
     assert_eq!(caller.account, "gw@example.iam");
     let wrong_audience = verifier(&base, "orders", "gw@example.iam")
-        .verify(&token)
+        .verify(&token, "GetProduct")
         .await;
     assert!(matches!(
         wrong_audience,
         Err(VerifyError::Unauthenticated(_))
     ));
     let not_allowed = verifier(&base, "catalog", "other@example.iam")
-        .verify(&token)
+        .verify(&token, "GetProduct")
         .await;
     assert!(matches!(not_allowed, Err(VerifyError::PermissionDenied(_))));
+    // An account named with methods may call those and no others.
+    let narrow = verifier(&base, "catalog", "gw@example.iam=GetProduct|ExportProducts");
+    assert!(narrow.verify(&token, "ExportProducts").await.is_ok());
+    assert!(matches!(
+        narrow.verify(&token, "UpdateProduct").await,
+        Err(VerifyError::PermissionDenied(_))
+    ));
+}
+
+#[test]
+fn allow_list_entries_parse_or_name_the_bad_one() {
+    use crate::identity::verifier::Allowed;
+    let allowed = Allowed::parse(&["a@x".into(), "b@x=Get|List".into()]).unwrap();
+    assert!(allowed.permits("a@x", "Anything"));
+    assert!(allowed.permits("b@x", "List") && !allowed.permits("b@x", "Update"));
+    assert!(!allowed.permits("c@x", "Get"));
+    for bad in ["=Get", "b@x=Get||List", "b@x="] {
+        assert!(Allowed::parse(&[bad.into()]).is_err(), "{bad}");
+    }
 }
 
 #[tokio::test]
@@ -112,12 +131,12 @@ async fn an_unreachable_issuer_is_unavailable_not_unauthenticated() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let v = verifier(&base, "catalog", "gw@example.iam");
     assert!(matches!(
-        v.verify(&token).await,
+        v.verify(&token, "GetProduct").await,
         Err(VerifyError::Unavailable(_))
     ));
     // Within the back-off the verifier answers from what it knows.
     assert!(matches!(
-        v.verify(&token).await,
+        v.verify(&token, "GetProduct").await,
         Err(VerifyError::Unavailable(_))
     ));
 }
@@ -130,15 +149,15 @@ async fn a_token_not_yet_valid_is_refused_and_a_verified_one_is_remembered() {
     early.nbf = Some(early.iat + 3600);
     let early = issuer.mint_claims(&early).unwrap();
     assert!(matches!(
-        verifier.verify(&early).await,
+        verifier.verify(&early, "GetProduct").await,
         Err(VerifyError::Unauthenticated(_))
     ));
     // Refused again: a refusal is never remembered as a success.
-    assert!(verifier.verify(&early).await.is_err());
+    assert!(verifier.verify(&early, "GetProduct").await.is_err());
     let good = issuer.mint("gw@example.iam", "catalog").unwrap();
     for _ in 0..3 {
         assert_eq!(
-            verifier.verify(&good).await.unwrap().account,
+            verifier.verify(&good, "GetProduct").await.unwrap().account,
             "gw@example.iam"
         );
     }
@@ -146,5 +165,5 @@ async fn a_token_not_yet_valid_is_refused_and_a_verified_one_is_remembered() {
     let mut old = issuer.claims("gw@example.iam", "catalog");
     old.exp = old.iat - 3600;
     let old = issuer.mint_claims(&old).unwrap();
-    assert!(verifier.verify(&old).await.is_err());
+    assert!(verifier.verify(&old, "GetProduct").await.is_err());
 }

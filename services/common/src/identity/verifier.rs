@@ -17,8 +17,49 @@ pub struct VerifierConfig {
     /// The expected `aud`: the called service.
     pub audience: String,
     pub jwks_url: String,
-    /// Service accounts allowed to call this service.
+    /// Service accounts allowed to call this service: `account` (every
+    /// method) or `account=Method|Method` (only those; see [`Allowed`]).
     pub allowed_callers: Vec<String>,
+}
+
+/// Who may call which methods: per account, every method or a few. A
+/// method is the last segment of a gRPC path (`GetProduct` of
+/// `/storefront.catalog.v1.CatalogService/GetProduct`), or of an HTTP path
+/// on the gateway's internal port (`reindex`).
+#[derive(Debug, Clone, Default)]
+pub struct Allowed(HashMap<String, Option<HashSet<String>>>);
+
+impl Allowed {
+    /// Parses `ALLOWED_CALLERS` entries; an error names the bad one.
+    pub fn parse(entries: &[String]) -> Result<Self, String> {
+        let mut allowed = HashMap::new();
+        for entry in entries {
+            let (account, methods) = match entry.split_once('=') {
+                None => (entry.trim(), None),
+                Some((account, methods)) => {
+                    let methods: HashSet<String> =
+                        methods.split('|').map(|m| m.trim().to_string()).collect();
+                    if methods.iter().any(String::is_empty) {
+                        return Err(format!("{entry:?}: an empty method name"));
+                    }
+                    (account.trim(), Some(methods))
+                }
+            };
+            if account.is_empty() {
+                return Err(format!("{entry:?}: no account"));
+            }
+            allowed.insert(account.to_string(), methods);
+        }
+        Ok(Self(allowed))
+    }
+
+    pub fn permits(&self, account: &str, method: &str) -> bool {
+        match self.0.get(account) {
+            Some(None) => true,
+            Some(Some(methods)) => methods.contains(method),
+            None => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,7 +74,7 @@ pub enum VerifyError {
 
 pub struct IdentityVerifier {
     validation: Validation,
-    allowed: HashSet<String>,
+    allowed: Allowed,
     jwks_url: String,
     http: reqwest::Client,
     keys: KeyCache,
@@ -64,7 +105,9 @@ impl IdentityVerifier {
         validation.validate_nbf = true;
         Self {
             validation,
-            allowed: config.allowed_callers.into_iter().collect(),
+            // Settings validate the entries at start; one that slips through
+            // permits nothing.
+            allowed: Allowed::parse(&config.allowed_callers).unwrap_or_default(),
             jwks_url: config.jwks_url,
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(5))
@@ -75,8 +118,20 @@ impl IdentityVerifier {
         }
     }
 
-    /// Verifies a bearer token and checks the caller against the allow-list.
-    pub async fn verify(&self, token: &str) -> Result<Caller, VerifyError> {
+    /// Verifies a bearer token and checks that its caller may call `method`.
+    pub async fn verify(&self, token: &str, method: &str) -> Result<Caller, VerifyError> {
+        let caller = self.verified(token).await?;
+        if !self.allowed.permits(&caller.account, method) {
+            return Err(VerifyError::PermissionDenied(format!(
+                "caller {} may not call {method} here",
+                caller.account
+            )));
+        }
+        Ok(caller)
+    }
+
+    /// The caller of a valid token, remembered until the token expires.
+    async fn verified(&self, token: &str) -> Result<Caller, VerifyError> {
         let digest: [u8; 32] =
             aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes())
                 .as_ref()
@@ -105,8 +160,8 @@ impl IdentityVerifier {
         Ok(caller)
     }
 
-    /// The full check: signature, algorithm, issuer, audience, expiry and
-    /// the allow-list; the caller and the token's expiry.
+    /// The full check: signature, algorithm, issuer, audience, expiry; the
+    /// caller and the token's expiry.
     async fn verify_signed(&self, token: &str) -> Result<(Caller, u64), VerifyError> {
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| VerifyError::Unauthenticated("malformed identity token".into()))?;
@@ -122,11 +177,6 @@ impl IdentityVerifier {
         let data = jsonwebtoken::decode::<IdentityClaims>(token, &key, &self.validation)
             .map_err(|e| VerifyError::Unauthenticated(format!("identity token rejected: {e}")))?;
         let account = data.claims.email.unwrap_or(data.claims.sub);
-        if !self.allowed.contains(&account) {
-            return Err(VerifyError::PermissionDenied(format!(
-                "caller {account} is not allowed to call this service"
-            )));
-        }
         Ok((Caller { account }, data.claims.exp))
     }
 
