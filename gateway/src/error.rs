@@ -195,10 +195,20 @@ impl ApiError {
                 return Self::bad_gateway(format!("{status:?}"));
             }
         };
+        // Only a service's own refusal (it carries our ErrorInfo) speaks to
+        // the client in its words; anything else (tonic's, a proxy's) might
+        // describe internals, so the client gets the status's generic text.
+        let message = match reason {
+            Some(_) => Cow::Owned(status.message().to_string()),
+            None => {
+                tracing::warn!(code = ?status.code(), message = status.message(), "downstream refusal without error details");
+                Cow::Borrowed(generic_message(http))
+            }
+        };
         Self {
             status: http,
             code: Some(reason.map_or(Cow::Borrowed(default_code(http)), Cow::Owned)),
-            message: Cow::Owned(status.message().to_string()),
+            message,
             errors: violations
                 .into_iter()
                 .map(|v| FieldError {
@@ -220,6 +230,18 @@ impl ApiError {
             errors: self.errors.clone(),
             cart: self.cart.clone(),
         }
+    }
+}
+
+fn generic_message(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::UNPROCESSABLE_ENTITY => "the request was not valid",
+        StatusCode::NOT_FOUND => "no such resource",
+        StatusCode::CONFLICT => "the request conflicts with the resource's state",
+        StatusCode::UNAUTHORIZED => "authentication is required",
+        StatusCode::FORBIDDEN => "not allowed",
+        StatusCode::TOO_MANY_REQUESTS => "too many requests; retry shortly",
+        _ => "the request could not be processed",
     }
 }
 
@@ -323,6 +345,28 @@ mod tests {
         assert_eq!(
             ApiError::from(tonic::Status::permission_denied("not allowed")).status,
             502
+        );
+    }
+
+    #[test]
+    fn only_a_service_s_own_refusal_reaches_the_client_in_its_words() {
+        let own = ApiError::from(tonic::Status::from(ServiceError::new(
+            ErrorKind::NotFound,
+            "NOT_FOUND",
+            "product 'x' does not exist",
+        )));
+        assert_eq!(own.message, "product 'x' does not exist");
+        // A refusal from tonic or a proxy, without our details, may name
+        // internals: the client gets the status's generic text.
+        let foreign = ApiError::from(tonic::Status::invalid_argument(
+            "failed to decode Protobuf message: storefront.internal.Thing.secret",
+        ));
+        assert_eq!(foreign.status, 400);
+        assert!(!foreign.message.contains("Protobuf"), "{}", foreign.message);
+        let foreign = ApiError::from(tonic::Status::not_found("/var/lib/app/db.sqlite"));
+        assert_eq!(
+            (foreign.status.as_u16(), &*foreign.message),
+            (404, "no such resource")
         );
     }
 
