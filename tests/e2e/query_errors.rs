@@ -197,6 +197,11 @@ async fn work_per_request_is_bounded() {
             "INVALID_FILTER",
             "filter",
         ),
+        (
+            format!("/search?query={}", vec!["shirt"; 11].join("+")),
+            "INVALID_QUERY_PARAMETER",
+            "query",
+        ),
     ];
     for (path, code, field) in cases {
         let reply = t.fetch(&path).await;
@@ -212,5 +217,8 @@ async fn work_per_request_is_bounded() {
     let four = "sort=name:asc&sort=price:desc&sort=brand:asc&sort=createdAt:asc";
     let sixteen = filters[..16].join("&");
     let reply = t.fetch(&format!("/products?{four}&{sixteen}")).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let ten_words = vec!["blue"; 10].join("+");
+    let reply = t.fetch(&format!("/search?query={ten_words}")).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }

@@ -16,6 +16,8 @@ use crate::query::{self, invalid_parameter, spec};
 use crate::state::AppState;
 
 pub const MAX_QUERY_CHARS: usize = 200;
+/// Words a search may have: each is several clauses to score.
+pub const MAX_QUERY_WORDS: usize = 10;
 const DEFAULT_SUGGESTIONS: u32 = 8;
 const MAX_SUGGESTIONS: u32 = 20;
 
@@ -24,7 +26,7 @@ const MAX_SUGGESTIONS: u32 = 20;
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct SearchParams {
-    /// The shopper's words, 1 to 200 characters: stemmed, with synonyms, forgiving one typo in
+    /// The shopper's words, 1 to 200 characters and at most 10 words: stemmed, with synonyms, forgiving one typo in
     /// words of 4-6 letters and two in longer ones. Nothing in it is query syntax.
     query: String,
     /// xx-XX, default en-AU: which localised fields are searched (de-* searches German).
@@ -67,6 +69,17 @@ pub fn text(raw: Option<&str>) -> Result<String, ApiError> {
             format!("query has more than {MAX_QUERY_CHARS} characters"),
         ));
     }
+    let words = trimmed
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .count();
+    if words > MAX_QUERY_WORDS {
+        return Err(invalid_parameter(
+            "query",
+            "OUT_OF_RANGE",
+            format!("query has more than {MAX_QUERY_WORDS} words"),
+        ));
+    }
     if trimmed.chars().any(char::is_control) {
         return Err(invalid_parameter(
             "query",
@@ -101,7 +114,7 @@ pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
 #[utoipa::path(get, path = "/search", tag = "Search", params(SearchParams),
     responses(
         (status = 200, description = "A page of product hits with facets", body = SearchResult),
-        (status = 400, description = "INVALID_QUERY_PARAMETER (query empty, over 200 characters or with control characters; bad locale, limit...), INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
+        (status = 400, description = "INVALID_QUERY_PARAMETER (query empty, over 200 characters or 10 words, or with control characters; bad locale, limit...), INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
     ))]
 pub async fn search(
     State(state): State<AppState>,

@@ -11,6 +11,9 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use crate::index::{Fields, Indexed, LanguageFields};
 
+/// Words of a query scored at most.
+pub const MAX_WORDS: usize = 10;
+
 /// Typos forgiven: none in words under 4 letters, one up to 6, two beyond.
 pub fn typos(word: &str) -> u8 {
     match word.chars().count() {
@@ -133,7 +136,10 @@ pub fn build(
     typos_allowed: Typos,
 ) -> tantivy::Result<Option<Box<dyn Query>>> {
     let mut analyzers = Analyzers::new(indexed, lang)?;
-    let words = analyzers.query_words(text);
+    let mut words = analyzers.query_words(text);
+    // The gateway refuses longer queries; any other caller's are cut, so a
+    // query's clauses stay bounded.
+    words.truncate(MAX_WORDS);
     if words.is_empty() {
         return Ok(None);
     }
