@@ -198,7 +198,7 @@ async fn work_per_request_is_bounded() {
             "filter",
         ),
         (
-            format!("/search?query={}", vec!["shirt"; 11].join("+")),
+            format!("/search?query={}", ["shirt"; 11].join("+")),
             "INVALID_QUERY_PARAMETER",
             "query",
         ),
@@ -218,7 +218,7 @@ async fn work_per_request_is_bounded() {
     let sixteen = filters[..16].join("&");
     let reply = t.fetch(&format!("/products?{four}&{sixteen}")).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
-    let ten_words = vec!["blue"; 10].join("+");
+    let ten_words = ["blue"; 10].join("+");
     let reply = t.fetch(&format!("/search?query={ten_words}")).await;
     assert_eq!(reply.status, 200, "{}", reply.body);
 }
