@@ -54,7 +54,7 @@ pub struct ApiError {
 /// The SPEC 7.1 `type` of a status.
 pub fn error_type(status: StatusCode) -> &'static str {
     match status.as_u16() {
-        400 | 413 | 415 | 422 => "validation_error",
+        400 | 413 | 414 | 415 | 422 | 431 => "validation_error",
         401 | 403 => "auth_error",
         404 => "not_found_error",
         409 => "conflict_error",

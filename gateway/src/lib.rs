@@ -38,7 +38,7 @@ use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::correlation::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
-use crate::middleware::{correlation, errors, version};
+use crate::middleware::{correlation, errors, header_size, raw_request, version};
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
@@ -54,6 +54,8 @@ pub fn with_edge_layers(inner: Router) -> Router {
         ServiceBuilder::new()
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(correlation::correlation_id))
+            .layer(axum::middleware::from_fn(header_size::limit_headers))
+            .layer(axum::middleware::from_fn(raw_request::require_text))
             .layer(axum::middleware::from_fn(version::api_version))
             .layer(CatchPanicLayer::custom(errors::panic_response))
             .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),

@@ -21,7 +21,15 @@ const DESCRIPTION: &str = include_str!("openapi.md");
 const COMMON_ERRORS: &[(&str, &str)] = &[
     (
         "400",
-        "INVALID_API_VERSION: X-Api-Version missing, malformed or not a live major version",
+        "INVALID_API_VERSION: X-Api-Version missing, malformed or not a live major version; INVALID_PATH: the path is not UTF-8 text once decoded; INVALID_QUERY_PARAMETER: a query parameter not UTF-8 text or with control characters (INVALID_FORMAT), over 1 KiB (OUT_OF_RANGE), or given twice (DUPLICATE; only sort repeats)",
+    ),
+    (
+        "414",
+        "URI_TOO_LONG: a path over 2 KiB or a query string over 8 KiB",
+    ),
+    (
+        "431",
+        "HEADERS_TOO_LARGE: a header value over 8 KiB, or headers over 32 KiB together",
     ),
     (
         "404",

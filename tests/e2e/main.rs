@@ -14,6 +14,7 @@ mod deploy;
 mod edge;
 mod health;
 mod helpers;
+mod hostile;
 mod identity;
 mod journey;
 mod logs;

@@ -5,5 +5,7 @@
 pub mod caching;
 pub mod correlation;
 pub mod errors;
+pub mod header_size;
 pub mod json_body;
+pub mod raw_request;
 pub mod version;
