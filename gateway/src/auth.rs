@@ -83,30 +83,7 @@ impl CustomerAuth {
         ds: &Downstreams,
         correlation: &CorrelationId,
     ) -> Result<Customer, ApiError> {
-        let invalid = || unauthorized("INVALID_TOKEN", "the session token is invalid");
-        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
-        if header.alg != Algorithm::ES256 {
-            return Err(invalid());
-        }
-        let kid = header.kid.ok_or_else(invalid)?;
-        let key = self
-            .keys
-            .key(&kid, || fetch_keys(ds, correlation))
-            .await
-            .map_err(|e| match e {
-                KeyError::UnknownKey => invalid(),
-                KeyError::Unavailable(detail) => ApiError::unavailable("authentication", detail),
-            })?;
-        let data =
-            jsonwebtoken::decode::<CustomerClaims>(token, &key, &self.validation).map_err(|e| {
-                match e.kind() {
-                    JwtErrorKind::ExpiredSignature => {
-                        unauthorized("TOKEN_EXPIRED", "the session token has expired")
-                    }
-                    _ => invalid(),
-                }
-            })?;
-        let claims = data.claims;
+        let claims = self.claims(token, || fetch_keys(ds, correlation)).await?;
         let revoked = self
             .revocations
             .exists_any(&[
@@ -125,6 +102,37 @@ impl CustomerAuth {
     }
 }
 
+impl CustomerAuth {
+    /// The claims of a token signed by one of the keys `fetch` publishes,
+    /// with algorithm, issuer, audience and times checked (not revocation).
+    pub async fn claims<F, Fut>(&self, token: &str, fetch: F) -> Result<CustomerClaims, ApiError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<JwkSet, String>>,
+    {
+        let invalid = || unauthorized("INVALID_TOKEN", "the session token is invalid");
+        let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
+        if header.alg != Algorithm::ES256 {
+            return Err(invalid());
+        }
+        let kid = header.kid.ok_or_else(invalid)?;
+        let key = self.keys.key(&kid, fetch).await.map_err(|e| match e {
+            KeyError::UnknownKey => invalid(),
+            KeyError::Unavailable(detail) => ApiError::unavailable("authentication", detail),
+        })?;
+        let data =
+            jsonwebtoken::decode::<CustomerClaims>(token, &key, &self.validation).map_err(|e| {
+                match e.kind() {
+                    JwtErrorKind::ExpiredSignature => {
+                        unauthorized("TOKEN_EXPIRED", "the session token has expired")
+                    }
+                    _ => invalid(),
+                }
+            })?;
+        Ok(data.claims)
+    }
+}
+
 /// The customers service's keys as a JWK set.
 async fn fetch_keys(ds: &Downstreams, correlation: &CorrelationId) -> Result<JwkSet, String> {
     let request = ds
@@ -140,20 +148,25 @@ async fn fetch_keys(ds: &Downstreams, correlation: &CorrelationId) -> Result<Jwk
     let keys = reply
         .keys
         .into_iter()
-        .map(|k| Jwk {
-            common: CommonParameters {
-                key_id: Some(k.kid),
-                ..Default::default()
-            },
-            algorithm: AlgorithmParameters::EllipticCurve(EllipticCurveKeyParameters {
-                key_type: EllipticCurveKeyType::EC,
-                curve: EllipticCurve::P256,
-                x: k.x,
-                y: k.y,
-            }),
-        })
+        .map(|k| p256_jwk(k.kid, k.x, k.y))
         .collect();
     Ok(JwkSet { keys })
+}
+
+/// A P-256 public key as a JWK (coordinates base64url).
+pub fn p256_jwk(kid: String, x: String, y: String) -> Jwk {
+    Jwk {
+        common: CommonParameters {
+            key_id: Some(kid),
+            ..Default::default()
+        },
+        algorithm: AlgorithmParameters::EllipticCurve(EllipticCurveKeyParameters {
+            key_type: EllipticCurveKeyType::EC,
+            curve: EllipticCurve::P256,
+            x,
+            y,
+        }),
+    }
 }
 
 impl FromRequestParts<AppState> for Customer {

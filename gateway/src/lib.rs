@@ -10,6 +10,8 @@ mod breaker;
 pub mod config;
 pub mod downstream;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod internal;
 pub mod middleware;
 pub mod model;

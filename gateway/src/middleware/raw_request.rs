@@ -40,7 +40,7 @@ fn text(raw: &str) -> Option<String> {
     (!decoded.chars().any(char::is_control)).then(|| decoded.into_owned())
 }
 
-fn check_query(query: &str) -> Result<(), ApiError> {
+pub(crate) fn check_query(query: &str) -> Result<(), ApiError> {
     if query.len() > MAX_QUERY_BYTES {
         return Err(too_long("query string", MAX_QUERY_BYTES));
     }
