@@ -3,12 +3,11 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::{Backend, spawn_mesh, spawn_mesh_on};
+use crate::both_backends;
+use crate::helpers::{Backend, TestMesh, spawn_mesh, spawn_mesh_on};
 use crate::journey::{Shopper, assert_adds_up, buyable};
 
-#[tokio::test]
-async fn carts_validate_their_input() {
-    let t = spawn_mesh().await;
+async fn validate_input(t: TestMesh) {
     let shopper = Shopper::new(&t).await;
     let products = buyable(&t, 1).await;
     let cart = shopper.cart().await;
@@ -144,6 +143,8 @@ async fn carts_validate_their_input() {
     .await
     .error(401, "UNAUTHORIZED");
 }
+
+both_backends!(carts_validate_their_input, validate_input);
 
 #[tokio::test]
 async fn discount_codes_explain_why_they_do_not_apply() {
