@@ -109,13 +109,14 @@ customer() {
     "$b/auth/login" | grep -o '"accessToken":"[^"]*"' | cut -d'"' -f4 >"$work/token-$tag"
   local token; token=$(cat "$work/token-$tag")
   : >"$work/add-$tag"; : >"$work/cart-$tag"; : >"$work/body-$tag"
-  # 16 carts x every such product: a line grows by one every ~1,000 adds.
+  # 16 carts x 100 products each (a cart's line cap; stock >= 40 each): a
+  # line grows by one every ~1,600 adds, so no add meets a limit.
   for c in $(seq 1 16); do
     local cart; cart=$(curl -sf -X POST "${H[@]}" -H "X-BFF-Token: $token" "$b/carts" | grep -o '"id":"[0-9a-f-]\{36\}"' | head -1 | cut -d'"' -f4)
     echo "/carts/$cart" >>"$work/cart-$tag"
-    for i in "${!ids[@]}"; do
+    for i in $(seq 0 99); do
       echo "/carts/$cart/line-items" >>"$work/add-$tag"
-      echo "{\"productId\":\"${ids[i % ${#ids[@]}]}\",\"variantId\":1,\"quantity\":1}" >>"$work/body-$tag"
+      echo "{\"productId\":\"${ids[(c * 7 + i) % ${#ids[@]}]}\",\"variantId\":1,\"quantity\":1}" >>"$work/body-$tag"
     done
   done
   echo "/customers/me" >"$work/me-$tag"

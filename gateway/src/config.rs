@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use crate::cors::CorsConfig;
 use storefront_common::config::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
 use storefront_common::identity::DEV_ISSUER;
 use storefront_common::identity::dev_issuer::account_url;
@@ -114,6 +115,8 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
     pub cache: CachePolicies,
+    /// `CORS_ALLOWED_ORIGINS`, `CORS_MAX_AGE_SECS`.
+    pub cors: CorsConfig,
     pub rate_limits: RateLimitConfig,
     pub environment: AppEnvironment,
     /// `LISTEN_ADDR`, default 127.0.0.1:8080 (SPEC 1 "Local").
@@ -187,6 +190,7 @@ impl GatewayConfig {
         };
         let config = Self {
             cache,
+            cors: CorsConfig::from_env(env, environment)?,
             rate_limits: rate_limits(env)?,
             environment,
             listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,

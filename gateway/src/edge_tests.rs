@@ -31,7 +31,14 @@ fn app() -> Router {
         .route("/products/boom", get(boom))
         .route("/carts", post(create))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
-    with_edge_layers(inner)
+    with_edge_layers(
+        inner,
+        &crate::cors::CorsConfig::from_env(
+            &storefront_common::config::EnvReader::from_pairs([("APP_ENV", "local")]),
+            storefront_common::config::AppEnvironment::Local,
+        )
+        .expect("cors"),
+    )
 }
 
 async fn send(req: Request<Body>) -> (StatusCode, Option<String>, serde_json::Value) {

@@ -8,6 +8,7 @@
 mod auth;
 mod breaker;
 pub mod config;
+pub mod cors;
 pub mod downstream;
 pub mod error;
 #[doc(hidden)]
@@ -51,9 +52,10 @@ async fn not_found() -> impl IntoResponse {
 }
 
 /// Wraps a router in the edge layers every request passes through.
-pub fn with_edge_layers(inner: Router) -> Router {
+pub fn with_edge_layers(inner: Router, cors: &cors::CorsConfig) -> Router {
     Router::new().fallback_service(inner).layer(
         ServiceBuilder::new()
+            .layer(cors.layer())
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(correlation::correlation_id))
             .layer(axum::middleware::from_fn(header_size::limit_headers))
@@ -110,7 +112,7 @@ pub fn app(
         ))
         .layer(axum::middleware::from_fn_with_state(limits, rate_limit))
         .with_state(state);
-    Ok(with_edge_layers(inner))
+    Ok(with_edge_layers(inner, &config.cors))
 }
 
 /// Runs the gateway as its own program, configured by `env`, until

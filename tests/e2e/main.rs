@@ -9,6 +9,7 @@ mod cart_rules;
 mod categories;
 mod checkout_money;
 mod content;
+mod cors;
 mod customers;
 mod deploy;
 mod edge;

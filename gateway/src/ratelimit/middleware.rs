@@ -62,6 +62,10 @@ impl RateLimits {
 
 /// Adds `RateLimit-Policy` (every scope) and `RateLimit` (the tightest).
 pub fn annotate(headers: &mut HeaderMap, decisions: &[Decision]) {
+    // No limit applied (all turned off): no header, rather than an empty one.
+    if decisions.is_empty() {
+        return;
+    }
     let policy: Vec<String> = decisions.iter().map(|d| d.quota.policy(d.scope)).collect();
     if let Ok(v) = HeaderValue::from_str(&policy.join(", ")) {
         headers.insert("ratelimit-policy", v);
