@@ -1,6 +1,7 @@
 //! `cargo run --release`: the whole mesh on the embedded defaults.
 //! `storefront <program>`: one program of it (see [`storefront::programs`]).
 //! `storefront probe <target>`: a health check (see [`storefront::probe`]).
+//! `storefront openapi`: the OpenAPI document, as `openapi.json` holds it.
 
 /// mimalloc: a listing allocates and frees many small strings per hop, and
 /// glibc's malloc spent a fifth of the CPU there (`bench/scale.sh`).
@@ -11,6 +12,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 async fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let program = args.next().unwrap_or_else(|| "all".to_owned());
+    if program == "openapi" {
+        let env = storefront_common::config::EnvReader::from_process();
+        let config = storefront_gateway::GatewayConfig::from_env(&env)?;
+        println!("{}", storefront_gateway::openapi_json(&config)?);
+        return Ok(());
+    }
     if program == "probe" {
         let target = args.next().unwrap_or_default();
         return storefront::probe::probe(&target).await;

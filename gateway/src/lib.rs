@@ -66,6 +66,17 @@ pub fn with_edge_layers(inner: Router, cors: &cors::CorsConfig) -> Router {
     )
 }
 
+/// The OpenAPI document the gateway configured by `config` serves at
+/// `/openapi.json`, pretty-printed (`storefront openapi` writes it to the
+/// repository's `openapi.json`).
+pub fn openapi_json(config: &GatewayConfig) -> anyhow::Result<String> {
+    let (_, mut doc) = routes::api(&config.cache)
+        .routes(routes!(openapi::document))
+        .split_for_parts();
+    openapi::complete(&mut doc);
+    Ok(doc.to_pretty_json()?)
+}
+
 /// The whole HTTP application for `downstreams`; `store` holds the shared
 /// session revocations.
 pub fn app(

@@ -117,3 +117,22 @@ async fn the_openapi_document_covers_every_route() {
         "private reads are not cacheable"
     );
 }
+
+/// `openapi.json` in the repository is what the gateway serves, so a review
+/// sees every contract change; `cargo run --release -- openapi > openapi.json`
+/// rewrites it.
+#[tokio::test]
+async fn the_checked_in_document_is_the_served_one() {
+    let t = spawn_mesh().await;
+    let served = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+    let checked_in: serde_json::Value = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    assert!(
+        served == checked_in,
+        "openapi.json differs from what the gateway serves: run \
+         `cargo run --release -- openapi > openapi.json` and review the diff"
+    );
+}

@@ -123,6 +123,11 @@ fn compose_runs_every_program_from_the_image_with_health_checks() {
 fn the_dockerfile_builds_what_ci_builds() {
     let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).unwrap();
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("./scripts/test"),
+        "CI runs the README's test command"
+    );
+    let ci = std::fs::read_to_string(root().join("scripts/test")).unwrap();
     let script = std::fs::read_to_string(root().join("scripts/build-release")).unwrap();
     assert!(script.contains("cargo build --release --locked --bin storefront"));
     assert!(

@@ -2,7 +2,7 @@
 //! the Helm chart rendered for every environment and validated against the
 //! Kubernetes schemas, production's manifests checked for their security
 //! properties, the compose file and the Dockerfile read for what they
-//! promise. Needs `helm` and `kubernetes-validate` (`.ci/run` installs both).
+//! promise. Needs `helm` and `kubernetes-validate` (`scripts/test` installs both).
 
 mod chart;
 mod compose;
@@ -45,12 +45,12 @@ fn config_accepts(program: &str, env: &EnvReader) -> Result<(), String> {
     result.map_err(|e| format!("{program}: {e}"))
 }
 
-/// A tool `.ci/run` installs; the test fails with how to get it.
+/// A tool `scripts/test` installs; the test fails with how to get it.
 fn tool(name: &str) -> PathBuf {
     let found = std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
         .map(|dir| dir.join(name))
         .find(|p| p.is_file());
-    found.unwrap_or_else(|| panic!("{name} is not on PATH: run .ci/run, or see its install steps"))
+    found.unwrap_or_else(|| panic!("{name} is not on PATH: run scripts/test, which installs it"))
 }
