@@ -123,13 +123,20 @@ fn cacheable(op: &mut Operation) {
 }
 
 fn decorate(op: &mut Operation, versioned: bool) {
+    // Any value is accepted: a UUID is echoed, anything else replaced by a
+    // fresh one, so the schema promises no format.
     let correlation = header_param(
         "Correlation-Id",
         false,
-        "A UUID for tracing; echoed, or generated when absent or not a UUID",
-        string_schema(None, Some("uuid")),
+        "A UUID for tracing: echoed when it is one; absent or anything else gets a fresh UUID",
+        string_schema(None, None),
     );
     let params = op.parameters.get_or_insert_with(Vec::new);
+    for param in params.iter_mut() {
+        if let RefOr::T(param) = param {
+            bound_raw_text(param);
+        }
+    }
     if versioned {
         params.push(RefOr::T(header_param(
             "X-Api-Version",
@@ -167,6 +174,46 @@ fn decorate(op: &mut Operation, versioned: bool) {
         }
     }
 }
+
+/// What the raw-request checks hold every path and query value to (see
+/// `middleware::raw_request`): text without control characters, at most
+/// 1 KiB; stated on each string parameter that does not say more.
+fn bound_raw_text(param: &mut Parameter) {
+    if !matches!(param.parameter_in, ParameterIn::Query | ParameterIn::Path) {
+        return;
+    }
+    let Some(RefOr::T(schema)) = param.schema.as_mut() else {
+        return;
+    };
+    let schema = match schema {
+        utoipa::openapi::Schema::Object(object) => object,
+        // A repeatable parameter (`sort`): each value is bounded.
+        utoipa::openapi::Schema::Array(array) => match &mut array.items {
+            utoipa::openapi::schema::ArrayItems::RefOrSchema(items) => match items.as_mut() {
+                RefOr::T(utoipa::openapi::Schema::Object(object)) => object,
+                _ => return,
+            },
+            _ => return,
+        },
+        _ => return,
+    };
+    let is_string = matches!(
+        &schema.schema_type,
+        utoipa::openapi::schema::SchemaType::Type(Type::String)
+    );
+    if !is_string {
+        return;
+    }
+    if schema.pattern.is_none() && schema.enum_values.is_none() {
+        schema.pattern = Some(NO_CONTROL_CHARACTERS.to_string());
+    }
+    if schema.max_length.is_none() {
+        schema.max_length = Some(1024);
+    }
+}
+
+/// A string with no control character (ECMA-262 pattern).
+const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
 
 /// Adds the shared headers, errors, schemas and security schemes.
 pub fn complete(doc: &mut OpenApi) {

@@ -118,9 +118,11 @@ pub struct UpdateCartBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddLineItemBody {
+    #[schema(required = true)]
     pub product_id: Option<String>,
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
+    #[schema(required = true)]
     pub quantity: Option<u32>,
 }
 
@@ -128,14 +130,17 @@ pub struct AddLineItemBody {
 #[serde(rename_all = "camelCase")]
 pub struct QuantityBody {
     /// 1 to 99.
+    #[schema(required = true)]
     pub quantity: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckoutBody {
+    #[schema(required = true)]
     pub cart_id: Option<String>,
     /// An address from the caller's address book.
+    #[schema(required = true)]
     pub shipping_address_id: Option<String>,
 }
 

@@ -17,10 +17,13 @@ fn text(v: Option<String>) -> String {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginBody {
+    #[schema(required = true)]
     pub email_address: Option<String>,
+    #[schema(required = true)]
     pub password: Option<String>,
     /// The reCAPTCHA response token.
     #[serde(rename = "gRecaptchaResponse")]
+    #[schema(required = true)]
     pub g_recaptcha_response: Option<String>,
 }
 
@@ -37,12 +40,17 @@ impl From<LoginBody> for pb::LoginRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignUpBody {
+    #[schema(required = true)]
     pub email_address: Option<String>,
     /// 10 to 128 characters, not only letters or only digits.
+    #[schema(required = true)]
     pub password: Option<String>,
+    #[schema(required = true)]
     pub first_name: Option<String>,
+    #[schema(required = true)]
     pub last_name: Option<String>,
     #[serde(rename = "gRecaptchaResponse")]
+    #[schema(required = true)]
     pub g_recaptcha_response: Option<String>,
 }
 
@@ -62,7 +70,9 @@ impl From<SignUpBody> for pb::SignUpRequest {
 #[serde(rename_all = "camelCase")]
 pub struct TokenBody {
     /// Always `refresh_token`.
+    #[schema(required = true)]
     pub grant_type: Option<String>,
+    #[schema(required = true)]
     pub refresh_token: Option<String>,
 }
 
@@ -170,7 +180,9 @@ impl TryFrom<pb::Customer> for CustomerProfile {
 pub struct ProfileBody {
     /// The `version` read; a stale one is 409 CONCURRENT_MODIFICATION.
     pub version: Option<i64>,
+    #[schema(required = true)]
     pub first_name: Option<String>,
+    #[schema(required = true)]
     pub last_name: Option<String>,
     pub phone: Option<String>,
     pub date_of_birth: Option<String>,
@@ -192,14 +204,20 @@ impl ProfileBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddressBody {
+    #[schema(required = true)]
     pub first_name: Option<String>,
+    #[schema(required = true)]
     pub last_name: Option<String>,
+    #[schema(required = true)]
     pub street_name: Option<String>,
     pub street_number: Option<String>,
+    #[schema(required = true)]
     pub city: Option<String>,
+    #[schema(required = true)]
     pub postal_code: Option<String>,
     pub state: Option<String>,
     /// ISO 3166-1 alpha-2, e.g. AU.
+    #[schema(required = true)]
     pub country: Option<String>,
     /// Making an address the default clears the flag on the others.
     pub is_default: Option<bool>,

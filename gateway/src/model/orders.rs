@@ -121,6 +121,7 @@ impl TryFrom<pb::Order> for OrderV2 {
 pub struct StatusBody {
     /// The target state: CANCELLED from a customer; PROCESSING, SHIPPED or
     /// DELIVERED from fulfilment.
+    #[schema(required = true)]
     pub status: Option<String>,
 }
 

@@ -44,6 +44,7 @@ pub struct ReadyQuery {
 #[utoipa::path(get, path = "/health/ready", tag = "Health", params(ReadyQuery),
     responses(
         (status = 200, description = "Ready for traffic", body = Health),
+        (status = 400, description = "INVALID_QUERY_PARAMETER: downstreams is not true or false", body = ErrorBody),
         (status = 503, description = "NOT_READY: shutting down, or the failing downstreams are named in `errors`", body = ErrorBody),
     ))]
 pub async fn ready(

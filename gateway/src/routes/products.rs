@@ -46,6 +46,7 @@ pub struct ProductListParams {
     #[param(minimum = 0)]
     max_price: Option<i64>,
     /// AUD (default) or NZD: the currency of `price` and of price filters and sorts.
+    #[param(pattern = "^(AUD|NZD)$")]
     currency: Option<String>,
     /// `filter[<field>]=v` or `filter[<field>[<op>]]=v`, op one of eq, ne, gt, gte, lt, lte.
     /// Fields: name, price, createdAt, popularity, featured, status, inStock, category,
@@ -70,6 +71,7 @@ pub struct PageParams {
 #[allow(dead_code)]
 pub struct CurrencyParam {
     /// AUD (default) or NZD.
+    #[param(pattern = "^(AUD|NZD)$")]
     currency: Option<String>,
 }
 

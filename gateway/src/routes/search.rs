@@ -28,11 +28,17 @@ const MAX_SUGGESTIONS: u32 = 20;
 pub struct SearchParams {
     /// The shopper's words, 1 to 200 characters and at most 10 words: stemmed, with synonyms, forgiving one typo in
     /// words of 4-6 letters and two in longer ones. Nothing in it is query syntax.
+    #[param(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     query: String,
     /// xx-XX, default en-AU: which localised fields are searched (de-* searches German).
     #[param(pattern = "^[a-z]{2}-[A-Z]{2}$")]
     locale: Option<String>,
     /// AUD (default) or NZD.
+    #[param(pattern = "^(AUD|NZD)$")]
     currency: Option<String>,
     #[param(minimum = 1, maximum = 100, default = 20)]
     limit: Option<u32>,
@@ -163,12 +169,18 @@ pub async fn search(
 #[allow(dead_code)]
 pub struct SuggestParams {
     /// What has been typed so far, 1 to 200 characters.
+    #[param(
+        min_length = 1,
+        max_length = 200,
+        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+    )]
     query: String,
     /// 1 to 20, default 8.
     #[param(minimum = 1, maximum = 20, default = 8)]
     limit: Option<u32>,
     #[param(pattern = "^[a-z]{2}-[A-Z]{2}$")]
     locale: Option<String>,
+    #[param(pattern = "^(AUD|NZD)$")]
     currency: Option<String>,
 }
 
