@@ -176,7 +176,7 @@ fn decorate(op: &mut Operation, versioned: bool) {
 }
 
 /// What the raw-request checks hold every path and query value to (see
-/// `middleware::raw_request`): text without control characters, at most
+/// `middleware::raw_request`): text without control characters, 1 byte to
 /// 1 KiB; stated on each string parameter that does not say more.
 fn bound_raw_text(param: &mut Parameter) {
     if !matches!(param.parameter_in, ParameterIn::Query | ParameterIn::Path) {
@@ -209,6 +209,9 @@ fn bound_raw_text(param: &mut Parameter) {
     }
     if schema.max_length.is_none() {
         schema.max_length = Some(1024);
+    }
+    if schema.min_length.is_none() {
+        schema.min_length = Some(1);
     }
 }
 

@@ -4,7 +4,8 @@
 //! look like a valid, unmatched value), and no query parameter given twice
 //! except `sort` (which is repeatable): a repeated `limit` or filter is
 //! ambiguous, so it is refused rather than guessed. 400 in the spec's
-//! shape, naming the parameter. Sizes are bounded too: a path or query
+//! shape, naming the parameter. An empty value is refused too (leave the
+//! parameter out for its default). Sizes are bounded too: a path or query
 //! string over its limit is 414, a parameter value over 1 KiB is 400.
 
 use std::collections::HashSet;
@@ -61,6 +62,13 @@ pub(crate) fn check_query(query: &str) -> Result<(), ApiError> {
                 format!("{key} is not valid UTF-8 text (or has control characters)"),
             ));
         };
+        if value.is_empty() {
+            return Err(invalid_parameter(
+                &key,
+                "INVALID_FORMAT",
+                format!("{key} is empty; leave it out for its default"),
+            ));
+        }
         if value.len() > MAX_VALUE_BYTES {
             return Err(invalid_parameter(
                 &key,

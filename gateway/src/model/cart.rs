@@ -118,11 +118,11 @@ pub struct UpdateCartBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddLineItemBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub product_id: Option<String>,
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = u32)]
     pub quantity: Option<u32>,
 }
 
@@ -130,17 +130,17 @@ pub struct AddLineItemBody {
 #[serde(rename_all = "camelCase")]
 pub struct QuantityBody {
     /// 1 to 99.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = u32)]
     pub quantity: Option<u32>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckoutBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub cart_id: Option<String>,
     /// An address from the caller's address book.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub shipping_address_id: Option<String>,
 }
 

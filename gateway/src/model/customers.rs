@@ -17,13 +17,13 @@ fn text(v: Option<String>) -> String {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String, max_length = 254)]
     pub email_address: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub password: Option<String>,
     /// The reCAPTCHA response token.
     #[serde(rename = "gRecaptchaResponse")]
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub g_recaptcha_response: Option<String>,
 }
 
@@ -40,17 +40,17 @@ impl From<LoginBody> for pb::LoginRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignUpBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String, max_length = 254)]
     pub email_address: Option<String>,
     /// 10 to 128 characters, not only letters or only digits.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String, min_length = 10, max_length = 128)]
     pub password: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub first_name: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub last_name: Option<String>,
     #[serde(rename = "gRecaptchaResponse")]
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub g_recaptcha_response: Option<String>,
 }
 
@@ -70,9 +70,9 @@ impl From<SignUpBody> for pb::SignUpRequest {
 #[serde(rename_all = "camelCase")]
 pub struct TokenBody {
     /// Always `refresh_token`.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String, pattern = "^refresh_token$")]
     pub grant_type: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub refresh_token: Option<String>,
 }
 
@@ -180,9 +180,9 @@ impl TryFrom<pb::Customer> for CustomerProfile {
 pub struct ProfileBody {
     /// The `version` read; a stale one is 409 CONCURRENT_MODIFICATION.
     pub version: Option<i64>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub first_name: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub last_name: Option<String>,
     pub phone: Option<String>,
     pub date_of_birth: Option<String>,
@@ -204,20 +204,20 @@ impl ProfileBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddressBody {
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub first_name: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub last_name: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub street_name: Option<String>,
     pub street_number: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub city: Option<String>,
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub postal_code: Option<String>,
     pub state: Option<String>,
     /// ISO 3166-1 alpha-2, e.g. AU.
-    #[schema(required = true)]
+    #[schema(required = true, value_type = String)]
     pub country: Option<String>,
     /// Making an address the default clears the flag on the others.
     pub is_default: Option<bool>,
@@ -302,7 +302,9 @@ impl From<pb::Preferences> for Preferences {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PreferencesBody {
+    #[schema(required = true, value_type = String, pattern = "^[a-z]{2}-[A-Z]{2}$")]
     pub preferred_locale: Option<String>,
+    #[schema(required = true, value_type = String, pattern = "^(AUD|NZD)$")]
     pub preferred_currency: Option<String>,
     pub marketing_emails: Option<bool>,
 }

@@ -121,7 +121,11 @@ impl TryFrom<pb::Order> for OrderV2 {
 pub struct StatusBody {
     /// The target state: CANCELLED from a customer; PROCESSING, SHIPPED or
     /// DELIVERED from fulfilment.
-    #[schema(required = true)]
+    #[schema(
+        required = true,
+        value_type = String,
+        pattern = "^(CANCELLED|PROCESSING|SHIPPED|DELIVERED)$"
+    )]
     pub status: Option<String>,
 }
 
