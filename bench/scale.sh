@@ -46,7 +46,6 @@ start_mesh() {
   env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$p INTERNAL_LISTEN_ADDR=127.0.0.1:$((p + 10)) \
     RUST_LOG=info "$@" ./target/release/storefront >"$work/mesh-$p.log" 2>&1 &
   local pid=$!
-  pids+=("$pid")
   until curl -sf "http://127.0.0.1:$p/health/ready" >/dev/null; do
     kill -0 "$pid" 2>/dev/null || { echo "the mesh stopped; log: $work/mesh-$p.log" >&2; cat "$work/mesh-$p.log" >&2; exit 1; }
     sleep 0.02
@@ -57,6 +56,8 @@ start_mesh() {
 ./target/release/floor 127.0.0.1:$floor_port &
 pids+=($!)
 read -r mesh ready_ms < <(start_mesh $port)
+# start_mesh ran in a subshell: its pid must be recorded here to be stopped.
+pids+=("$mesh")
 # Idle: once the memory freed by the start-up builds has gone back.
 sleep 5
 idle_rss=$(rss "$mesh")
@@ -166,7 +167,8 @@ if command -v redis-server >/dev/null 2>&1; then
   redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
   pids+=($!)
   sleep 0.5
-  read -r _ _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/)
+  read -r redis_mesh _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/)
+  pids+=("$redis_mesh")
   customer $((port + 100))
   for c in "${conns[@]}"; do
     routes $((port + 100)) redis "$c"
