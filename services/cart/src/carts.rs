@@ -148,29 +148,39 @@ impl Carts {
         cart_id: &str,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<Cart, ServiceError> {
+        self.write(customer_id, cart_id, |cart| {
+            if cart.state == CartState::Ordered as i32 {
+                return Err(ServiceError::new(
+                    ErrorKind::Conflict,
+                    "CART_ORDERED",
+                    "this cart was ordered; start a new one",
+                ));
+            }
+            change(cart)?;
+            let _dropped = self.reprice(cart);
+            touch(cart);
+            Ok(())
+        })
+        .await
+    }
+
+    /// Applies `change` to `customer_id`'s cart by compare-and-set (anyone
+    /// else's is 404), renewing its idle TTL.
+    async fn write(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
+    ) -> Result<Cart, ServiceError> {
+        let ttl = Some(self.limits.idle_ttl);
         let updated = self
             .store
-            .update_message(
-                &cart_key(cart_id),
-                MAX_ATTEMPTS,
-                Some(self.limits.idle_ttl),
-                |cart: &mut Cart| {
-                    if cart.customer_id != customer_id {
-                        return Err(not_found(cart_id));
-                    }
-                    if cart.state == CartState::Ordered as i32 {
-                        return Err(ServiceError::new(
-                            ErrorKind::Conflict,
-                            "CART_ORDERED",
-                            "this cart was ordered; start a new one",
-                        ));
-                    }
-                    change(cart)?;
-                    let _dropped = self.reprice(cart);
-                    touch(cart);
-                    Ok(())
-                },
-            )
+            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
+                if cart.customer_id != customer_id {
+                    return Err(not_found(cart_id));
+                }
+                change(cart)
+            })
             .await?;
         written(updated, cart_id)
     }
@@ -187,41 +197,31 @@ impl Carts {
         expected_version: i64,
         order_id: &str,
     ) -> Result<(), ServiceError> {
-        let updated = self
-            .store
-            .update_message(
-                &cart_key(cart_id),
-                MAX_ATTEMPTS,
-                Some(self.limits.idle_ttl),
-                |cart: &mut Cart| {
-                    if cart.customer_id != customer_id {
-                        return Err(not_found(cart_id));
-                    }
-                    if cart.state == CartState::Ordered as i32 {
-                        if cart.order_id == order_id {
-                            return Ok(());
-                        }
-                        return Err(ServiceError::new(
-                            ErrorKind::Conflict,
-                            "CART_ORDERED",
-                            "this cart was already ordered through another checkout",
-                        ));
-                    }
-                    if version(cart) != expected_version {
-                        return Err(ServiceError::new(
-                            ErrorKind::Conflict,
-                            "CART_CHANGED",
-                            "the cart changed since checkout began; start a new checkout",
-                        ));
-                    }
-                    cart.state = CartState::Ordered as i32;
-                    cart.order_id = order_id.to_string();
-                    touch(cart);
-                    Ok(())
-                },
-            )
-            .await?;
-        written(updated, cart_id).map(|_| ())
+        self.write(customer_id, cart_id, |cart| {
+            if cart.state == CartState::Ordered as i32 {
+                if cart.order_id == order_id {
+                    return Ok(());
+                }
+                return Err(ServiceError::new(
+                    ErrorKind::Conflict,
+                    "CART_ORDERED",
+                    "this cart was already ordered through another checkout",
+                ));
+            }
+            if version(cart) != expected_version {
+                return Err(ServiceError::new(
+                    ErrorKind::Conflict,
+                    "CART_CHANGED",
+                    "the cart changed since checkout began; start a new checkout",
+                ));
+            }
+            cart.state = CartState::Ordered as i32;
+            cart.order_id = order_id.to_string();
+            touch(cart);
+            Ok(())
+        })
+        .await
+        .map(|_| ())
     }
 
     /// The state-setting update: version check, then the discount codes.
