@@ -58,9 +58,17 @@ pids+=($!)
 read -r mesh ready_ms < <(start_mesh $port)
 # start_mesh ran in a subshell: its pid must be recorded here to be stopped.
 pids+=("$mesh")
-# Idle: once the memory freed by the start-up builds has gone back.
-sleep 5
+# Idle: once the memory freed by the start-up builds has gone back to the
+# system (it takes tens of seconds): read every 5 s until two reads agree
+# within 2%, at most 90 s.
 idle_rss=$(rss "$mesh")
+for _ in $(seq 1 18); do
+  sleep 5
+  next=$(rss "$mesh")
+  settled=$(( next * 50 >= idle_rss * 49 && next * 50 <= idle_rss * 51 ))
+  idle_rss=$next
+  [ "$settled" -eq 1 ] && break
+done
 catalog_ms=$(grep -o '"message":"catalog generated and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
 search_ms=$(grep -o '"message":"search index built"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
 [ -n "$search_ms" ] || search_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"search index built"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
