@@ -1,0 +1,88 @@
+// The Storefront BFF as a browser calls it: every request sends
+// X-Api-Version and a fresh Correlation-Id; customer calls send the access
+// token as X-BFF-Token and, when it has expired, exchange the refresh token
+// once and retry. Errors keep the API's error body and correlation id.
+
+const API = new URLSearchParams(location.search).get("api") || "http://127.0.0.1:8080";
+const VERSION = "v1.0";
+
+class ApiError extends Error {
+  constructor(status, body, correlationId) {
+    super(body && body.message ? body.message : `HTTP ${status}`);
+    this.status = status;
+    this.body = body || {};
+    this.correlationId = correlationId;
+  }
+  // Field errors by field name, for showing next to their inputs.
+  get fields() {
+    const out = {};
+    for (const e of this.body.errors || []) out[e.field] = e.message;
+    return out;
+  }
+}
+
+const session = {
+  get access() { return sessionStorage.getItem("access"); },
+  get refresh() { return sessionStorage.getItem("refresh"); },
+  save(result) {
+    sessionStorage.setItem("access", result.accessToken);
+    sessionStorage.setItem("refresh", result.refreshToken);
+  },
+  clear() {
+    sessionStorage.removeItem("access");
+    sessionStorage.removeItem("refresh");
+    sessionStorage.removeItem("cart");
+  },
+};
+
+async function call(method, path, body, token) {
+  const headers = { "X-Api-Version": VERSION, "Correlation-Id": crypto.randomUUID() };
+  if (token) headers["X-BFF-Token"] = token;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(API + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    throw new ApiError(response.status, json, response.headers.get("Correlation-Id"));
+  }
+  return json;
+}
+
+// A call as the logged-in customer; an expired access token is refreshed
+// once (the refresh token is single use: the new pair replaces it).
+async function customerCall(method, path, body) {
+  try {
+    return await call(method, path, body, session.access);
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.body.code !== "TOKEN_EXPIRED" || !session.refresh) throw e;
+    const renewed = await call("POST", "/auth/token", {
+      grantType: "refresh_token",
+      refreshToken: session.refresh,
+    });
+    session.save(renewed);
+    return call(method, path, body, session.access);
+  }
+}
+
+const api = {
+  tree: () => call("GET", "/categories/tree"),
+  products: (query) => call("GET", `/products?${query}`),
+  product: (id) => call("GET", `/products/${encodeURIComponent(id)}`),
+  search: (query) => call("GET", `/search?${query}`),
+  suggest: (text) => call("GET", `/search/suggestions?query=${encodeURIComponent(text)}&limit=6`),
+  signUp: (body) => call("POST", "/customers", body),
+  login: (body) => call("POST", "/auth/login", body),
+  logout: () => call("POST", "/auth/logout", { refreshToken: session.refresh || "" }, session.access),
+  newCart: () => customerCall("POST", "/carts"),
+  cart: (id) => customerCall("GET", `/carts/${id}`),
+  addLine: (id, line) => customerCall("POST", `/carts/${id}/line-items`, line),
+  applyCode: (id, code) => customerCall("PUT", `/carts/${id}`, { discountCode: code }),
+  addAddress: (address) => customerCall("POST", "/customers/me/addresses", address),
+  checkout: (cartId, shippingAddressId) => customerCall("POST", "/checkout", { cartId, shippingAddressId }),
+  confirm: (sessionId) => customerCall("POST", `/checkout/${sessionId}/confirm`),
+  orders: () => customerCall("GET", "/orders?limit=20"),
+};

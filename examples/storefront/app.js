@@ -1,0 +1,208 @@
+// A shopper's journey over the API (api.js): browse, search, product,
+// account, cart, checkout, orders. Plain DOM, hash routes, no build step.
+
+const LOCALE = "en-AU";
+const PAGE = 12;
+const view = document.getElementById("view");
+const errorBox = document.getElementById("error");
+
+const h = (tag, attrs = {}, ...children) => {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (v !== undefined && v !== null) el.setAttribute(k, v);
+  }
+  el.append(...children.flat().filter((c) => c !== null && c !== undefined));
+  return el;
+};
+const text = (localized) => (localized && (localized[LOCALE] || Object.values(localized)[0])) || "";
+const money = (m) => (m ? `${(m.centAmount / 100).toFixed(2)} ${m.currencyCode}` : "");
+const render = (...nodes) => view.replaceChildren(...nodes);
+
+// Errors from the API's body: its message and correlation id on top, each
+// field error next to the input of the same name.
+function showError(e, form) {
+  document.querySelectorAll(".field-error").forEach((el) => el.remove());
+  if (!(e instanceof ApiError)) {
+    errorBox.textContent = String(e);
+    errorBox.hidden = false;
+    return;
+  }
+  errorBox.textContent = `${e.message} (${e.body.code || e.status}; Correlation-Id ${e.correlationId})`;
+  errorBox.hidden = false;
+  for (const [field, message] of Object.entries(e.fields)) {
+    const input = form && form.querySelector(`[name="${field}"]`);
+    if (input) input.after(h("span", { class: "field-error", "data-field": field }, message));
+  }
+}
+const clearError = () => { errorBox.hidden = true; };
+const guarded = (fn, form) => async (event) => {
+  if (event) event.preventDefault();
+  clearError();
+  try { await fn(event); } catch (e) { showError(e, form); }
+};
+
+function card(p) {
+  const image = (p.media && p.media[0]) || null;
+  return h("div", { class: "card" },
+    image ? h("img", { src: image.url, alt: text(image.alt) }) : null,
+    h("a", { href: `#/product/${p.id}` }, text(p.name)),
+    h("div", {}, money(p.price)));
+}
+
+async function catalog(params) {
+  const tree = await api.tree();
+  const leaves = tree.roots.flatMap((r) => r.children.flatMap((c) => (c.children.length ? c.children : [c])));
+  const category = params.get("category") || (leaves[0] && leaves[0].id);
+  const offset = Number(params.get("offset") || 0);
+  const query = new URLSearchParams({ limit: PAGE, offset, status: "active", category });
+  if (params.get("brand")) query.set("brand", params.get("brand"));
+  if (params.get("inStock") === "true") query.set("inStock", "true");
+  const page = await api.products(query);
+  const go = (changes) => {
+    const next = new URLSearchParams(params);
+    for (const [k, v] of Object.entries(changes)) (v ? next.set(k, v) : next.delete(k));
+    location.hash = `#/?${next}`;
+  };
+  const select = h("select", { name: "category", onchange: (e) => go({ category: e.target.value, offset: 0 }) },
+    leaves.map((c) => h("option", c.id === category ? { value: c.id, selected: "" } : { value: c.id }, text(c.name))));
+  const brand = h("input", { name: "brand", placeholder: "Brand", value: params.get("brand") || "" });
+  const stock = h("input", params.get("inStock") === "true" ? { type: "checkbox", checked: "" } : { type: "checkbox" });
+  const filters = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); go({ brand: brand.value, inStock: stock.checked ? "true" : "", offset: 0 }); } },
+    select, brand, h("label", {}, stock, " In stock"), h("button", {}, "Filter"));
+  const pager = h("div", { class: "pager" },
+    h("button", { disabled: offset === 0 ? "" : null, onclick: () => go({ offset: Math.max(0, offset - PAGE) }) }, "Previous"),
+    h("span", {}, `${page.total ? offset + 1 : 0}-${offset + page.count} of ${page.total}`),
+    h("button", { id: "next-page", disabled: offset + PAGE >= page.total ? "" : null, onclick: () => go({ offset: offset + PAGE }) }, "Next"));
+  render(filters, h("div", { class: "grid", id: "results" }, page.results.map(card)), pager);
+}
+
+async function search(params) {
+  const page = await api.search(new URLSearchParams({ query: params.get("q"), limit: PAGE }));
+  render(h("h2", {}, `${page.total} results for "${params.get("q")}"`), h("div", { class: "grid", id: "results" }, page.results.map(card)));
+}
+
+async function product(id) {
+  const p = await api.product(id);
+  const variants = p.variants || [p.masterVariant];
+  const firstInStock = (variants.find((v) => v.availability.quantity > 0) || variants[0]).id;
+  const variant = h("select", { name: "variantId" }, variants.map((v) =>
+    h("option", v.id === firstInStock ? { value: v.id, selected: "" } : { value: v.id },
+      `${Object.values(v.attributes).join(" / ")} - ${money(v.price)} (${v.availability.quantity} left)`)));
+  const quantity = h("input", { name: "quantity", type: "number", min: 1, max: 99, value: 1 });
+  const form = h("form", { class: "inline" }, variant, quantity, h("button", { id: "add-to-cart" }, "Add to cart"));
+  form.addEventListener("submit", guarded(async () => {
+    if (!session.access) { location.hash = "#/account"; return; }
+    const cart = await currentCart();
+    await api.addLine(cart, { productId: p.id, variantId: Number(variant.value), quantity: Number(quantity.value) });
+    location.hash = "#/cart";
+  }, form));
+  const media = (p.media || []).filter((m) => m.type === "image");
+  render(h("h2", {}, text(p.name)), h("div", { class: "media" }, media.map((m) => h("img", { src: m.url, alt: text(m.alt) }))),
+    h("p", {}, text(p.description)), h("p", {}, p.brand, " - ", money(p.price)), form);
+}
+
+function account() {
+  const field = (name, type = "text") => h("label", {}, name, h("input", { name, type }));
+  const login = h("form", { id: "login" }, h("h2", {}, "Log in"), field("emailAddress", "email"), field("password", "password"), h("button", {}, "Log in"));
+  const signUp = h("form", { id: "sign-up" }, h("h2", {}, "Sign up"), field("emailAddress", "email"), field("password", "password"),
+    field("firstName"), field("lastName"), h("button", {}, "Sign up"));
+  // The dev captcha accepts any response; a real shop renders reCAPTCHA here.
+  const values = (form) => ({ ...Object.fromEntries(new FormData(form)), gRecaptchaResponse: "dev-captcha" });
+  const start = async (credentials) => {
+    session.save(await api.login(credentials));
+    location.hash = "#/";
+  };
+  login.addEventListener("submit", guarded(() => start(values(login)), login));
+  signUp.addEventListener("submit", guarded(async () => {
+    const body = values(signUp);
+    await api.signUp(body);
+    await start({ emailAddress: body.emailAddress, password: body.password, gRecaptchaResponse: body.gRecaptchaResponse });
+  }, signUp));
+  render(login, signUp);
+}
+
+async function currentCart() {
+  let id = sessionStorage.getItem("cart");
+  if (!id) {
+    id = (await api.newCart()).id;
+    sessionStorage.setItem("cart", id);
+  }
+  return id;
+}
+
+async function cart() {
+  if (!session.access) { location.hash = "#/account"; return; }
+  const c = await api.cart(await currentCart());
+  const lines = h("table", { id: "lines" }, c.lineItems.map((l) =>
+    h("tr", {}, h("td", {}, text(l.name)), h("td", {}, `x ${l.quantity}`), h("td", {}, money(l.totalPrice)))));
+  const code = h("form", { class: "inline", id: "discount" }, h("input", { name: "discountCode", placeholder: "Discount code" }), h("button", {}, "Apply"));
+  code.addEventListener("submit", guarded(async () => {
+    await api.applyCode(c.id, new FormData(code).get("discountCode"));
+    await cart();
+  }, code));
+  const field = (name, value = "") => h("label", {}, name, h("input", { name, value }));
+  const address = h("form", { id: "checkout" }, h("h3", {}, "Ship to"), field("firstName"), field("lastName"), field("streetName"),
+    field("city"), field("postalCode"), field("country", "AU"), h("button", {}, "Check out"));
+  address.addEventListener("submit", guarded(async () => {
+    const saved = await api.addAddress(Object.fromEntries(new FormData(address)));
+    const checkout = await api.checkout(c.id, saved.id);
+    renderCheckout(checkout);
+  }, address));
+  render(h("h2", {}, "Cart"), lines, h("p", { id: "cart-total" }, `Discount ${money(c.discountTotal)}, total ${money(c.totalPrice)}`),
+    code, c.lineItems.length ? address : h("p", {}, "Your cart is empty."));
+}
+
+function renderCheckout(checkout) {
+  const confirm = h("button", { id: "confirm" }, "Confirm and pay");
+  confirm.addEventListener("click", guarded(async () => {
+    const done = await api.confirm(checkout.id);
+    sessionStorage.removeItem("cart");
+    location.hash = `#/orders?placed=${done.orderId}`;
+  }));
+  render(h("h2", {}, "Checkout"), h("p", {}, `Total ${money(checkout.totalPrice)}, open until ${checkout.expiresAt}`), confirm);
+}
+
+async function orders(params) {
+  if (!session.access) { location.hash = "#/account"; return; }
+  const page = await api.orders();
+  const placed = params.get("placed");
+  render(h("h2", {}, "Your orders"), placed ? h("p", { id: "placed" }, `Order placed: ${placed}`) : null,
+    h("table", { id: "orders" }, page.results.map((o) =>
+      h("tr", { "data-order": o.id }, h("td", {}, o.orderNumber), h("td", {}, o.status), h("td", {}, money(o.totals.total))))));
+}
+
+async function route() {
+  const [path, query] = location.hash.slice(1).split("?");
+  const params = new URLSearchParams(query || "");
+  const loggedIn = Boolean(session.access);
+  document.getElementById("account-link").hidden = loggedIn;
+  document.getElementById("orders-link").hidden = !loggedIn;
+  document.getElementById("logout").hidden = !loggedIn;
+  clearError();
+  try {
+    if (path.startsWith("/product/")) await product(path.slice("/product/".length));
+    else if (path === "/search") await search(params);
+    else if (path === "/account") account();
+    else if (path === "/cart") await cart();
+    else if (path === "/orders") await orders(params);
+    else await catalog(params);
+  } catch (e) { showError(e); }
+}
+
+const searchBox = document.getElementById("search");
+const suggestions = document.getElementById("suggestions");
+searchBox.addEventListener("input", guarded(async () => {
+  if (searchBox.value.trim().length < 2) return;
+  const found = await api.suggest(searchBox.value);
+  suggestions.replaceChildren(...found.completions.map((c) => h("option", { value: c })));
+}));
+document.getElementById("search-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  location.hash = `#/search?q=${encodeURIComponent(searchBox.value)}`;
+});
+document.getElementById("logout").addEventListener("click", guarded(async () => {
+  try { await api.logout(); } finally { session.clear(); location.hash = "#/"; route(); }
+}));
+window.addEventListener("hashchange", route);
+route();

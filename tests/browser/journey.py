@@ -1,0 +1,118 @@
+"""The starter storefront in a real headless Chromium (WebDriver), served from
+its own origin against the mesh: a shopper's whole journey passes, a
+screenshot of the placed order is kept, and the same page served from an
+origin the API does not allow fails at the CORS preflight, as a browser
+would. Run by scripts/browser-test (which starts the mesh and the servers).
+
+    python3 tests/browser/journey.py API_URL ALLOWED_SHOP_URL DISALLOWED_SHOP_URL SCREENSHOT
+"""
+
+import sys
+import uuid
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+API, SHOP, STRANGER, SCREENSHOT = sys.argv[1:5]
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--window-size=1100,700",
+    ):
+        options.add_argument(flag)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(options=options, service=webdriver.ChromeService("/usr/bin/chromedriver"))
+
+
+def main():
+    driver = browser()
+    # Views re-render after each answer: an element found a moment ago may be gone.
+    wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
+    seen = lambda css: wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, css)))
+    present = lambda css: wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+    try:
+        # Browse a category, page through it, filter it.
+        driver.get(f"{SHOP}/?api={API}#/")
+        present("#results .card")
+        first = driver.find_element(By.CSS_SELECTOR, "#results .card a").text
+        seen("#next-page").click()
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#results .card a").text != first)
+        assert "offset=12" in driver.current_url, driver.current_url
+        driver.find_element(By.CSS_SELECTOR, ".filters input[type=checkbox]").click()
+        driver.find_element(By.CSS_SELECTOR, ".filters button").click()
+        wait.until(lambda d: "inStock=true" in d.current_url)
+        present("#results .card")
+
+        # Search with suggestions.
+        box = seen("#search")
+        box.send_keys("shi")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#suggestions option"))
+        box.send_keys("rt")
+        driver.find_element(By.CSS_SELECTOR, "#search-form button").click()
+        seen("#results .card")
+        assert "results for" in driver.find_element(By.TAG_NAME, "h2").text
+
+        # Sign up (the dev captcha), then a product with its variants and media.
+        driver.get(f"{SHOP}/?api={API}#/account")
+        email = f"browser-{uuid.uuid4().hex[:12]}@example.com"
+        form = seen("#sign-up")
+        for name, value in (("emailAddress", email), ("password", "correct horse 42"),
+                            ("firstName", "Bea"), ("lastName", "Browser")):
+            form.find_element(By.NAME, name).send_keys(value)
+        form.find_element(By.TAG_NAME, "button").click()
+        wait.until(lambda d: not d.find_element(By.ID, "logout").get_attribute("hidden"))
+        driver.get(f"{SHOP}/?api={API}#/?inStock=true")
+        present("#results .card a").click()
+        seen("#add-to-cart")
+        assert driver.find_elements(By.CSS_SELECTOR, ".media img"), "product media shown"
+        assert driver.find_elements(By.CSS_SELECTOR, "select[name=variantId] option"), "variants listed"
+        driver.find_element(By.ID, "add-to-cart").click()
+
+        # Cart: a bad code shows its field error, a good one discounts.
+        seen("#lines tr")
+        code = seen("#discount input")
+        code.send_keys("NOPE")
+        driver.find_element(By.CSS_SELECTOR, "#discount button").click()
+        error = seen(".field-error[data-field=discountCode]")
+        assert "not a valid discount code" in error.text, error.text
+        assert "Correlation-Id" in seen("#error").text
+        code = seen("#discount input")
+        code.clear()
+        code.send_keys("WELCOME10")
+        driver.find_element(By.CSS_SELECTOR, "#discount button").click()
+        wait.until(lambda d: "Discount 0.00" not in d.find_element(By.ID, "cart-total").text)
+
+        # Check out to an address, confirm, see the order in the history.
+        form = seen("#checkout")
+        for name, value in (("firstName", "Bea"), ("lastName", "Browser"), ("streetName", "1 George St"),
+                            ("city", "Sydney"), ("postalCode", "2000")):
+            form.find_element(By.NAME, name).send_keys(value)
+        form.find_element(By.TAG_NAME, "button").click()
+        seen("#confirm").click()
+        placed = seen("#placed").text.split(": ")[1]
+        present(f"#orders tr[data-order='{placed}']")
+        driver.save_screenshot(SCREENSHOT)
+
+        # Log out: the account link is back.
+        driver.find_element(By.ID, "logout").click()
+        wait.until(lambda d: not d.find_element(By.ID, "account-link").get_attribute("hidden"))
+
+        # From an origin the API does not allow, the browser blocks the call.
+        driver.get(f"{STRANGER}/?api={API}#/")
+        message = seen("#error").text
+        assert "Failed to fetch" in message, message
+        assert not driver.find_elements(By.CSS_SELECTOR, "#results .card")
+    finally:
+        driver.quit()
+    print("browser journey passed; screenshot:", SCREENSHOT)
+
+
+if __name__ == "__main__":
+    main()
