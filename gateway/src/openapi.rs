@@ -164,16 +164,43 @@ fn decorate(op: &mut Operation, versioned: bool) {
             .headers
             .insert("Correlation-Id".to_string(), RefOr::T(id));
         if versioned {
-            let version = HeaderBuilder::new()
-                .schema(Some(string_schema(None, None)))
-                .description(Some("The request's X-Api-Version, echoed"))
-                .build();
-            response
-                .headers
-                .insert("X-Api-Version".to_string(), RefOr::T(version));
+            for (name, pattern, description) in VERSIONED_RESPONSE_HEADERS {
+                let header = HeaderBuilder::new()
+                    .schema(Some(string_schema(Some(pattern), None)))
+                    .description(Some(*description))
+                    .build();
+                response
+                    .headers
+                    .insert((*name).to_string(), RefOr::T(header));
+            }
         }
     }
 }
+
+/// Headers a versioned answer may carry, each in the one form it takes
+/// (so a generated-request run checks every route's headers against it).
+const VERSIONED_RESPONSE_HEADERS: &[(&str, &str, &str)] = &[
+    (
+        "X-Api-Version",
+        r"^v\d+\.\d+$",
+        "The request's X-Api-Version, echoed",
+    ),
+    (
+        "RateLimit-Policy",
+        r#"^"[a-z-]+";q=\d+;w=\d+(, "[a-z-]+";q=\d+;w=\d+)*$"#,
+        "Every budget the request counted against (IETF RateLimit headers); absent when no limit applies",
+    ),
+    (
+        "RateLimit",
+        r#"^"[a-z-]+";r=\d+;t=\d+$"#,
+        "The tightest of those budgets: requests remaining and seconds until it is whole",
+    ),
+    (
+        "Retry-After",
+        r"^[1-9]\d*$",
+        "Whole seconds to wait before retrying (429 and 503 answers)",
+    ),
+];
 
 /// What the raw-request checks hold every path and query value to (see
 /// `middleware::raw_request`): text without control characters, 1 byte to
