@@ -2,12 +2,14 @@
 its own origin against the mesh: a shopper's whole journey passes, a
 screenshot of the placed order is kept, and the same page served from an
 origin the API does not allow fails at the CORS preflight, as a browser
-would. Run by scripts/browser-test (which starts the mesh and the servers).
+would; the access token expires mid-journey and the page refreshes it. Run
+by scripts/browser-test (which starts the mesh and the servers).
 
     python3 tests/browser/journey.py API_URL ALLOWED_SHOP_URL DISALLOWED_SHOP_URL SCREENSHOT
 """
 
 import sys
+import time
 import uuid
 
 from selenium import webdriver
@@ -88,6 +90,10 @@ def main():
         code.send_keys("WELCOME10")
         driver.find_element(By.CSS_SELECTOR, "#discount button").click()
         wait.until(lambda d: "Discount 0.00" not in d.find_element(By.ID, "cart-total").text)
+
+        # Let the access token expire (the mesh issues 30 s tokens here, and
+        # the gateway allows 5 s of clock skew): checking out must refresh it.
+        time.sleep(37)
 
         # Check out to an address, confirm, see the order in the history.
         form = seen("#checkout")
