@@ -4,6 +4,7 @@
 //! thread each) instead of thrashing the cores.
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::Semaphore;
 
@@ -33,7 +34,9 @@ where
 }
 
 /// `work(0..jobs)` spread over every core (start-up builds: indexes,
-/// generation), results in job order.
+/// generation), results in job order. Each worker takes the next job when
+/// it is free, so jobs of uneven size (or a core taken by something else
+/// for a while) do not leave one worker finishing alone.
 pub fn map_on_cores<R, F>(jobs: usize, work: F) -> Vec<R>
 where
     F: Fn(usize) -> R + Sync,
@@ -42,15 +45,17 @@ where
     let workers = std::thread::available_parallelism()
         .map_or(2, usize::from)
         .min(jobs.max(1));
-    let work = &work;
+    let next = AtomicUsize::new(0);
+    let (work, next) = (&work, &next);
     let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
-            .map(|w| {
+            .map(|_| {
                 scope.spawn(move || {
-                    (w..jobs)
-                        .step_by(workers)
-                        .map(|j| (j, work(j)))
-                        .collect::<Vec<_>>()
+                    std::iter::from_fn(|| {
+                        let j = next.fetch_add(1, Ordering::Relaxed);
+                        (j < jobs).then(|| (j, work(j)))
+                    })
+                    .collect::<Vec<_>>()
                 })
             })
             .collect();

@@ -4,6 +4,7 @@
 
 pub mod catalog;
 pub mod client;
+pub mod compact;
 pub mod config;
 pub mod cpu;
 pub mod customer_token;

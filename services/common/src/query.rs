@@ -28,7 +28,7 @@ pub enum FieldType {
 }
 
 /// A field's value in one record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Value<'a> {
     Text(&'a str),
     Integer(i64),

@@ -65,32 +65,60 @@ pub struct Column {
 }
 
 impl Column {
-    /// Indexes `values` (one per record); `id_rank` breaks ties.
-    pub fn build(values: &[Value<'_>], id_rank: &[u32]) -> Column {
-        let mut asc: Vec<u32> = (0..values.len() as u32).collect();
-        asc.sort_unstable_by(|&a, &b| {
-            values[a as usize]
-                .cmp(&values[b as usize])
-                .then(id_rank[a as usize].cmp(&id_rank[b as usize]))
-        });
-        let mut distinct: Vec<Key> = Vec::new();
-        let mut rank = vec![MISSING; values.len()];
-        let mut starts = Vec::new();
-        let mut previous: Option<Value<'_>> = None;
-        for (position, &row) in asc.iter().enumerate() {
-            let value = values[row as usize];
-            if value == Value::Missing {
-                break;
-            }
-            if previous != Some(value) {
-                distinct.extend(Key::of(value));
-                starts.push(position as u32);
-                previous = Some(value);
-            }
-            rank[row as usize] = distinct.len() as u32 - 1;
+    /// Indexes `values` (one per record); `by_id` lists the records in id
+    /// order, which breaks ties. Only the distinct values are compared:
+    /// records are numbered by value through a hash map, and the orders
+    /// come from a counting sort of the records taken in id order.
+    pub fn build(values: &[Value<'_>], by_id: &[u32]) -> Column {
+        let mut seen: foldhash::HashMap<Value<'_>, u32> = foldhash::HashMap::default();
+        let mut firsts: Vec<Value<'_>> = Vec::new();
+        let mut rank: Vec<u32> = values
+            .iter()
+            .map(|&value| {
+                if value == Value::Missing {
+                    return MISSING;
+                }
+                *seen.entry(value).or_insert_with(|| {
+                    firsts.push(value);
+                    firsts.len() as u32 - 1
+                })
+            })
+            .collect();
+        drop(seen);
+        let mut sorted: Vec<u32> = (0..firsts.len() as u32).collect();
+        sorted.sort_unstable_by(|&a, &b| firsts[a as usize].cmp(&firsts[b as usize]));
+        let mut final_rank = vec![0u32; firsts.len()];
+        for (r, &first) in sorted.iter().enumerate() {
+            final_rank[first as usize] = r as u32;
         }
-        let present = rank.iter().filter(|&&r| r != MISSING).count() as u32;
-        starts.push(present);
+        let distinct: Vec<Key> = sorted
+            .iter()
+            .filter_map(|&first| Key::of(firsts[first as usize]))
+            .collect();
+        for r in rank.iter_mut().filter(|r| **r != MISSING) {
+            *r = final_rank[*r as usize];
+        }
+        // starts[v + 1] counts value v, then becomes where v begins.
+        let mut starts = vec![0u32; distinct.len() + 1];
+        for &r in rank.iter().filter(|&&r| r != MISSING) {
+            starts[r as usize + 1] += 1;
+        }
+        for v in 1..starts.len() {
+            starts[v] += starts[v - 1];
+        }
+        let present = starts[distinct.len()];
+        // Where the next record of each value goes; the last slot is the
+        // records without one.
+        let mut next = starts.clone();
+        let mut asc = vec![0u32; values.len()];
+        for &row in by_id {
+            let slot = match rank[row as usize] {
+                MISSING => distinct.len(),
+                r => r as usize,
+            };
+            asc[next[slot] as usize] = row;
+            next[slot] += 1;
+        }
         let mut desc = Vec::with_capacity(asc.len());
         desc.extend_from_slice(&asc[present as usize..]);
         for v in (0..distinct.len()).rev() {

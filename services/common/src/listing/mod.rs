@@ -108,7 +108,7 @@ impl<S: Schema> Listing<S> {
             Indexed {
                 name,
                 context,
-                column: Column::build(&values, &id_rank),
+                column: Column::build(&values, &by_id),
             }
         });
         Self {
