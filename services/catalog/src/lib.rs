@@ -19,10 +19,8 @@ pub fn sample_products(
     currency: &str,
 ) -> Vec<storefront_proto::catalog::v1::Product> {
     let generated = generate::generate(count, 42);
-    generated
-        .products
-        .iter()
-        .filter_map(|p| p.decode(&generated.dictionary).ok())
+    (0..generated.products.len() as u32)
+        .filter_map(|row| generated.products.decode(row).ok())
         .map(|p| {
             let mut p = storefront_common::catalog::summary(&p);
             storefront_common::catalog::price_in(&mut p, currency);
@@ -49,16 +47,20 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let catalog = store::Catalog::new(generate::generate(config.size, config.seed));
+    // Every core for a while: off the async workers.
+    let (size, seed) = (config.size, config.seed);
+    let (catalog, generated_ms) = tokio::task::spawn_blocking(move || {
+        let generated = generate::generate(size, seed);
+        let generated_ms = started.elapsed().as_millis() as u64;
+        (store::Catalog::new(generated), generated_ms)
+    })
+    .await?;
     tracing::info!(
         products = catalog.products.len(),
         categories = catalog.categories.len(),
-        encoded_bytes = catalog
-            .products
-            .iter()
-            .map(|p| p.encoded_len())
-            .sum::<usize>() as u64,
-        held_bytes = catalog.products.iter().map(|p| p.len()).sum::<usize>() as u64,
+        encoded_bytes = catalog.products.encoded_bytes(),
+        held_bytes = catalog.products.held_bytes() as u64,
+        generated_ms,
         elapsed_ms = started.elapsed().as_millis() as u64,
         "catalog generated and indexed"
     );

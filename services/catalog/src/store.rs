@@ -4,11 +4,9 @@
 
 use std::collections::HashMap;
 
-use bytes::Bytes;
 use prost::Message;
-use storefront_common::catalog::{
-    PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, summary, text,
-};
+use storefront_common::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
+use storefront_common::compact::{Dictionary, Records};
 use storefront_common::error::ServiceError;
 use storefront_common::listing::{Key, Listing};
 use storefront_common::query::{FieldType, Schema, Value};
@@ -16,83 +14,109 @@ use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collec
 
 use crate::generate::Generated;
 
-/// A product as the catalog holds it: its listing summary (no variant
-/// list, no price picked) and its variants (repeated field 14), encoded, so
-/// the two concatenated are the product; each compressed with LZ4 against
-/// the catalog's dictionary (`Dictionary`): most of a product's bytes are
-/// field tags, locales, URLs and words that every product repeats.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredProduct {
-    /// The summary then the variants, compressed as one block (one
-    /// compression per product: its set-up, not its bytes, dominates).
-    bytes: Bytes,
-    summary_len: u32,
-    len: u32,
+/// Encodes `p` as the catalog holds it into `out` (cleared first): its
+/// listing summary (no variant list, no price picked) then its variants
+/// (repeated field 14), so the two concatenated are the product. Returns
+/// the summary's length. Takes the product so that nothing is cloned.
+pub fn encode_stored(mut p: Product, out: &mut Vec<u8>) -> u32 {
+    let variants = std::mem::take(&mut p.variants);
+    p.price = None;
+    if let Some(v) = p.master_variant.as_mut() {
+        v.price = None;
+    }
+    out.clear();
+    p.encode_raw(out);
+    let summary_len = out.len() as u32;
+    prost::encoding::message::encode_repeated(14, &variants, out);
+    summary_len
 }
 
-/// What products are compressed against: one typical product, encoded.
+/// Products as the catalog holds them, in row order: each encoded by
+/// `encode_stored` and compressed on its own against one typical product
+/// (one compression per product: its set-up, not its bytes, dominates).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Dictionary(Bytes);
-
-impl Dictionary {
-    pub fn of(p: &Product) -> Self {
-        let mut bytes = summary(p).encode_to_vec();
-        prost::encoding::message::encode_repeated(14, &p.variants, &mut bytes);
-        Self(bytes.into())
-    }
+pub struct StoredProducts {
+    records: Records,
+    summary_lens: Vec<u32>,
 }
 
 fn corrupt(e: impl std::fmt::Display) -> String {
     format!("stored product: {e}")
 }
 
-impl StoredProduct {
-    pub fn encode(p: &Product, dict: &Dictionary) -> Self {
-        let summary = summary(p);
-        let summary_len = summary.encoded_len();
-        let mut encoded = Vec::with_capacity(summary_len + 1024);
-        summary.encode_raw(&mut encoded);
-        prost::encoding::message::encode_repeated(14, &p.variants, &mut encoded);
+impl StoredProducts {
+    /// Empty, compressing against `typical`.
+    pub fn new(typical: &Product) -> Self {
+        let mut bytes = Vec::new();
+        encode_stored(typical.clone(), &mut bytes);
         Self {
-            bytes: lz4_flex::block::compress_with_dict(&encoded, &dict.0).into(),
-            summary_len: summary_len as u32,
-            len: encoded.len() as u32,
+            records: Records::new(Dictionary::new(bytes)),
+            summary_lens: Vec::new(),
         }
     }
 
-    fn decompress(&self, dict: &Dictionary) -> Result<Vec<u8>, String> {
-        lz4_flex::block::decompress_with_dict(&self.bytes, self.len as usize, &dict.0)
-            .map_err(corrupt)
+    /// Appends `p`; `scratch` is reused between calls.
+    pub fn push(&mut self, p: Product, scratch: &mut (Vec<u8>, Vec<u8>)) {
+        let summary_len = encode_stored(p, &mut scratch.0);
+        self.records.push(&scratch.0, &mut scratch.1);
+        self.summary_lens.push(summary_len);
     }
 
-    /// The listing summary, encoded.
-    pub fn summary(&self, dict: &Dictionary) -> Result<Vec<u8>, String> {
-        let mut bytes = self.decompress(dict)?;
-        bytes.truncate(self.summary_len as usize);
+    /// `parts` (each a clone of `self`, empty, filled) one after another.
+    pub fn concat(self, parts: Vec<StoredProducts>) -> Self {
+        let (records, lens): (Vec<Records>, Vec<Vec<u32>>) = parts
+            .into_iter()
+            .map(|p| (p.records, p.summary_lens))
+            .unzip();
+        Self {
+            records: Records::concat(self.records.dictionary().clone(), records),
+            summary_lens: lens.concat(),
+        }
+    }
+
+    /// These products with row `row` replaced by `p`.
+    pub fn replaced(&self, row: u32, p: Product) -> Self {
+        let mut bytes = Vec::new();
+        let summary_len = encode_stored(p, &mut bytes);
+        let mut summary_lens = self.summary_lens.clone();
+        summary_lens[row as usize] = summary_len;
+        Self {
+            records: self.records.replaced(row as usize, &bytes),
+            summary_lens,
+        }
+    }
+
+    /// Row `row`'s listing summary, encoded.
+    pub fn summary(&self, row: u32) -> Result<Vec<u8>, String> {
+        let mut bytes = self.records.get(row as usize)?;
+        bytes.truncate(self.summary_lens[row as usize] as usize);
         Ok(bytes)
     }
 
-    /// The whole product, variants included, prices not picked.
-    pub fn decode(&self, dict: &Dictionary) -> Result<Product, String> {
-        Product::decode(self.decompress(dict)?.as_slice()).map_err(corrupt)
+    /// Row `row`'s whole product, variants included, prices not picked.
+    pub fn decode(&self, row: u32) -> Result<Product, String> {
+        Product::decode(self.records.get(row as usize)?.as_slice()).map_err(corrupt)
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
     }
 
     /// Bytes held.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
+    pub fn held_bytes(&self) -> usize {
+        self.records.held_bytes() + self.summary_lens.len() * 4
     }
 
     /// Bytes encoded, before compression.
-    pub fn encoded_len(&self) -> usize {
-        self.len as usize
+    pub fn encoded_bytes(&self) -> u64 {
+        self.records.raw_bytes()
     }
 }
 
 pub struct Catalog {
     /// Changes whenever the catalog does; indexers poll it.
     pub version: u64,
-    pub products: Vec<StoredProduct>,
-    pub dictionary: Dictionary,
+    pub products: StoredProducts,
     /// Filters, sorts and prices by row; built from the products' facts,
     /// which are not kept.
     pub listing: Listing<ProductSchema>,
@@ -122,7 +146,6 @@ impl Catalog {
     pub fn new(generated: Generated) -> Self {
         let Generated {
             products,
-            dictionary,
             facts,
             categories,
             collections,
@@ -139,7 +162,6 @@ impl Catalog {
             category_index: index(&categories, |c| meta_id(c.meta.as_ref())),
             collection_index: index(&collections, |c| meta_id(c.meta.as_ref())),
             products,
-            dictionary,
             categories,
             collections,
             tree,
@@ -150,18 +172,15 @@ impl Catalog {
     /// facts of every product are read back from the stored products: a
     /// merchandising write is rare, memory for a second copy is not.
     pub fn with_product(&self, row: u32, product: &Product) -> Result<Self, ServiceError> {
-        let mut products = self.products.clone();
-        products[row as usize] = StoredProduct::encode(product, &self.dictionary);
-        let facts = products
-            .iter()
-            .map(|p| p.decode(&self.dictionary).map(|p| ProductFacts::of(&p)))
+        let products = self.products.replaced(row, product.clone());
+        let facts = (0..products.len() as u32)
+            .map(|r| products.decode(r).map(|p| ProductFacts::of(&p)))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ServiceError::internal)?;
         Ok(Self {
             version: self.version + 1,
             listing: listing(&facts),
             products,
-            dictionary: self.dictionary.clone(),
             categories: self.categories.clone(),
             collections: self.collections.clone(),
             tree: self.tree.clone(),
@@ -181,16 +200,12 @@ impl Catalog {
 
     /// Row `row`'s listing summary, encoded.
     pub fn summary(&self, row: u32) -> Result<Vec<u8>, ServiceError> {
-        self.products[row as usize]
-            .summary(&self.dictionary)
-            .map_err(ServiceError::internal)
+        self.products.summary(row).map_err(ServiceError::internal)
     }
 
     /// Row `row`'s whole product, prices not picked.
     pub fn product(&self, row: u32) -> Result<Product, ServiceError> {
-        self.products[row as usize]
-            .decode(&self.dictionary)
-            .map_err(ServiceError::internal)
+        self.products.decode(row).map_err(ServiceError::internal)
     }
 
     pub fn product_row(&self, id: &str) -> Option<u32> {

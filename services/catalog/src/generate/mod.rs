@@ -13,7 +13,7 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
-use crate::store::{Dictionary, StoredProduct};
+use crate::store::StoredProducts;
 use storefront_common::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
@@ -27,8 +27,7 @@ const IMAGE_BASE: &str = "https://images.storefront.example/products";
 pub struct Generated {
     pub categories: Vec<Category>,
     /// Each product encoded, and its facts, in generation order.
-    pub products: Vec<StoredProduct>,
-    pub dictionary: Dictionary,
+    pub products: StoredProducts,
     pub facts: Vec<ProductFacts>,
     pub collections: Vec<storefront_proto::catalog::v1::Collection>,
 }
@@ -44,29 +43,26 @@ pub fn generate(size: usize, seed: u64) -> Generated {
     let chunk_rng =
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
-    let dictionary = Dictionary::of(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
+    let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
     let chunks = storefront_common::cpu::map_on_cores(size.div_ceil(CHUNK), |c| {
         let mut rng = chunk_rng(c as u64);
         let range = c * CHUNK..((c + 1) * CHUNK).min(size);
-        let (mut facts, mut stored) = (Vec::new(), Vec::new());
+        let (mut facts, mut stored) = (Vec::with_capacity(CHUNK), empty.clone());
+        let mut scratch = Default::default();
         for n in range {
             let p = product(&mut rng, n, &leaves);
             facts.push(ProductFacts::of(&p));
-            stored.push(StoredProduct::encode(&p, &dictionary));
+            stored.push(p, &mut scratch);
         }
         (facts, stored)
     });
-    let mut facts = Vec::with_capacity(size);
-    let mut products = Vec::with_capacity(size);
-    for (f, p) in chunks {
-        facts.extend(f);
-        products.extend(p);
-    }
+    let (facts, parts): (Vec<Vec<ProductFacts>>, Vec<StoredProducts>) = chunks.into_iter().unzip();
+    let facts: Vec<ProductFacts> = facts.into_iter().flatten().collect();
+    let products = empty.concat(parts);
     let collections = collections::build(&mut rng, &facts, &categories);
     Generated {
         categories,
         products,
-        dictionary,
         facts,
         collections,
     }
@@ -364,10 +360,8 @@ mod tests {
         let g = generate(1000, 42);
         assert_eq!(g.categories.len(), 4 + 12 + 36);
         assert!(g.categories.iter().any(|c| c.ancestors.len() == 2));
-        let products: Vec<Product> = g
-            .products
-            .iter()
-            .map(|p| p.decode(&g.dictionary).unwrap())
+        let products: Vec<Product> = (0..g.products.len() as u32)
+            .map(|row| g.products.decode(row).unwrap())
             .collect();
         let statuses: std::collections::HashSet<i32> = products.iter().map(|p| p.status).collect();
         assert_eq!(statuses.len(), 3);
