@@ -2,7 +2,10 @@
 //! export at start and rebuilt whenever the catalog's version moves (a
 //! periodic check, or a reindex call), swapped in without a gap.
 
+mod analyzer;
+mod build;
 pub mod config;
+mod facets;
 mod index;
 mod search;
 mod service;
@@ -39,21 +42,26 @@ pub async fn serve(
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let (url, audience) = &config.catalog;
     let catalog = Peer::new("catalog", url, audience, tokens, config.grpc_timeout)?;
-    let empty = index::build(std::iter::empty(), &[])?;
+    let empty = build::build(std::iter::empty(), &[])?;
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,
         synonyms: Arc::new(config.synonyms.clone()),
     };
-    // The first index before serving: until then every search would be empty.
-    let mut delay = Duration::from_millis(100);
+    // The first index before serving: until then every search would be
+    // empty. The catalog is usually still starting: asked again every
+    // 100 ms (a refused loopback or cluster connection costs little), so
+    // search is ready soon after it; said once, then every 10 s.
+    let mut attempts = 0u32;
     while let Err(e) = api.rebuild().await {
-        tracing::warn!(error = %e, "waiting for the catalog to build the search index");
+        if attempts.is_multiple_of(100) {
+            tracing::warn!(error = %e, "waiting for the catalog to build the search index");
+        }
+        attempts += 1;
         tokio::select! {
             () = shutdown.cancelled() => return Ok(()),
-            () = tokio::time::sleep(delay) => {}
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
-        delay = (delay * 2).min(Duration::from_secs(5));
     }
     tokio::spawn(keep_fresh(api.clone(), config.refresh, shutdown.clone()));
     storefront_common::server::serve_grpc(

@@ -3,28 +3,22 @@
 //! requested sort) and the page. Filters, sorts and facets read the
 //! listing index's columns; only the page's documents are loaded.
 
+use std::collections::BinaryHeap;
 use std::sync::Arc;
+
 use storefront_common::catalog::{CURRENCIES, price_tail};
 use storefront_common::error::ServiceError;
-use storefront_common::listing::{self, Column, Key, Ranked, SortKey};
+use storefront_common::listing::{self, Key, Ranked};
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
-use storefront_proto::search::v1::{FacetValue, Facets, PriceRange, SearchResponse};
+use storefront_proto::search::v1::SearchResponse;
 use tantivy::collector::{Collector, SegmentCollector, TopDocs};
 
 use tantivy::query::Query;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
+use crate::facets::facets;
 use crate::index::Indexed;
-
-/// Price facet buckets, in cents of the requested currency.
-const PRICE_BUCKETS: &[(i64, i64)] = &[
-    (0, 2_500),
-    (2_500, 5_000),
-    (5_000, 10_000),
-    (10_000, 20_000),
-    (20_000, 0),
-];
 
 /// A score as an exactly comparable integer (x 10^6).
 fn relevance(score: Score) -> i64 {
@@ -59,7 +53,11 @@ impl Collector for AllHits<'_> {
         true
     }
 
-    fn merge_fruits(&self, fruits: Vec<Vec<Ranked>>) -> tantivy::Result<Vec<Ranked>> {
+    fn merge_fruits(&self, mut fruits: Vec<Vec<Ranked>>) -> tantivy::Result<Vec<Ranked>> {
+        // One segment (the index is merged into one): no copy.
+        if fruits.len() == 1 {
+            return Ok(fruits.pop().unwrap_or_default());
+        }
         Ok(fruits.concat())
     }
 }
@@ -86,20 +84,31 @@ pub fn all_hits(indexed: &Indexed, query: &dyn Query) -> tantivy::Result<Vec<Ran
     indexed.reader.searcher().search(query, &AllHits(indexed))
 }
 
-/// The best `limit` products matching `query`, best first.
+/// The best `limit` products matching `query`, best first: by relevance,
+/// then popularity, then id, as a search ranks them, so equal scores
+/// never come back in an arbitrary order.
 pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::Result<Vec<u32>> {
     let searcher = indexed.reader.searcher();
-    let docs = searcher.search(query, &TopDocs::with_limit(limit.max(1)).order_by_score())?;
+    let tie_order = indexed.tie_order.clone();
+    let ord = searcher
+        .schema()
+        .get_field_name(indexed.fields.ord)
+        .to_string();
+    let best_first =
+        TopDocs::with_limit(limit.max(1)).tweak_score(move |segment: &SegmentReader| {
+            let rows = segment.fast_fields().u64(&ord).ok();
+            let tie_order = tie_order.clone();
+            move |doc: DocId, score: Score| {
+                let row = rows.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
+                let tie = tie_order.get(row as usize).copied().unwrap_or(u32::MAX);
+                (score, u32::MAX - tie, u32::MAX - row as u32)
+            }
+        });
+    let docs = searcher.search(query, &best_first)?;
     Ok(docs
-        .iter()
-        .filter_map(|(_, a)| {
-            indexed
-                .rows
-                .get(a.segment_ord as usize)?
-                .get(a.doc_id as usize)
-        })
-        .copied()
-        .filter(|&r| r != u32::MAX)
+        .into_iter()
+        .map(|((_, _, row), _)| u32::MAX - row)
+        .filter(|&row| (row as usize) < indexed.len())
         .collect())
 }
 
@@ -109,14 +118,11 @@ pub fn encoded(
     rows: impl Iterator<Item = u32>,
     currency: usize,
 ) -> Result<Products, ServiceError> {
-    let searcher = indexed.reader.searcher();
     let prices = indexed.listing.column("price", currency)?;
     let code = CURRENCIES[currency];
     let encoded = rows
         .map(|row| {
-            let body = indexed
-                .summary(&searcher, row)
-                .map_err(|e| ServiceError::internal(format!("search document: {e}")))?;
+            let body = indexed.summary(row).map_err(ServiceError::internal)?;
             let cents = match prices.value(row) {
                 Some(Key::Integer(c)) => Some(*c),
                 _ => None,
@@ -130,106 +136,6 @@ pub fn encoded(
     Ok(Products {
         products: Vec::new(),
         encoded,
-    })
-}
-
-/// Facet values from `counts` (per distinct value of `column`).
-fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
-    let mut per_value: std::collections::HashMap<&str, u64> = Default::default();
-    for (value, &count) in column.distinct.iter().zip(counts).filter(|(_, c)| **c > 0) {
-        match value {
-            Key::Text(s) => *per_value.entry(s).or_default() += count,
-            Key::Boolean(b) => {
-                *per_value
-                    .entry(if *b { "true" } else { "false" })
-                    .or_default() += count
-            }
-            Key::TextSet(ids) => {
-                for id in ids.iter() {
-                    *per_value.entry(id).or_default() += count;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut values: Vec<FacetValue> = per_value
-        .into_iter()
-        .map(|(value, count)| FacetValue {
-            label: label(value),
-            value: value.to_string(),
-            count,
-        })
-        .collect();
-    values.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
-    values
-}
-
-/// Counts by value rank of one column, indexed by a row's rank.
-struct Tally<'a> {
-    column: &'a Column,
-    counts: Vec<u64>,
-}
-
-impl<'a> Tally<'a> {
-    fn new(column: &'a Column) -> Self {
-        Self {
-            column,
-            counts: vec![0; column.distinct.len()],
-        }
-    }
-
-    fn add(&mut self, row: u32) {
-        if let Some(c) = self.counts.get_mut(self.column.rank[row as usize] as usize) {
-            *c += 1;
-        }
-    }
-}
-
-/// Facets over `hits` in one pass: each facet counts value ranks, and a
-/// price bucket is a range of price ranks (the distinct prices are sorted).
-fn facets(indexed: &Indexed, hits: &[Ranked], currency: usize) -> Result<Facets, ServiceError> {
-    let listing = &indexed.listing;
-    let prices = listing.column("price", currency)?;
-    let rank_of = |cents: i64| {
-        prices
-            .distinct
-            .partition_point(|k| matches!(k, Key::Integer(c) if *c < cents)) as u32
-    };
-    // Ranks where each bucket ends; the last bucket is open.
-    let ends: Vec<u32> = PRICE_BUCKETS
-        .iter()
-        .map(|&(_, to)| {
-            if to == 0 {
-                prices.distinct.len() as u32
-            } else {
-                rank_of(to)
-            }
-        })
-        .collect();
-    let mut buckets = vec![0u64; PRICE_BUCKETS.len()];
-    let mut brands = Tally::new(listing.column("brand", currency)?);
-    let mut categories = Tally::new(listing.column("category", currency)?);
-    let mut in_stock = Tally::new(listing.column("inStock", currency)?);
-    for hit in hits {
-        let price = prices.rank[hit.row as usize];
-        if let Some(b) = buckets.get_mut(ends.partition_point(|&end| end <= price)) {
-            *b += 1;
-        }
-        brands.add(hit.row);
-        categories.add(hit.row);
-        in_stock.add(hit.row);
-    }
-    Ok(Facets {
-        brands: counted(brands.column, &brands.counts, |_| String::new()),
-        categories: counted(categories.column, &categories.counts, |id| {
-            indexed.category_keys.get(id).cloned().unwrap_or_default()
-        }),
-        prices: PRICE_BUCKETS
-            .iter()
-            .zip(buckets)
-            .map(|(&(from, to), count)| PriceRange { from, to, count })
-            .collect(),
-        in_stock: counted(in_stock.column, &in_stock.counts, |_| String::new()),
     })
 }
 
@@ -253,15 +159,55 @@ pub fn answer(
     currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
     let listing = &indexed.listing;
-    let facets = facets(indexed, &hits, currency)?;
-    let mut relevance = vec![(SortKey::Extra, true)];
-    relevance.extend(listing.keys(&[("popularity", true)], currency)?);
-    let keys = listing.sort_keys(list, currency, &relevance)?;
+    let facets = facets(
+        listing,
+        &indexed.facets,
+        &indexed.category_keys,
+        &hits,
+        currency,
+    )?;
+    // Validated as for any listing, whichever way the page is ranked.
+    let keys = listing.sort_keys(list, currency, &[])?;
     let (info, start, end) = listing::window(list, hits.len() as u64)?;
-    let page = listing.rank(hits, &keys, start, end);
+    let page = if list.sort.is_empty() {
+        by_relevance(&indexed.tie_order, &hits, start, end)
+    } else {
+        let page = listing.rank(hits, &keys, start, end);
+        page.into_iter().map(|r| r.row).collect()
+    };
     Ok(SearchResponse {
         page: Some(info),
-        products: encoded(indexed, page.iter().map(|r| r.row), currency)?,
+        products: encoded(indexed, page.into_iter(), currency)?,
         facets: Some(facets),
     })
+}
+
+/// Rows `start..end` of `hits` by relevance, then popularity, then id:
+/// the best `end` kept in a heap, a hit's tie-break read only when its
+/// relevance ties the worst one kept.
+fn by_relevance(tie_order: &[u32], hits: &[Ranked], start: usize, end: usize) -> Vec<u32> {
+    if start >= end {
+        return Vec::new();
+    }
+    // Smaller is better: relevance descending, then the tie order.
+    let lead = |h: &Ranked| u64::MAX - ((h.extra as u64) ^ (1 << 63));
+    let mut heap: BinaryHeap<(u64, u32, u32)> = BinaryHeap::with_capacity(end + 1);
+    for h in hits {
+        let lead = lead(h);
+        if heap.len() == end && heap.peek().is_some_and(|worst| lead > worst.0) {
+            continue;
+        }
+        let entry = (lead, tie_order[h.row as usize], h.row);
+        if heap.len() < end {
+            heap.push(entry);
+        } else if let Some(mut worst) = heap.peek_mut()
+            && entry < *worst
+        {
+            *worst = entry;
+        }
+    }
+    let mut best = heap.into_sorted_vec();
+    best.drain(start.min(best.len())..)
+        .map(|(_, _, row)| row)
+        .collect()
 }

@@ -15,7 +15,8 @@ use storefront_proto::search::v1::search_service_server::SearchService;
 use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
 
-use crate::index::{self, Indexed};
+use crate::build;
+use crate::index::Indexed;
 use crate::search::{all_hits, answer, filtered};
 use crate::text_query::Typos;
 use crate::{suggest, text_query};
@@ -99,9 +100,8 @@ impl SearchApi {
             .into_inner();
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<Vec<bytes::Bytes>>(16);
-        let builder = tokio::task::spawn_blocking(move || {
-            index::build(received.into_iter().flatten(), &categories)
-        });
+        let builder =
+            tokio::task::spawn_blocking(move || build::build(received.into_iter(), &categories));
         let mut version = 0;
         let streamed: Result<(), ServiceError> = async {
             while let Some(batch) = stream

@@ -1,0 +1,225 @@
+//! Building the index from the catalog's export. Batches are decoded,
+//! made into documents and their summaries compressed on every core at
+//! once, then fed to tantivy in export order (a product's position is its
+//! row); the listing index is built beside tantivy's commit and merge.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use bytes::Bytes;
+use prost::Message;
+use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use storefront_common::compact::{Dictionary, Records};
+use storefront_common::listing::Listing;
+use storefront_proto::catalog::v1::{Category, Product};
+use storefront_proto::common::v1::LocalizedString;
+use tantivy::{IndexWriter, TantivyDocument, TantivyError};
+
+use crate::facets::FacetRows;
+use crate::index::{self, Fields, Indexed};
+
+/// The locale each language's fields are filled from.
+const LOCALES: [&str; 2] = ["en-AU", "de-DE"];
+
+fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
+    ls.and_then(|l| l.values.get(locale))
+        .map_or("", String::as_str)
+}
+
+/// Category id -> its name in each of `LOCALES`.
+type CategoryNames<'a> = HashMap<&'a str, [&'a str; 2]>;
+
+/// One batch, ready to feed: documents without their row, the products'
+/// facts and their summaries compressed.
+struct Prepared {
+    docs: Vec<TantivyDocument>,
+    facts: Vec<ProductFacts>,
+    summaries: Records,
+}
+
+fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> TantivyDocument {
+    let mut doc = TantivyDocument::default();
+    for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
+        .into_iter()
+        .enumerate()
+    {
+        doc.add_text(lang.name, local(p.name.as_ref(), locale));
+        doc.add_text(lang.raw_name, local(p.name.as_ref(), locale));
+        doc.add_text(lang.description, local(p.description.as_ref(), locale));
+        for names in p
+            .category_ids
+            .iter()
+            .filter_map(|id| categories.get(id.as_str()))
+        {
+            doc.add_text(lang.category, names[i]);
+        }
+    }
+    doc.add_text(fields.brand, &p.brand);
+    doc
+}
+
+fn prepare(
+    batch: &[Bytes],
+    fields: &Fields,
+    categories: &CategoryNames<'_>,
+    dictionary: &Dictionary,
+) -> tantivy::Result<Prepared> {
+    let mut prepared = Prepared {
+        docs: Vec::with_capacity(batch.len()),
+        facts: Vec::with_capacity(batch.len()),
+        summaries: Records::new(dictionary.clone()),
+    };
+    let mut scratch = Vec::new();
+    for bytes in batch {
+        let p = Product::decode(bytes.as_ref())
+            .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?;
+        prepared.docs.push(document(&p, fields, categories));
+        prepared.facts.push(ProductFacts::of(&p));
+        prepared.summaries.push(bytes, &mut scratch);
+    }
+    Ok(prepared)
+}
+
+/// Feeds every batch to `writer` in order, each prepared on a free core;
+/// returns the products' facts and summaries, by row.
+fn feed(
+    writer: &IndexWriter,
+    fields: &Fields,
+    categories: &CategoryNames<'_>,
+    mut batches: impl Iterator<Item = Vec<Bytes>> + Send,
+) -> tantivy::Result<(Vec<ProductFacts>, Records)> {
+    let Some(first) = batches.next() else {
+        return Ok((Vec::new(), Records::default()));
+    };
+    // Summaries are compressed against the first product: a typical one.
+    let dictionary = Dictionary::new(first.first().cloned().unwrap_or_default());
+    let queue = Mutex::new(std::iter::once(first).chain(batches).enumerate());
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    let (done, prepared) = std::sync::mpsc::sync_channel(workers * 2);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let done = done.clone();
+            let (queue, dictionary) = (&queue, &dictionary);
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
+                    let Some((seq, batch)) = next else { break };
+                    let ready = prepare(&batch, fields, categories, dictionary);
+                    if done.send((seq, ready)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done);
+        let mut facts = Vec::new();
+        let mut parts = Vec::new();
+        let mut waiting = BTreeMap::new();
+        let mut row = 0u64;
+        for (seq, ready) in prepared {
+            waiting.insert(seq, ready);
+            while let Some(ready) = waiting.remove(&parts.len()) {
+                let Prepared {
+                    docs,
+                    facts: more,
+                    summaries,
+                } = ready?;
+                for mut doc in docs {
+                    doc.add_u64(fields.ord, row);
+                    row += 1;
+                    writer.add_document(doc)?;
+                }
+                facts.extend(more);
+                parts.push(summaries);
+            }
+        }
+        Ok((facts, Records::concat(dictionary.clone(), parts)))
+    })
+}
+
+fn internal(e: impl std::fmt::Display) -> TantivyError {
+    TantivyError::InternalError(e.to_string())
+}
+
+/// The listing index over `facts`, the packed facet rows and the relevance
+/// tie order.
+fn listing(
+    facts: Vec<ProductFacts>,
+) -> tantivy::Result<(Listing<ProductSchema>, FacetRows, Vec<u32>)> {
+    let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
+    let listing = Listing::build(&facts, PRODUCT_FIELDS, &contexts);
+    drop(facts);
+    let facets = FacetRows::build(&listing).map_err(internal)?;
+    let tie_order = index::tie_order(&listing).map_err(internal)?;
+    Ok((listing, facets, tie_order))
+}
+
+/// Indexes the products of `batches` (encoded summaries, in export order)
+/// as they arrive.
+pub fn build(
+    batches: impl Iterator<Item = Vec<Bytes>> + Send,
+    categories: &[Category],
+) -> tantivy::Result<Indexed> {
+    let started = Instant::now();
+    let (index, fields) = index::create();
+    let names: CategoryNames<'_> = categories
+        .iter()
+        .filter_map(|c| {
+            let id = c.meta.as_ref()?.id.as_str();
+            Some((id, LOCALES.map(|l| local(c.name.as_ref(), l))))
+        })
+        .collect();
+    let category_keys = categories
+        .iter()
+        .filter_map(|c| Some((c.meta.as_ref()?.id.clone(), c.key.clone())))
+        .collect();
+    // Two indexing threads, then one merged segment: a search sets up its
+    // scorers once per segment, so one segment answers fastest.
+    let mut writer: IndexWriter = index.writer_with_num_threads(2, 128_000_000)?;
+    writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+    let (facts, summaries) = feed(&writer, &fields, &names, batches)?;
+    let fed = started.elapsed();
+    let rows_total = facts.len();
+    let (listed, reader) = std::thread::scope(|scope| {
+        let listed = scope.spawn(|| listing(facts));
+        let merged = (|| {
+            writer.commit()?;
+            let segments = index.searchable_segment_ids()?;
+            if segments.len() > 1 {
+                writer.merge(&segments).wait()?;
+            }
+            writer.wait_merging_threads()?;
+            let reader: tantivy::IndexReader = index
+                .reader_builder()
+                .reload_policy(tantivy::ReloadPolicy::Manual)
+                .try_into()?;
+            reader.reload()?;
+            Ok::<_, TantivyError>(reader)
+        })();
+        let listed = listed
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (listed, merged)
+    });
+    let (listing, facets, tie_order) = listed?;
+    let reader = reader?;
+    let rows = index::rows_of_docs(&reader, fields.ord, rows_total)?;
+    tracing::info!(
+        fed_ms = fed.as_millis() as u64,
+        built_ms = started.elapsed().as_millis() as u64,
+        "search index phases"
+    );
+    Ok(Indexed {
+        listing,
+        facets,
+        tie_order: tie_order.into(),
+        summaries,
+        index,
+        reader,
+        fields,
+        rows,
+        catalog_version: 0,
+        category_keys,
+    })
+}
