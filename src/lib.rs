@@ -95,13 +95,11 @@ impl Mesh {
             );
         }
         let mut mesh = Components::default();
-        let issuer = DevIssuer::generate(DEV_TOKEN_TTL)?;
+        // The issuer's RSA key takes a while to generate: beside the
+        // catalog's build, which needs only the issuer's address to start.
+        let issuer = tokio::task::spawn_blocking(|| DevIssuer::generate(DEV_TOKEN_TTL));
         let issuer_listener = loopback().await?;
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
-        mesh.spawn("issuer", |stop| {
-            let serve = issuer.clone().serve(issuer_listener, stop);
-            async move { Ok(serve.await?) }
-        });
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
         env.set("IDENTITY_TOKEN_URL", dev_identity_url(&issuer_url));
         let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
@@ -123,6 +121,11 @@ impl Mesh {
         let catalog_addr = catalog.local_addr()?;
         mesh.spawn("catalog", |stop| {
             storefront_catalog::serve(config, catalog, stop)
+        });
+        let issuer = issuer.await??;
+        mesh.spawn("issuer", |stop| {
+            let serve = issuer.clone().serve(issuer_listener, stop);
+            async move { Ok(serve.await?) }
         });
 
         let (customers_env, customers) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;

@@ -27,8 +27,10 @@ use crate::middleware::correlation::CorrelationId;
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long a health answer is reused: a flood of readiness probes costs
-/// each downstream at most one check per this period.
+/// each downstream at most one check a second while it serves, ten while it
+/// does not (so that readiness follows a service coming up within 100 ms).
 const HEALTH_CACHE: Duration = Duration::from_secs(1);
+const UNHEALTHY_CACHE: Duration = Duration::from_millis(100);
 
 #[derive(Clone)]
 pub struct Downstream {
@@ -47,11 +49,12 @@ impl Downstream {
     }
 
     /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`], as
-    /// checked at most [`HEALTH_CACHE`] ago.
+    /// checked at most [`HEALTH_CACHE`] (or, not serving,
+    /// [`UNHEALTHY_CACHE`]) ago.
     pub async fn serving(&self) -> bool {
         let mut last = self.health.lock().await;
         if let Some((at, ok)) = *last
-            && at.elapsed() < HEALTH_CACHE
+            && at.elapsed() < if ok { HEALTH_CACHE } else { UNHEALTHY_CACHE }
         {
             return ok;
         }

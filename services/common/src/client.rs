@@ -19,6 +19,9 @@ use crate::telemetry::{CORRELATION_ID_HEADER, inject_current_trace};
 
 /// Calls in flight to one peer before more are shed.
 pub const DEFAULT_CONCURRENCY: usize = 512;
+/// HTTP/2 flow-control windows of every gRPC connection, both ends.
+pub const STREAM_WINDOW: u32 = 2 << 20;
+pub const CONNECTION_WINDOW: u32 = 8 << 20;
 
 /// A channel that holds at most a set number of calls in flight and sheds
 /// the rest at once (see [`is_shed`]) rather than queueing them: a burst
@@ -114,6 +117,10 @@ impl Peer {
             .timeout(timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
+            // HTTP/2's 64 KiB default windows make a large reply (an
+            // export) a ping-pong of window updates.
+            .initial_stream_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
             .connect_lazy();
         let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
         let channel = MarkShed(LoadShed::new(limited));

@@ -69,6 +69,8 @@ where
         }
     };
     let server = Server::builder()
+        .initial_stream_window_size(crate::client::STREAM_WINDOW)
+        .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
         .layer(GrpcMetricsLayer)
         .layer(grpc_trace_layer())
         .layer(IdentityLayer::new(verifier))
