@@ -19,6 +19,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
     // Maps become BTreeMaps so that JSON output (and ETags) are stable.
     config.btree_map(["."]);
+    // Compressed products are kept as they arrive, not copied into a Vec.
+    config.bytes([".storefront.catalog.v1.CompressedProduct.lz4"]);
     // Replies carrying many products are written by hand (src/encoded.rs)
     // so that servers answer from bytes they hold; the wire is unchanged.
     for (proto, rust) in [

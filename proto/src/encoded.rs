@@ -14,7 +14,7 @@ use bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{self, DecodeContext, WireType, encode_key, encode_varint};
 use prost::{DecodeError, Message};
 
-use crate::catalog::v1::Product;
+use crate::catalog::v1::{CompressedProduct, Product};
 use crate::common::v1::PageInfo;
 use crate::search::v1::Facets;
 
@@ -160,11 +160,14 @@ impl Message for ListProductsResponse {
 }
 
 /// `storefront.catalog.v1.ProductBatch`. Decoded, its products stay
-/// encoded (`products.encoded`): the indexer that reads it keeps the bytes.
+/// encoded (`products.encoded`) or compressed (`compressed`): the indexer
+/// that reads it keeps the bytes.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ProductBatch {
     pub products: Products,
     pub catalog_version: u64,
+    pub dictionary: Bytes,
+    pub compressed: Vec<CompressedProduct>,
 }
 
 impl Message for ProductBatch {
@@ -173,6 +176,10 @@ impl Message for ProductBatch {
         if self.catalog_version != 0 {
             encoding::uint64::encode(2, &self.catalog_version, buf);
         }
+        if !self.dictionary.is_empty() {
+            encoding::bytes::encode(3, &self.dictionary, buf);
+        }
+        encoding::message::encode_repeated(4, &self.compressed, buf);
     }
 
     fn merge_field(
@@ -185,6 +192,8 @@ impl Message for ProductBatch {
         match tag {
             1 => self.products.merge_raw(wire_type, buf, ctx),
             2 => encoding::uint64::merge(wire_type, &mut self.catalog_version, buf, ctx),
+            3 => encoding::bytes::merge(wire_type, &mut self.dictionary, buf, ctx),
+            4 => encoding::message::merge_repeated(wire_type, &mut self.compressed, buf, ctx),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -196,6 +205,12 @@ impl Message for ProductBatch {
             } else {
                 0
             }
+            + if self.dictionary.is_empty() {
+                0
+            } else {
+                encoding::bytes::encoded_len(3, &self.dictionary)
+            }
+            + encoding::message::encoded_len_repeated(4, &self.compressed)
     }
 
     fn clear(&mut self) {
@@ -366,11 +381,18 @@ mod tests {
                 }],
             },
             catalog_version: 7,
+            dictionary: Bytes::from_static(b"typical"),
+            compressed: vec![CompressedProduct {
+                lz4: Bytes::from_static(b"\x01\x02"),
+                length: 9,
+            }],
         };
         let bytes = batch.encode_to_vec();
         assert_eq!(bytes.len(), batch.encoded_len());
         let back = ProductBatch::decode(bytes.as_slice()).unwrap();
         assert_eq!(back.catalog_version, 7);
+        assert_eq!(back.dictionary, batch.dictionary);
+        assert_eq!(back.compressed, batch.compressed);
         let keys: Vec<String> = back
             .products
             .encoded

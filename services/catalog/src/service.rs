@@ -177,7 +177,8 @@ impl CatalogService for CatalogApi {
         &self,
         request: Request<ExportProductsRequest>,
     ) -> Reply<Self::ExportProductsStream> {
-        let size = match request.into_inner().batch_size as usize {
+        let request = request.into_inner();
+        let size = match request.batch_size as usize {
             0 => EXPORT_BATCH,
             n => n.min(5_000),
         };
@@ -187,21 +188,7 @@ impl CatalogService for CatalogApi {
             .step_by(size.max(1))
             .map(move |start| {
                 let end = (start + size).min(catalog.products.len());
-                let encoded = (start..end)
-                    .map(|row| {
-                        Ok(EncodedProduct {
-                            body: catalog.summary(row as u32)?.into(),
-                            tail: Vec::new(),
-                        })
-                    })
-                    .collect::<Result<_, ServiceError>>()?;
-                Ok(ProductBatch {
-                    products: Products {
-                        products: Vec::new(),
-                        encoded,
-                    },
-                    catalog_version: catalog.version,
-                })
+                export_batch(&catalog, start as u32..end as u32, request.compressed)
             });
         Ok(Response::new(Box::pin(futures::stream::iter(batches))))
     }
@@ -244,6 +231,44 @@ impl CatalogService for CatalogApi {
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
         Ok(Response::new(product))
     }
+}
+
+/// Rows `rows` of the export: summaries as held (with what they are
+/// compressed against) or, for a reader that did not ask for that, encoded.
+fn export_batch(
+    catalog: &Catalog,
+    rows: std::ops::Range<u32>,
+    compressed: bool,
+) -> Result<ProductBatch, Status> {
+    let mut batch = ProductBatch {
+        catalog_version: catalog.version,
+        ..Default::default()
+    };
+    if compressed {
+        batch.dictionary = catalog.products.dictionary().bytes().clone();
+        batch.compressed = rows
+            .map(|row| {
+                let (lz4, length) = catalog
+                    .products
+                    .compressed_summary(row)
+                    .ok_or_else(|| ServiceError::internal(format!("no product {row}")))?;
+                Ok(CompressedProduct {
+                    lz4: bytes::Bytes::copy_from_slice(lz4),
+                    length,
+                })
+            })
+            .collect::<Result<_, ServiceError>>()?;
+    } else {
+        batch.products.encoded = rows
+            .map(|row| {
+                Ok(EncodedProduct {
+                    body: catalog.summary(row)?.into(),
+                    tail: Vec::new(),
+                })
+            })
+            .collect::<Result<_, ServiceError>>()?;
+    }
+    Ok(batch)
 }
 
 /// Sets one variant's price in one currency (master variant included).

@@ -1,6 +1,6 @@
 //! The catalog held in memory: one immutable version, swapped whole when
-//! it changes. Each product is held once, encoded (its listing summary
-//! followed by its variants, compressed), with the indexes listings need.
+//! it changes. Each product is held once, encoded and compressed (its
+//! listing summary and its variants apart), with the indexes listings need.
 
 use std::collections::HashMap;
 
@@ -14,102 +14,133 @@ use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collec
 
 use crate::generate::Generated;
 
-/// Encodes `p` as the catalog holds it into `out` (cleared first): its
-/// listing summary (no variant list, no price picked) then its variants
-/// (repeated field 14), so the two concatenated are the product. Returns
-/// the summary's length. Takes the product so that nothing is cloned.
-pub fn encode_stored(mut p: Product, out: &mut Vec<u8>) -> u32 {
-    let variants = std::mem::take(&mut p.variants);
+/// Encodes `p` as the catalog holds it: its listing summary (no variant
+/// list, no price picked) into `summary`, its variants (repeated field 14)
+/// into `variants`, so that the two concatenated are the product. Takes
+/// the product so that nothing is cloned.
+pub fn encode_stored(mut p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u8>) {
+    let list = std::mem::take(&mut p.variants);
     p.price = None;
     if let Some(v) = p.master_variant.as_mut() {
         v.price = None;
     }
-    out.clear();
-    p.encode_raw(out);
-    let summary_len = out.len() as u32;
-    prost::encoding::message::encode_repeated(14, &variants, out);
-    summary_len
+    summary.clear();
+    p.encode_raw(summary);
+    variants.clear();
+    prost::encoding::message::encode_repeated(14, &list, variants);
 }
 
-/// Products as the catalog holds them, in row order: each encoded by
-/// `encode_stored` and compressed on its own against one typical product
-/// (one compression per product: its set-up, not its bytes, dominates).
+/// Products as the catalog holds them, in row order: each one's summary
+/// and its variants compressed on their own against one typical product,
+/// so a listing decompresses summaries only, and an export sends them as
+/// they are held.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StoredProducts {
-    records: Records,
-    summary_lens: Vec<u32>,
+    summaries: Records,
+    variants: Records,
 }
 
 fn corrupt(e: impl std::fmt::Display) -> String {
     format!("stored product: {e}")
 }
 
+/// Buffers `StoredProducts::push` reuses.
+#[derive(Default)]
+pub struct Scratch([Vec<u8>; 3]);
+
 impl StoredProducts {
     /// Empty, compressing against `typical`.
     pub fn new(typical: &Product) -> Self {
-        let mut bytes = Vec::new();
-        encode_stored(typical.clone(), &mut bytes);
+        let (mut summary, mut variants) = (Vec::new(), Vec::new());
+        encode_stored(typical.clone(), &mut summary, &mut variants);
+        summary.extend_from_slice(&variants);
+        let dictionary = Dictionary::new(summary);
         Self {
-            records: Records::new(Dictionary::new(bytes)),
-            summary_lens: Vec::new(),
+            summaries: Records::new(dictionary.clone()),
+            variants: Records::new(dictionary),
         }
     }
 
-    /// Appends `p`; `scratch` is reused between calls.
-    pub fn push(&mut self, p: Product, scratch: &mut (Vec<u8>, Vec<u8>)) {
-        let summary_len = encode_stored(p, &mut scratch.0);
-        self.records.push(&scratch.0, &mut scratch.1);
-        self.summary_lens.push(summary_len);
+    /// Appends `p`.
+    pub fn push(&mut self, p: Product, scratch: &mut Scratch) {
+        let [summary, variants, out] = &mut scratch.0;
+        encode_stored(p, summary, variants);
+        self.summaries.push(summary, out);
+        let against = self.against(summary);
+        self.variants.push_against(variants, &against, out);
+    }
+
+    /// What a product's variants are compressed against: the typical
+    /// product, then the product's own summary (its key, name and media
+    /// recur in its variants' SKUs, media and alt texts).
+    fn against(&self, summary: &[u8]) -> Vec<u8> {
+        [self.dictionary().bytes().as_ref(), summary].concat()
     }
 
     /// `parts` (each a clone of `self`, empty, filled) one after another.
     pub fn concat(self, parts: Vec<StoredProducts>) -> Self {
-        let (records, lens): (Vec<Records>, Vec<Vec<u32>>) = parts
-            .into_iter()
-            .map(|p| (p.records, p.summary_lens))
-            .unzip();
+        let (summaries, variants): (Vec<Records>, Vec<Records>) =
+            parts.into_iter().map(|p| (p.summaries, p.variants)).unzip();
         Self {
-            records: Records::concat(self.records.dictionary().clone(), records),
-            summary_lens: lens.concat(),
+            summaries: Records::concat(self.summaries.dictionary().clone(), summaries),
+            variants: Records::concat(self.variants.dictionary().clone(), variants),
         }
     }
 
     /// These products with row `row` replaced by `p`.
     pub fn replaced(&self, row: u32, p: Product) -> Self {
-        let mut bytes = Vec::new();
-        let summary_len = encode_stored(p, &mut bytes);
-        let mut summary_lens = self.summary_lens.clone();
-        summary_lens[row as usize] = summary_len;
+        let mut one = Self {
+            summaries: Records::new(self.dictionary().clone()),
+            variants: Records::new(self.dictionary().clone()),
+        };
+        one.push(p, &mut Scratch::default());
+        let with_new = |all: &Records, new: &Records| {
+            let (lz4, len) = new.compressed(0).unwrap_or_default();
+            all.replaced(row as usize, lz4, len)
+        };
         Self {
-            records: self.records.replaced(row as usize, &bytes),
-            summary_lens,
+            summaries: with_new(&self.summaries, &one.summaries),
+            variants: with_new(&self.variants, &one.variants),
         }
     }
 
     /// Row `row`'s listing summary, encoded.
     pub fn summary(&self, row: u32) -> Result<Vec<u8>, String> {
-        let mut bytes = self.records.get(row as usize)?;
-        bytes.truncate(self.summary_lens[row as usize] as usize);
-        Ok(bytes)
+        self.summaries.get(row as usize)
+    }
+
+    /// Row `row`'s listing summary as held (for an export).
+    pub fn compressed_summary(&self, row: u32) -> Option<(&[u8], u32)> {
+        self.summaries.compressed(row as usize)
+    }
+
+    /// What summaries are compressed against.
+    pub fn dictionary(&self) -> &Dictionary {
+        self.summaries.dictionary()
     }
 
     /// Row `row`'s whole product, variants included, prices not picked.
     pub fn decode(&self, row: u32) -> Result<Product, String> {
-        Product::decode(self.records.get(row as usize)?.as_slice()).map_err(corrupt)
+        let mut bytes = self.summaries.get(row as usize)?;
+        let variants = self
+            .variants
+            .get_against(row as usize, &self.against(&bytes))?;
+        bytes.extend_from_slice(&variants);
+        Product::decode(bytes.as_slice()).map_err(corrupt)
     }
 
     pub fn len(&self) -> usize {
-        self.records.len()
+        self.summaries.len()
     }
 
     /// Bytes held.
     pub fn held_bytes(&self) -> usize {
-        self.records.held_bytes() + self.summary_lens.len() * 4
+        self.summaries.held_bytes() + self.variants.held_bytes()
     }
 
     /// Bytes encoded, before compression.
     pub fn encoded_bytes(&self) -> u64 {
-        self.records.raw_bytes()
+        self.summaries.raw_bytes() + self.variants.raw_bytes()
     }
 }
 

@@ -19,6 +19,26 @@ impl Dictionary {
     pub fn new(typical: impl Into<Bytes>) -> Self {
         Self(typical.into())
     }
+
+    pub fn bytes(&self) -> &Bytes {
+        &self.0
+    }
+
+    /// One record compressed against this dictionary, `len` bytes long
+    /// decompressed.
+    pub fn decompress(&self, lz4: &[u8], len: u32) -> Result<Vec<u8>, String> {
+        decompress(lz4, len, &self.0)
+    }
+}
+
+fn decompress(lz4: &[u8], len: u32, dictionary: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = vec![0; len as usize];
+    let n =
+        lz4_flex::block::decompress_into_with_dict(lz4, &mut out, dictionary).map_err(corrupt)?;
+    if n != out.len() {
+        return Err(corrupt("short record"));
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +62,29 @@ impl Arena {
         let start = i.checked_sub(1).map_or(0, |p| self.ends[p]) as usize;
         (start, self.ends[i] as usize)
     }
+}
+
+/// Appends one compressed record, in the last arena while it has room.
+fn append(
+    arenas: &mut Vec<Arena>,
+    firsts: &mut Vec<usize>,
+    len: &mut usize,
+    compressed: &[u8],
+    raw_len: usize,
+) {
+    let full = arenas
+        .last()
+        .is_none_or(|a| a.bytes.len() + compressed.len() > ARENA_BYTES.max(a.bytes.capacity()));
+    if full {
+        firsts.push(*len);
+        arenas.push(Arena::with_capacity(ARENA_BYTES.max(compressed.len())));
+    }
+    if let Some(arena) = arenas.last_mut() {
+        arena.bytes.extend_from_slice(compressed);
+        arena.ends.push(arena.bytes.len() as u32);
+        arena.lens.push(raw_len as u32);
+    }
+    *len += 1;
 }
 
 /// Compressed records, in the order they were added.
@@ -72,35 +115,54 @@ impl Records {
 
     /// Compresses and appends `raw`; `scratch` is reused between calls.
     pub fn push(&mut self, raw: &[u8], scratch: &mut Vec<u8>) {
+        let dictionary = self.dictionary.0.clone();
+        self.push_against(raw, &dictionary, scratch);
+    }
+
+    /// As `push`, compressed against `dictionary` instead of the shared
+    /// one (a record that repeats another's bytes); read it back with
+    /// `get_against` and the same dictionary.
+    pub fn push_against(&mut self, raw: &[u8], dictionary: &[u8], scratch: &mut Vec<u8>) {
         let bound = lz4_flex::block::get_maximum_output_size(raw.len());
         if scratch.len() < bound {
             scratch.resize(bound, 0);
         }
-        let compressed =
-            match lz4_flex::block::compress_into_with_dict(raw, scratch, &self.dictionary.0) {
-                Ok(n) => &scratch[..n],
-                // The output holds the worst case, so this does not happen; a
-                // block without the dictionary still reads back with it.
-                Err(_) => {
-                    *scratch = lz4_flex::block::compress(raw);
-                    &scratch[..]
-                }
-            };
-        let full = self
-            .arenas
-            .last()
-            .is_none_or(|a| a.bytes.len() + compressed.len() > ARENA_BYTES.max(a.bytes.capacity()));
-        if full {
-            self.firsts.push(self.len);
-            self.arenas
-                .push(Arena::with_capacity(ARENA_BYTES.max(compressed.len())));
-        }
-        if let Some(arena) = self.arenas.last_mut() {
-            arena.bytes.extend_from_slice(compressed);
-            arena.ends.push(arena.bytes.len() as u32);
-            arena.lens.push(raw.len() as u32);
-        }
-        self.len += 1;
+        let compressed = match lz4_flex::block::compress_into_with_dict(raw, scratch, dictionary) {
+            Ok(n) => &scratch[..n],
+            // The output holds the worst case, so this does not happen; a
+            // block without the dictionary still reads back with it.
+            Err(_) => {
+                *scratch = lz4_flex::block::compress(raw);
+                &scratch[..]
+            }
+        };
+        append(
+            &mut self.arenas,
+            &mut self.firsts,
+            &mut self.len,
+            compressed,
+            raw.len(),
+        );
+    }
+
+    /// Appends a record compressed elsewhere against this dictionary, as
+    /// `compressed(index)` gives it. Its bytes are checked when it is read.
+    pub fn push_compressed(&mut self, lz4: &[u8], len: u32) {
+        append(
+            &mut self.arenas,
+            &mut self.firsts,
+            &mut self.len,
+            lz4,
+            len as usize,
+        );
+    }
+
+    /// Record `index` as stored: its LZ4 block and its length decompressed.
+    pub fn compressed(&self, index: usize) -> Option<(&[u8], u32)> {
+        let (a, i) = self.locate(index)?;
+        let arena = &self.arenas[a];
+        let (start, end) = arena.span(i);
+        Some((&arena.bytes[start..end], arena.lens[i]))
     }
 
     /// Gives back the unused end of the last arena (once no more records
@@ -128,23 +190,21 @@ impl Records {
         out
     }
 
-    /// These records with record `index` replaced by `raw`: the arena
-    /// holding it is rebuilt, the others are shared copies.
-    pub fn replaced(&self, index: usize, raw: &[u8]) -> Records {
+    /// These records with record `index` replaced by one compressed
+    /// elsewhere (as `compressed` gives it): the arena holding it is
+    /// rebuilt from the stored bytes, the others are copied as they are.
+    pub fn replaced(&self, index: usize, lz4: &[u8], len: u32) -> Records {
         let mut out = self.clone();
         let Some((a, i)) = self.locate(index) else {
             return out;
         };
-        let old = &self.arenas[a];
         let mut rebuilt = Records::new(self.dictionary.clone());
-        let mut scratch = Vec::new();
-        for r in 0..old.ends.len() {
-            let record = if r == i {
-                raw.to_vec()
-            } else {
-                self.get(self.firsts[a] + r).unwrap_or_default()
-            };
-            rebuilt.push(&record, &mut scratch);
+        for r in 0..self.arenas[a].ends.len() {
+            match self.compressed(self.firsts[a] + r) {
+                _ if r == i => rebuilt.push_compressed(lz4, len),
+                Some((other, other_len)) => rebuilt.push_compressed(other, other_len),
+                None => {}
+            }
         }
         // One arena's worth of records refills one arena (or two, when the
         // new record is larger): spliced in place of the old one.
@@ -171,17 +231,15 @@ impl Records {
             .ok_or_else(|| corrupt(format!("no record {index}")))?;
         let arena = &self.arenas[a];
         let (start, end) = arena.span(i);
-        let mut out = vec![0; arena.lens[i] as usize];
-        let n = lz4_flex::block::decompress_into_with_dict(
-            &arena.bytes[start..end],
-            &mut out,
-            &self.dictionary.0,
-        )
-        .map_err(corrupt)?;
-        if n != out.len() {
-            return Err(corrupt("short record"));
-        }
-        Ok(out)
+        decompress(&arena.bytes[start..end], arena.lens[i], &self.dictionary.0)
+    }
+
+    /// Record `index`, added by `push_against` with `dictionary`.
+    pub fn get_against(&self, index: usize, dictionary: &[u8]) -> Result<Vec<u8>, String> {
+        let (lz4, len) = self
+            .compressed(index)
+            .ok_or_else(|| corrupt(format!("no record {index}")))?;
+        decompress(lz4, len, dictionary)
     }
 
     pub fn len(&self) -> usize {
@@ -222,6 +280,13 @@ mod tests {
             .into_bytes()
     }
 
+    fn replaced(records: &Records, index: usize, raw: &[u8]) -> Records {
+        let mut one = Records::new(records.dictionary().clone());
+        one.push(raw, &mut Vec::new());
+        let (lz4, len) = one.compressed(0).unwrap();
+        records.replaced(index, lz4, len)
+    }
+
     fn filled(from: usize, to: usize, dictionary: &Dictionary) -> Records {
         let mut records = Records::new(dictionary.clone());
         let mut scratch = Vec::new();
@@ -248,11 +313,23 @@ mod tests {
         assert_eq!(all.get(51).unwrap(), vec![0xff; 300]);
         assert!(all.get(52).is_err());
         assert!((all.held_bytes() as u64) < all.raw_bytes() + 2 * ARENA_BYTES as u64);
-        let c = all.replaced(3, b"three");
+        let c = replaced(&all, 3, b"three");
         assert_eq!(c.get(3).unwrap(), b"three");
         assert_eq!(c.get(4).unwrap(), record(4));
         assert_eq!(c.get(51).unwrap(), vec![0xff; 300]);
         assert_eq!(all.get(3).unwrap(), record(3));
+        // Moved as stored to another holder of the same dictionary.
+        let mut copy = Records::new(all.dictionary().clone());
+        for n in 0..all.len() {
+            let (lz4, len) = all.compressed(n).unwrap();
+            copy.push_compressed(lz4, len);
+        }
+        assert_eq!(copy.get(10).unwrap(), record(10));
+        assert_eq!(copy.get(51).unwrap(), vec![0xff; 300]);
+        assert!(copy.compressed(52).is_none());
+        // Bytes that are not a record are an error when read, not a panic.
+        copy.push_compressed(&[0xf0, 0xff], 1000);
+        assert!(copy.get(52).is_err());
     }
 
     #[test]
@@ -279,7 +356,7 @@ mod tests {
         }
         let all = Records::concat(dictionary, parts);
         assert!(all.arenas.len() >= 6);
-        let swapped = all.replaced(37, &record(1));
+        let swapped = replaced(&all, 37, &record(1));
         for n in (0..75).filter(|&n| n != 37) {
             assert_eq!(all.get(n).unwrap(), big(n));
             assert_eq!(swapped.get(n).unwrap(), big(n), "record {n}");

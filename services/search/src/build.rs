@@ -12,8 +12,9 @@ use prost::Message;
 use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
 use storefront_common::compact::{Dictionary, Records};
 use storefront_common::listing::Listing;
-use storefront_proto::catalog::v1::{Category, Product};
+use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
 use storefront_proto::common::v1::LocalizedString;
+use storefront_proto::encoded::ProductBatch;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::facets::FacetRows;
@@ -29,6 +30,41 @@ fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
 
 /// Category id -> its name in each of `LOCALES`.
 type CategoryNames<'a> = HashMap<&'a str, [&'a str; 2]>;
+
+/// Products of the export, as the catalog sent them: compressed against
+/// the catalog's dictionary (kept as they are), or encoded (compressed
+/// here, against the first product; a catalog older than the compressed
+/// export).
+pub enum Batch {
+    Compressed {
+        dictionary: Bytes,
+        products: Vec<CompressedProduct>,
+    },
+    Encoded(Vec<Bytes>),
+}
+
+impl From<ProductBatch> for Batch {
+    fn from(batch: ProductBatch) -> Self {
+        if batch.compressed.is_empty() {
+            Batch::Encoded(batch.products.encoded.into_iter().map(|p| p.body).collect())
+        } else {
+            Batch::Compressed {
+                dictionary: batch.dictionary,
+                products: batch.compressed,
+            }
+        }
+    }
+}
+
+impl Batch {
+    /// What this batch's summaries are held compressed against.
+    fn dictionary(&self) -> Dictionary {
+        match self {
+            Batch::Compressed { dictionary, .. } => Dictionary::new(dictionary.clone()),
+            Batch::Encoded(bodies) => Dictionary::new(bodies.first().cloned().unwrap_or_default()),
+        }
+    }
+}
 
 /// One batch, ready to feed: documents without their row, the products'
 /// facts and their summaries compressed.
@@ -60,25 +96,53 @@ fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> Tan
 }
 
 fn prepare(
-    batch: &[Bytes],
+    batch: Batch,
     fields: &Fields,
     categories: &CategoryNames<'_>,
     dictionary: &Dictionary,
 ) -> tantivy::Result<Prepared> {
-    let mut prepared = Prepared {
-        docs: Vec::with_capacity(batch.len()),
-        facts: Vec::with_capacity(batch.len()),
-        summaries: Records::new(dictionary.clone()),
-    };
-    let mut scratch = Vec::new();
-    for bytes in batch {
-        let p = Product::decode(bytes.as_ref())
+    let mut summaries = Records::new(dictionary.clone());
+    let mut docs = Vec::new();
+    let mut facts = Vec::new();
+    let mut add = |bytes: &[u8]| -> tantivy::Result<()> {
+        let p = Product::decode(bytes)
             .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?;
-        prepared.docs.push(document(&p, fields, categories));
-        prepared.facts.push(ProductFacts::of(&p));
-        prepared.summaries.push(bytes, &mut scratch);
+        docs.push(document(&p, fields, categories));
+        facts.push(ProductFacts::of(&p));
+        Ok(())
+    };
+    match batch {
+        Batch::Compressed {
+            dictionary: theirs,
+            products,
+        } => {
+            if theirs != dictionary.bytes() {
+                return Err(TantivyError::InvalidArgument(
+                    "an export changed its dictionary midway".into(),
+                ));
+            }
+            for p in &products {
+                // Decompressed to be indexed, so what is kept is checked.
+                let bytes = dictionary
+                    .decompress(&p.lz4, p.length)
+                    .map_err(TantivyError::InvalidArgument)?;
+                add(&bytes)?;
+                summaries.push_compressed(&p.lz4, p.length);
+            }
+        }
+        Batch::Encoded(bodies) => {
+            let mut scratch = Vec::new();
+            for bytes in &bodies {
+                add(bytes)?;
+                summaries.push(bytes, &mut scratch);
+            }
+        }
     }
-    Ok(prepared)
+    Ok(Prepared {
+        docs,
+        facts,
+        summaries,
+    })
 }
 
 /// Feeds every batch to `writer` in order, each prepared on a free core;
@@ -87,13 +151,12 @@ fn feed(
     writer: &IndexWriter,
     fields: &Fields,
     categories: &CategoryNames<'_>,
-    mut batches: impl Iterator<Item = Vec<Bytes>> + Send,
+    mut batches: impl Iterator<Item = Batch> + Send,
 ) -> tantivy::Result<(Vec<ProductFacts>, Records)> {
     let Some(first) = batches.next() else {
         return Ok((Vec::new(), Records::default()));
     };
-    // Summaries are compressed against the first product: a typical one.
-    let dictionary = Dictionary::new(first.first().cloned().unwrap_or_default());
+    let dictionary = first.dictionary();
     let queue = Mutex::new(std::iter::once(first).chain(batches).enumerate());
     let workers = std::thread::available_parallelism().map_or(2, usize::from);
     let (done, prepared) = std::sync::mpsc::sync_channel(workers * 2);
@@ -105,7 +168,7 @@ fn feed(
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some((seq, batch)) = next else { break };
-                    let ready = prepare(&batch, fields, categories, dictionary);
+                    let ready = prepare(batch, fields, categories, dictionary);
                     if done.send((seq, ready)).is_err() {
                         break;
                     }
@@ -158,7 +221,7 @@ fn listing(
 /// Indexes the products of `batches` (encoded summaries, in export order)
 /// as they arrive.
 pub fn build(
-    batches: impl Iterator<Item = Vec<Bytes>> + Send,
+    batches: impl Iterator<Item = Batch> + Send,
     categories: &[Category],
 ) -> tantivy::Result<Indexed> {
     let started = Instant::now();

@@ -42,7 +42,7 @@ pub async fn serve(
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let (url, audience) = &config.catalog;
     let catalog = Peer::new("catalog", url, audience, tokens, config.grpc_timeout)?;
-    let empty = build::build(std::iter::empty(), &[])?;
+    let empty = build::build(std::iter::empty::<build::Batch>(), &[])?;
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,

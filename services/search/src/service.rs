@@ -90,7 +90,13 @@ impl SearchApi {
             .categories;
         let request = self
             .catalog
-            .request(None, ExportProductsRequest { batch_size: 1000 })
+            .request(
+                None,
+                ExportProductsRequest {
+                    batch_size: 1000,
+                    compressed: true,
+                },
+            )
             .await
             .map_err(unavailable)?;
         let mut stream = client
@@ -99,7 +105,7 @@ impl SearchApi {
             .map_err(|s| unavailable(s.message()))?
             .into_inner();
         let started = std::time::Instant::now();
-        let (batches, received) = std::sync::mpsc::sync_channel::<Vec<bytes::Bytes>>(16);
+        let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
         let builder =
             tokio::task::spawn_blocking(move || build::build(received.into_iter(), &categories));
         let mut version = 0;
@@ -110,8 +116,7 @@ impl SearchApi {
                 .map_err(|s| unavailable(s.message()))?
             {
                 version = batch.catalog_version;
-                let bodies = batch.products.encoded.into_iter().map(|p| p.body).collect();
-                if batches.send(bodies).is_err() {
+                if batches.send(build::Batch::from(batch)).is_err() {
                     break;
                 }
             }
