@@ -1,15 +1,17 @@
 //! Records held compactly: each one compressed on its own with LZ4 against
 //! a shared dictionary (one typical record: most of a record's bytes are
 //! field tags, locales, URLs and words that every record repeats), packed
-//! into arenas of about a megabyte, so a record costs its compressed bytes
+//! into arenas of 128 KiB, so a record costs its compressed bytes
 //! and eight bytes of bookkeeping, not an allocation of its own. Reading a
 //! record decompresses that record only. Arenas are filled once and never
 //! grow by copying; parts built on several cores join by moving arenas.
 
 use bytes::Bytes;
 
-/// Compressed bytes an arena is filled to before the next one starts.
-const ARENA_BYTES: usize = 1 << 20;
+/// Compressed bytes an arena is filled to before the next one starts:
+/// small enough that a part's last, unfilled arena wastes little, large
+/// enough that the bookkeeping of arenas is nothing.
+const ARENA_BYTES: usize = 128 << 10;
 
 /// What records are compressed against.
 #[derive(Debug, Clone, Default, PartialEq)]

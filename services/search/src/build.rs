@@ -15,10 +15,13 @@ use storefront_common::listing::Listing;
 use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
 use storefront_proto::common::v1::LocalizedString;
 use storefront_proto::encoded::ProductBatch;
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::facets::FacetRows;
 use crate::index::{self, Fields, Indexed};
+use crate::view::IndexedProduct;
+use crate::vocabulary::Counter;
 
 /// The locale each language's fields are filled from.
 const LOCALES: [&str; 2] = ["en-AU", "de-DE"];
@@ -72,6 +75,8 @@ struct Prepared {
     docs: Vec<TantivyDocument>,
     facts: Vec<ProductFacts>,
     summaries: Records,
+    /// Name words per language, as `LOCALES`.
+    words: [Counter; 2],
 }
 
 fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> TantivyDocument {
@@ -81,7 +86,6 @@ fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> Tan
         .enumerate()
     {
         doc.add_text(lang.name, local(p.name.as_ref(), locale));
-        doc.add_text(lang.raw_name, local(p.name.as_ref(), locale));
         doc.add_text(lang.description, local(p.description.as_ref(), locale));
         for names in p
             .category_ids
@@ -95,19 +99,28 @@ fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> Tan
     doc
 }
 
-fn prepare(
-    batch: Batch,
-    fields: &Fields,
-    categories: &CategoryNames<'_>,
-    dictionary: &Dictionary,
-) -> tantivy::Result<Prepared> {
+/// What preparing a batch reads.
+struct Context<'a> {
+    fields: &'a Fields,
+    categories: &'a CategoryNames<'a>,
+    /// Name words, as queries split them.
+    words: &'a TextAnalyzer,
+}
+
+fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::Result<Prepared> {
     let mut summaries = Records::new(dictionary.clone());
     let mut docs = Vec::new();
     let mut facts = Vec::new();
+    let mut words: [Counter; 2] = Default::default();
+    let mut analyzer = cx.words.clone();
     let mut add = |bytes: &[u8]| -> tantivy::Result<()> {
-        let p = Product::decode(bytes)
-            .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?;
-        docs.push(document(&p, fields, categories));
+        let p: Product = IndexedProduct::decode(bytes)
+            .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?
+            .into();
+        for (counter, locale) in words.iter_mut().zip(LOCALES) {
+            counter.add(&mut analyzer, local(p.name.as_ref(), locale));
+        }
+        docs.push(document(&p, cx.fields, cx.categories));
         facts.push(ProductFacts::of(&p));
         Ok(())
     };
@@ -142,19 +155,30 @@ fn prepare(
         docs,
         facts,
         summaries,
+        words,
     })
 }
 
-/// Feeds every batch to `writer` in order, each prepared on a free core;
-/// returns the products' facts and summaries, by row.
+/// What feeding the index leaves: by row, the products' facts and
+/// summaries; the name words of each language.
+struct Fed {
+    facts: Vec<ProductFacts>,
+    summaries: Records,
+    words: [Counter; 2],
+}
+
+/// Feeds every batch to `writer` in order, each prepared on a free core.
 fn feed(
     writer: &IndexWriter,
-    fields: &Fields,
-    categories: &CategoryNames<'_>,
+    cx: &Context<'_>,
     mut batches: impl Iterator<Item = Batch> + Send,
-) -> tantivy::Result<(Vec<ProductFacts>, Records)> {
+) -> tantivy::Result<Fed> {
     let Some(first) = batches.next() else {
-        return Ok((Vec::new(), Records::default()));
+        return Ok(Fed {
+            facts: Vec::new(),
+            summaries: Records::default(),
+            words: Default::default(),
+        });
     };
     let dictionary = first.dictionary();
     let queue = Mutex::new(std::iter::once(first).chain(batches).enumerate());
@@ -168,8 +192,7 @@ fn feed(
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some((seq, batch)) = next else { break };
-                    let ready = prepare(batch, fields, categories, dictionary);
-                    if done.send((seq, ready)).is_err() {
+                    if done.send((seq, prepare(batch, cx, dictionary))).is_err() {
                         break;
                     }
                 }
@@ -178,26 +201,30 @@ fn feed(
         drop(done);
         let mut facts = Vec::new();
         let mut parts = Vec::new();
+        let mut words: [Counter; 2] = Default::default();
         let mut waiting = BTreeMap::new();
         let mut row = 0u64;
         for (seq, ready) in prepared {
             waiting.insert(seq, ready);
             while let Some(ready) = waiting.remove(&parts.len()) {
-                let Prepared {
-                    docs,
-                    facts: more,
-                    summaries,
-                } = ready?;
-                for mut doc in docs {
-                    doc.add_u64(fields.ord, row);
+                let ready: Prepared = ready?;
+                for mut doc in ready.docs {
+                    doc.add_u64(cx.fields.ord, row);
                     row += 1;
                     writer.add_document(doc)?;
                 }
-                facts.extend(more);
-                parts.push(summaries);
+                facts.extend(ready.facts);
+                parts.push(ready.summaries);
+                for (all, more) in words.iter_mut().zip(ready.words) {
+                    all.merge(more);
+                }
             }
         }
-        Ok((facts, Records::concat(dictionary.clone(), parts)))
+        Ok(Fed {
+            facts,
+            summaries: Records::concat(dictionary.clone(), parts),
+            words,
+        })
     })
 }
 
@@ -241,7 +268,20 @@ pub fn build(
     // scorers once per segment, so one segment answers fastest.
     let mut writer: IndexWriter = index.writer_with_num_threads(2, 128_000_000)?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
-    let (facts, summaries) = feed(&writer, &fields, &names, batches)?;
+    let words = index
+        .tokenizers()
+        .get("default")
+        .ok_or_else(|| internal("no default tokenizer"))?;
+    let cx = Context {
+        fields: &fields,
+        categories: &names,
+        words: &words,
+    };
+    let Fed {
+        facts,
+        summaries,
+        words,
+    } = feed(&writer, &cx, batches)?;
     let fed = started.elapsed();
     let rows_total = facts.len();
     let (listed, reader) = std::thread::scope(|scope| {
@@ -278,6 +318,7 @@ pub fn build(
         facets,
         tie_order: tie_order.into(),
         summaries,
+        vocabularies: words.map(Counter::finish),
         index,
         reader,
         fields,

@@ -18,6 +18,7 @@ use tantivy::{Index, IndexReader};
 
 use crate::analyzer;
 use crate::facets::FacetRows;
+use crate::vocabulary::Vocabulary;
 
 /// The fields searched for one language.
 #[derive(Clone, Copy)]
@@ -25,8 +26,8 @@ pub struct LanguageFields {
     pub name: Field,
     pub description: Field,
     pub category: Field,
-    /// Unstemmed name words, for completions.
-    pub raw_name: Field,
+    /// Which of the index's per-language tables (`vocabularies`) it uses.
+    pub slot: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -62,6 +63,8 @@ pub struct Indexed {
     pub tie_order: Arc<[u32]>,
     /// Each row's encoded listing summary.
     pub summaries: Records,
+    /// Name words per language (by `LanguageFields::slot`).
+    pub vocabularies: [Vocabulary; 2],
     /// Per segment, each document's row: a plain array, read per hit.
     pub rows: RowsOfDocs,
     pub catalog_version: u64,
@@ -93,12 +96,13 @@ fn language(
     b: &mut tantivy::schema::SchemaBuilder,
     tag: &str,
     stem: &'static str,
+    slot: usize,
 ) -> LanguageFields {
     LanguageFields {
         name: b.add_text_field(&format!("name_{tag}"), text(stem)),
         description: b.add_text_field(&format!("description_{tag}"), text(stem)),
         category: b.add_text_field(&format!("category_{tag}"), text(stem)),
-        raw_name: b.add_text_field(&format!("raw_name_{tag}"), text("default")),
+        slot,
     }
 }
 
@@ -106,8 +110,8 @@ fn language(
 pub fn create() -> (Index, Fields) {
     let mut b = Schema::builder();
     let fields = Fields {
-        en: language(&mut b, "en", analyzer::ENGLISH),
-        de: language(&mut b, "de", analyzer::GERMAN),
+        en: language(&mut b, "en", analyzer::ENGLISH, 0),
+        de: language(&mut b, "de", analyzer::GERMAN, 1),
         brand: b.add_text_field("brand", text("default")),
         ord: b.add_u64_field("ord", FAST),
     };

@@ -11,6 +11,8 @@ mod search;
 mod service;
 mod suggest;
 mod text_query;
+mod view;
+mod vocabulary;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

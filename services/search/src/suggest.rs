@@ -1,47 +1,20 @@
-//! Completions of the word being typed, from the index's own vocabulary,
-//! and the products they lead to: cheap enough for every keystroke.
-
-use std::collections::HashMap;
+//! Completions of the word being typed, from the name words of the
+//! catalog, and the products they lead to: cheap enough for every
+//! keystroke.
 
 use storefront_common::error::ServiceError;
 use storefront_proto::encoded::Products;
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, FuzzyTermQuery, Occur, Query};
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
 
 use crate::index::{Indexed, LanguageFields};
 use crate::search::{encoded, top_hits};
 use crate::text_query::{self, Analyzers, Typos};
 
-/// Words of the index starting with `prefix`, most frequent first.
-fn completions(
-    indexed: &Indexed,
-    lang: LanguageFields,
-    prefix: &str,
-    limit: usize,
-) -> tantivy::Result<Vec<String>> {
-    let searcher = indexed.reader.searcher();
-    let mut freq: HashMap<String, u64> = HashMap::new();
-    for segment in searcher.segment_readers() {
-        let inverted = segment.inverted_index(lang.raw_name)?;
-        let mut stream = inverted
-            .terms()
-            .range()
-            .ge(prefix.as_bytes())
-            .into_stream()?;
-        while stream.advance() {
-            let Ok(word) = std::str::from_utf8(stream.key()) else {
-                continue;
-            };
-            if !word.starts_with(prefix) {
-                break;
-            }
-            *freq.entry(word.to_string()).or_default() += u64::from(stream.value().doc_freq);
-        }
-    }
-    let mut words: Vec<(String, u64)> = freq.into_iter().collect();
-    words.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(words.into_iter().take(limit).map(|(w, _)| w).collect())
-}
+/// Name words with the typed prefix whose products a suggestion lists:
+/// the most used ones, so a one-letter prefix stays a bounded query.
+const PREFIX_WORDS: usize = 64;
 
 pub fn suggest(
     indexed: &Indexed,
@@ -58,23 +31,43 @@ pub fn suggest(
         return Ok((Vec::new(), Products::default()));
     };
     let head = before.join(" ");
-    let completions: Vec<String> = completions(indexed, lang, last, limit)
-        .map_err(internal)?
+    let vocabulary = &indexed.vocabularies[lang.slot];
+    let completions: Vec<String> = vocabulary
+        .complete(last, limit)
         .into_iter()
         .map(|w| {
             if head.is_empty() {
-                w
+                w.to_string()
             } else {
                 format!("{head} {w}")
             }
         })
         .collect();
-    // Earlier words as in a search, the last one as a prefix of a name word.
-    let prefix: Box<dyn Query> = Box::new(FuzzyTermQuery::new_prefix(
-        Term::from_field_text(lang.raw_name, last),
-        0,
-        false,
-    ));
+    // Earlier words as in a search; the last one as the prefix of a name
+    // word: any of those words (stemmed, as names are indexed), all
+    // scoring alike so that popularity orders them.
+    let mut stems: Vec<String> = vocabulary
+        .complete(last, PREFIX_WORDS)
+        .into_iter()
+        .map(|w| analyzers.stem(w))
+        .collect();
+    stems.sort_unstable();
+    stems.dedup();
+    if stems.is_empty() {
+        return Ok((completions, Products::default()));
+    }
+    let any: Vec<(Occur, Box<dyn Query>)> = stems
+        .iter()
+        .map(|stem| {
+            let term = TermQuery::new(
+                Term::from_field_text(lang.name, stem),
+                IndexRecordOption::Basic,
+            );
+            (Occur::Should, Box::new(term) as Box<dyn Query>)
+        })
+        .collect();
+    let prefix: Box<dyn Query> =
+        Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 1.0));
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, prefix)];
     if let Some(earlier) =
         text_query::build(indexed, lang, synonyms, &head, Typos::Forgiven).map_err(internal)?

@@ -46,7 +46,9 @@ pub struct Analyzers {
 impl Analyzers {
     pub fn new(indexed: &Indexed, lang: LanguageFields) -> tantivy::Result<Self> {
         Ok(Self {
-            words: indexed.index.tokenizer_for_field(lang.raw_name)?,
+            words: indexed.index.tokenizers().get("default").ok_or_else(|| {
+                tantivy::TantivyError::InternalError("no default tokenizer".into())
+            })?,
             stem: indexed.index.tokenizer_for_field(lang.name)?,
         })
     }
@@ -67,7 +69,7 @@ impl Analyzers {
         if content.is_empty() { words } else { content }
     }
 
-    fn stem(&mut self, word: &str) -> String {
+    pub fn stem(&mut self, word: &str) -> String {
         tokens(&mut self.stem, word)
             .into_iter()
             .next()
