@@ -136,8 +136,16 @@ async fn hop(State(mut floor): State<Floor>) -> Result<Json<Paged<Product>>, Str
     to_json(reply.into_inner().products.products)
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// The same process settings as the storefront binary, for the same reason.
+fn main() -> anyhow::Result<()> {
+    storefront_common::process::tune_memory();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(serve())
+}
+
+async fn serve() -> anyhow::Result<()> {
     let addr = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:18090".into());

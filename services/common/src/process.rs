@@ -11,6 +11,18 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{ConfigError, EnvReader};
 use crate::{shutdown, telemetry};
 
+/// Process-wide memory settings, first thing in `main`: no transparent
+/// huge pages. mimalloc asks for them, and then every first touch of its
+/// memory zeroes 2 MiB: at start-up (100,000 products) that was a fifth of
+/// the CPU until ready, and idle RSS was 311 MB against 276 MB without,
+/// 359 MB against 294 MB under load, with no request faster for them.
+pub fn tune_memory() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::thread::disable_transparent_huge_pages(true) {
+        eprintln!("could not disable transparent huge pages: {e}");
+    }
+}
+
 /// The settings of the process around a program.
 #[derive(Debug, Clone)]
 pub struct ProcessConfig {
