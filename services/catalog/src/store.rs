@@ -181,15 +181,28 @@ impl Catalog {
             categories,
             collections,
         } = generated;
-        let tree = tree(&categories);
+        // The id index and the tree beside the listing's columns: the
+        // start-up's serial stretch.
+        let (listing, (product_index, tree)) = std::thread::scope(|s| {
+            let index = s.spawn(|| {
+                let ids = facts.iter().enumerate();
+                let index = ids.map(|(i, f)| (f.id.as_str().into(), i as u32)).collect();
+                (index, tree(&categories))
+            });
+            let listing = listing(&facts);
+            (
+                listing,
+                index
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            )
+        });
+        // A hundred thousand small frees: not on the way to ready.
+        std::thread::spawn(move || drop(facts));
         Self {
             version: 1,
-            product_index: facts
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.id.as_str().into(), i as u32))
-                .collect(),
-            listing: listing(&facts),
+            product_index,
+            listing,
             category_index: index(&categories, |c| meta_id(c.meta.as_ref())),
             collection_index: index(&collections, |c| meta_id(c.meta.as_ref())),
             products,

@@ -1,5 +1,8 @@
 //! Merchandised collections over the generated products.
 
+use std::cmp::Reverse;
+use std::collections::HashSet;
+
 use storefront_common::catalog::ProductFacts;
 use storefront_proto::catalog::v1::{Category, Collection, ProductStatus};
 
@@ -21,8 +24,7 @@ pub fn build(
         .iter()
         .enumerate()
         .map(|(position, (key, en, de, description))| {
-            let mut picked = pick(key, &active, categories);
-            picked.truncate(COLLECTION_SIZE);
+            let picked = pick(key, &active, categories);
             Collection {
                 meta: Some(meta(rng)),
                 key: key.to_string(),
@@ -39,12 +41,46 @@ fn created(p: &ProductFacts) -> i64 {
     p.created_at.map_or(0, |(seconds, _)| seconds)
 }
 
-fn in_categories(p: &ProductFacts, categories: &[Category], suffixes: &[&str]) -> bool {
+/// The ids of the categories whose key ends with one of `suffixes`.
+fn categories_ending<'a>(categories: &'a [Category], suffixes: &[&str]) -> HashSet<&'a str> {
     categories
         .iter()
         .filter(|c| suffixes.iter().any(|s| c.key.ends_with(s)))
         .filter_map(|c| c.meta.as_ref())
-        .any(|m| p.category_ids.contains(&m.id))
+        .map(|m| m.id.as_str())
+        .collect()
+}
+
+/// The first `COLLECTION_SIZE` of `active` that `keep`.
+fn first<'a>(
+    active: &[&'a ProductFacts],
+    keep: impl Fn(&ProductFacts) -> bool,
+) -> Vec<&'a ProductFacts> {
+    active
+        .iter()
+        .copied()
+        .filter(|p| keep(p))
+        .take(COLLECTION_SIZE)
+        .collect()
+}
+
+/// The first `COLLECTION_SIZE` of `active` sorted by `key`, ties in their
+/// order: selected, then only those sorted.
+fn top<'a, K: Ord>(
+    active: &[&'a ProductFacts],
+    key: impl Fn(&ProductFacts) -> K,
+) -> Vec<&'a ProductFacts> {
+    let mut ranked: Vec<(K, usize)> = active
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (key(p), i))
+        .collect();
+    if ranked.len() > COLLECTION_SIZE {
+        ranked.select_nth_unstable(COLLECTION_SIZE);
+        ranked.truncate(COLLECTION_SIZE);
+    }
+    ranked.sort_unstable();
+    ranked.into_iter().map(|(_, i)| active[i]).collect()
 }
 
 fn pick<'a>(
@@ -52,20 +88,18 @@ fn pick<'a>(
     active: &[&'a ProductFacts],
     categories: &[Category],
 ) -> Vec<&'a ProductFacts> {
-    let mut list: Vec<&ProductFacts> = active.to_vec();
+    let in_any = |suffixes: &[&str]| {
+        let ids = categories_ending(categories, suffixes);
+        first(active, |p| {
+            p.category_ids.iter().any(|c| ids.contains(c.as_str()))
+        })
+    };
     match key {
-        "new-arrivals" => list.sort_by_key(|p| std::cmp::Reverse(created(p))),
-        "best-sellers" => list.sort_by_key(|p| std::cmp::Reverse(p.popularity)),
-        "featured" => list.retain(|p| p.featured),
-        "winter-edit" => list.retain(|p| {
-            in_categories(
-                p,
-                categories,
-                &["-boots", "-scarves", "-jackets", "-throws"],
-            )
-        }),
-        "home-essentials" => list.retain(|p| in_categories(p, categories, &["home"])),
-        _ => list.retain(|p| p.prices[0].is_some_and(|aud| aud < 5_000)),
+        "new-arrivals" => top(active, |p| Reverse(created(p))),
+        "best-sellers" => top(active, |p| Reverse(p.popularity)),
+        "featured" => first(active, |p| p.featured),
+        "winter-edit" => in_any(&["-boots", "-scarves", "-jackets", "-throws"]),
+        "home-essentials" => in_any(&["home"]),
+        _ => first(active, |p| p.prices[0].is_some_and(|aud| aud < 5_000)),
     }
-    list
 }

@@ -57,7 +57,11 @@ pub fn generate(size: usize, seed: u64) -> Generated {
         (facts, stored)
     });
     let (facts, parts): (Vec<Vec<ProductFacts>>, Vec<StoredProducts>) = chunks.into_iter().unzip();
-    let facts: Vec<ProductFacts> = facts.into_iter().flatten().collect();
+    let mut all = Vec::with_capacity(size);
+    facts
+        .into_iter()
+        .for_each(|mut chunk| all.append(&mut chunk));
+    let facts = all;
     let products = empty.concat(parts);
     let collections = collections::build(&mut rng, &facts, &categories);
     Generated {
