@@ -9,10 +9,13 @@ use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn}
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
-    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
+    ArrayBuilder, ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
 };
 
+use storefront_common::query::MAX_SORT_KEYS;
+
 use crate::error::{ErrorBody, FieldError};
+use crate::query::spec::{self, CollectionSpec};
 use crate::state::AppState;
 
 const DESCRIPTION: &str = include_str!("openapi.md");
@@ -242,6 +245,45 @@ fn bound_raw_text(param: &mut Parameter) {
     }
 }
 
+/// The collection endpoints and the fields they sort by.
+const SORTED: &[(&str, &CollectionSpec)] = &[
+    ("/products", &spec::PRODUCTS),
+    ("/search", &spec::PRODUCTS),
+    ("/categories", &spec::CATEGORIES),
+    ("/collections", &spec::COLLECTIONS),
+    ("/customers/{customerId}/addresses", &spec::ADDRESSES),
+    ("/orders", &spec::ORDERS),
+];
+
+/// `sort` as the gateway reads it: each value one of the endpoint's
+/// fields, bare or with `:asc`/`:desc`, at most `MAX_SORT_KEYS` values,
+/// none twice. (Comma-separated keys in one value are read too, and a
+/// field sorted by twice in two spellings is refused: the description
+/// says so, JSON Schema cannot.)
+fn state_sort_values(op: &mut Operation, spec: &CollectionSpec) {
+    let values: Vec<serde_json::Value> = spec
+        .sort_fields
+        .iter()
+        .flat_map(|f| [f.to_string(), format!("{f}:asc"), format!("{f}:desc")])
+        .map(serde_json::Value::from)
+        .collect();
+    let items = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values));
+    let schema: utoipa::openapi::Schema = ArrayBuilder::new()
+        .items(items)
+        .max_items(Some(MAX_SORT_KEYS))
+        .unique_items(true)
+        .into();
+    for param in op.parameters.iter_mut().flatten() {
+        if let RefOr::T(param) = param
+            && param.name == "sort"
+        {
+            param.schema = Some(RefOr::T(schema.clone()));
+        }
+    }
+}
+
 /// A string with no control character (ECMA-262 pattern).
 const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
 
@@ -272,6 +314,21 @@ pub fn complete(doc: &mut OpenApi) {
         .flatten()
         {
             decorate(op, versioned);
+        }
+    }
+    // A body utoipa cannot mark optional without also admitting `null`.
+    if let Some(RefOr::T(body)) = doc
+        .paths
+        .paths
+        .get_mut("/carts")
+        .and_then(|i| i.post.as_mut())
+        .and_then(|op| op.request_body.as_mut())
+    {
+        body.required = Some(Required::False);
+    }
+    for (path, spec) in SORTED {
+        if let Some(get) = doc.paths.paths.get_mut(*path).and_then(|i| i.get.as_mut()) {
+            state_sort_values(get, spec);
         }
     }
     let components = doc.components.get_or_insert_with(Default::default);

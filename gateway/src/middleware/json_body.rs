@@ -83,15 +83,46 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
     }
 }
 
+/// Numbers as JSON Schema reads them: `37.0` is the integer 37 (serde
+/// would refuse it for an integer field the document calls `integer`).
+fn integral_floats_as_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 9.0e15
+            {
+                *n = serde_json::Number::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
+}
+
 /// Deserialises `bytes`, classifying failures the way CONTRACT.md asks.
+/// Every body is a JSON object: serde would also read a struct from an
+/// array of its fields in order, which no document describes.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
         ApiError::new(
             StatusCode::BAD_REQUEST,
             "MALFORMED_JSON",
             format!("the request body is not valid JSON: {e}"),
         )
     })?;
+    if !value.is_object() {
+        let message = "the request body must be a JSON object";
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "VALIDATION_ERROR",
+            message,
+        )
+        .field("body", "INVALID_FORMAT", message));
+    }
+    integral_floats_as_integers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -173,6 +204,24 @@ mod tests {
         );
         assert!(
             parse::<Body>(br#"{"lineItems": [{"quantity": 2}], "note": "x", "extra": 1}"#).is_ok()
+        );
+    }
+
+    /// Found by schemathesis: `[null, null]` updated a cart (serde reads a
+    /// struct from an array of its fields), and `"quantity": 37.0`, an
+    /// integer to JSON Schema, was refused.
+    #[test]
+    fn bodies_are_objects_and_integral_numbers_are_integers() {
+        assert_eq!(
+            fails(r#"["x", "y"]"#),
+            (422, "body".into(), "INVALID_FORMAT".into())
+        );
+        assert_eq!(fails("null"), (422, "body".into(), "INVALID_FORMAT".into()));
+        let body = parse::<Body>(br#"{"lineItems": [{"quantity": 37.0}], "note": ""}"#).unwrap();
+        assert_eq!(body.line_items[0].quantity, 37);
+        assert_eq!(
+            fails(r#"{"lineItems": [{"quantity": 37.5}], "note": ""}"#),
+            (422, "lineItems[0].quantity".into(), "INVALID_FORMAT".into())
         );
     }
 }

@@ -42,7 +42,7 @@ where
 }
 
 /// Starts a cart for the caller.
-#[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional"),
+#[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional: without a body (and then no Content-Type) the cart is in AUD"),
     responses(
         (status = 201, description = "The new, empty cart; it expires after CART_IDLE_TTL_SECS (30 days) without a change", body = Cart),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
