@@ -23,7 +23,7 @@ pub struct LoginBody {
     pub password: Option<String>,
     /// The reCAPTCHA response token.
     #[serde(rename = "gRecaptchaResponse")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1, pattern = r"\S")]
     pub g_recaptcha_response: Option<String>,
 }
 
@@ -50,7 +50,7 @@ pub struct SignUpBody {
     #[schema(required = true, value_type = String)]
     pub last_name: Option<String>,
     #[serde(rename = "gRecaptchaResponse")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1, pattern = r"\S")]
     pub g_recaptcha_response: Option<String>,
 }
 
