@@ -9,11 +9,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    storefront_common::process::tune_memory();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(run())
+    storefront_common::process::block_on_tuned(run())?
 }
 
 async fn run() -> anyhow::Result<()> {

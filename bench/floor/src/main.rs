@@ -138,11 +138,7 @@ async fn hop(State(mut floor): State<Floor>) -> Result<Json<Paged<Product>>, Str
 
 /// The same process settings as the storefront binary, for the same reason.
 fn main() -> anyhow::Result<()> {
-    storefront_common::process::tune_memory();
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(serve())
+    storefront_common::process::block_on_tuned(serve())?
 }
 
 async fn serve() -> anyhow::Result<()> {

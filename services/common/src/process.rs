@@ -23,6 +23,16 @@ pub fn tune_memory() {
     }
 }
 
+/// `main` of a binary: [`tune_memory`], then `program` on a multi-thread
+/// tokio runtime.
+pub fn block_on_tuned<F: std::future::Future>(program: F) -> std::io::Result<F::Output> {
+    tune_memory();
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(program))
+}
+
 /// The settings of the process around a program.
 #[derive(Debug, Clone)]
 pub struct ProcessConfig {
