@@ -116,10 +116,12 @@ async fn carts_expire_when_idle_and_every_write_restarts_the_clock() {
     let t = spawn_mesh_on(Backend::Redis, &[("CART_IDLE_TTL_SECS", "3600")]).await;
     let shopper = Shopper::new(&t).await;
     let cart = shopper.cart().await;
-    let url = &t._redis.as_ref().unwrap().url;
+    let socket = &t._redis.as_ref().unwrap().socket;
     let ttl = || {
         let out = std::process::Command::new("redis-cli")
-            .args(["-u", url, "PTTL", &format!("sf:cart:{cart}")])
+            .arg("-s")
+            .arg(socket)
+            .args(["PTTL", &format!("sf:cart:{cart}")])
             .output()
             .expect("redis-cli");
         String::from_utf8_lossy(&out.stdout)

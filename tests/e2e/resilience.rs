@@ -10,7 +10,7 @@ use storefront_common::identity::dev_issuer::JWKS_PATH;
 use storefront_common::store::Store;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 
 use crate::helpers::{Reply, spawn_mesh};
@@ -122,13 +122,13 @@ async fn a_missing_downstream_is_a_503() {
 #[tokio::test]
 async fn reads_retry_until_a_returning_downstream_answers() {
     let mesh = spawn_mesh().await;
-    let port = free_port().await;
+    let (reserved, port) = reserved_port();
     let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
     // The catalog comes (back) up shortly after the request is made.
     let issuer = mesh.mesh.issuer_url.clone();
     let catalog = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(60)).await;
-        start_catalog(port, &issuer).await
+        start_catalog(reserved, &issuer).await
     });
     let (reply, _) = products(&base).await;
     assert_eq!(
@@ -141,14 +141,13 @@ async fn reads_retry_until_a_returning_downstream_answers() {
     stop.cancel();
 }
 
-/// A port nothing listens on.
-async fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .await
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// A port held but not listened on: connections are refused until
+/// `start_catalog` listens on it, and no one else can take it meanwhile.
+fn reserved_port() -> (TcpSocket, u16) {
+    let socket = TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = socket.local_addr().unwrap().port();
+    (socket, port)
 }
 
 /// A server that accepts connections and never answers; its URL.
@@ -164,15 +163,14 @@ async fn silent_server() -> String {
     url
 }
 
-async fn start_catalog(port: u16, issuer_url: &str) -> CancellationToken {
+async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken {
     let env = EnvReader::from_pairs([
-        ("LISTEN_ADDR", format!("127.0.0.1:{port}")),
         ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
         ("CATALOG_SIZE", "50".to_string()),
     ]);
     let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
     let stop = CancellationToken::new();
-    let listener = TcpListener::bind(config.service.listen_addr).await.unwrap();
+    let listener = socket.listen(1024).unwrap();
     tokio::spawn(storefront_catalog::serve(config, listener, stop.clone()));
     stop
 }
@@ -180,7 +178,7 @@ async fn start_catalog(port: u16, issuer_url: &str) -> CancellationToken {
 #[tokio::test]
 async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     let mesh = spawn_mesh().await;
-    let port = free_port().await;
+    let (reserved, port) = reserved_port();
     let extra = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
     let (base, stop) = gateway_with(
         &format!("http://127.0.0.1:{port}"),
@@ -194,7 +192,7 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     let (open, _) = products(&base).await;
     open.error(503, "CIRCUIT_OPEN");
     assert!(open.body["message"].as_str().unwrap().contains("catalog"));
-    let catalog = start_catalog(port, &mesh.mesh.issuer_url).await;
+    let catalog = start_catalog(reserved, &mesh.mesh.issuer_url).await;
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     let (back, _) = products(&base).await;
     assert_eq!(

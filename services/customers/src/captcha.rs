@@ -176,12 +176,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_verifier_is_unavailable_never_a_pass() {
-        let port = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        // Bound but never listening: refused, and no one else can take it.
+        let held = tokio::net::TcpSocket::new_v4().unwrap();
+        held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = held.local_addr().unwrap().port();
         let captcha = recaptcha(format!("http://127.0.0.1:{port}/siteverify"));
         let e = captcha.verify("good").await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unavailable);

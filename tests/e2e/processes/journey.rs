@@ -2,12 +2,12 @@
 
 use reqwest::Method;
 
-use super::{Ports, Processes};
+use super::Processes;
 use crate::journey::journey;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journey_through_separate_processes() {
-    let mesh = Processes::start(Ports::allocate(), |_, _| {}).await;
+    let mesh = Processes::start(|_, _, _| {}).await;
     let api = &mesh.api;
     journey(api).await;
 
@@ -30,15 +30,15 @@ async fn a_journey_through_separate_processes() {
             .success()
     };
     assert!(probe(format!("{}/health/ready", api.base)));
-    assert!(probe(format!("grpc://{}", mesh.ports.addr("catalog"))));
+    assert!(probe(format!("grpc://{}", mesh.addrs.addr("catalog"))));
     assert!(
         !probe(format!("{}/no-such-page", api.base)),
         "a 404 is unhealthy"
     );
-    let nothing = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    // Bound but not listening: refused, and no one else can take it.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let nothing = held.local_addr().unwrap();
     assert!(
         !probe(format!("grpc://{nothing}")),
         "nothing listening is unhealthy"

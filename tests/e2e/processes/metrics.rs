@@ -2,12 +2,7 @@
 //! latency per route and per gRPC method, store latency, rate-limit
 //! rejections.
 
-use super::{Ports, Processes};
-
-fn free_addr() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
-}
+use super::Processes;
 
 /// The value of the series whose line starts with `prefix` and contains
 /// every one of `labels`.
@@ -19,15 +14,11 @@ fn series(text: &str, prefix: &str, labels: &[&str]) -> Option<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn programs_publish_prometheus_metrics() {
-    let (gateway_metrics, catalog_metrics, cart_metrics) = (free_addr(), free_addr(), free_addr());
-    let mesh = Processes::start(Ports::allocate(), |program, env| {
-        let addr = match program {
-            "gateway" => &gateway_metrics,
-            "catalog" => &catalog_metrics,
-            "cart" => &cart_metrics,
-            _ => return,
-        };
-        env.push(("METRICS_LISTEN_ADDR".into(), addr.clone()));
+    let mesh = Processes::start(|program, env, _| {
+        if !["gateway", "catalog", "cart"].contains(&program) {
+            return;
+        }
+        env.push(("METRICS_LISTEN_ADDR".into(), "127.0.0.1:0".into()));
         if program == "gateway" {
             env.push(("RATE_LIMIT_SEARCH".into(), "2/60s".into()));
         }
@@ -54,11 +45,11 @@ async fn programs_publish_prometheus_metrics() {
     }
     assert!(limited > 0);
 
-    let scrape = |addr: &str| {
-        let url = format!("http://{addr}/metrics");
+    let scrape = |program: &str| {
+        let url = format!("{}/metrics", mesh.addrs.url(&format!("{program}-metrics")));
         async move { reqwest::get(url).await.unwrap().text().await.unwrap() }
     };
-    let gateway = scrape(&gateway_metrics).await;
+    let gateway = scrape("gateway").await;
     let route = r#"route="/products""#;
     assert!(
         series(&gateway, "http_requests_total", &[route, r#"status="200""#]).unwrap() >= 3.0,
@@ -92,7 +83,7 @@ async fn programs_publish_prometheus_metrics() {
         "{gateway}"
     );
 
-    let catalog = scrape(&catalog_metrics).await;
+    let catalog = scrape("catalog").await;
     let list = r#"method="/storefront.catalog.v1.CatalogService/ListProducts""#;
     assert!(
         series(
@@ -123,7 +114,7 @@ async fn programs_publish_prometheus_metrics() {
         .is_some()
     );
 
-    let cart = scrape(&cart_metrics).await;
+    let cart = scrape("cart").await;
     assert!(
         series(
             &cart,

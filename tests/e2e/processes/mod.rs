@@ -10,7 +10,8 @@ mod shutdown;
 mod traces;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,32 +24,70 @@ use storefront_search::config::DEV_SEARCH_ACCOUNT;
 
 use crate::helpers::Api;
 
-/// Every program but the all-in-one mesh; the order does not matter, as
-/// callers retry and the harness waits for the gateway's readiness.
+/// Every program but the all-in-one mesh.
 fn program_names() -> impl Iterator<Item = &'static str> {
     PROGRAMS.iter().copied().filter(|p| *p != "all")
 }
 
-/// A loopback port per program, chosen before anything starts so that a
-/// test can put something (a proxy) between two of them.
-pub struct Ports(BTreeMap<&'static str, u16>);
-
-impl Ports {
-    pub fn allocate() -> Self {
-        let mut ports = BTreeMap::new();
-        for name in program_names().chain(["gateway-internal"]) {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("free port");
-            ports.insert(name, listener.local_addr().expect("addr").port());
-        }
-        Self(ports)
+/// What a program calls, so it starts once they listen.
+fn downstreams(program: &str) -> &'static [&'static str] {
+    match program {
+        "dev-issuer" => &[],
+        "cart" => &["dev-issuer", "catalog", "orders"],
+        "search" => &["dev-issuer", "catalog"],
+        "gateway" => &[
+            "dev-issuer",
+            "catalog",
+            "search",
+            "cart",
+            "orders",
+            "customers",
+            "content",
+        ],
+        _ => &["dev-issuer"],
     }
+}
 
+/// Where the started programs listen, as each one reported it: every
+/// program binds port 0 itself, so no port is chosen here and then lost to
+/// another test between choosing and binding. Keys are program names, plus
+/// `gateway-internal` and `<program>-metrics`.
+#[derive(Default)]
+pub struct Addrs(BTreeMap<String, SocketAddr>);
+
+impl Addrs {
     pub fn url(&self, program: &str) -> String {
-        format!("http://127.0.0.1:{}", self.0[program])
+        format!("http://{}", self.addr(program))
     }
 
-    pub fn addr(&self, program: &str) -> String {
-        format!("127.0.0.1:{}", self.0[program])
+    pub fn addr(&self, program: &str) -> SocketAddr {
+        *self
+            .0
+            .get(program)
+            .unwrap_or_else(|| panic!("{program} has not reported its address"))
+    }
+
+    /// Records every "... listening" line of `program`'s log; true once
+    /// its main listener is known.
+    fn read_log(&mut self, program: &str, log: &str) -> bool {
+        for line in log.lines() {
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let fields = &event["fields"];
+            let message = fields["message"].as_str().unwrap_or_default();
+            let key = match message {
+                "metrics listening" => format!("{program}-metrics"),
+                m if m.ends_with(" listening") => program.to_owned(),
+                _ => continue,
+            };
+            for (field, key) in [("addr", key), ("internal", format!("{program}-internal"))] {
+                if let Some(addr) = fields[field].as_str().and_then(|a| a.parse().ok()) {
+                    self.0.insert(key, addr);
+                }
+            }
+        }
+        self.0.contains_key(program)
     }
 }
 
@@ -60,6 +99,40 @@ pub struct Program {
 }
 
 impl Program {
+    fn spawn(name: &'static str, env: Vec<(String, String)>, dir: &Path) -> Self {
+        let log = dir.join(format!("{name}.log"));
+        let file = std::fs::File::create(&log).expect("log file");
+        let child = Command::new(env!("CARGO_BIN_EXE_storefront"))
+            .arg(name)
+            .env_clear()
+            .envs(env)
+            .stdout(file.try_clone().expect("log file"))
+            .stderr(file)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("storefront binary starts");
+        Self { name, child, log }
+    }
+
+    /// Waits until the program logs where it listens (its own port 0).
+    async fn wait_listening(&mut self, addrs: &mut Addrs) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if addrs.read_log(self.name, &self.log()) {
+                return;
+            }
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                panic!(
+                    "{} exited ({status}) before listening:\n{}",
+                    self.name,
+                    self.log()
+                );
+            }
+            assert!(Instant::now() < deadline, "{} never listened", self.name);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Sends SIGTERM, as Kubernetes does to stop a pod.
     pub fn terminate(&self) {
         let status = Command::new("kill")
@@ -100,22 +173,31 @@ impl Drop for Program {
 
 pub struct Processes {
     pub api: Api,
-    pub ports: Ports,
+    pub addrs: Addrs,
     programs: Vec<Program>,
     _redis: RedisServer,
     dir: PathBuf,
 }
 
-/// What every program gets, and what each one needs of its own.
-fn environment(ports: &Ports, redis: &str, program: &str) -> Vec<(String, String)> {
-    let issuer = ports.url("dev-issuer");
+/// What every program gets, and what each one needs of its own; `addrs`
+/// holds the programs it calls, already listening.
+fn environment(addrs: &Addrs, redis: &str, program: &str) -> Vec<(String, String)> {
     let mut env = vec![
         ("APP_ENV", "local".to_owned()),
         ("RUST_LOG", "info".to_owned()),
-        ("LISTEN_ADDR", ports.addr(program)),
-        ("IDENTITY_JWKS_URL", format!("{issuer}{JWKS_PATH}")),
+        ("LISTEN_ADDR", "127.0.0.1:0".to_owned()),
         ("REDIS_URL", redis.to_owned()),
     ];
+    if program != "dev-issuer" {
+        let issuer = addrs.url("dev-issuer");
+        env.push(("IDENTITY_JWKS_URL", format!("{issuer}{JWKS_PATH}")));
+        let account = match program {
+            "cart" => DEV_CART_ACCOUNT,
+            "search" => DEV_SEARCH_ACCOUNT,
+            _ => DEV_GATEWAY_ACCOUNT,
+        };
+        env.push(("IDENTITY_TOKEN_URL", account_url(&issuer, account)));
+    }
     let callers = match program {
         "catalog" => format!(
             "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={},{DEV_SEARCH_ACCOUNT}={}",
@@ -129,30 +211,11 @@ fn environment(ports: &Ports, redis: &str, program: &str) -> Vec<(String, String
         _ => DEV_GATEWAY_ACCOUNT.to_owned(),
     };
     env.push(("ALLOWED_CALLERS", callers));
-    let account = match program {
-        "cart" => DEV_CART_ACCOUNT,
-        "search" => DEV_SEARCH_ACCOUNT,
-        _ => DEV_GATEWAY_ACCOUNT,
-    };
-    env.push(("IDENTITY_TOKEN_URL", account_url(&issuer, account)));
-    let downstreams: &[&str] = match program {
-        "cart" => &["catalog", "orders"],
-        "search" => &["catalog"],
-        "gateway" => &[
-            "catalog",
-            "search",
-            "cart",
-            "orders",
-            "customers",
-            "content",
-        ],
-        _ => &[],
-    };
-    for d in downstreams {
-        env.push((downstream_var(d), ports.url(d)));
+    for d in downstreams(program).iter().filter(|d| **d != "dev-issuer") {
+        env.push((downstream_var(d), addrs.url(d)));
     }
     if program == "gateway" {
-        env.push(("INTERNAL_LISTEN_ADDR", ports.addr("gateway-internal")));
+        env.push(("INTERNAL_LISTEN_ADDR", "127.0.0.1:0".to_owned()));
     }
     env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
@@ -169,42 +232,50 @@ fn downstream_var(program: &str) -> &'static str {
 }
 
 impl Processes {
-    /// Starts every program; `configure` may change any program's
-    /// environment (later entries win). Returns once the gateway is ready.
-    pub async fn start(ports: Ports, configure: impl Fn(&str, &mut Vec<(String, String)>)) -> Self {
+    /// Starts every program once those it calls listen; `configure` may
+    /// change any program's environment (later entries win), knowing where
+    /// the programs started before it listen. Returns once the gateway is
+    /// ready.
+    pub async fn start(configure: impl Fn(&str, &mut Vec<(String, String)>, &Addrs)) -> Self {
         let redis = RedisServer::start().expect("redis-server on PATH");
         let dir =
             std::env::temp_dir().join(format!("storefront-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("log dir");
-        let mut programs = Vec::new();
-        for name in program_names() {
-            let mut env = environment(&ports, &redis.url, name);
-            configure(name, &mut env);
-            let log = dir.join(format!("{name}.log"));
-            let file = std::fs::File::create(&log).expect("log file");
-            let child = Command::new(env!("CARGO_BIN_EXE_storefront"))
-                .arg(name)
-                .env_clear()
-                .envs(env)
-                .stdout(file.try_clone().expect("log file"))
-                .stderr(file)
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("storefront binary starts");
-            programs.push(Program { name, child, log });
+        let mut addrs = Addrs::default();
+        let mut programs: Vec<Program> = Vec::new();
+        let mut pending: Vec<&'static str> = program_names().collect();
+        while !pending.is_empty() {
+            let (wave, rest): (Vec<_>, Vec<_>) = pending
+                .into_iter()
+                .partition(|p| downstreams(p).iter().all(|d| addrs.0.contains_key(*d)));
+            assert!(!wave.is_empty(), "nothing can start among {rest:?}");
+            let first = programs.len();
+            for name in wave {
+                let mut env = environment(&addrs, &redis.url, name);
+                configure(name, &mut env, &addrs);
+                programs.push(Program::spawn(name, env, &dir));
+            }
+            for program in &mut programs[first..] {
+                program.wait_listening(&mut addrs).await;
+            }
+            pending = rest;
         }
         let api = Api {
-            base: ports.url("gateway"),
+            base: addrs.url("gateway"),
             http: reqwest::Client::new(),
         };
-        let processes = Self {
+        let mut processes = Self {
             api,
-            ports,
+            addrs,
             programs,
             _redis: redis,
             dir,
         };
         processes.wait_ready().await;
+        // Metrics listeners may report after the main one.
+        for program in &processes.programs {
+            processes.addrs.read_log(program.name, &program.log());
+        }
         processes
     }
 

@@ -1,6 +1,8 @@
 //! A TCP proxy that holds every byte coming back from upstream for a fixed
 //! delay (without limiting throughput): a slow downstream, for real.
 
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -8,19 +10,25 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// Listens on `listen` and forwards to `upstream`; answers arrive `delay` late.
-pub async fn delaying(listen: &str, upstream: String, delay: Duration) {
-    let listener = TcpListener::bind(listen).await.expect("proxy binds");
+/// Listens on a port of its own (returned) and forwards to `upstream` once
+/// it is set (the proxy can exist before what it fronts has started);
+/// answers arrive `delay` late.
+pub async fn delaying(upstream: Arc<OnceLock<SocketAddr>>, delay: Duration) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("proxy binds");
+    let addr = listener.local_addr().expect("proxy address");
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
-            let upstream = upstream.clone();
+            let Some(upstream) = upstream.get().copied() else {
+                continue;
+            };
             tokio::spawn(async move {
-                if let Ok(server) = TcpStream::connect(&upstream).await {
+                if let Ok(server) = TcpStream::connect(upstream).await {
                     relay(client, server, delay).await;
                 }
             });
         }
     });
+    addr
 }
 
 async fn relay(client: TcpStream, server: TcpStream, delay: Duration) {

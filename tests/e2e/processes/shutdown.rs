@@ -2,13 +2,13 @@
 //! its shutdown delay, drains what is in flight, and exits 0; no request it
 //! accepted fails.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-use super::{Ports, Processes, proxy};
+use super::{Processes, proxy};
 
 /// Accepting after SIGTERM (readiness failing) before the listener closes.
 const SHUTDOWN_DELAY: Duration = Duration::from_millis(1500);
@@ -25,18 +25,11 @@ struct Outcome {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_under_load_fails_no_accepted_request() {
-    let ports = Ports::allocate();
-    let slow_catalog = format!(
-        "127.0.0.1:{}",
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    );
-    proxy::delaying(&slow_catalog, ports.addr("catalog"), CATALOG_DELAY).await;
-    let mut mesh = Processes::start(ports, |program, env| {
+    let catalog = Arc::new(OnceLock::new());
+    let slow_catalog = proxy::delaying(catalog.clone(), CATALOG_DELAY).await;
+    let mut mesh = Processes::start(|program, env, addrs| {
         if program == "gateway" {
+            let _ = catalog.set(addrs.addr("catalog"));
             env.push(("CATALOG_URL".into(), format!("http://{slow_catalog}")));
             env.push((
                 "SHUTDOWN_DELAY_MS".into(),

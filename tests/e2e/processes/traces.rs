@@ -16,7 +16,7 @@ use reqwest::Method;
 use serde_json::json;
 use tokio_stream::wrappers::TcpListenerStream;
 
-use super::{Ports, Processes};
+use super::Processes;
 use crate::journey::{Shopper, buyable};
 
 #[derive(Debug, Clone)]
@@ -100,7 +100,7 @@ async fn otlp_receiver() -> (String, Receiver) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_request_is_one_trace_across_gateway_cart_and_catalog() {
     let (otlp, receiver) = otlp_receiver().await;
-    let mesh = Processes::start(Ports::allocate(), |_, env| {
+    let mesh = Processes::start(|_, env, _| {
         env.push(("OTEL_EXPORTER_OTLP_ENDPOINT".into(), otlp.clone()));
         env.push(("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()));
     })
