@@ -21,6 +21,7 @@ mod query;
 mod ratelimit;
 mod routes;
 mod state;
+pub mod transcode;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -76,16 +76,21 @@ impl Products {
                 .sum::<usize>()
     }
 
-    fn merge(
-        &mut self,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        encoding::message::merge_repeated(wire_type, &mut self.products, buf, ctx)
+    /// Every product as a struct: those decoded as such, then those kept
+    /// encoded (what a client receives).
+    pub fn decoded(self) -> Result<Vec<Product>, DecodeError> {
+        let mut products = self.products;
+        for e in &self.encoded {
+            products.push(e.decode()?);
+        }
+        Ok(products)
     }
 
-    fn merge_raw(
+    /// A client keeps each product as the bytes it arrived in (a slice of
+    /// the reply's buffer, not a copy): the gateway writes its JSON from
+    /// them without building the message, and `decoded` builds it for
+    /// whoever wants structs.
+    fn merge(
         &mut self,
         wire_type: WireType,
         buf: &mut impl Buf,
@@ -190,7 +195,7 @@ impl Message for ProductBatch {
         ctx: DecodeContext,
     ) -> Result<(), DecodeError> {
         match tag {
-            1 => self.products.merge_raw(wire_type, buf, ctx),
+            1 => self.products.merge(wire_type, buf, ctx),
             2 => encoding::uint64::merge(wire_type, &mut self.catalog_version, buf, ctx),
             3 => encoding::bytes::merge(wire_type, &mut self.dictionary, buf, ctx),
             4 => encoding::message::merge_repeated(wire_type, &mut self.compressed, buf, ctx),
@@ -366,7 +371,7 @@ mod tests {
         assert_eq!(declared.page, Some(page));
         // And our own client-side decoding agrees.
         let ours = ListProductsResponse::decode(bytes.as_slice()).unwrap();
-        assert_eq!(ours.products.products, declared.products);
+        assert_eq!(ours.products.decoded().unwrap(), declared.products);
         assert_eq!(reply.products.encoded[0].decode().unwrap(), want);
     }
 

@@ -89,6 +89,39 @@ async fn walking_every_page_sees_each_product_once() {
     );
 }
 
+/// Listings, search hits and suggestions are written straight from the
+/// downstream's protobuf; product detail goes through the models. Both
+/// must say the same of each product, in both currencies.
+#[tokio::test]
+async fn listed_products_are_their_detail_without_variants() {
+    let t = spawn_mesh().await;
+    let mut compared = 0;
+    for currency in ["AUD", "NZD"] {
+        let all = t.walk(&format!("currency={currency}"), 100).await;
+        let search = t
+            .ok(&format!("/search?query=shirt&limit=20&currency={currency}"))
+            .await;
+        let suggested = t
+            .ok(&format!("/search/suggestions?query=sh&currency={currency}"))
+            .await;
+        let hits = search["results"].as_array().unwrap().iter();
+        let sample = all
+            .iter()
+            .step_by(25)
+            .chain(hits)
+            .chain(suggested["products"].as_array().unwrap().iter());
+        for listed in sample {
+            let id = listed["id"].as_str().unwrap();
+            let mut detail = t.ok(&format!("/products/{id}?currency={currency}")).await;
+            assert!(detail["variants"].is_array());
+            detail.as_object_mut().unwrap().remove("variants");
+            assert_eq!(listed, &detail, "{id} in {currency}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 80, "{compared}");
+}
+
 /// The sort key of a product for a field, comparable across products.
 fn key(p: &Value, field: &str) -> (i64, String) {
     match field {

@@ -133,7 +133,12 @@ async fn hop(State(mut floor): State<Floor>) -> Result<Json<Paged<Product>>, Str
         .list_products(pb::ListProductsRequest::default())
         .await
         .map_err(|s| s.message().to_string())?;
-    to_json(reply.into_inner().products.products)
+    let products = reply
+        .into_inner()
+        .products
+        .decoded()
+        .map_err(|e| e.to_string())?;
+    to_json(products)
 }
 
 /// The same process settings as the storefront binary, for the same reason.

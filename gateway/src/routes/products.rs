@@ -15,6 +15,7 @@ use crate::model::catalog::{Media, Product, Variant};
 use crate::model::common::Paged;
 use crate::query::{self, spec};
 use crate::state::AppState;
+use crate::transcode::{self, JsonBytes};
 
 /// Query parameters of `GET /products` (SPEC 4.1, 4.2).
 #[derive(IntoParams)]
@@ -85,7 +86,7 @@ pub async fn list_products(
     State(state): State<AppState>,
     correlation: CorrelationId,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Paged<Product>>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::PRODUCTS)?;
     let currency_code = parsed.param("currency").unwrap_or_default().to_string();
     let message = ListProductsRequest {
@@ -99,13 +100,7 @@ pub async fn list_products(
             async move { client.list_products(r).await }
         })
         .await?;
-    let results = reply
-        .products
-        .products
-        .into_iter()
-        .map(|p| Product::from_proto(p, false))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(Paged::new(reply.page, results)?))
+    transcode::paged(reply.page, &reply.products)
 }
 
 async fn fetch_product(

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 
-use axum::Json;
 use axum::extract::{RawQuery, State};
 use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
 use utoipa::IntoParams;
@@ -10,10 +9,10 @@ use utoipa::IntoParams;
 use super::single_param;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::correlation::CorrelationId;
-use crate::model::catalog::Product;
-use crate::model::search::{SearchResult, Suggestions};
+use crate::model::search::{Facets, SearchResult, Suggestions};
 use crate::query::{self, invalid_parameter, spec};
 use crate::state::AppState;
+use crate::transcode::{self, JsonBytes};
 
 pub const MAX_QUERY_CHARS: usize = 200;
 /// Words a search may have: each is several clauses to score.
@@ -126,7 +125,7 @@ pub async fn search(
     State(state): State<AppState>,
     correlation: CorrelationId,
     RawQuery(raw): RawQuery,
-) -> Result<Json<SearchResult>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let raw = raw.as_deref();
     let text = text(raw)?;
     let locale = locale(raw)?;
@@ -145,23 +144,8 @@ pub async fn search(
             async move { client.search(r).await }
         })
         .await?;
-    let page = reply
-        .page
-        .ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
-    let results: Vec<Product> = reply
-        .products
-        .products
-        .into_iter()
-        .map(|p| Product::from_proto(p, false))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(SearchResult {
-        limit: page.limit,
-        offset: page.offset,
-        count: results.len() as u32,
-        total: page.total,
-        results,
-        facets: reply.facets.unwrap_or_default().into(),
-    }))
+    let facets = Facets::from(reply.facets.unwrap_or_default());
+    transcode::search(reply.page, &reply.products, &facets)
 }
 
 #[derive(IntoParams)]
@@ -194,7 +178,7 @@ pub async fn suggestions(
     State(state): State<AppState>,
     correlation: CorrelationId,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Suggestions>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let raw = raw.as_deref();
     let text = text(raw)?;
     let locale = locale(raw)?;
@@ -227,14 +211,5 @@ pub async fn suggestions(
         )
         .await?;
     let reply = ds.search().suggest(request).await?.into_inner();
-    let products = reply
-        .products
-        .products
-        .into_iter()
-        .map(|p| Product::from_proto(p, false))
-        .collect::<Result<_, _>>()?;
-    Ok(Json(Suggestions {
-        completions: reply.completions,
-        products,
-    }))
+    transcode::suggestions(&reply.completions, &reply.products)
 }

@@ -1,0 +1,129 @@
+//! Replies that carry many products (listings, search, suggestions)
+//! written as JSON straight from the protobuf bytes the downstream sent:
+//! no message decoded into owned strings and maps, no model built, no
+//! second pass by `serde`. The JSON is byte for byte what the models in
+//! `model::catalog` and `model::search` serialise to (the OpenAPI schema
+//! comes from them); tests hold the two paths equal.
+
+mod product;
+mod wire;
+
+#[cfg(test)]
+mod tests;
+
+use axum::http::HeaderValue;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use storefront_proto::common::v1::PageInfo;
+use storefront_proto::encoded::{EncodedProduct, Products};
+
+use crate::error::ApiError;
+
+/// A JSON body already written.
+#[derive(Debug)]
+pub struct JsonBytes(Vec<u8>);
+
+impl JsonBytes {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl IntoResponse for JsonBytes {
+    fn into_response(self) -> Response {
+        (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            self.0,
+        )
+            .into_response()
+    }
+}
+
+/// Room for a reply's JSON: keys make it about twice its protobuf.
+fn buffer(products: &Products) -> Vec<u8> {
+    let encoded: usize = products.encoded.iter().map(|e| e.body.len()).sum();
+    Vec::with_capacity(encoded * 2 + 512)
+}
+
+fn field<T: Serialize + ?Sized>(out: &mut Vec<u8>, first: bool, name: &str, value: &T) {
+    product::key(out, first, name);
+    product::json(out, value);
+}
+
+/// The products of a client-side reply (kept encoded) as a JSON array;
+/// returns how many.
+fn array(out: &mut Vec<u8>, products: &Products) -> Result<u32, ApiError> {
+    if !products.products.is_empty() {
+        // Decoded replies never carry structs (see `encoded::Products`).
+        return Err(ApiError::bad_gateway("products decoded as structs"));
+    }
+    out.push(b'[');
+    for (i, p) in products.encoded.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        one(out, p)?;
+    }
+    out.push(b']');
+    Ok(products.encoded.len() as u32)
+}
+
+fn one(out: &mut Vec<u8>, p: &EncodedProduct) -> Result<(), ApiError> {
+    let mut message = wire::Message::new(&p.body);
+    if !p.tail.is_empty() {
+        message.merge(&p.tail);
+    }
+    product::product(out, &message).map_err(ApiError::bad_gateway)
+}
+
+/// `model::common::Paged<Product>`.
+pub fn paged(page: Option<PageInfo>, products: &Products) -> Result<JsonBytes, ApiError> {
+    let page = page.ok_or_else(|| ApiError::bad_gateway("list reply without page info"))?;
+    if page.count as usize != products.encoded.len() + products.products.len() {
+        return Err(ApiError::bad_gateway("page count does not match results"));
+    }
+    let mut out = buffer(products);
+    out.push(b'{');
+    field(&mut out, true, "limit", &page.limit);
+    field(&mut out, false, "offset", &page.offset);
+    field(&mut out, false, "count", &page.count);
+    field(&mut out, false, "total", &page.total);
+    out.extend_from_slice(b",\"results\":");
+    array(&mut out, products)?;
+    out.push(b'}');
+    Ok(JsonBytes(out))
+}
+
+/// `model::search::SearchResult`: the envelope, the hits, then `facets`.
+pub fn search(
+    page: Option<PageInfo>,
+    products: &Products,
+    facets: &impl Serialize,
+) -> Result<JsonBytes, ApiError> {
+    let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
+    let mut out = buffer(products);
+    out.push(b'{');
+    field(&mut out, true, "limit", &page.limit);
+    field(&mut out, false, "offset", &page.offset);
+    // What this page holds, whatever the reply's page says.
+    let count = products.encoded.len() as u32;
+    field(&mut out, false, "count", &count);
+    field(&mut out, false, "total", &page.total);
+    out.extend_from_slice(b",\"results\":");
+    array(&mut out, products)?;
+    field(&mut out, false, "facets", facets);
+    out.push(b'}');
+    Ok(JsonBytes(out))
+}
+
+/// `model::search::Suggestions`.
+pub fn suggestions(completions: &[String], products: &Products) -> Result<JsonBytes, ApiError> {
+    let mut out = buffer(products);
+    out.push(b'{');
+    field(&mut out, true, "completions", completions);
+    out.extend_from_slice(b",\"products\":");
+    array(&mut out, products)?;
+    out.push(b'}');
+    Ok(JsonBytes(out))
+}

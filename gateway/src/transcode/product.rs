@@ -1,0 +1,320 @@
+//! A product's JSON written straight from its protobuf bytes: the same
+//! bytes `serde_json` writes for `model::catalog::Product` (listing form,
+//! no variant list), field for field, without building the message or the
+//! model (tests hold the two to byte equality).
+
+use std::io::Write;
+
+use serde::Serialize;
+use storefront_proto::Timestamp;
+
+use super::wire::{Message, Result, Value, WireError};
+use crate::model::catalog::status_name;
+
+/// Appends `value` as JSON (strings escaped, numbers formatted) as
+/// `serde_json` does.
+pub(super) fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    // Writing to a Vec cannot fail, and these values always serialise.
+    let _ = value.serialize(&mut serde_json::Serializer::new(out));
+}
+
+/// `,"key":` (or without the comma for the first key).
+pub(super) fn key(out: &mut Vec<u8>, first: bool, key: &str) {
+    if !first {
+        out.push(b',');
+    }
+    out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// A message field that must be there, as `from_proto` requires it.
+fn required<'a>(m: &Message<'a>, what: &'static str) -> Result<Message<'a>> {
+    if m.is_present() {
+        Ok(m.clone())
+    } else {
+        Err(WireError::missing(what))
+    }
+}
+
+/// The listing form of one product: everything but `variants`.
+pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
+    let (mut meta, mut name, mut description, mut slug) = Default::default();
+    let (mut price, mut master) = (Message::default(), Message::default());
+    let (mut key_, mut brand, mut status) = ("", "", 0i32);
+    let (mut featured, mut popularity, mut in_stock) = (false, 0u32, false);
+    for field in p.fields() {
+        match field? {
+            (1, v) => merge(&mut meta, v)?,
+            (2, v) => key_ = v.str()?,
+            (3, v) => merge(&mut name, v)?,
+            (4, v) => merge(&mut description, v)?,
+            (5, v) => merge(&mut slug, v)?,
+            (6, v) => brand = v.str()?,
+            (8, v) => status = v.varint()? as i32,
+            (9, v) => featured = v.varint()? != 0,
+            (10, v) => popularity = v.varint()? as u32,
+            (11, v) => in_stock = v.varint()? != 0,
+            (12, v) => merge(&mut price, v)?,
+            (13, v) => merge(&mut master, v)?,
+            _ => {}
+        }
+    }
+    let master = required(&master, "product without master variant")?;
+    let price = required(&price, "product without price")?;
+    out.push(b'{');
+    resource_meta(out, &required(&meta, "resource without meta")?)?;
+    key(out, false, "key");
+    json(out, key_);
+    for (name_, text) in [
+        ("name", &name),
+        ("description", &description),
+        ("slug", &slug),
+    ] {
+        key(out, false, name_);
+        localized(out, text)?;
+    }
+    key(out, false, "brand");
+    json(out, brand);
+    key(out, false, "categoryIds");
+    out.push(b'[');
+    for (i, id) in p.repeated(7).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        json(out, id?.str()?);
+    }
+    out.push(b']');
+    key(out, false, "status");
+    json(out, status_name(status));
+    key(out, false, "featured");
+    json(out, &featured);
+    key(out, false, "popularity");
+    json(out, &popularity);
+    key(out, false, "inStock");
+    json(out, &in_stock);
+    key(out, false, "price");
+    money(out, &price)?;
+    key(out, false, "masterVariant");
+    variant(out, &master)?;
+    key(out, false, "media");
+    media_list(out, p, 15)?;
+    out.push(b'}');
+    Ok(())
+}
+
+fn merge<'a>(m: &mut Message<'a>, v: Value<'a>) -> Result<()> {
+    m.merge(v.bytes()?);
+    Ok(())
+}
+
+/// The flattened `Meta`: id, version, createdAt, lastModifiedAt.
+fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+    let (mut id, mut version) = ("", 0i64);
+    let (mut created, mut modified) = (Message::default(), Message::default());
+    for field in m.fields() {
+        match field? {
+            (1, v) => id = v.str()?,
+            (2, v) => version = v.varint()? as i64,
+            (3, v) => merge(&mut created, v)?,
+            (4, v) => merge(&mut modified, v)?,
+            _ => {}
+        }
+    }
+    key(out, true, "id");
+    json(out, id);
+    key(out, false, "version");
+    json(out, &version);
+    key(out, false, "createdAt");
+    timestamp(out, &created)?;
+    key(out, false, "lastModifiedAt");
+    timestamp(out, &modified)
+}
+
+/// RFC 3339 as `model::common::timestamp` writes it; "" when absent.
+fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+    if !m.is_present() {
+        json(out, "");
+        return Ok(());
+    }
+    let mut ts = Timestamp::default();
+    for field in m.fields() {
+        match field? {
+            (1, v) => ts.seconds = v.varint()? as i64,
+            (2, v) => ts.nanos = v.varint()? as i32,
+            _ => {}
+        }
+    }
+    out.push(b'"');
+    let _ = write!(out, "{ts}");
+    out.push(b'"');
+    Ok(())
+}
+
+/// A `LocalizedString` (one map field, 1) as a JSON object.
+fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+    let mut entries = Vec::new();
+    for value in m.repeated(1) {
+        entries.push(map_entry(value?.bytes()?)?);
+    }
+    object(out, entries);
+    Ok(())
+}
+
+fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
+    let (mut k, mut v) = ("", "");
+    for field in Message::new(bytes).fields() {
+        match field? {
+            (1, x) => k = x.str()?,
+            (2, x) => v = x.str()?,
+            _ => {}
+        }
+    }
+    Ok((k, v))
+}
+
+/// A map as a `BTreeMap` serialises it: keys in order, the last value of
+/// a repeated key.
+fn object(out: &mut Vec<u8>, mut entries: Vec<(&str, &str)>) {
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    let mut first = true;
+    for (i, (k, v)) in entries.iter().enumerate() {
+        if entries.get(i + 1).is_some_and(|next| next.0 == *k) {
+            continue;
+        }
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        json(out, *k);
+        out.push(b':');
+        json(out, *v);
+    }
+    out.push(b'}');
+}
+
+fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+    let (mut currency, mut cents, mut digits) = ("", 0i64, 0u32);
+    for field in m.fields() {
+        match field? {
+            (1, v) => currency = v.str()?,
+            (2, v) => cents = v.varint()? as i64,
+            (3, v) => digits = v.varint()? as u32,
+            _ => {}
+        }
+    }
+    out.extend_from_slice(br#"{"type":"centPrecision","currencyCode":"#);
+    json(out, currency);
+    key(out, false, "centAmount");
+    json(out, &cents);
+    key(out, false, "fractionDigits");
+    json(out, &digits);
+    out.push(b'}');
+    Ok(())
+}
+
+fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
+    let (mut id, mut sku) = (0u32, "");
+    let (mut price, mut availability) = (Message::default(), Message::default());
+    for field in v.fields() {
+        match field? {
+            (1, x) => id = x.varint()? as u32,
+            (2, x) => sku = x.str()?,
+            (4, x) => merge(&mut price, x)?,
+            (6, x) => merge(&mut availability, x)?,
+            _ => {}
+        }
+    }
+    let price = required(&price, "variant without price")?;
+    out.push(b'{');
+    key(out, true, "id");
+    json(out, &id);
+    key(out, false, "sku");
+    json(out, sku);
+    key(out, false, "attributes");
+    let mut attributes = Vec::new();
+    for entry in v.repeated(3) {
+        attributes.push(map_entry(entry?.bytes()?)?);
+    }
+    object(out, attributes);
+    key(out, false, "price");
+    money(out, &price)?;
+    key(out, false, "prices");
+    out.push(b'[');
+    for (i, m) in v.repeated(5).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        money(out, &Message::new(m?.bytes()?))?;
+    }
+    out.push(b']');
+    let (mut stocked, mut quantity) = (false, 0u32);
+    for field in availability.fields() {
+        match field? {
+            (1, x) => stocked = x.varint()? != 0,
+            (2, x) => quantity = x.varint()? as u32,
+            _ => {}
+        }
+    }
+    key(out, false, "availability");
+    out.extend_from_slice(br#"{"inStock":"#);
+    json(out, &stocked);
+    key(out, false, "quantity");
+    json(out, &quantity);
+    out.push(b'}');
+    key(out, false, "media");
+    media_list(out, v, 7)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// Repeated `Media` field `number` of `m`, as a JSON array.
+fn media_list(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
+    out.push(b'[');
+    for (i, item) in m.repeated(number).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        media(out, &Message::new(item?.bytes()?))?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
+fn media(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+    let (mut id, mut url, mut video) = ("", "", false);
+    let (mut width, mut height, mut position) = (0u32, 0u32, 0u32);
+    let mut alt = Message::default();
+    for field in m.fields() {
+        match field? {
+            (1, v) => id = v.str()?,
+            (2, v) => video = v.varint()? as i32 == VIDEO,
+            (3, v) => url = v.str()?,
+            (4, v) => merge(&mut alt, v)?,
+            (5, v) => width = v.varint()? as u32,
+            (6, v) => height = v.varint()? as u32,
+            (7, v) => position = v.varint()? as u32,
+            _ => {}
+        }
+    }
+    out.push(b'{');
+    key(out, true, "id");
+    json(out, id);
+    key(out, false, "url");
+    json(out, url);
+    key(out, false, "type");
+    json(out, if video { "video" } else { "image" });
+    key(out, false, "alt");
+    localized(out, &alt)?;
+    key(out, false, "width");
+    json(out, &width);
+    key(out, false, "height");
+    json(out, &height);
+    key(out, false, "position");
+    json(out, &position);
+    out.push(b'}');
+    Ok(())
+}
+
+const VIDEO: i32 = storefront_proto::catalog::v1::MediaType::Video as i32;

@@ -1,0 +1,273 @@
+//! The transcoder against the models: for every product the model path
+//! (prost decoding, `Product::from_proto`, `serde_json`) accepts, the
+//! transcoder writes the very same bytes; where the model path refuses,
+//! the transcoder refuses or at least never panics.
+
+use prost::Message as _;
+use storefront_proto::Timestamp;
+use storefront_proto::catalog::v1::{Availability, Media, Product, Variant};
+use storefront_proto::common::v1::{LocalizedString, Money, PageInfo, ResourceMeta};
+use storefront_proto::encoded::{EncodedProduct, Products};
+use storefront_proto::search::v1 as search_pb;
+
+use super::*;
+use crate::model::catalog::Product as Model;
+use crate::model::common::Paged;
+use crate::model::search::{Facets, SearchResult, Suggestions};
+
+fn text(pairs: &[(&str, &str)]) -> Option<LocalizedString> {
+    Some(LocalizedString {
+        values: pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    })
+}
+
+fn money(code: &str, cents: i64) -> Money {
+    Money {
+        currency_code: code.into(),
+        cent_amount: cents,
+        fraction_digits: 2,
+    }
+}
+
+fn media(id: &str, kind: i32) -> Media {
+    Media {
+        id: id.into(),
+        r#type: kind,
+        url: format!("https://cdn.example/{id}.jpg"),
+        alt: text(&[("en-NZ", "kia ora \"alt\""), ("en-AU", "g'day\n")]),
+        width: 800,
+        height: 600,
+        position: 2,
+    }
+}
+
+/// A product with every field set, strings that need escaping, maps out
+/// of order, negative and large numbers.
+fn full(status: i32) -> Product {
+    Product {
+        meta: Some(ResourceMeta {
+            id: "p-1".into(),
+            version: -3,
+            created_at: Some(Timestamp {
+                seconds: 1_740_000_000,
+                nanos: 120_000_000,
+            }),
+            last_modified_at: Some(Timestamp {
+                seconds: 1_750_000_000,
+                nanos: 0,
+            }),
+        }),
+        key: "tab\there \u{2028} é 😀 \u{1}".into(),
+        name: text(&[("en-NZ", "Shirt"), ("en-AU", "Shirt \\ slash")]),
+        description: None,
+        slug: text(&[]),
+        brand: "Kiwi & Co".into(),
+        category_ids: vec!["root".into(), "child".into()],
+        status,
+        featured: true,
+        popularity: u32::MAX,
+        in_stock: true,
+        price: None,
+        master_variant: Some(Variant {
+            id: 1,
+            sku: "SKU-1".into(),
+            attributes: [("size", "M"), ("colour", "navy")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+            price: None,
+            prices: vec![money("AUD", 4995), money("NZD", i64::MIN)],
+            availability: Some(Availability {
+                in_stock: true,
+                quantity: 7,
+            }),
+            media: vec![media("v", 2)],
+        }),
+        variants: Vec::new(),
+        media: vec![media("a", 1), media("b", 2), media("c", 0)],
+    }
+}
+
+/// What the catalog appends per request: the price in one currency.
+fn tail() -> Vec<u8> {
+    Product {
+        price: Some(money("AUD", 4995)),
+        master_variant: Some(Variant {
+            price: Some(money("AUD", 4995)),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn encoded(body: Vec<u8>, tail: Vec<u8>) -> EncodedProduct {
+    EncodedProduct {
+        body: body.into(),
+        tail,
+    }
+}
+
+/// The model path's JSON, or None where it refuses the bytes.
+fn by_model(p: &EncodedProduct) -> Option<Vec<u8>> {
+    let decoded = p.decode().ok()?;
+    let model = Model::from_proto(decoded, false).ok()?;
+    Some(serde_json::to_vec(&model).unwrap())
+}
+
+fn by_transcoder(p: &EncodedProduct) -> Result<Vec<u8>, ApiError> {
+    let mut out = Vec::new();
+    one(&mut out, p)?;
+    Ok(out)
+}
+
+#[test]
+fn every_field_is_written_as_the_model_writes_it() {
+    for status in [0, 1, 2, 3, 9, -1] {
+        let p = encoded(full(status).encode_to_vec(), tail());
+        let want = by_model(&p).expect("the model accepts it");
+        let got = by_transcoder(&p).unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
+    }
+}
+
+#[test]
+fn defaults_absent_from_the_wire_are_written_as_the_model_writes_them() {
+    let minimal = Product {
+        meta: Some(ResourceMeta::default()),
+        price: Some(Money::default()),
+        master_variant: Some(Variant {
+            price: Some(Money::default()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let p = encoded(minimal.encode_to_vec(), Vec::new());
+    assert_eq!(by_transcoder(&p).unwrap(), by_model(&p).unwrap());
+}
+
+#[test]
+fn a_product_the_model_refuses_is_refused() {
+    let mut no_master = full(1);
+    no_master.master_variant = None;
+    no_master.price = Some(money("AUD", 1));
+    let mut no_meta = full(1);
+    no_meta.meta = None;
+    for (product, tail) in [
+        (full(1), Vec::new()),
+        (no_master, Vec::new()),
+        (no_meta, tail()),
+    ] {
+        let p = encoded(product.encode_to_vec(), tail);
+        assert!(by_model(&p).is_none());
+        assert_eq!(
+            by_transcoder(&p).unwrap_err().status,
+            axum::http::StatusCode::BAD_GATEWAY
+        );
+    }
+}
+
+#[test]
+fn damaged_bytes_never_panic_and_never_disagree() {
+    let body = full(1).encode_to_vec();
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut agreed = 0;
+    for round in 0..4000 {
+        let mut bytes = body.clone();
+        if round % 2 == 0 {
+            bytes.truncate(rng.usize(..bytes.len()));
+        } else {
+            for _ in 0..rng.usize(1..4) {
+                let i = rng.usize(..bytes.len());
+                bytes[i] = rng.u8(..);
+            }
+        }
+        let p = encoded(bytes, tail());
+        let got = by_transcoder(&p);
+        if let Some(want) = by_model(&p) {
+            assert_eq!(got.unwrap(), want, "round {round}");
+            agreed += 1;
+        }
+    }
+    assert!(agreed > 100, "the model accepted only {agreed} variations");
+}
+
+fn products(n: usize) -> Products {
+    Products {
+        products: Vec::new(),
+        encoded: (0..n)
+            .map(|i| {
+                let mut p = full(1);
+                p.key = format!("key-{i}");
+                encoded(p.encode_to_vec(), tail())
+            })
+            .collect(),
+    }
+}
+
+fn models(products: &Products) -> Vec<Model> {
+    products
+        .encoded
+        .iter()
+        .map(|p| Model::from_proto(p.decode().unwrap(), false).unwrap())
+        .collect()
+}
+
+#[test]
+fn envelopes_are_the_models_envelopes() {
+    let list = products(3);
+    let page = PageInfo {
+        limit: 3,
+        offset: 6,
+        count: 3,
+        total: 40,
+    };
+    let want = serde_json::to_vec(&Paged::new(Some(page), models(&list)).unwrap()).unwrap();
+    assert_eq!(paged(Some(page), &list).unwrap().as_bytes(), want);
+    let wrong_count = PageInfo { count: 2, ..page };
+    assert_eq!(
+        paged(Some(wrong_count), &list).unwrap_err().status,
+        axum::http::StatusCode::BAD_GATEWAY
+    );
+
+    let facets = Facets::from(search_pb::Facets {
+        brands: vec![search_pb::FacetValue {
+            value: "Aoraki".into(),
+            count: 3,
+            label: String::new(),
+        }],
+        ..Default::default()
+    });
+    let result = SearchResult {
+        limit: 3,
+        offset: 6,
+        count: 3,
+        total: 40,
+        results: models(&list),
+        facets: Facets::from(search_pb::Facets {
+            brands: vec![search_pb::FacetValue {
+                value: "Aoraki".into(),
+                count: 3,
+                label: String::new(),
+            }],
+            ..Default::default()
+        }),
+    };
+    let got = search(Some(page), &list, &facets).unwrap();
+    assert_eq!(got.as_bytes(), serde_json::to_vec(&result).unwrap());
+
+    let completions = vec!["shirt".to_string(), "shirts \"x\"".to_string()];
+    let want = Suggestions {
+        completions: completions.clone(),
+        products: models(&list),
+    };
+    let got = suggestions(&completions, &list).unwrap();
+    assert_eq!(got.as_bytes(), serde_json::to_vec(&want).unwrap());
+    let empty = suggestions(&[], &products(0)).unwrap();
+    assert_eq!(empty.as_bytes(), br#"{"completions":[],"products":[]}"#);
+}
