@@ -256,10 +256,9 @@ const SORTED: &[(&str, &CollectionSpec)] = &[
 ];
 
 /// `sort` as the gateway reads it: each value one of the endpoint's
-/// fields, bare or with `:asc`/`:desc`, at most `MAX_SORT_KEYS` values,
-/// none twice. (Comma-separated keys in one value are read too, and a
-/// field sorted by twice in two spellings is refused: the description
-/// says so, JSON Schema cannot.)
+/// fields, bare or with `:asc`/`:desc`, at most `MAX_SORT_KEYS` values.
+/// A field named again is redundant and ignored (the first mention
+/// decides). Comma-separated keys in one value are read too.
 fn state_sort_values(op: &mut Operation, spec: &CollectionSpec) {
     let values: Vec<serde_json::Value> = spec
         .sort_fields
@@ -273,7 +272,6 @@ fn state_sort_values(op: &mut Operation, spec: &CollectionSpec) {
     let schema: utoipa::openapi::Schema = ArrayBuilder::new()
         .items(items)
         .max_items(Some(MAX_SORT_KEYS))
-        .unique_items(true)
         .into();
     for param in op.parameters.iter_mut().flatten() {
         if let RefOr::T(param) = param

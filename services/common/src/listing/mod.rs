@@ -187,10 +187,11 @@ impl<S: Schema> Listing<S> {
         if query.sort.is_empty() {
             return Ok(default.to_vec());
         }
-        query
-            .sort
-            .iter()
-            .map(|s| {
+        let sort = &query.sort;
+        sort.iter()
+            .enumerate()
+            .filter(|(i, s)| !sort[..*i].iter().any(|t| t.field == s.field))
+            .map(|(_, s)| {
                 let column = self.position(&s.field, context)?;
                 Ok((
                     SortKey::Column(column),

@@ -231,15 +231,11 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
 }
 
 #[test]
-fn too_many_or_repeated_sort_keys_and_too_many_filters_are_refused() {
+fn too_many_sort_keys_and_too_many_filters_are_refused() {
     let listing = Listing::<ProductSchema>::build(&[], PRODUCT_FIELDS, &[0, 1]);
     let sort = |f: &str| SortField {
         field: f.into(),
         direction: SortDirection::Asc as i32,
-    };
-    let repeated = ListQuery {
-        sort: vec![sort("price"), sort("price")],
-        ..Default::default()
     };
     let many = ListQuery {
         sort: ["name", "price", "brand", "key", "status"]
@@ -247,10 +243,8 @@ fn too_many_or_repeated_sort_keys_and_too_many_filters_are_refused() {
             .to_vec(),
         ..Default::default()
     };
-    for q in [repeated, many] {
-        let e = listing.page(&q, 0, &[("key", false)]).err().unwrap();
-        assert_eq!(e.code, "INVALID_SORT_FIELD");
-    }
+    let e = listing.page(&many, 0, &[("key", false)]).err().unwrap();
+    assert_eq!(e.code, "INVALID_SORT_FIELD");
     let filters = ListQuery {
         filters: vec![
             Filter {
