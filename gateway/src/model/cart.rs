@@ -93,7 +93,8 @@ impl TryFrom<pb::Cart> for Cart {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateCartBody {
-    /// AUD (default) or NZD.
+    /// AUD or NZD; absent or empty: AUD.
+    #[schema(value_type = Option<String>, pattern = "^(AUD|NZD)?$")]
     pub currency_code: Option<String>,
 }
 
@@ -122,7 +123,7 @@ pub struct AddLineItemBody {
     pub product_id: Option<String>,
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
-    #[schema(required = true, value_type = u32)]
+    #[schema(required = true, value_type = u32, minimum = 1, maximum = 99)]
     pub quantity: Option<u32>,
 }
 
@@ -130,7 +131,7 @@ pub struct AddLineItemBody {
 #[serde(rename_all = "camelCase")]
 pub struct QuantityBody {
     /// 1 to 99.
-    #[schema(required = true, value_type = u32)]
+    #[schema(required = true, value_type = u32, minimum = 1, maximum = 99)]
     pub quantity: Option<u32>,
 }
 

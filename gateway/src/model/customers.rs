@@ -40,14 +40,23 @@ impl From<LoginBody> for pb::LoginRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SignUpBody {
-    #[schema(required = true, value_type = String, max_length = 254)]
+    #[schema(required = true, value_type = String, max_length = 254, format = Email)]
     pub email_address: Option<String>,
-    /// 10 to 128 characters, not only letters or only digits.
-    #[schema(required = true, value_type = String, min_length = 10, max_length = 128)]
+    /// 10 to 128 characters, not the email address, not one character
+    /// repeated, not a run of consecutive characters (`1234567890`). No
+    /// composition rule (NIST SP 800-63B): length makes a password strong.
+    #[schema(
+        required = true,
+        value_type = String,
+        min_length = 10,
+        max_length = 128,
+        pattern = r"^(?!(.)\1*$)"
+    )]
     pub password: Option<String>,
-    #[schema(required = true, value_type = String)]
+    /// Up to 100 characters, not blank, no control characters.
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub last_name: Option<String>,
     #[serde(rename = "gRecaptchaResponse")]
     #[schema(required = true, value_type = String, min_length = 1, pattern = r"\S")]
@@ -178,13 +187,25 @@ impl TryFrom<pb::Customer> for CustomerProfile {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProfileBody {
-    /// The `version` read; a stale one is 409 CONCURRENT_MODIFICATION.
+    /// The `version` read (versions start at 1); a stale one is 409
+    /// CONCURRENT_MODIFICATION.
+    #[schema(required = true, value_type = i64, minimum = 1)]
     pub version: Option<i64>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub last_name: Option<String>,
+    /// 6 to 15 digits, spaces and hyphens between them, optionally a
+    /// leading `+` (E.164 as people type it); empty clears it.
+    #[schema(value_type = Option<String>, pattern = r"^(\+?[ -]*([0-9][ -]*){6,15})?$")]
     pub phone: Option<String>,
+    /// A date, YYYY-MM-DD, from 1900-01-01 to today; empty clears it. (The
+    /// pattern states a part of that JSON Schema can express: 1900 to 2019,
+    /// without 29 February.)
+    #[schema(
+        value_type = Option<String>,
+        pattern = r"^((19[0-9]{2}|20[01][0-9])-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8])))?$"
+    )]
     pub date_of_birth: Option<String>,
 }
 
@@ -204,20 +225,22 @@ impl ProfileBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddressBody {
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub last_name: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 200, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub street_name: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 20, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub street_number: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub city: Option<String>,
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, max_length = 20, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
     pub postal_code: Option<String>,
+    #[schema(value_type = Option<String>, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
     pub state: Option<String>,
     /// ISO 3166-1 alpha-2, e.g. AU.
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     /// Making an address the default clears the flag on the others.
     pub is_default: Option<bool>,

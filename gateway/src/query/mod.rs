@@ -5,6 +5,7 @@
 
 mod filter;
 mod page;
+pub mod schema;
 mod sort;
 pub mod spec;
 

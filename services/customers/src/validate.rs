@@ -31,16 +31,18 @@ impl Violations {
 
     /// A required, trimmed text of at most `max` characters.
     pub fn text(&mut self, field: &str, value: &str, max: usize) -> String {
-        let value = value.trim();
-        if value.is_empty() {
+        if value.trim().is_empty() {
             self.add(field, "REQUIRED", format!("{field} is required"));
+            String::new()
         } else {
-            self.optional_text(field, value, max);
+            self.optional_text(field, value, max)
         }
-        value.to_string()
     }
 
+    /// Control characters are refused even at the ends (a trailing newline
+    /// is junk, not spacing); spaces around the text are trimmed.
     pub fn optional_text(&mut self, field: &str, value: &str, max: usize) -> String {
+        let raw = value;
         let value = value.trim();
         if value.chars().count() > max {
             self.add(
@@ -48,7 +50,7 @@ impl Violations {
                 "OUT_OF_RANGE",
                 format!("{field} has more than {max} characters"),
             );
-        } else if value.chars().any(char::is_control) {
+        } else if raw.chars().any(char::is_control) {
             self.add(
                 field,
                 "INVALID_FORMAT",
@@ -260,6 +262,31 @@ mod tests {
                 "dateOfBirth:OUT_OF_RANGE",
                 "dateOfBirth:INVALID_FORMAT",
                 "phone:INVALID_FORMAT"
+            ]
+        );
+    }
+
+    /// Found by the contract run: "Ava\n" passed as "Ava" while the
+    /// document (no control characters) calls it invalid. Spaces around a
+    /// name are still trimmed.
+    #[test]
+    fn control_characters_are_refused_even_at_the_ends() {
+        let mut v = Violations::default();
+        assert_eq!(v.text("firstName", "  Ava  ", 100), "Ava");
+        assert!(v.0.is_empty());
+        v.text("firstName", "Ava\n", 100);
+        v.optional_text("state", "\tNSW", 100);
+        v.text("lastName", "\n", 100);
+        let codes: Vec<String> =
+            v.0.iter()
+                .map(|x| format!("{}:{}", x.field, x.code))
+                .collect();
+        assert_eq!(
+            codes,
+            [
+                "firstName:INVALID_FORMAT",
+                "state:INVALID_FORMAT",
+                "lastName:REQUIRED"
             ]
         );
     }

@@ -2,6 +2,8 @@
 //! completed here with what every operation shares: the version and
 //! correlation headers, and the errors any request can meet.
 
+mod links;
+
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -9,16 +11,18 @@ use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn}
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
-    ArrayBuilder, ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
+    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
 };
 
-use storefront_common::query::MAX_SORT_KEYS;
-
 use crate::error::{ErrorBody, FieldError};
-use crate::query::spec::{self, CollectionSpec};
+use crate::query::schema::NO_CONTROL_CHARACTERS;
+use crate::query::{
+    self,
+    spec::{self, CollectionSpec},
+};
 use crate::state::AppState;
 
-const DESCRIPTION: &str = include_str!("openapi.md");
+const DESCRIPTION: &str = include_str!("description.md");
 
 /// Errors any versioned operation can answer, beyond its own.
 const COMMON_ERRORS: &[(&str, &str)] = &[
@@ -255,35 +259,23 @@ const SORTED: &[(&str, &CollectionSpec)] = &[
     ("/orders", &spec::ORDERS),
 ];
 
-/// `sort` as the gateway reads it: each value one of the endpoint's
-/// fields, bare or with `:asc`/`:desc`, at most `MAX_SORT_KEYS` values.
-/// A field named again is redundant and ignored (the first mention
-/// decides). Comma-separated keys in one value are read too.
-fn state_sort_values(op: &mut Operation, spec: &CollectionSpec) {
-    let values: Vec<serde_json::Value> = spec
-        .sort_fields
-        .iter()
-        .flat_map(|f| [f.to_string(), format!("{f}:asc"), format!("{f}:desc")])
-        .map(serde_json::Value::from)
-        .collect();
-    let items = ObjectBuilder::new()
-        .schema_type(Type::String)
-        .enum_values(Some(values));
-    let schema: utoipa::openapi::Schema = ArrayBuilder::new()
-        .items(items)
-        .max_items(Some(MAX_SORT_KEYS))
-        .into();
+/// `sort` and `filter` as the gateway reads them (`query::schema`).
+fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
+    let sort = query::schema::sort(spec);
+    let filter = query::schema::filter(spec);
     for param in op.parameters.iter_mut().flatten() {
-        if let RefOr::T(param) = param
-            && param.name == "sort"
-        {
-            param.schema = Some(RefOr::T(schema.clone()));
+        let RefOr::T(param) = param else { continue };
+        match param.name.as_str() {
+            "sort" => param.schema = Some(RefOr::T(sort.clone())),
+            "filter" => {
+                if let Some(filter) = &filter {
+                    param.schema = Some(RefOr::T(filter.clone()));
+                }
+            }
+            _ => {}
         }
     }
 }
-
-/// A string with no control character (ECMA-262 pattern).
-const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
 
 /// Adds the shared headers, errors, schemas and security schemes.
 pub fn complete(doc: &mut OpenApi) {
@@ -324,9 +316,10 @@ pub fn complete(doc: &mut OpenApi) {
     {
         body.required = Some(Required::False);
     }
+    links::add(doc);
     for (path, spec) in SORTED {
         if let Some(get) = doc.paths.paths.get_mut(*path).and_then(|i| i.get.as_mut()) {
-            state_sort_values(get, spec);
+            state_query_values(get, spec);
         }
     }
     let components = doc.components.get_or_insert_with(Default::default);

@@ -1,0 +1,83 @@
+//! The OpenAPI schemas of `sort` and `filter` for a collection endpoint,
+//! from the same `CollectionSpec` the gateway validates them with.
+
+use serde_json::Value;
+use storefront_common::query::{MAX_FILTERS, MAX_SORT_KEYS};
+use utoipa::openapi::schema::AdditionalProperties;
+use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Schema, Type};
+
+use super::spec::{CollectionSpec, FieldKind};
+
+/// Characters of a query value that are surely within its 1 KiB limit
+/// (4 bytes each at most).
+const MAX_VALUE_CHARS: usize = 256;
+
+/// A string with no control character (ECMA-262 pattern).
+pub const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+
+/// `sort`: each value one of the endpoint's fields, bare or with
+/// `:asc`/`:desc`, at most `MAX_SORT_KEYS` values. A field named again is
+/// redundant and ignored (the first mention decides). Comma-separated keys
+/// in one value are read too.
+pub fn sort(spec: &CollectionSpec) -> Schema {
+    let values: Vec<Value> = spec
+        .sort_fields
+        .iter()
+        .flat_map(|f| [f.to_string(), format!("{f}:asc"), format!("{f}:desc")])
+        .map(Value::from)
+        .collect();
+    let items = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(values));
+    ArrayBuilder::new()
+        .items(items)
+        .max_items(Some(MAX_SORT_KEYS))
+        .into()
+}
+
+/// `filter` as a deep object: `filter[<field>]=<value>` for each of the
+/// endpoint's filterable fields, typed as the gateway parses it; any
+/// other field is refused. (`filter[<field>[<op>]]` nests one level
+/// deeper than deepObject describes: the parameter's description gives it.)
+pub fn filter(spec: &CollectionSpec) -> Option<Schema> {
+    if spec.filter_fields.is_empty() {
+        return None;
+    }
+    let mut object = ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .max_properties(Some(MAX_FILTERS))
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    for &(field, kind) in spec.filter_fields {
+        object = object.property(field, value(kind));
+    }
+    Some(object.into())
+}
+
+/// One filter value of `kind`, as `query::filter::typed` accepts it.
+fn value(kind: FieldKind) -> ObjectBuilder {
+    let integer = |minimum: i64| {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Int64,
+            )))
+            .minimum(Some(minimum))
+            .maximum(Some(i64::MAX))
+    };
+    match kind {
+        FieldKind::Text | FieldKind::Id => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(MAX_VALUE_CHARS))
+            .pattern(Some(NO_CONTROL_CHARACTERS)),
+        FieldKind::Integer => integer(i64::MIN),
+        FieldKind::Cents => integer(0),
+        FieldKind::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
+        FieldKind::Timestamp => ObjectBuilder::new().schema_type(Type::String).format(Some(
+            utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
+        )),
+        FieldKind::Enum(values) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(values.iter().copied())),
+    }
+}
