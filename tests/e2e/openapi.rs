@@ -238,3 +238,37 @@ async fn links_chain_the_journey_and_point_at_real_parameters() {
         );
     }
 }
+
+/// Every operation that takes a body documents the answers about the body
+/// itself (a too-large one is 413, a non-JSON one 415), as the gateway
+/// gives them.
+#[tokio::test]
+async fn operations_with_a_body_document_413_and_415() {
+    let t = spawn_mesh().await;
+    let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let mut with_body = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op["requestBody"].is_object() {
+                with_body += 1;
+                for status in ["413", "415"] {
+                    assert!(
+                        op["responses"][status].is_object(),
+                        "{method} {path} lacks {status}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(with_body > 10, "{with_body}");
+    let big = vec![b'a'; (1 << 20) + 1];
+    let reply = t
+        .send(
+            t.request(Method::POST, "/carts")
+                .header("X-Api-Version", "v1.0")
+                .header("content-type", "application/json")
+                .body(big),
+        )
+        .await;
+    reply.error(413, "PAYLOAD_TOO_LARGE");
+}

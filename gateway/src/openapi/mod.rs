@@ -159,6 +159,14 @@ fn decorate(op: &mut Operation, versioned: bool) {
         }
     }
     params.push(RefOr::T(correlation));
+    if op.request_body.is_some() {
+        for (status, description) in BODY_ERRORS {
+            op.responses
+                .responses
+                .entry((*status).to_string())
+                .or_insert_with(|| RefOr::T(error_response(description)));
+        }
+    }
     for response in op.responses.responses.values_mut() {
         let RefOr::T(response) = response else {
             continue;
@@ -183,6 +191,15 @@ fn decorate(op: &mut Operation, versioned: bool) {
         }
     }
 }
+
+/// What any operation taking a body may answer about the body itself.
+const BODY_ERRORS: &[(&str, &str)] = &[
+    ("413", "PAYLOAD_TOO_LARGE: the body is over 1 MiB"),
+    (
+        "415",
+        "UNSUPPORTED_MEDIA_TYPE: a body not sent as Content-Type: application/json",
+    ),
+];
 
 /// Headers a versioned answer may carry, each in the one form it takes
 /// (so a generated-request run checks every route's headers against it).
