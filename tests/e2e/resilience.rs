@@ -6,14 +6,33 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::Response;
 use storefront_common::config::EnvReader;
-use storefront_common::identity::dev_issuer::JWKS_PATH;
+use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
 use storefront_common::store::Store;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 
-use crate::helpers::{Reply, spawn_mesh};
+use crate::helpers::Reply;
+
+/// A dev identity issuer of its own: all a lone gateway and catalog need
+/// of a mesh. Stops when dropped.
+struct Issuer {
+    url: String,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+async fn issuer() -> Issuer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let dev = DevIssuer::generate(std::time::Duration::from_secs(3600)).unwrap();
+    tokio::spawn(dev.serve(listener, stop.clone()));
+    Issuer {
+        url,
+        _stop: stop.drop_guard(),
+    }
+}
 
 /// A gateway of its own whose catalog is at `catalog_url`, with a short
 /// deadline; identity from `issuer_url`.
@@ -73,10 +92,10 @@ async fn products(base: &str) -> (Reply, std::time::Duration) {
 
 #[tokio::test]
 async fn a_hanging_downstream_is_a_504_within_the_deadline() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     // Accepts connections and never answers.
     let url = silent_server().await;
-    let (base, stop) = gateway(&url, &mesh.mesh.issuer_url).await;
+    let (base, stop) = gateway(&url, &issuer.url).await;
     let (reply, took) = products(&base).await;
     reply.error(504, "GATEWAY_TIMEOUT");
     assert_eq!(reply.body["type"], "api_error");
@@ -89,7 +108,7 @@ async fn a_hanging_downstream_is_a_504_within_the_deadline() {
 
 #[tokio::test]
 async fn garbage_from_a_downstream_is_a_502() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     // Speaks HTTP/2 and gRPC framing, but the message is no protobuf.
     let garbage = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", garbage.local_addr().unwrap());
@@ -100,7 +119,7 @@ async fn garbage_from_a_downstream_is_a_502() {
             .unwrap()
     });
     tokio::spawn(async move { axum::serve(garbage, app).await });
-    let (base, stop) = gateway(&url, &mesh.mesh.issuer_url).await;
+    let (base, stop) = gateway(&url, &issuer.url).await;
     let (reply, _) = products(&base).await;
     reply.error(502, "BAD_GATEWAY");
     stop.cancel();
@@ -108,12 +127,12 @@ async fn garbage_from_a_downstream_is_a_502() {
 
 #[tokio::test]
 async fn a_missing_downstream_is_a_503() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     // A port below 1024 is never handed out for port 0, so no other test's
     // server can take it between a bind and the call (as with a freed
     // ephemeral port under a loaded parallel run): nothing listens there.
     let port = 1;
-    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
+    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &issuer.url).await;
     let (reply, _) = products(&base).await;
     reply.error(503, "SERVICE_UNAVAILABLE");
     stop.cancel();
@@ -121,14 +140,14 @@ async fn a_missing_downstream_is_a_503() {
 
 #[tokio::test]
 async fn reads_retry_until_a_returning_downstream_answers() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     let (reserved, port) = reserved_port();
-    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &mesh.mesh.issuer_url).await;
+    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &issuer.url).await;
     // The catalog comes (back) up shortly after the request is made.
-    let issuer = mesh.mesh.issuer_url.clone();
+    let issuer_url = issuer.url.clone();
     let catalog = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(60)).await;
-        start_catalog(reserved, &issuer).await
+        start_catalog(reserved, &issuer_url).await
     });
     let (reply, _) = products(&base).await;
     assert_eq!(
@@ -177,22 +196,17 @@ async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken
 
 #[tokio::test]
 async fn a_failing_downstream_opens_its_circuit_then_recovers() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     let (reserved, port) = reserved_port();
     let extra = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
-    let (base, stop) = gateway_with(
-        &format!("http://127.0.0.1:{port}"),
-        &mesh.mesh.issuer_url,
-        &extra,
-    )
-    .await;
+    let (base, stop) = gateway_with(&format!("http://127.0.0.1:{port}"), &issuer.url, &extra).await;
     for _ in 0..2 {
         products(&base).await.0.error(503, "SERVICE_UNAVAILABLE");
     }
     let (open, _) = products(&base).await;
     open.error(503, "CIRCUIT_OPEN");
     assert!(open.body["message"].as_str().unwrap().contains("catalog"));
-    let catalog = start_catalog(reserved, &mesh.mesh.issuer_url).await;
+    let catalog = start_catalog(reserved, &issuer.url).await;
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     let (back, _) = products(&base).await;
     assert_eq!(
@@ -206,14 +220,14 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
 
 #[tokio::test]
 async fn a_route_with_its_own_deadline_answers_at_it() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     let url = silent_server().await;
     // The channel would wait 30 s; /products may wait 300 ms.
     let extra = [
         ("GRPC_TIMEOUT_MS", "30000"),
         ("ROUTE_TIMEOUTS", "/products=300"),
     ];
-    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
     let (reply, took) = products(&base).await;
     reply.error(504, "GATEWAY_TIMEOUT");
     assert!(
@@ -227,10 +241,10 @@ async fn a_route_with_its_own_deadline_answers_at_it() {
 async fn deadlines_do_not_open_the_circuit() {
     // One expensive request past its deadline says nothing about the
     // downstream's health: it must not close the route for everyone.
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     let url = silent_server().await;
     let extra = [("BREAKER_THRESHOLD", "2"), ("GRPC_TIMEOUT_MS", "200")];
-    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
     for _ in 0..4 {
         products(&base).await.0.error(504, "GATEWAY_TIMEOUT");
     }
@@ -239,10 +253,10 @@ async fn deadlines_do_not_open_the_circuit() {
 
 #[tokio::test]
 async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
-    let mesh = spawn_mesh().await;
+    let issuer = issuer().await;
     let url = silent_server().await;
     let extra = [("DOWNSTREAM_CONCURRENCY", "2"), ("GRPC_TIMEOUT_MS", "1500")];
-    let (base, stop) = gateway_with(&url, &mesh.mesh.issuer_url, &extra).await;
+    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
     let replies = futures::future::join_all((0..6).map(|_| products(&base))).await;
     let shed: Vec<_> = replies.iter().filter(|(r, _)| r.status == 503).collect();
     let waited = replies.iter().filter(|(r, _)| r.status == 504).count();
