@@ -153,12 +153,7 @@ fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
 
 /// A `LocalizedString` (one map field, 1) as a JSON object.
 fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
-    let mut entries = Vec::new();
-    for value in m.repeated(1) {
-        entries.push(map_entry(value?.bytes()?)?);
-    }
-    object(out, entries);
-    Ok(())
+    map(out, m, 1)
 }
 
 fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
@@ -173,11 +168,42 @@ fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
     Ok((k, v))
 }
 
-/// A map as a `BTreeMap` serialises it: keys in order, the last value of
-/// a repeated key.
+/// Map field `number` of `m` as a `BTreeMap` serialises it: keys in
+/// order, the last value of a repeated key. The catalog sends maps in key
+/// order, so that case is written as it is read, without collecting.
+fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
+    let mut previous: Option<&str> = None;
+    let mut in_order = true;
+    for entry in m.repeated(number) {
+        let (k, _) = map_entry(entry?.bytes()?)?;
+        in_order &= previous.is_none_or(|p| p < k);
+        previous = Some(k);
+    }
+    out.push(b'{');
+    if in_order {
+        for (i, entry) in m.repeated(number).enumerate() {
+            let (k, v) = map_entry(entry?.bytes()?)?;
+            if i > 0 {
+                out.push(b',');
+            }
+            json(out, k);
+            out.push(b':');
+            json(out, v);
+        }
+    } else {
+        let mut entries = Vec::new();
+        for entry in m.repeated(number) {
+            entries.push(map_entry(entry?.bytes()?)?);
+        }
+        object(out, entries);
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Entries in any order, as a `BTreeMap` holds them (without braces).
 fn object(out: &mut Vec<u8>, mut entries: Vec<(&str, &str)>) {
     entries.sort_by(|a, b| a.0.cmp(b.0));
-    out.push(b'{');
     let mut first = true;
     for (i, (k, v)) in entries.iter().enumerate() {
         if entries.get(i + 1).is_some_and(|next| next.0 == *k) {
@@ -191,7 +217,6 @@ fn object(out: &mut Vec<u8>, mut entries: Vec<(&str, &str)>) {
         out.push(b':');
         json(out, *v);
     }
-    out.push(b'}');
 }
 
 fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
@@ -233,11 +258,7 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
     key(out, false, "sku");
     json(out, sku);
     key(out, false, "attributes");
-    let mut attributes = Vec::new();
-    for entry in v.repeated(3) {
-        attributes.push(map_entry(entry?.bytes()?)?);
-    }
-    object(out, attributes);
+    map(out, v, 3)?;
     key(out, false, "price");
     money(out, &price)?;
     key(out, false, "prices");

@@ -271,3 +271,25 @@ fn envelopes_are_the_models_envelopes() {
     let empty = suggestions(&[], &products(0)).unwrap();
     assert_eq!(empty.as_bytes(), br#"{"completions":[],"products":[]}"#);
 }
+
+/// Two encodings of one product merge their maps: entries then arrive out
+/// of key order and with a key twice (the later value wins), the case the
+/// writer sorts for.
+#[test]
+fn maps_merged_out_of_order_keep_the_last_value_in_key_order() {
+    let mut later = Product {
+        name: text(&[("en-AU", "later AU"), ("en-NZ", "later NZ")]),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    later.extend_from_slice(&tail());
+    let mut body = full(1);
+    body.name = text(&[("en-NZ", "first NZ"), ("zz-ZZ", "only")]);
+    let p = encoded(body.encode_to_vec(), later);
+    let want = by_model(&p).unwrap();
+    let got = by_transcoder(&p).unwrap();
+    assert_eq!(
+        String::from_utf8(got).unwrap(),
+        String::from_utf8(want).unwrap()
+    );
+}

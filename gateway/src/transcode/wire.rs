@@ -104,11 +104,13 @@ impl<'a> Message<'a> {
     }
 
     /// Every field in wire order, across the parts.
-    pub fn fields(&self) -> impl Iterator<Item = Result<(u32, Value<'a>)>> + '_ {
-        self.first
-            .into_iter()
-            .chain(self.more.iter().copied())
-            .flat_map(|part| Fields { rest: part })
+    pub fn fields(&self) -> MessageFields<'a, '_> {
+        MessageFields {
+            current: Fields {
+                rest: self.first.unwrap_or_default(),
+            },
+            more: self.more.iter(),
+        }
     }
 
     /// The values of field `number`, in wire order (a repeated field).
@@ -118,6 +120,27 @@ impl<'a> Message<'a> {
             Ok(_) => None,
             Err(e) => Some(Err(e)),
         })
+    }
+}
+
+/// The fields of a message's parts, one part after the other.
+pub struct MessageFields<'a, 'm> {
+    current: Fields<'a>,
+    more: std::slice::Iter<'m, &'a [u8]>,
+}
+
+impl<'a> Iterator for MessageFields<'a, '_> {
+    type Item = Result<(u32, Value<'a>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(field) = self.current.next() {
+                return Some(field);
+            }
+            self.current = Fields {
+                rest: self.more.next()?,
+            };
+        }
     }
 }
 
