@@ -9,11 +9,9 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
+use crate::routes::is_operational;
 
 pub const VERSION_HEADER: &str = "x-api-version";
-
-/// Paths that need no version: probes, metrics and the contract itself.
-const EXEMPT: &[&str] = &["/health/", "/metrics", "/openapi.json"];
 
 /// Each resource with its live major versions, latest last.
 const RESOURCES: &[(&str, &[u32])] = &[
@@ -118,7 +116,7 @@ fn with_path(uri: &Uri, path: &str) -> Option<Uri> {
 
 pub async fn api_version(mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if EXEMPT.iter().any(|p| path.starts_with(p)) {
+    if is_operational(path) {
         return next.run(req).await;
     }
     let header = req.headers().get(VERSION_HEADER).cloned();

@@ -15,9 +15,7 @@ use axum::response::{IntoResponse, Response};
 use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
 use crate::auth::TOKEN_HEADER;
 use crate::error::ApiError;
-
-/// Probes and the contract are never limited.
-const EXEMPT: &[&str] = &["/health/", "/metrics", "/openapi.json"];
+use crate::routes::is_operational;
 
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
@@ -137,7 +135,7 @@ pub async fn rate_limit(
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    if EXEMPT.iter().any(|p| path.starts_with(p)) {
+    if is_operational(path) {
         return next.run(req).await;
     }
     let peer = req
