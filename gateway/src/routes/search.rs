@@ -204,18 +204,19 @@ pub async fn suggestions(
     };
     let currency_code = single_param(raw, "currency").unwrap_or_default();
     let ds = &state.downstreams;
-    let request = ds
-        .request(
-            &ds.search,
-            &correlation,
-            SuggestRequest {
-                text,
-                locale,
-                limit,
-                currency_code,
-            },
-        )
+    let message = SuggestRequest {
+        text,
+        locale,
+        limit,
+        currency_code,
+    };
+    // An idempotent read like every other: retried while search is
+    // unreachable, and counted by its breaker.
+    let reply = ds
+        .read(&ds.search, &correlation, message, |r| {
+            let mut client = ds.search();
+            async move { client.suggest(r).await }
+        })
         .await?;
-    let reply = ds.search().suggest(request).await?.into_inner();
     transcode::suggestions(&reply.completions, &reply.products)
 }
