@@ -4,6 +4,7 @@
 #![allow(clippy::all)]
 
 pub mod encoded;
+pub mod names;
 
 pub mod common {
     pub mod v1 {

@@ -117,13 +117,7 @@ pub struct Product {
     pub media: Vec<Media>,
 }
 
-pub fn status_name(status: i32) -> &'static str {
-    match pb::ProductStatus::try_from(status) {
-        Ok(pb::ProductStatus::Inactive) => "inactive",
-        Ok(pb::ProductStatus::Discontinued) => "discontinued",
-        _ => "active",
-    }
-}
+pub use storefront_proto::names::product_status as status_name;
 
 impl Product {
     /// `detail` keeps the variants list; listings leave it out.

@@ -9,15 +9,9 @@ use super::cart::{LineItem, ShippingAddress};
 use super::common::{Meta, Money};
 use crate::error::ApiError;
 
-pub fn status_name(status: i32) -> &'static str {
-    match pb::OrderStatus::try_from(status) {
-        Ok(pb::OrderStatus::Processing) => "PROCESSING",
-        Ok(pb::OrderStatus::Shipped) => "SHIPPED",
-        Ok(pb::OrderStatus::Delivered) => "DELIVERED",
-        Ok(pb::OrderStatus::Cancelled) => "CANCELLED",
-        _ => "CONFIRMED",
-    }
-}
+pub use storefront_proto::names::{
+    order_status as status_name, parse_order_status as parse_status,
+};
 
 /// What both versions share.
 #[derive(Debug, Serialize, ToSchema)]
@@ -127,15 +121,4 @@ pub struct StatusBody {
         pattern = "^(CANCELLED|PROCESSING|SHIPPED|DELIVERED)$"
     )]
     pub status: Option<String>,
-}
-
-pub fn parse_status(s: &str) -> Option<pb::OrderStatus> {
-    Some(match s {
-        "CONFIRMED" => pb::OrderStatus::Confirmed,
-        "PROCESSING" => pb::OrderStatus::Processing,
-        "SHIPPED" => pb::OrderStatus::Shipped,
-        "DELIVERED" => pb::OrderStatus::Delivered,
-        "CANCELLED" => pb::OrderStatus::Cancelled,
-        _ => return None,
-    })
 }

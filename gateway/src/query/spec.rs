@@ -55,7 +55,7 @@ pub struct CollectionSpec {
     pub explicit: &'static [Explicit],
 }
 
-pub const PRODUCT_STATUSES: &[&str] = &["active", "inactive", "discontinued"];
+pub const PRODUCT_STATUSES: &[&str] = &storefront_proto::names::PRODUCT_STATUSES;
 
 pub const PRODUCTS: CollectionSpec = CollectionSpec {
     sort_fields: &[
@@ -153,13 +153,7 @@ pub const ADDRESSES: CollectionSpec = CollectionSpec {
     }],
 };
 
-pub const ORDER_STATUSES: &[&str] = &[
-    "CONFIRMED",
-    "PROCESSING",
-    "SHIPPED",
-    "DELIVERED",
-    "CANCELLED",
-];
+pub const ORDER_STATUSES: &[&str] = &storefront_proto::names::ORDER_STATUSES;
 
 pub const ORDERS: CollectionSpec = CollectionSpec {
     sort_fields: &["createdAt", "status", "totalAmount"],

@@ -19,7 +19,7 @@ use crate::config::CartLimits;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
-pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
+pub use storefront_proto::names::CURRENCIES;
 pub const MAX_QUANTITY: u32 = 99;
 /// Concurrent writers to one cart before a write gives up with 409.
 const MAX_ATTEMPTS: usize = 128;

@@ -2,14 +2,14 @@
 //! by (catalog, search), and the per-currency view of a product.
 
 use prost::Message;
-use storefront_proto::catalog::v1::{Product, ProductStatus, Variant};
+use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use crate::error::{ErrorKind, FieldViolation, ServiceError};
 use crate::query::{FieldType, Schema, Value};
 
 /// Currencies every product is priced in; the first is the default.
-pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
+pub use storefront_proto::names::CURRENCIES;
 /// Minor units of every currency in `CURRENCIES`.
 pub const FRACTION_DIGITS: u32 = 2;
 /// The locale whose text `name` sorts and filters by.
@@ -29,14 +29,7 @@ pub fn created(meta: Option<&ResourceMeta>) -> Value<'_> {
         .map_or(Value::Missing, |t| Value::Timestamp(t.seconds, t.nanos))
 }
 
-pub fn status_name(status: i32) -> &'static str {
-    match ProductStatus::try_from(status) {
-        Ok(ProductStatus::Active) => "active",
-        Ok(ProductStatus::Inactive) => "inactive",
-        Ok(ProductStatus::Discontinued) => "discontinued",
-        _ => "unknown",
-    }
-}
+pub use storefront_proto::names::product_status as status_name;
 
 /// The fields a listing of products filters and sorts by (all of them).
 pub const PRODUCT_FIELDS: &[&str] = &[

@@ -4,7 +4,7 @@
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::customers::v1::{AddressInput, Preferences};
 
-pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
+pub use storefront_proto::names::CURRENCIES;
 
 #[derive(Default)]
 pub struct Violations(Vec<FieldViolation>);

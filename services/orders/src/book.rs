@@ -20,16 +20,7 @@ fn owner_key(order_id: &str) -> String {
     format!("order-owner:{order_id}")
 }
 
-pub fn status_name(status: i32) -> &'static str {
-    match OrderStatus::try_from(status) {
-        Ok(OrderStatus::Confirmed) => "CONFIRMED",
-        Ok(OrderStatus::Processing) => "PROCESSING",
-        Ok(OrderStatus::Shipped) => "SHIPPED",
-        Ok(OrderStatus::Delivered) => "DELIVERED",
-        Ok(OrderStatus::Cancelled) => "CANCELLED",
-        _ => "UNKNOWN",
-    }
-}
+pub use storefront_proto::names::order_status as status_name;
 
 pub use storefront_common::time::now;
 
