@@ -272,3 +272,26 @@ async fn operations_with_a_body_document_413_and_415() {
         .await;
     reply.error(413, "PAYLOAD_TOO_LARGE");
 }
+
+/// Where the document states the paging limits of the shared query
+/// evaluator, it states the ones the services enforce.
+#[tokio::test]
+async fn documented_page_limits_are_the_enforced_ones() {
+    use storefront_common::query::{DEFAULT_LIMIT, MAX_LIMIT};
+    let t = spawn_mesh().await;
+    let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let mut stated = 0;
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                if p["name"] == "limit" && p["schema"]["maximum"] == MAX_LIMIT {
+                    assert_eq!(p["schema"]["default"], DEFAULT_LIMIT, "{p}");
+                    stated += 1;
+                }
+            }
+        }
+    }
+    assert!(stated >= 5, "{stated}");
+    let over = t.fetch(&format!("/products?limit={}", MAX_LIMIT + 1)).await;
+    over.error(400, "INVALID_QUERY_PARAMETER");
+}

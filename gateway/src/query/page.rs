@@ -4,8 +4,8 @@ use crate::error::ApiError;
 
 use super::invalid_parameter;
 
-pub const DEFAULT_LIMIT: u32 = 20;
-pub const MAX_LIMIT: u32 = 100;
+/// The services' own paging limits: the gateway refuses what they would.
+pub use storefront_common::query::{DEFAULT_LIMIT, MAX_LIMIT};
 
 #[derive(Default)]
 pub struct Page<'a> {
