@@ -21,7 +21,7 @@ use storefront_proto::customers::v1::GetSigningKeysRequest;
 
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::state::AppState;
 
 pub const TOKEN_HEADER: &str = "x-bff-token";
@@ -81,7 +81,7 @@ impl CustomerAuth {
         &self,
         token: &str,
         ds: &Downstreams,
-        correlation: &CorrelationId,
+        correlation: &CallContext,
     ) -> Result<Customer, ApiError> {
         let claims = self.claims(token, || fetch_keys(ds, correlation)).await?;
         let revoked = self
@@ -134,7 +134,7 @@ impl CustomerAuth {
 }
 
 /// The customers service's keys as a JWK set.
-async fn fetch_keys(ds: &Downstreams, correlation: &CorrelationId) -> Result<JwkSet, String> {
+async fn fetch_keys(ds: &Downstreams, correlation: &CallContext) -> Result<JwkSet, String> {
     let request = ds
         .request(&ds.customers, correlation, GetSigningKeysRequest {})
         .await
@@ -186,7 +186,7 @@ impl FromRequestParts<AppState> for Customer {
                     "this endpoint needs an X-BFF-Token from POST /auth/login",
                 )
             })?;
-        let correlation = CorrelationId::from_request_parts(parts, state).await?;
+        let correlation = CallContext::from_request_parts(parts, state).await?;
         state
             .auth
             .verify(&token, &state.downstreams, &correlation)

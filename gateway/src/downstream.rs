@@ -21,7 +21,7 @@ use tower::retry::budget::{Budget, TpsBudget};
 use crate::breaker::Breaker;
 use crate::config::{DownstreamConfig, GatewayConfig};
 use crate::error::ApiError;
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 
 /// Health checks answer quickly or count as not serving.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
@@ -193,7 +193,7 @@ impl Downstreams {
     pub async fn read<M, R, F, Fut>(
         &self,
         to: &Downstream,
-        correlation: &CorrelationId,
+        correlation: &CallContext,
         message: M,
         call: F,
     ) -> Result<R, ApiError>
@@ -260,7 +260,7 @@ impl Downstreams {
     pub async fn request<T>(
         &self,
         to: &Downstream,
-        correlation: &CorrelationId,
+        correlation: &CallContext,
         message: T,
     ) -> Result<tonic::Request<T>, ApiError> {
         if !to.breaker.allows() {
@@ -271,7 +271,7 @@ impl Downstreams {
                 message,
             ));
         }
-        let id = MetadataValue::try_from(correlation.id.as_bytes()).ok();
+        let id = MetadataValue::try_from(correlation.correlation_id.as_bytes()).ok();
         let mut request = to
             .peer
             .request(id.as_ref(), message)

@@ -21,9 +21,10 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
-use crate::middleware::correlation::{self, CorrelationId};
+use crate::middleware::call_context::{self, CallContext};
 use crate::middleware::errors;
 use crate::middleware::json_body::{ApiJson, MAX_BODY_BYTES};
+use crate::middleware::observe;
 use crate::model::orders::{OrderV2, StatusBody, parse_status};
 use crate::ratelimit::Limiter;
 use crate::ratelimit::Scope;
@@ -102,7 +103,7 @@ async fn verified(parts: &Parts, state: &InternalState) -> Result<ServiceCaller,
 /// Fulfilment: PROCESSING, SHIPPED, DELIVERED, one step at a time.
 async fn set_status(
     State(state): State<InternalState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     _caller: ServiceCaller,
     Path(order_id): Path<String>,
     ApiJson(body): ApiJson<StatusBody>,
@@ -126,7 +127,7 @@ async fn set_status(
 /// Rebuilds the search index from the catalog now.
 async fn reindex(
     State(state): State<InternalState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     _caller: ServiceCaller,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let ds = &state.downstreams;
@@ -142,7 +143,7 @@ async fn reindex(
 /// Reloads the content files.
 async fn reload_content(
     State(state): State<InternalState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     _caller: ServiceCaller,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let ds = &state.downstreams;
@@ -173,7 +174,8 @@ pub fn app(config: &GatewayConfig, downstreams: Downstreams, limiter: Arc<Limite
     inner.layer(
         ServiceBuilder::new()
             .layer(axum::middleware::from_fn(errors::normalize))
-            .layer(axum::middleware::from_fn(correlation::correlation_id))
+            .layer(axum::middleware::from_fn(call_context::correlation_id))
+            .layer(axum::middleware::from_fn(observe::observe))
             .layer(CatchPanicLayer::custom(errors::panic_response))
             .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
     )

@@ -1,7 +1,8 @@
 //! The edge gateway: REST for storefronts, gRPC to the domain services.
 //!
-//! Layers, outermost first: error normaliser -> correlation id -> API
-//! version -> panic catcher -> body limit -> router; request bodies are read
+//! Layers, outermost first: error normaliser -> call context (correlation
+//! id) -> observation (span, access log, metrics) -> header and raw-request
+//! checks -> API version -> panic catcher -> body limit -> router; request bodies are read
 //! through `ApiJson`, which answers 415/400/413/422 itself. The version layer sits outside the router because it
 //! rewrites versioned paths before routing.
 
@@ -40,9 +41,9 @@ use crate::auth::CustomerAuth;
 pub use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
-use crate::middleware::correlation::route_deadline;
+use crate::middleware::deadline::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
-use crate::middleware::{correlation, errors, header_size, raw_request, version};
+use crate::middleware::{call_context, errors, header_size, observe, raw_request, version};
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
@@ -58,7 +59,8 @@ pub fn with_edge_layers(inner: Router, cors: &cors::CorsConfig) -> Router {
         ServiceBuilder::new()
             .layer(cors.layer())
             .layer(axum::middleware::from_fn(errors::normalize))
-            .layer(axum::middleware::from_fn(correlation::correlation_id))
+            .layer(axum::middleware::from_fn(call_context::correlation_id))
+            .layer(axum::middleware::from_fn(observe::observe))
             .layer(axum::middleware::from_fn(header_size::limit_headers))
             .layer(axum::middleware::from_fn(raw_request::require_text))
             .layer(axum::middleware::from_fn(version::api_version))
@@ -115,7 +117,7 @@ pub fn app(
         openapi,
     };
     let inner = router
-        .route_layer(axum::middleware::from_fn(correlation::matched_route))
+        .route_layer(axum::middleware::from_fn(observe::matched_route))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(

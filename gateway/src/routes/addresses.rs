@@ -11,7 +11,7 @@ use storefront_proto::customers::v1::{
 use super::products::PageParams;
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::common::Paged;
 use crate::model::customers::{Address, AddressBody};
@@ -34,7 +34,7 @@ use crate::state::AppState;
     ))]
 pub async fn list_addresses(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
     RawQuery(raw): RawQuery,
@@ -70,7 +70,7 @@ pub async fn list_addresses(
     ))]
 pub async fn create_address(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
     ApiJson(body): ApiJson<AddressBody>,
@@ -97,7 +97,7 @@ pub async fn create_address(
     ))]
 pub async fn get_address(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path((customer_id, address_id)): Path<(String, String)>,
 ) -> Result<Json<Address>, ApiError> {
@@ -127,7 +127,7 @@ pub async fn get_address(
     ))]
 pub async fn replace_address(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path((customer_id, address_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<AddressBody>,
@@ -156,7 +156,7 @@ pub async fn replace_address(
     ))]
 pub async fn delete_address(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path((customer_id, address_id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {

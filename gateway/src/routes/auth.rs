@@ -8,7 +8,7 @@ use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshReques
 
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
 use crate::ratelimit::middleware::too_many;
@@ -28,7 +28,7 @@ use crate::state::AppState;
     ))]
 pub async fn login(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
     // Password guessing is slowed per account, whichever addresses it comes
@@ -78,7 +78,7 @@ pub async fn login(
     ))]
 pub async fn token(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     ApiJson(body): ApiJson<TokenBody>,
 ) -> Result<Json<LoginResult>, ApiError> {
     match body.grant_type.as_deref() {
@@ -127,7 +127,7 @@ pub async fn token(
     ))]
 pub async fn logout(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Result<Customer, ApiError>,
     request: Request,
 ) -> Result<StatusCode, ApiError> {

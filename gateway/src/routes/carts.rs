@@ -10,7 +10,7 @@ use storefront_proto::cart::v1::{
 
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::cart::{AddLineItemBody, Cart, CreateCartBody, QuantityBody, UpdateCartBody};
 use crate::state::AppState;
@@ -21,7 +21,7 @@ fn required(field: &str) -> ApiError {
 
 async fn cart_call<F, Fut, M>(
     state: &AppState,
-    correlation: &CorrelationId,
+    correlation: &CallContext,
     message: M,
     call: F,
 ) -> Result<Cart, ApiError>
@@ -51,7 +51,7 @@ where
     ))]
 pub async fn create_cart(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     OptionalJson(body): OptionalJson<CreateCartBody>,
 ) -> Result<(StatusCode, Json<Cart>), ApiError> {
@@ -77,7 +77,7 @@ pub async fn create_cart(
     ))]
 pub async fn get_cart(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(cart_id): Path<String>,
 ) -> Result<Json<Cart>, ApiError> {
@@ -103,7 +103,7 @@ pub async fn get_cart(
     ))]
 pub async fn delete_cart(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(cart_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
@@ -130,7 +130,7 @@ pub async fn delete_cart(
     ))]
 pub async fn update_cart(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<UpdateCartBody>,
@@ -168,7 +168,7 @@ pub async fn update_cart(
     ))]
 pub async fn add_line_item(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<AddLineItemBody>,
@@ -208,7 +208,7 @@ pub async fn add_line_item(
     ))]
 pub async fn update_line_item(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path((cart_id, line_item_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<QuantityBody>,
@@ -239,7 +239,7 @@ pub async fn update_line_item(
     ))]
 pub async fn remove_line_item(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path((cart_id, line_item_id)): Path<(String, String)>,
 ) -> Result<Json<Cart>, ApiError> {

@@ -8,7 +8,7 @@ use storefront_proto::catalog::v1::{
 
 use super::products::PageParams;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Category, CategoryNode, CategoryTree};
 use crate::model::common::Paged;
 use crate::query::{self, spec};
@@ -23,7 +23,7 @@ use crate::state::AppState;
     ))]
 pub async fn list_categories(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Paged<Category>>, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::CATEGORIES)?;
@@ -54,7 +54,7 @@ pub async fn list_categories(
     responses((status = 200, description = "Roots with their descendants, in position order", body = CategoryTree)))]
 pub async fn category_tree(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
 ) -> Result<Json<CategoryTree>, ApiError> {
     let ds = &state.downstreams;
     let tree = ds
@@ -80,7 +80,7 @@ pub async fn category_tree(
     ))]
 pub async fn get_category(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(category_id): Path<String>,
 ) -> Result<Json<Category>, ApiError> {
     let ds = &state.downstreams;

@@ -12,7 +12,7 @@ use storefront_proto::orders::v1::ShippingAddress;
 
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
 use crate::state::AppState;
@@ -29,7 +29,7 @@ use crate::state::AppState;
     ))]
 pub async fn create_checkout(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> Result<(StatusCode, Json<CheckoutSession>), ApiError> {
@@ -95,7 +95,7 @@ pub async fn create_checkout(
     ))]
 pub async fn get_checkout(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(session_id): Path<String>,
 ) -> Result<Json<CheckoutSession>, ApiError> {
@@ -124,7 +124,7 @@ pub async fn get_checkout(
     ))]
 pub async fn confirm_checkout(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(session_id): Path<String>,
     OptionalJson(_body): OptionalJson<IgnoredAny>,
@@ -151,7 +151,7 @@ pub async fn confirm_checkout(
 /// (None if it cannot be read: the error still says what happened).
 async fn repriced_cart(
     state: &AppState,
-    correlation: &CorrelationId,
+    correlation: &CallContext,
     customer: &Customer,
     session_id: &str,
 ) -> Option<serde_json::Value> {

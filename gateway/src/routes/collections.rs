@@ -6,7 +6,7 @@ use storefront_proto::catalog::v1::{GetCollectionRequest, ListCollectionsRequest
 
 use super::products::PageParams;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::catalog::Collection;
 use crate::model::common::Paged;
 use crate::query::{self, spec};
@@ -21,7 +21,7 @@ use crate::state::AppState;
     ))]
 pub async fn list_collections(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Paged<Collection>>, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::COLLECTIONS)?;
@@ -56,7 +56,7 @@ pub async fn list_collections(
     ))]
 pub async fn get_collection(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(collection_id): Path<String>,
 ) -> Result<Json<Collection>, ApiError> {
     let ds = &state.downstreams;

@@ -9,7 +9,7 @@ use utoipa::IntoParams;
 
 use super::search::locale;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::content::{Banners, Document};
 use crate::state::AppState;
 
@@ -42,7 +42,7 @@ fn with_language<T: serde::Serialize>(served: &str, body: T) -> Response {
     ))]
 pub async fn footer(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
@@ -72,7 +72,7 @@ pub async fn footer(
     ))]
 pub async fn page(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(slug): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
@@ -101,7 +101,7 @@ pub async fn page(
     ))]
 pub async fn banners(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;

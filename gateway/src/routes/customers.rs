@@ -10,7 +10,7 @@ use storefront_proto::customers::v1::{
 
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{
     CustomerProfile, CustomerSummary, Preferences, PreferencesBody, ProfileBody, SignUpBody,
@@ -28,7 +28,7 @@ use crate::state::AppState;
     ))]
 pub async fn sign_up(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     ApiJson(body): ApiJson<SignUpBody>,
 ) -> Result<(StatusCode, Json<CustomerSummary>), ApiError> {
     let ds = &state.downstreams;
@@ -49,7 +49,7 @@ pub async fn sign_up(
     ))]
 pub async fn get_customer(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
 ) -> Result<Json<CustomerProfile>, ApiError> {
@@ -78,7 +78,7 @@ pub async fn get_customer(
     ))]
 pub async fn update_customer(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
     ApiJson(body): ApiJson<ProfileBody>,
@@ -102,7 +102,7 @@ pub async fn update_customer(
     ))]
 pub async fn get_preferences(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
 ) -> Result<Json<Preferences>, ApiError> {
@@ -134,7 +134,7 @@ pub async fn get_preferences(
     ))]
 pub async fn update_preferences(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
     ApiJson(body): ApiJson<PreferencesBody>,

@@ -12,7 +12,7 @@ use storefront_proto::orders::v1::{
 use super::products::PageParams;
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::middleware::version::ApiVersion;
 use crate::model::common::Paged;
@@ -47,7 +47,7 @@ fn one(version: ApiVersion, order: Order) -> Result<Response, ApiError> {
 
 async fn list(
     state: &AppState,
-    correlation: &CorrelationId,
+    correlation: &CallContext,
     customer: &Customer,
     version: ApiVersion,
     raw: Option<&str>,
@@ -92,7 +92,7 @@ async fn list(
     ))]
 pub async fn list_orders(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     version: ApiVersion,
     customer: Customer,
     RawQuery(raw): RawQuery,
@@ -110,7 +110,7 @@ pub async fn list_orders(
     ))]
 pub async fn customer_orders(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     version: ApiVersion,
     customer: Customer,
     Path(customer_id): Path<String>,
@@ -130,7 +130,7 @@ pub async fn customer_orders(
     ))]
 pub async fn get_order(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     version: ApiVersion,
     customer: Customer,
     Path(order_id): Path<String>,
@@ -157,7 +157,7 @@ pub async fn get_order(
     ))]
 pub async fn update_order(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     version: ApiVersion,
     customer: Customer,
     Path(order_id): Path<String>,

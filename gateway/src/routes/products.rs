@@ -10,7 +10,7 @@ use utoipa::IntoParams;
 
 use super::single_param;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Media, Product, Variant};
 use crate::model::common::Paged;
 use crate::query::{self, spec};
@@ -84,7 +84,7 @@ pub struct CurrencyParam {
     ))]
 pub async fn list_products(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<JsonBytes, ApiError> {
     let parsed = query::parse(raw.as_deref(), &spec::PRODUCTS)?;
@@ -105,7 +105,7 @@ pub async fn list_products(
 
 async fn fetch_product(
     state: &AppState,
-    correlation: &CorrelationId,
+    correlation: &CallContext,
     product_id: String,
     raw: Option<&str>,
 ) -> Result<Product, ApiError> {
@@ -134,7 +134,7 @@ async fn fetch_product(
     ))]
 pub async fn get_product(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(product_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Product>, ApiError> {
@@ -182,7 +182,7 @@ pub fn page_of<T: utoipa::ToSchema>(items: Vec<T>, page: PageRequest) -> Paged<T
     ))]
 pub async fn list_variants(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(product_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Paged<Variant>>, ApiError> {
@@ -204,7 +204,7 @@ pub async fn list_variants(
     ))]
 pub async fn get_variant(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path((product_id, variant_id)): Path<(String, String)>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Variant>, ApiError> {
@@ -229,7 +229,7 @@ pub async fn get_variant(
     ))]
 pub async fn list_media(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     Path(product_id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Paged<Media>>, ApiError> {

@@ -6,7 +6,7 @@ use storefront_proto::cart::v1::ListPromotionsRequest;
 
 use super::products::{PageParams, page_of, sub_page};
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::cart::Promotion;
 use crate::model::common::Paged;
 use crate::state::AppState;
@@ -19,7 +19,7 @@ use crate::state::AppState;
     ))]
 pub async fn list_promotions(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Paged<Promotion>>, ApiError> {
     let page = sub_page(raw.as_deref())?;

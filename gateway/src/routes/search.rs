@@ -8,7 +8,7 @@ use utoipa::IntoParams;
 
 use super::single_param;
 use crate::error::{ApiError, ErrorBody};
-use crate::middleware::correlation::CorrelationId;
+use crate::middleware::call_context::CallContext;
 use crate::model::search::{Facets, SearchResult, Suggestions};
 use crate::query::{self, invalid_parameter, spec};
 use crate::state::AppState;
@@ -129,7 +129,7 @@ pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
     ))]
 pub async fn search(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<JsonBytes, ApiError> {
     let raw = raw.as_deref();
@@ -182,7 +182,7 @@ pub struct SuggestParams {
     ))]
 pub async fn suggestions(
     State(state): State<AppState>,
-    correlation: CorrelationId,
+    correlation: CallContext,
     RawQuery(raw): RawQuery,
 ) -> Result<JsonBytes, ApiError> {
     let raw = raw.as_deref();
