@@ -47,6 +47,7 @@ use crate::middleware::{call_context, errors, header_size, observe, raw_request,
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
+use storefront_common::shutdown::{DrainTimes, drain};
 use storefront_common::store::Store;
 
 async fn not_found() -> impl IntoResponse {
@@ -185,34 +186,29 @@ pub async fn serve(
         environment = %config.environment,
         "gateway listening"
     );
-    // Shutdown: readiness fails at once, requests are still accepted for
-    // the shutdown delay (while Kubernetes takes the pod out of its
-    // endpoints), then listeners close and in-flight requests drain for at
-    // most the drain timeout.
-    let stop_accepting = CancellationToken::new();
-    let draining = {
-        let stop_accepting = stop_accepting.clone();
-        let (delay, drain) = (config.shutdown_delay, config.drain_timeout);
-        async move {
-            shutdown.cancelled().await;
-            ready.store(false, Ordering::Release);
-            tracing::info!(delay_ms = delay.as_millis() as u64, "not ready; draining");
-            tokio::time::sleep(delay).await;
-            stop_accepting.cancel();
-            tokio::time::sleep(drain).await;
-        }
+    // Shutdown: readiness fails at once, then the shared drain sequence
+    // (requests accepted for the shutdown delay while Kubernetes takes the
+    // pod out of its endpoints, then in-flight ones drain).
+    let delay = config.shutdown_delay;
+    let not_ready = async move {
+        ready.store(false, Ordering::Release);
+        tracing::info!(delay_ms = delay.as_millis() as u64, "not ready; draining");
+    };
+    let times = DrainTimes {
+        delay,
+        timeout: config.drain_timeout,
     };
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    let public =
-        axum::serve(listener, app).with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
-    let internal = axum::serve(internal, internal_app)
-        .with_graceful_shutdown(stop_accepting.cancelled_owned());
-    let servers = async { tokio::try_join!(public.into_future(), internal.into_future()) };
-    tokio::select! {
-        result = servers => { result?; }
-        () = draining => {
-            tracing::warn!("drain timeout reached, dropping in-flight requests");
-        }
+    let drained = drain(shutdown, times, not_ready, |stop_accepting| async move {
+        let public = axum::serve(listener, app)
+            .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
+        let internal = axum::serve(internal, internal_app)
+            .with_graceful_shutdown(stop_accepting.cancelled_owned());
+        tokio::try_join!(public.into_future(), internal.into_future()).map(|_| ())
+    })
+    .await?;
+    if !drained {
+        tracing::warn!("drain timeout reached, dropping in-flight requests");
     }
     tracing::info!("gateway stopped");
     Ok(())

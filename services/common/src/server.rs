@@ -16,6 +16,7 @@ use tower::Service;
 use crate::identity::layer::IdentityLayer;
 use crate::identity::verifier::IdentityVerifier;
 use crate::settings::ServiceSettings;
+use crate::shutdown::{DrainTimes, drain};
 use crate::telemetry::grpc_trace_layer;
 use crate::telemetry::metrics::GrpcMetricsLayer;
 
@@ -49,39 +50,36 @@ where
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tracing::info!(service = settings.name, %addr, "grpc service listening");
 
-    // Shutdown: NOT_SERVING at once, keep answering for the shutdown delay,
-    // stop accepting, then drain in-flight calls for at most the drain
-    // timeout.
-    let stop_accepting = CancellationToken::new();
-    let draining = {
-        let stop_accepting = stop_accepting.clone();
-        async move {
-            shutdown.cancelled().await;
-            reporter
-                .set_service_status(S::NAME, ServingStatus::NotServing)
-                .await;
-            reporter
-                .set_service_status("", ServingStatus::NotServing)
-                .await;
-            tokio::time::sleep(settings.shutdown_delay).await;
-            stop_accepting.cancel();
-            tokio::time::sleep(settings.drain_timeout).await;
-        }
+    // Shutdown: NOT_SERVING at once, then the shared drain sequence.
+    let not_ready = async move {
+        reporter
+            .set_service_status(S::NAME, ServingStatus::NotServing)
+            .await;
+        reporter
+            .set_service_status("", ServingStatus::NotServing)
+            .await;
     };
-    let server = Server::builder()
-        .initial_stream_window_size(crate::client::STREAM_WINDOW)
-        .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
-        .layer(GrpcMetricsLayer)
-        .layer(grpc_trace_layer())
-        .layer(IdentityLayer::new(verifier))
-        .add_service(health)
-        .add_service(service)
-        .serve_with_incoming_shutdown(incoming, stop_accepting.cancelled_owned());
-    tokio::select! {
-        result = server => result?,
-        () = draining => {
-            tracing::warn!(service = settings.name, "drain timeout reached, dropping in-flight calls");
-        }
+    let times = DrainTimes {
+        delay: settings.shutdown_delay,
+        timeout: settings.drain_timeout,
+    };
+    let drained = drain(shutdown, times, not_ready, |stop_accepting| {
+        Server::builder()
+            .initial_stream_window_size(crate::client::STREAM_WINDOW)
+            .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
+            .layer(GrpcMetricsLayer)
+            .layer(grpc_trace_layer())
+            .layer(IdentityLayer::new(verifier))
+            .add_service(health)
+            .add_service(service)
+            .serve_with_incoming_shutdown(incoming, stop_accepting.cancelled_owned())
+    })
+    .await?;
+    if !drained {
+        tracing::warn!(
+            service = settings.name,
+            "drain timeout reached, dropping in-flight calls"
+        );
     }
     tracing::info!(service = settings.name, "grpc service stopped");
     Ok(())
