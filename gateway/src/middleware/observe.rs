@@ -16,21 +16,24 @@ use super::call_context::CallContext;
 
 /// Runs inside `call_context::correlation_id`, whose id the span carries.
 pub async fn observe(req: Request, next: Next) -> Response {
-    let correlation_id = req
-        .extensions()
-        .get::<CallContext>()
-        .and_then(|c| c.correlation_id.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let span = tracing::info_span!(
-        "http",
-        otel.kind = "server",
-        method = %req.method(),
-        path = %req.uri().path(),
-        correlation_id,
-        trace_id = tracing::field::Empty,
-        http.response.status_code = tracing::field::Empty,
-    );
+    // The span copies its fields when it opens: the id is borrowed, not
+    // allocated per request.
+    let span = {
+        let correlation_id = req
+            .extensions()
+            .get::<CallContext>()
+            .and_then(|c| c.correlation_id.to_str().ok())
+            .unwrap_or_default();
+        tracing::info_span!(
+            "http",
+            otel.kind = "server",
+            method = %req.method(),
+            path = %req.uri().path(),
+            correlation_id,
+            trace_id = tracing::field::Empty,
+            http.response.status_code = tracing::field::Empty,
+        )
+    };
     continue_trace(&span, req.headers());
     let method = req.method().clone();
     let started = std::time::Instant::now();

@@ -29,9 +29,9 @@ pub(super) fn key(out: &mut Vec<u8>, first: bool, key: &str) {
 }
 
 /// A message field that must be there, as `from_proto` requires it.
-fn required<'a>(m: &Message<'a>, what: &'static str) -> Result<Message<'a>> {
+fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result<&'m Message<'a>> {
     if m.is_present() {
-        Ok(m.clone())
+        Ok(m)
     } else {
         Err(WireError::missing(what))
     }
@@ -62,8 +62,9 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     }
     let master = required(&master, "product without master variant")?;
     let price = required(&price, "product without price")?;
+    let meta = required(&meta, "resource without meta")?;
     out.push(b'{');
-    resource_meta(out, &required(&meta, "resource without meta")?)?;
+    resource_meta(out, meta)?;
     key(out, false, "key");
     json(out, key_);
     for (name_, text) in [
@@ -94,9 +95,9 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     key(out, false, "inStock");
     json(out, &in_stock);
     key(out, false, "price");
-    money(out, &price)?;
+    money(out, price)?;
     key(out, false, "masterVariant");
-    variant(out, &master)?;
+    variant(out, master)?;
     key(out, false, "media");
     media_list(out, p, 15)?;
     out.push(b'}');
@@ -172,30 +173,28 @@ fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
 /// order, the last value of a repeated key. The catalog sends maps in key
 /// order, so that case is written as it is read, without collecting.
 fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
-    let mut previous: Option<&str> = None;
-    let mut in_order = true;
-    for entry in m.repeated(number) {
-        let (k, _) = map_entry(entry?.bytes()?)?;
-        in_order &= previous.is_none_or(|p| p < k);
-        previous = Some(k);
-    }
     out.push(b'{');
-    if in_order {
-        for (i, entry) in m.repeated(number).enumerate() {
-            let (k, v) = map_entry(entry?.bytes()?)?;
-            if i > 0 {
-                out.push(b',');
+    let start = out.len();
+    let mut previous: Option<&str> = None;
+    for entry in m.repeated(number) {
+        let (k, v) = map_entry(entry?.bytes()?)?;
+        if previous.is_some_and(|p| p >= k) {
+            // Out of order or repeated: start over, collected and sorted.
+            out.truncate(start);
+            let mut entries = Vec::new();
+            for entry in m.repeated(number) {
+                entries.push(map_entry(entry?.bytes()?)?);
             }
-            json(out, k);
-            out.push(b':');
-            json(out, v);
+            object(out, entries);
+            break;
         }
-    } else {
-        let mut entries = Vec::new();
-        for entry in m.repeated(number) {
-            entries.push(map_entry(entry?.bytes()?)?);
+        if previous.is_some() {
+            out.push(b',');
         }
-        object(out, entries);
+        json(out, k);
+        out.push(b':');
+        json(out, v);
+        previous = Some(k);
     }
     out.push(b'}');
     Ok(())
@@ -260,7 +259,7 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
     key(out, false, "attributes");
     map(out, v, 3)?;
     key(out, false, "price");
-    money(out, &price)?;
+    money(out, price)?;
     key(out, false, "prices");
     out.push(b'[');
     for (i, m) in v.repeated(5).enumerate() {
