@@ -13,7 +13,7 @@ import time
 import uuid
 
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -39,12 +39,23 @@ def main():
     wait = WebDriverWait(driver, 20, ignored_exceptions=[StaleElementReferenceException])
     seen = lambda css: wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, css)))
     present = lambda css: wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+    def click(css):
+        """Finds and clicks in one step, again if a re-render replaced the element."""
+        def attempt(d):
+            try:
+                d.find_element(By.CSS_SELECTOR, css).click()
+                return True
+            except (NoSuchElementException, StaleElementReferenceException):
+                return False
+        wait.until(attempt)
+
     try:
         # Browse a category, page through it, filter it.
         driver.get(f"{SHOP}/?api={API}#/")
         present("#results .card")
         first = driver.find_element(By.CSS_SELECTOR, "#results .card a").text
-        seen("#next-page").click()
+        click("#next-page")
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#results .card a").text != first)
         assert "offset=12" in driver.current_url, driver.current_url
         driver.find_element(By.CSS_SELECTOR, ".filters input[type=checkbox]").click()
@@ -71,7 +82,7 @@ def main():
         form.find_element(By.TAG_NAME, "button").click()
         wait.until(lambda d: not d.find_element(By.ID, "logout").get_attribute("hidden"))
         driver.get(f"{SHOP}/?api={API}#/?inStock=true")
-        present("#results .card a").click()
+        click("#results .card a")
         seen("#add-to-cart")
         assert driver.find_elements(By.CSS_SELECTOR, ".media img"), "product media shown"
         assert driver.find_elements(By.CSS_SELECTOR, "select[name=variantId] option"), "variants listed"
@@ -101,7 +112,7 @@ def main():
                             ("city", "Sydney"), ("postalCode", "2000")):
             form.find_element(By.NAME, name).send_keys(value)
         form.find_element(By.TAG_NAME, "button").click()
-        seen("#confirm").click()
+        click("#confirm")
         placed = seen("#placed").text.split(": ")[1]
         present(f"#orders tr[data-order='{placed}']")
         driver.save_screenshot(SCREENSHOT)
