@@ -44,7 +44,9 @@ fn token_of(bearer: &tonic::metadata::MetadataValue<tonic::metadata::Ascii>) -> 
 
 #[tokio::test]
 async fn tokens_are_cached_per_audience_until_shortly_before_expiry() {
-    let (_issuer, base, _stop) = issuer(Duration::from_secs(2)).await;
+    // Long-lived tokens for the cache itself: a loaded machine taking over
+    // a second between two calls must not look like expiry.
+    let (_issuer, base, _stop) = issuer(Duration::from_secs(3600)).await;
     let source = TokenSource::new(identity_url(&base, "gw@example.iam"));
     let first = source.bearer("catalog").await.unwrap();
     assert!(first.is_sensitive());
@@ -55,7 +57,11 @@ async fn tokens_are_cached_per_audience_until_shortly_before_expiry() {
     );
     let other = source.bearer("orders").await.unwrap();
     assert_ne!(other, first, "one token per audience");
-    // A 2 s token is replaced after half its life (the margin is capped at ttl / 2).
+    // A 2 s token is replaced after half its life (the margin is capped at
+    // ttl / 2): after 2.1 s it has been, however slow the machine.
+    let (_short, base, _stop_short) = issuer(Duration::from_secs(2)).await;
+    let source = TokenSource::new(identity_url(&base, "gw@example.iam"));
+    let first = source.bearer("catalog").await.unwrap();
     tokio::time::sleep(Duration::from_millis(2100)).await;
     assert_ne!(source.bearer("catalog").await.unwrap(), first);
 }
