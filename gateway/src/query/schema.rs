@@ -45,19 +45,12 @@ pub fn filter(spec: &CollectionSpec) -> Option<Schema> {
     }
     let mut object = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .max_properties(Some(max_structured(spec)))
+        .max_properties(Some(MAX_FILTERS))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
     for &(field, kind) in spec.filter_fields {
         object = object.property(field, value(kind));
     }
     Some(object.into())
-}
-
-/// The bound on filters counts the explicit ones (`brand=`, `minPrice=`)
-/// too, so a request the document admits stays within it even with every
-/// explicit filter given.
-fn max_structured(spec: &CollectionSpec) -> usize {
-    MAX_FILTERS.saturating_sub(spec.explicit.len())
 }
 
 /// One filter value of `kind`, as `query::filter::typed` accepts it.
