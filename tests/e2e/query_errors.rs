@@ -232,6 +232,17 @@ async fn work_per_request_is_bounded() {
         .fetch("/search?query=shirt&sort=price&sort=price:desc")
         .await;
     assert_eq!(searched.status, 200, "{}", searched.body);
+    // Explicit filters come on top of the 16 filter[...] ones (found by the
+    // contract run: every explicit filter plus every documented field).
+    let explicit =
+        "inStock=true&featured=false&status=active&minPrice=0&maxPrice=9&category=c&brand=b";
+    let every_field = "filter%5Bname%5D=x&filter%5Bprice%5D=1&filter%5BcreatedAt%5D=2026-01-01\
+        &filter%5Bpopularity%5D=1&filter%5Bfeatured%5D=true&filter%5Bstatus%5D=active\
+        &filter%5BinStock%5D=true&filter%5Bcategory%5D=c&filter%5Bbrand%5D=b&filter%5Bkey%5D=k";
+    for path in ["/products?", "/search?query=shirt&"] {
+        let reply = t.fetch(&format!("{path}{explicit}&{every_field}")).await;
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+    }
     let ten_words = ["blue"; 10].join("+");
     let reply = t.fetch(&format!("/search?query={ten_words}")).await;
     assert_eq!(reply.status, 200, "{}", reply.body);

@@ -72,6 +72,23 @@ pub fn explicit(spec: &Explicit, raw: &str) -> Result<Filter, ApiError> {
     Ok(filter(spec.field, op, value))
 }
 
+/// At most `MAX_STRUCTURED_FILTERS` `filter[...]` parameters; explicit
+/// filters come on top (each endpoint has a few, each given once).
+pub fn check_count(structured: usize) -> Result<(), ApiError> {
+    let max = storefront_common::query::MAX_STRUCTURED_FILTERS;
+    if structured <= max {
+        return Ok(());
+    }
+    let message = format!("at most {max} filter[...] filters can be combined");
+    Err(
+        ApiError::new(StatusCode::BAD_REQUEST, "INVALID_FILTER", message.clone()).field(
+            "filter",
+            "OUT_OF_RANGE",
+            message,
+        ),
+    )
+}
+
 fn invalid_filter(param: &str, code: &str, message: String) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,

@@ -67,6 +67,7 @@ pub fn parse(raw: Option<&str>, spec: &CollectionSpec) -> Result<ParsedQuery, Ap
     }
     let (limit, offset) = page.validate()?;
     let sort = sort::parse(&sorts, spec)?;
+    filter::check_count(structured.len())?;
     for (key, value) in structured {
         filters.push(filter::structured(key, value, spec)?);
     }

@@ -2,7 +2,7 @@
 //! from the same `CollectionSpec` the gateway validates them with.
 
 use serde_json::Value;
-use storefront_common::query::{MAX_FILTERS, MAX_SORT_KEYS};
+use storefront_common::query::{MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Schema, Type};
 
@@ -45,7 +45,7 @@ pub fn filter(spec: &CollectionSpec) -> Option<Schema> {
     }
     let mut object = ObjectBuilder::new()
         .schema_type(Type::Object)
-        .max_properties(Some(MAX_FILTERS))
+        .max_properties(Some(MAX_STRUCTURED_FILTERS))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
     for &(field, kind) in spec.filter_fields {
         object = object.property(field, value(kind));

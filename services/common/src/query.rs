@@ -13,8 +13,13 @@ pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
 /// Sort keys one query may name: work per request stays bounded.
 pub const MAX_SORT_KEYS: usize = 4;
-/// Filters one query may combine.
-pub const MAX_FILTERS: usize = 16;
+/// `filter[...]` filters one request may combine (the gateway's bound).
+pub const MAX_STRUCTURED_FILTERS: usize = 16;
+/// Explicit filter parameters (`brand=`, `minPrice=`) an endpoint has at
+/// most; each may be given once.
+pub const MAX_EXPLICIT_FILTERS: usize = 8;
+/// Filters one query may combine, both kinds together.
+pub const MAX_FILTERS: usize = MAX_STRUCTURED_FILTERS + MAX_EXPLICIT_FILTERS;
 
 /// The type of a filterable or sortable field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
