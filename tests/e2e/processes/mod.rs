@@ -96,10 +96,13 @@ pub struct Program {
     pub name: &'static str,
     child: Child,
     log: PathBuf,
+    /// Given a metrics port, whose address it reports.
+    metrics: bool,
 }
 
 impl Program {
     fn spawn(name: &'static str, env: Vec<(String, String)>, dir: &Path) -> Self {
+        let metrics = env.iter().any(|(k, _)| k == "METRICS_LISTEN_ADDR");
         let log = dir.join(format!("{name}.log"));
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_storefront"))
@@ -111,7 +114,12 @@ impl Program {
             .stdin(Stdio::null())
             .spawn()
             .expect("storefront binary starts");
-        Self { name, child, log }
+        Self {
+            name,
+            child,
+            log,
+            metrics,
+        }
     }
 
     /// Waits until the program logs where it listens (its own port 0).
@@ -272,9 +280,16 @@ impl Processes {
             dir,
         };
         processes.wait_ready().await;
-        // Metrics listeners may report after the main one.
+        // Metrics listeners may report after the main one: wait for each
+        // program given one.
+        let deadline = Instant::now() + Duration::from_secs(30);
         for program in &processes.programs {
-            processes.addrs.read_log(program.name, &program.log());
+            let key = format!("{}-metrics", program.name);
+            while program.metrics && !processes.addrs.0.contains_key(&key) {
+                assert!(Instant::now() < deadline, "{key} never reported");
+                processes.addrs.read_log(program.name, &program.log());
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
         }
         processes
     }
