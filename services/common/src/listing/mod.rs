@@ -218,7 +218,13 @@ impl<S: Schema> Listing<S> {
     /// are answered before any record is touched).
     pub fn estimate(&self, query: &ListQuery, context: usize) -> u64 {
         let len = u64::from(self.len);
-        let window = query.page.map_or(0, |p| p.offset) + u64::from(query::MAX_LIMIT);
+        // A window past the end costs no more than the whole set (and the
+        // products below then fit in a u64 whatever offset a client sends).
+        let window = query
+            .page
+            .map_or(0, |p| p.offset)
+            .saturating_add(u64::from(query::MAX_LIMIT))
+            .min(len);
         let Ok(predicates) = self.predicates(query, context) else {
             return 0;
         };
