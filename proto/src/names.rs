@@ -4,6 +4,11 @@
 use crate::catalog::v1::ProductStatus;
 use crate::orders::v1::OrderStatus;
 
+/// The longest email address accepted, in characters once trimmed (RFC
+/// 5321's path limit less the brackets). Login checks it before anything
+/// else, so that an over-long address is a field error, not a lookup.
+pub const MAX_EMAIL_CHARS: usize = 254;
+
 /// ISO 4217 codes the shop prices in, the default first.
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
 

@@ -295,3 +295,41 @@ async fn documented_page_limits_are_the_enforced_ones() {
     let over = t.fetch(&format!("/products?limit={}", MAX_LIMIT + 1)).await;
     over.error(400, "INVALID_QUERY_PARAMETER");
 }
+
+/// Login's texts are documented as the server checks them: a blank
+/// address or an empty password is a field error, so the schema says
+/// they cannot be; an address of 254 characters that are several bytes
+/// each is within the documented length and reaches the password check.
+/// (Found by the contract run: `{"emailAddress": ""}` was schema-valid.)
+#[tokio::test]
+async fn login_fields_are_documented_as_enforced() {
+    let t = spawn_mesh().await;
+    let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let login = &doc["components"]["schemas"]["LoginBody"]["properties"];
+    assert_eq!(login["emailAddress"]["minLength"], 1, "{login}");
+    assert_eq!(login["emailAddress"]["pattern"], r"\S", "{login}");
+    assert_eq!(login["password"]["minLength"], 1, "{login}");
+    let max = login["emailAddress"]["maxLength"].as_u64().unwrap() as usize;
+
+    let attempt = |email: String, password: &str| {
+        let body = serde_json::json!({
+            "emailAddress": email, "password": password, "gRecaptchaResponse": "dev-ok",
+        });
+        t.json(Method::POST, "/auth/login", None, &body)
+    };
+    let blank = t.send(attempt("  ".into(), "x")).await;
+    blank.error(422, "VALIDATION_ERROR");
+    assert_eq!(blank.field_error(), ("emailAddress", "REQUIRED"));
+    let empty = t.send(attempt("a@example.com".into(), "")).await;
+    empty.error(422, "VALIDATION_ERROR");
+    assert_eq!(empty.field_error(), ("password", "REQUIRED"));
+
+    let wide = format!("{}@example.com", "é".repeat(max - 12));
+    assert_eq!(wide.chars().count(), max);
+    t.send(attempt(wide.clone(), "x"))
+        .await
+        .error(401, "INVALID_CREDENTIALS");
+    let reply = t.send(attempt(format!("é{wide}"), "x")).await;
+    reply.error(422, "VALIDATION_ERROR");
+    assert_eq!(reply.field_error(), ("emailAddress", "TOO_LONG"));
+}

@@ -17,9 +17,12 @@ fn text(v: Option<String>) -> String {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginBody {
-    #[schema(required = true, value_type = String, max_length = 254)]
+    /// Not blank; at most 254 characters once trimmed.
+    #[schema(required = true, value_type = String, min_length = 1, max_length = 254, pattern = r"\S")]
     pub email_address: Option<String>,
-    #[schema(required = true, value_type = String)]
+    /// Not empty. Any other value is checked against the account, so a
+    /// wrong one is 401, never a field error.
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub password: Option<String>,
     /// The reCAPTCHA response token.
     #[serde(rename = "gRecaptchaResponse")]

@@ -14,9 +14,6 @@ use storefront_common::store::{Store, StoreError, Updated};
 
 use super::{Decision, Quota, Scope};
 
-/// The longest address accepted (RFC 5321's path limit less the brackets).
-pub const MAX_EMAIL_BYTES: usize = 254;
-
 #[derive(Serialize, Deserialize)]
 struct Window {
     failures: u32,

@@ -11,5 +11,5 @@ mod limiter;
 pub mod middleware;
 
 pub use client_ip::{TrustedProxies, client_ip};
-pub use failures::{LoginFailures, MAX_EMAIL_BYTES, normalise};
+pub use failures::{LoginFailures, normalise};
 pub use limiter::{Decision, Limiter, Quota, Scope};

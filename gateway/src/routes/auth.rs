@@ -5,6 +5,7 @@ use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
+use storefront_proto::names::MAX_EMAIL_CHARS;
 
 use crate::auth::Customer;
 use crate::error::{ApiError, ErrorBody};
@@ -12,7 +13,7 @@ use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
 use crate::ratelimit::middleware::too_many;
-use crate::ratelimit::{MAX_EMAIL_BYTES, normalise};
+use crate::ratelimit::normalise;
 use crate::state::AppState;
 
 /// Logs a customer in (SPEC 5.3).
@@ -22,7 +23,7 @@ use crate::state::AppState;
         (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: a missing field, an emailAddress over 254 bytes (TOO_LONG), or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: a missing field, an emailAddress over 254 characters once trimmed (TOO_LONG), or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this IP address, or too many failed password checks for this account (RATE_LIMIT_LOGIN_EMAIL; requests refused for validation or the captcha never count); see Retry-After", body = ErrorBody),
         (status = 503, description = "RATE_LIMITER_UNAVAILABLE (login limits cannot be checked), or the customers service or captcha verifier is unavailable", body = ErrorBody),
     ))]
@@ -34,15 +35,24 @@ pub async fn login(
     // Password guessing is slowed per account, whichever addresses it comes
     // from; only failed password checks count, so a stranger's malformed or
     // captcha-less requests cannot lock the owner out.
-    let email = body.email_address.as_deref().map(normalise);
-    if email.as_ref().is_some_and(|e| e.len() > MAX_EMAIL_BYTES) {
+    // Counted before lower-casing, which can lengthen a text, as the
+    // customers service counts it.
+    if body
+        .email_address
+        .as_deref()
+        .is_some_and(|e| e.trim().chars().count() > MAX_EMAIL_CHARS)
+    {
         return Err(ApiError::invalid_field(
             "emailAddress",
             "TOO_LONG",
-            format!("emailAddress must be at most {MAX_EMAIL_BYTES} bytes"),
+            format!("emailAddress must be at most {MAX_EMAIL_CHARS} characters"),
         ));
     }
-    let email = email.filter(|e| !e.is_empty());
+    let email = body
+        .email_address
+        .as_deref()
+        .map(normalise)
+        .filter(|e| !e.is_empty());
     let failures = &state.limits.login_failures;
     if let Some(email) = &email
         && let Some(budget) = failures.budget(email).await

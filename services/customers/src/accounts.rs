@@ -17,6 +17,7 @@ use crate::model::{CustomerDoc, PreferencesDoc, customer_key, email_key, now_ms}
 use crate::password::{self, Hasher};
 use crate::tokens::{Signer, refresh_key, refresh_token};
 use crate::validate::Violations;
+use storefront_proto::names::MAX_EMAIL_CHARS;
 
 /// One refresh token: its session and whether it was already exchanged.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,11 +129,11 @@ impl Accounts {
         let mut v = Violations::default();
         if req.email_address.trim().is_empty() {
             v.add("emailAddress", "REQUIRED", "emailAddress is required");
-        } else if req.email_address.trim().len() > 254 {
+        } else if req.email_address.trim().chars().count() > MAX_EMAIL_CHARS {
             v.add(
                 "emailAddress",
                 "TOO_LONG",
-                "emailAddress must be at most 254 bytes",
+                format!("emailAddress must be at most {MAX_EMAIL_CHARS} characters"),
             );
         }
         if req.password.is_empty() {
