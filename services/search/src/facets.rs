@@ -21,18 +21,57 @@ pub const PRICE_BUCKETS: &[(i64, i64)] = &[
 /// No bucket (a row without a price in that currency).
 const NO_BUCKET: u8 = u8::MAX;
 
-/// One row's facet values: value ranks in their listing columns
-/// (`MISSING` when absent) and its price bucket per currency.
+/// A value's rank in its listing column, as narrow as the column allows:
+/// a search counts facets of every hit, so the rows it reads should be
+/// as few cache lines as possible (8 bytes a row when ranks fit in u16).
+trait Rank: Copy {
+    fn new(rank: u32) -> Self;
+    fn get(self) -> Option<usize>;
+}
+
+impl Rank for u16 {
+    fn new(rank: u32) -> Self {
+        u16::try_from(rank).unwrap_or(u16::MAX)
+    }
+    fn get(self) -> Option<usize> {
+        (self != u16::MAX).then_some(usize::from(self))
+    }
+}
+
+impl Rank for u8 {
+    fn new(rank: u32) -> Self {
+        u8::try_from(rank).unwrap_or(u8::MAX)
+    }
+    fn get(self) -> Option<usize> {
+        (self != u8::MAX).then_some(usize::from(self))
+    }
+}
+
+impl Rank for u32 {
+    fn new(rank: u32) -> Self {
+        rank
+    }
+    fn get(self) -> Option<usize> {
+        (self != MISSING).then_some(self as usize)
+    }
+}
+
+/// One row's facet values: value ranks in their listing columns (none
+/// when absent), its stock rank and its price bucket per currency.
 #[derive(Debug, Clone, Copy)]
-struct FacetRow {
-    brand: u32,
-    category: u32,
-    in_stock: u32,
+struct FacetRow<R> {
+    brand: R,
+    category: R,
+    in_stock: u8,
     buckets: [u8; CURRENCIES.len()],
 }
 
-pub struct FacetRows {
-    rows: Vec<FacetRow>,
+pub struct FacetRows(Packed);
+
+enum Packed {
+    /// Every brand and category rank below `u16::MAX`.
+    Narrow(Vec<FacetRow<u16>>),
+    Wide(Vec<FacetRow<u32>>),
 }
 
 fn bucket(cents: i64) -> u8 {
@@ -42,48 +81,86 @@ fn bucket(cents: i64) -> u8 {
         .map_or(NO_BUCKET, |b| b as u8)
 }
 
+fn packed<R: Rank>(
+    listing: &Listing<ProductSchema>,
+    buckets: &[Vec<u8>],
+) -> Result<Vec<FacetRow<R>>, ServiceError> {
+    let brand = &listing.column("brand", 0)?.rank;
+    let category = &listing.column("category", 0)?.rank;
+    let in_stock = &listing.column("inStock", 0)?.rank;
+    let prices = (0..CURRENCIES.len())
+        .map(|c| listing.column("price", c))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((0..listing.len())
+        .map(|row| FacetRow {
+            brand: R::new(brand[row]),
+            category: R::new(category[row]),
+            in_stock: u8::new(in_stock[row]),
+            buckets: std::array::from_fn(|c| {
+                let rank = prices[c].rank[row];
+                buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET)
+            }),
+        })
+        .collect())
+}
+
+/// Per currency, the bucket of each distinct price.
+fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, ServiceError> {
+    (0..CURRENCIES.len())
+        .map(|c| {
+            Ok(listing
+                .column("price", c)?
+                .distinct
+                .iter()
+                .map(|k| match k {
+                    Key::Integer(cents) => bucket(*cents),
+                    _ => NO_BUCKET,
+                })
+                .collect())
+        })
+        .collect()
+}
+
 impl FacetRows {
     pub fn build(listing: &Listing<ProductSchema>) -> Result<Self, ServiceError> {
-        let brand = &listing.column("brand", 0)?.rank;
-        let category = &listing.column("category", 0)?.rank;
-        let in_stock = &listing.column("inStock", 0)?.rank;
-        let prices = (0..CURRENCIES.len())
-            .map(|c| listing.column("price", c))
-            .collect::<Result<Vec<_>, _>>()?;
-        // A bucket per distinct price, then per row.
-        let buckets: Vec<Vec<u8>> = prices
+        let buckets = price_buckets(listing)?;
+        let widest = ["brand", "category"]
             .iter()
-            .map(|column| {
-                column
-                    .distinct
-                    .iter()
-                    .map(|k| match k {
-                        Key::Integer(cents) => bucket(*cents),
-                        _ => NO_BUCKET,
-                    })
-                    .collect()
-            })
-            .collect();
-        let rows = (0..listing.len())
-            .map(|row| FacetRow {
-                brand: brand[row],
-                category: category[row],
-                in_stock: in_stock[row],
-                buckets: std::array::from_fn(|c| {
-                    let rank = prices[c].rank[row];
-                    buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET)
-                }),
-            })
-            .collect();
-        Ok(Self { rows })
+            .map(|field| Ok(listing.column(field, 0)?.distinct.len()))
+            .collect::<Result<Vec<_>, ServiceError>>()?;
+        Ok(Self(if widest.iter().all(|&n| n < usize::from(u16::MAX)) {
+            Packed::Narrow(packed(listing, &buckets)?)
+        } else {
+            Packed::Wide(packed(listing, &buckets)?)
+        }))
     }
 }
 
-fn add(counts: &mut [u64], rank: u32) {
-    if rank != MISSING
-        && let Some(c) = counts.get_mut(rank as usize)
-    {
+fn add(counts: &mut [u64], rank: Option<usize>) {
+    if let Some(c) = rank.and_then(|r| counts.get_mut(r)) {
         *c += 1;
+    }
+}
+
+/// Counts per value of each facet.
+struct Counts {
+    brands: Vec<u64>,
+    categories: Vec<u64>,
+    stock: Vec<u64>,
+    buckets: Vec<u64>,
+}
+
+impl Counts {
+    fn count<R: Rank>(&mut self, rows: &[FacetRow<R>], hits: &[Ranked], currency: usize) {
+        for hit in hits {
+            let Some(row) = rows.get(hit.row as usize) else {
+                continue;
+            };
+            add(&mut self.brands, row.brand.get());
+            add(&mut self.categories, row.category.get());
+            add(&mut self.stock, row.in_stock.get());
+            add(&mut self.buckets, Some(usize::from(row.buckets[currency])));
+        }
     }
 }
 
@@ -98,32 +175,27 @@ pub fn facets(
     let brand = listing.column("brand", currency)?;
     let category = listing.column("category", currency)?;
     let in_stock = listing.column("inStock", currency)?;
-    let mut brands = vec![0; brand.distinct.len()];
-    let mut categories = vec![0; category.distinct.len()];
-    let mut stock = vec![0; in_stock.distinct.len()];
-    let mut buckets = vec![0u64; PRICE_BUCKETS.len()];
-    for hit in hits {
-        let Some(row) = rows.rows.get(hit.row as usize) else {
-            continue;
-        };
-        add(&mut brands, row.brand);
-        add(&mut categories, row.category);
-        add(&mut stock, row.in_stock);
-        if let Some(b) = buckets.get_mut(usize::from(row.buckets[currency])) {
-            *b += 1;
-        }
+    let mut counts = Counts {
+        brands: vec![0; brand.distinct.len()],
+        categories: vec![0; category.distinct.len()],
+        stock: vec![0; in_stock.distinct.len()],
+        buckets: vec![0; PRICE_BUCKETS.len()],
+    };
+    match &rows.0 {
+        Packed::Narrow(rows) => counts.count(rows, hits, currency),
+        Packed::Wide(rows) => counts.count(rows, hits, currency),
     }
     Ok(Facets {
-        brands: counted(brand, &brands, |_| String::new()),
-        categories: counted(category, &categories, |id| {
+        brands: counted(brand, &counts.brands, |_| String::new()),
+        categories: counted(category, &counts.categories, |id| {
             category_keys.get(id).cloned().unwrap_or_default()
         }),
         prices: PRICE_BUCKETS
             .iter()
-            .zip(buckets)
+            .zip(counts.buckets)
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
-        in_stock: counted(in_stock, &stock, |_| String::new()),
+        in_stock: counted(in_stock, &counts.stock, |_| String::new()),
     })
 }
 
@@ -161,7 +233,12 @@ fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> V
 
 #[cfg(test)]
 mod tests {
-    use super::bucket;
+    use std::collections::HashMap;
+
+    use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts};
+    use storefront_common::listing::{Listing, Ranked};
+
+    use super::{FacetRows, Packed, bucket, facets, packed, price_buckets};
 
     #[test]
     fn prices_fall_in_half_open_buckets() {
@@ -169,5 +246,64 @@ mod tests {
             [0, 2_499, 2_500, 9_999, 19_999, 20_000, 10_000_000, -1].map(bucket),
             [0, 0, 1, 2, 3, 4, 4, u8::MAX]
         );
+    }
+
+    fn product(i: u32) -> ProductFacts {
+        ProductFacts {
+            id: format!("p-{i:04}"),
+            key: format!("k-{i}"),
+            name: None,
+            brand: format!("brand-{}", i % 7),
+            category_ids: (0..i % 3).map(|c| format!("cat-{}", (i + c) % 5)).collect(),
+            status: 0,
+            featured: i.is_multiple_of(2),
+            popularity: i,
+            in_stock: i.is_multiple_of(3),
+            created_at: None,
+            prices: [
+                Some(i64::from(i) * 97),
+                (!i.is_multiple_of(4)).then_some(i64::from(i) * 131),
+            ],
+        }
+    }
+
+    /// Narrow (u16) and wide (u32) rows count the same; both count what
+    /// the products say.
+    #[test]
+    fn narrow_and_wide_rows_count_the_same() {
+        let products: Vec<ProductFacts> = (0..400).map(product).collect();
+        let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &contexts);
+        let narrow = FacetRows::build(&listing).unwrap();
+        assert!(matches!(narrow.0, Packed::Narrow(_)));
+        let buckets = price_buckets(&listing).unwrap();
+        let wide = FacetRows(Packed::Wide(packed(&listing, &buckets).unwrap()));
+        let no_labels = HashMap::new();
+        let hits: Vec<Ranked> = (0..listing.len() as u32)
+            .filter(|r| r % 5 != 1)
+            .map(|row| Ranked { row, extra: 0 })
+            .collect();
+        for currency in 0..CURRENCIES.len() {
+            let a = facets(&listing, &narrow, &no_labels, &hits, currency).unwrap();
+            let b = facets(&listing, &wide, &no_labels, &hits, currency).unwrap();
+            assert_eq!(a, b);
+            let priced = hits
+                .iter()
+                .filter(|h| products[h.row as usize].prices[currency].is_some())
+                .count() as u64;
+            assert_eq!(a.prices.iter().map(|p| p.count).sum::<u64>(), priced);
+            let stocked = hits.iter().filter(|h| products[h.row as usize].in_stock);
+            let in_stock = a.in_stock.iter().find(|v| v.value == "true").unwrap();
+            assert_eq!(in_stock.count, stocked.count() as u64);
+            for brand in &a.brands {
+                let expected = hits
+                    .iter()
+                    .filter(|h| products[h.row as usize].brand == brand.value)
+                    .count() as u64;
+                assert_eq!(brand.count, expected, "{}", brand.value);
+            }
+            assert_eq!(a.brands.len(), 7);
+            assert_eq!(a.categories.len(), 5);
+        }
     }
 }
