@@ -135,16 +135,11 @@ impl CustomerAuth {
 
 /// The customers service's keys as a JWK set.
 async fn fetch_keys(ds: &Downstreams, correlation: &CallContext) -> Result<JwkSet, String> {
-    let request = ds
-        .request(&ds.customers, correlation, GetSigningKeysRequest {})
-        .await
-        .map_err(|e| e.message.to_string())?;
     let reply = ds
         .customers()
-        .get_signing_keys(request)
+        .get_signing_keys(correlation, GetSigningKeysRequest {})
         .await
-        .map_err(|s| s.message().to_string())?
-        .into_inner();
+        .map_err(|e| e.message.to_string())?;
     let keys = reply
         .keys
         .into_iter()

@@ -113,14 +113,16 @@ async fn set_status(
         .status
         .ok_or_else(|| invalid("REQUIRED", "status is required"))?;
     let status = parse_status(&status).ok_or_else(|| invalid("INVALID_VALUE", "unknown status"))?;
-    let ds = &state.downstreams;
     let message = AdvanceOrderRequest {
         order_id,
         status: status as i32,
     };
-    let request = ds.request(&ds.orders, &correlation, message).await?;
     Ok(Json(OrderV2::try_from(
-        ds.orders().advance_order(request).await?.into_inner(),
+        state
+            .downstreams
+            .orders()
+            .advance_order(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -130,11 +132,11 @@ async fn reindex(
     correlation: CallContext,
     _caller: ServiceCaller,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.search, &correlation, ReindexRequest {})
+    let reply = state
+        .downstreams
+        .search()
+        .reindex(&correlation, ReindexRequest {})
         .await?;
-    let reply = ds.search().reindex(request).await?.into_inner();
     Ok(Json(
         serde_json::json!({"catalogVersion": reply.catalog_version, "documents": reply.documents}),
     ))
@@ -146,11 +148,11 @@ async fn reload_content(
     correlation: CallContext,
     _caller: ServiceCaller,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.content, &correlation, ContentReload {})
+    let reply = state
+        .downstreams
+        .content()
+        .reload(&correlation, ContentReload {})
         .await?;
-    let reply = ds.content().reload(request).await?.into_inner();
     Ok(Json(serde_json::json!({"documents": reply.documents})))
 }
 

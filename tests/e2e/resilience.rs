@@ -218,6 +218,46 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     stop.cancel();
 }
 
+/// Writes feed the breaker as reads do (they are never retried): a
+/// customers service that cannot be reached opens its circuit for logins.
+#[tokio::test]
+async fn failing_writes_open_the_circuit_too() {
+    let issuer = issuer().await;
+    let (_reserved, port) = reserved_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let extra = [("CUSTOMERS_URL", url.as_str()), ("BREAKER_THRESHOLD", "2")];
+    let (catalog_unused, _) = reserved_port();
+    let catalog = format!("http://{}", catalog_unused.local_addr().unwrap());
+    let (base, stop) = gateway_with(&catalog, &issuer.url, &extra).await;
+    let login = || async {
+        let body = serde_json::json!({
+            "emailAddress": "ava@example.com", "password": "x", "gRecaptchaResponse": "dev-ok",
+        });
+        let response = reqwest::Client::new()
+            .post(format!("{base}/auth/login"))
+            .header("X-Api-Version", "v1.0")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    };
+    for _ in 0..2 {
+        login().await.error(503, "SERVICE_UNAVAILABLE");
+    }
+    let open = login().await;
+    open.error(503, "CIRCUIT_OPEN");
+    assert!(open.body["message"].as_str().unwrap().contains("customers"));
+    stop.cancel();
+}
+
 #[tokio::test]
 async fn a_route_with_its_own_deadline_answers_at_it() {
     let issuer = issuer().await;

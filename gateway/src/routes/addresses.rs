@@ -41,13 +41,15 @@ pub async fn list_addresses(
 ) -> Result<Json<Paged<Address>>, ApiError> {
     customer.owns(&customer_id)?;
     let parsed = query::parse(raw.as_deref(), &spec::ADDRESSES)?;
-    let ds = &state.downstreams;
     let message = ListAddressesRequest {
         customer_id: customer.id().to_string(),
         query: Some(parsed.list),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
-    let reply = ds.customers().list_addresses(request).await?.into_inner();
+    let reply = state
+        .downstreams
+        .customers()
+        .list_addresses(&correlation, message)
+        .await?;
     let results = reply
         .addresses
         .into_iter()
@@ -76,13 +78,17 @@ pub async fn create_address(
     ApiJson(body): ApiJson<AddressBody>,
 ) -> Result<(StatusCode, Json<Address>), ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = CreateAddressRequest {
         customer_id: customer.id().to_string(),
         address: Some(body.into()),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
-    let address = Address::try_from(ds.customers().create_address(request).await?.into_inner())?;
+    let address = Address::try_from(
+        state
+            .downstreams
+            .customers()
+            .create_address(&correlation, message)
+            .await?,
+    )?;
     Ok((StatusCode::CREATED, Json(address)))
 }
 
@@ -102,14 +108,16 @@ pub async fn get_address(
     Path((customer_id, address_id)): Path<(String, String)>,
 ) -> Result<Json<Address>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = GetAddressRequest {
         customer_id: customer.id().to_string(),
         address_id,
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(Address::try_from(
-        ds.customers().get_address(request).await?.into_inner(),
+        state
+            .downstreams
+            .customers()
+            .get_address(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -133,15 +141,17 @@ pub async fn replace_address(
     ApiJson(body): ApiJson<AddressBody>,
 ) -> Result<Json<Address>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = ReplaceAddressRequest {
         customer_id: customer.id().to_string(),
         address_id,
         address: Some(body.into()),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(Address::try_from(
-        ds.customers().replace_address(request).await?.into_inner(),
+        state
+            .downstreams
+            .customers()
+            .replace_address(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -161,12 +171,14 @@ pub async fn delete_address(
     Path((customer_id, address_id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = DeleteAddressRequest {
         customer_id: customer.id().to_string(),
         address_id,
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
-    ds.customers().delete_address(request).await?;
+    state
+        .downstreams
+        .customers()
+        .delete_address(&correlation, message)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

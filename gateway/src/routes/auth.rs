@@ -61,13 +61,13 @@ pub async fn login(
         return Ok(too_many(&[budget]));
     }
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.customers, &correlation, LoginRequest::from(body))
-        .await?;
-    match ds.customers().login(request).await {
-        Ok(reply) => Ok(Json(LoginResult::try_from(reply.into_inner())?).into_response()),
-        Err(status) => {
-            let error = ApiError::from(status);
+    match ds
+        .customers()
+        .login(&correlation, LoginRequest::from(body))
+        .await
+    {
+        Ok(reply) => Ok(Json(LoginResult::try_from(reply)?).into_response()),
+        Err(error) => {
             if error.code.as_deref() == Some("INVALID_CREDENTIALS")
                 && let Some(email) = &email
             {
@@ -112,16 +112,12 @@ pub async fn token(
     let refresh_token = refresh_token.ok_or_else(|| {
         ApiError::invalid_field("refreshToken", "REQUIRED", "refreshToken is required")
     })?;
-    let ds = &state.downstreams;
-    let request = ds
-        .request(
-            &ds.customers,
-            &correlation,
-            RefreshRequest { refresh_token },
-        )
-        .await?;
     Ok(Json(LoginResult::try_from(
-        ds.customers().refresh(request).await?.into_inner(),
+        state
+            .downstreams
+            .customers()
+            .refresh(&correlation, RefreshRequest { refresh_token })
+            .await?,
     )?))
 }
 
@@ -173,8 +169,10 @@ pub async fn logout(
             ..Default::default()
         },
     };
-    let ds = &state.downstreams;
-    let request = ds.request(&ds.customers, &correlation, message).await?;
-    ds.customers().logout(request).await?;
+    state
+        .downstreams
+        .customers()
+        .logout(&correlation, message)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -19,28 +19,6 @@ fn required(field: &str) -> ApiError {
     ApiError::invalid_field(field, "REQUIRED", format!("{field} is required"))
 }
 
-async fn cart_call<F, Fut, M>(
-    state: &AppState,
-    correlation: &CallContext,
-    message: M,
-    call: F,
-) -> Result<Cart, ApiError>
-where
-    F: FnOnce(
-        storefront_proto::cart::v1::cart_service_client::CartServiceClient<
-            storefront_common::client::Guarded,
-        >,
-        tonic::Request<M>,
-    ) -> Fut,
-    Fut: std::future::Future<
-            Output = Result<tonic::Response<storefront_proto::cart::v1::Cart>, tonic::Status>,
-        >,
-{
-    let ds = &state.downstreams;
-    let request = ds.request(&ds.cart, correlation, message).await?;
-    Cart::try_from(call(ds.cart(), request).await?.into_inner())
-}
-
 /// Starts a cart for the caller.
 #[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional: without a body (and then no Content-Type) the cart is in AUD"),
     responses(
@@ -60,10 +38,13 @@ pub async fn create_cart(
         customer_id: customer.id().to_string(),
         currency_code,
     };
-    let cart = cart_call(&state, &correlation, message, |mut c, r| async move {
-        c.create_cart(r).await
-    })
-    .await?;
+    let cart = Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .create_cart(&correlation, message)
+            .await?,
+    )?;
     Ok((StatusCode::CREATED, Json(cart)))
 }
 
@@ -85,12 +66,13 @@ pub async fn get_cart(
         customer_id: customer.id().to_string(),
         cart_id,
     };
-    Ok(Json(
-        cart_call(&state, &correlation, message, |mut c, r| async move {
-            c.get_cart(r).await
-        })
-        .await?,
-    ))
+    Ok(Json(Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .get_cart(&correlation, message)
+            .await?,
+    )?))
 }
 
 /// Deletes a cart.
@@ -107,13 +89,15 @@ pub async fn delete_cart(
     customer: Customer,
     Path(cart_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let ds = &state.downstreams;
     let message = DeleteCartRequest {
         customer_id: customer.id().to_string(),
         cart_id,
     };
-    let request = ds.request(&ds.cart, &correlation, message).await?;
-    ds.cart().delete_cart(request).await?;
+    state
+        .downstreams
+        .cart()
+        .delete_cart(&correlation, message)
+        .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -147,12 +131,13 @@ pub async fn update_cart(
         discount_code,
         clear_discount_codes: clear,
     };
-    Ok(Json(
-        cart_call(&state, &correlation, message, |mut c, r| async move {
-            c.update_cart(r).await
-        })
-        .await?,
-    ))
+    Ok(Json(Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .update_cart(&correlation, message)
+            .await?,
+    )?))
 }
 
 /// Adds a product variant at the catalog's price, merging equal lines.
@@ -186,12 +171,13 @@ pub async fn add_line_item(
         variant_id,
         quantity,
     };
-    Ok(Json(
-        cart_call(&state, &correlation, message, |mut c, r| async move {
-            c.add_line_item(r).await
-        })
-        .await?,
-    ))
+    Ok(Json(Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .add_line_item(&correlation, message)
+            .await?,
+    )?))
 }
 
 /// Sets a line's quantity.
@@ -220,12 +206,13 @@ pub async fn update_line_item(
         line_item_id,
         quantity,
     };
-    Ok(Json(
-        cart_call(&state, &correlation, message, |mut c, r| async move {
-            c.update_line_item(r).await
-        })
-        .await?,
-    ))
+    Ok(Json(Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .update_line_item(&correlation, message)
+            .await?,
+    )?))
 }
 
 /// Removes a line.
@@ -248,10 +235,11 @@ pub async fn remove_line_item(
         cart_id,
         line_item_id,
     };
-    Ok(Json(
-        cart_call(&state, &correlation, message, |mut c, r| async move {
-            c.remove_line_item(r).await
-        })
-        .await?,
-    ))
+    Ok(Json(Cart::try_from(
+        state
+            .downstreams
+            .cart()
+            .remove_line_item(&correlation, message)
+            .await?,
+    )?))
 }

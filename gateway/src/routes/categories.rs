@@ -29,15 +29,11 @@ pub async fn list_categories(
     let parsed = query::parse(raw.as_deref(), &spec::CATEGORIES)?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.catalog,
+        .catalog()
+        .list_categories(
             &correlation,
             ListCategoriesRequest {
                 query: Some(parsed.list),
-            },
-            |r| {
-                let mut client = ds.catalog();
-                async move { client.list_categories(r).await }
             },
         )
         .await?;
@@ -58,10 +54,8 @@ pub async fn category_tree(
 ) -> Result<Json<CategoryTree>, ApiError> {
     let ds = &state.downstreams;
     let tree = ds
-        .read(&ds.catalog, &correlation, GetCategoryTreeRequest {}, |r| {
-            let mut client = ds.catalog();
-            async move { client.get_category_tree(r).await }
-        })
+        .catalog()
+        .get_category_tree(&correlation, GetCategoryTreeRequest {})
         .await?;
     let roots = tree
         .roots
@@ -85,15 +79,8 @@ pub async fn get_category(
 ) -> Result<Json<Category>, ApiError> {
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.catalog,
-            &correlation,
-            GetCategoryRequest { category_id },
-            |r| {
-                let mut client = ds.catalog();
-                async move { client.get_category(r).await }
-            },
-        )
+        .catalog()
+        .get_category(&correlation, GetCategoryRequest { category_id })
         .await?;
     Ok(Json(Category::try_from(reply)?))
 }

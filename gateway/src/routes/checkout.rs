@@ -52,17 +52,16 @@ pub async fn create_checkout(
         customer_id: customer.id().to_string(),
         address_id,
     };
-    let request = ds.request(&ds.customers, &correlation, lookup).await?;
-    let address = match ds.customers().get_address(request).await {
-        Ok(a) => a.into_inner().fields.unwrap_or_default(),
-        Err(s) if s.code() == tonic::Code::NotFound => {
+    let address = match ds.customers().get_address(&correlation, lookup).await {
+        Ok(a) => a.fields.unwrap_or_default(),
+        Err(e) if e.status == StatusCode::NOT_FOUND => {
             return Err(ApiError::invalid_field(
                 "shippingAddressId",
                 "INVALID_VALUE",
                 "no such address in your address book",
             ));
         }
-        Err(s) => return Err(s.into()),
+        Err(e) => return Err(e),
     };
     let shipping_address = ShippingAddress {
         first_name: address.first_name,
@@ -79,9 +78,8 @@ pub async fn create_checkout(
         cart_id,
         shipping_address: Some(shipping_address),
     };
-    let request = ds.request(&ds.cart, &correlation, message).await?;
     let session =
-        CheckoutSession::try_from(ds.cart().create_checkout(request).await?.into_inner())?;
+        CheckoutSession::try_from(ds.cart().create_checkout(&correlation, message).await?)?;
     Ok((StatusCode::CREATED, Json(session)))
 }
 
@@ -99,14 +97,16 @@ pub async fn get_checkout(
     customer: Customer,
     Path(session_id): Path<String>,
 ) -> Result<Json<CheckoutSession>, ApiError> {
-    let ds = &state.downstreams;
     let message = GetCheckoutRequest {
         customer_id: customer.id().to_string(),
         session_id,
     };
-    let request = ds.request(&ds.cart, &correlation, message).await?;
     Ok(Json(CheckoutSession::try_from(
-        ds.cart().get_checkout(request).await?.into_inner(),
+        state
+            .downstreams
+            .cart()
+            .get_checkout(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -129,16 +129,18 @@ pub async fn confirm_checkout(
     Path(session_id): Path<String>,
     OptionalJson(_body): OptionalJson<IgnoredAny>,
 ) -> Result<Json<CheckoutSession>, ApiError> {
-    let ds = &state.downstreams;
     let message = ConfirmCheckoutRequest {
         customer_id: customer.id().to_string(),
         session_id: session_id.clone(),
     };
-    let request = ds.request(&ds.cart, &correlation, message).await?;
-    match ds.cart().confirm_checkout(request).await {
-        Ok(reply) => Ok(Json(CheckoutSession::try_from(reply.into_inner())?)),
-        Err(status) => {
-            let mut error = ApiError::from(status);
+    match state
+        .downstreams
+        .cart()
+        .confirm_checkout(&correlation, message)
+        .await
+    {
+        Ok(reply) => Ok(Json(CheckoutSession::try_from(reply)?)),
+        Err(mut error) => {
             if error.code.as_deref() == Some("CART_REPRICED") {
                 error.cart = repriced_cart(&state, &correlation, &customer, &session_id).await;
             }
@@ -161,13 +163,11 @@ async fn repriced_cart(
         customer_id: customer_id.clone(),
         session_id: session_id.to_string(),
     };
-    let request = ds.request(&ds.cart, correlation, message).await.ok()?;
-    let session = ds.cart().get_checkout(request).await.ok()?.into_inner();
+    let session = ds.cart().get_checkout(correlation, message).await.ok()?;
     let message = GetCartRequest {
         customer_id,
         cart_id: session.cart_id,
     };
-    let request = ds.request(&ds.cart, correlation, message).await.ok()?;
-    let cart = ds.cart().get_cart(request).await.ok()?.into_inner();
+    let cart = ds.cart().get_cart(correlation, message).await.ok()?;
     serde_json::to_value(Cart::try_from(cart).ok()?).ok()
 }

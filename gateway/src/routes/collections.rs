@@ -27,15 +27,11 @@ pub async fn list_collections(
     let parsed = query::parse(raw.as_deref(), &spec::COLLECTIONS)?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.catalog,
+        .catalog()
+        .list_collections(
             &correlation,
             ListCollectionsRequest {
                 query: Some(parsed.list),
-            },
-            |r| {
-                let mut client = ds.catalog();
-                async move { client.list_collections(r).await }
             },
         )
         .await?;
@@ -61,15 +57,8 @@ pub async fn get_collection(
 ) -> Result<Json<Collection>, ApiError> {
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.catalog,
-            &correlation,
-            GetCollectionRequest { collection_id },
-            |r| {
-                let mut client = ds.catalog();
-                async move { client.get_collection(r).await }
-            },
-        )
+        .catalog()
+        .get_collection(&correlation, GetCollectionRequest { collection_id })
         .await?;
     Ok(Json(Collection::try_from(reply)?))
 }

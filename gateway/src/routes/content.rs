@@ -48,15 +48,8 @@ pub async fn footer(
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.content,
-            &correlation,
-            LocalizedRequest { locale },
-            |r| {
-                let mut client = ds.content();
-                async move { client.get_footer(r).await }
-            },
-        )
+        .content()
+        .get_footer(&correlation, LocalizedRequest { locale })
         .await?;
     let document = Document::from(reply);
     Ok(with_language(&document.locale.clone(), document))
@@ -79,15 +72,8 @@ pub async fn page(
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.content,
-            &correlation,
-            GetPageRequest { slug, locale },
-            |r| {
-                let mut client = ds.content();
-                async move { client.get_page(r).await }
-            },
-        )
+        .content()
+        .get_page(&correlation, GetPageRequest { slug, locale })
         .await?;
     let document = Document::from(reply);
     Ok(with_language(&document.locale.clone(), document))
@@ -107,15 +93,8 @@ pub async fn banners(
     let locale = locale(raw.as_deref())?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(
-            &ds.content,
-            &correlation,
-            LocalizedRequest { locale },
-            |r| {
-                let mut client = ds.content();
-                async move { client.list_banners(r).await }
-            },
-        )
+        .content()
+        .list_banners(&correlation, LocalizedRequest { locale })
         .await?;
     let banners = Banners::from(reply);
     Ok(with_language(&banners.locale.clone(), banners))

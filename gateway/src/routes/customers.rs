@@ -32,10 +32,10 @@ pub async fn sign_up(
     ApiJson(body): ApiJson<SignUpBody>,
 ) -> Result<(StatusCode, Json<CustomerSummary>), ApiError> {
     let ds = &state.downstreams;
-    let request = ds
-        .request(&ds.customers, &correlation, SignUpRequest::from(body))
+    let summary = ds
+        .customers()
+        .sign_up(&correlation, SignUpRequest::from(body))
         .await?;
-    let summary = ds.customers().sign_up(request).await?.into_inner();
     Ok((StatusCode::CREATED, Json(summary.into())))
 }
 
@@ -54,13 +54,15 @@ pub async fn get_customer(
     Path(customer_id): Path<String>,
 ) -> Result<Json<CustomerProfile>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = GetCustomerRequest {
         customer_id: customer.id().to_string(),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(CustomerProfile::try_from(
-        ds.customers().get_customer(request).await?.into_inner(),
+        state
+            .downstreams
+            .customers()
+            .get_customer(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -84,11 +86,13 @@ pub async fn update_customer(
     ApiJson(body): ApiJson<ProfileBody>,
 ) -> Result<Json<CustomerProfile>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = body.into_request(customer.id().to_string());
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(CustomerProfile::try_from(
-        ds.customers().update_customer(request).await?.into_inner(),
+        state
+            .downstreams
+            .customers()
+            .update_customer(&correlation, message)
+            .await?,
     )?))
 }
 
@@ -107,16 +111,15 @@ pub async fn get_preferences(
     Path(customer_id): Path<String>,
 ) -> Result<Json<Preferences>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = GetPreferencesRequest {
         customer_id: customer.id().to_string(),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(
-        ds.customers()
-            .get_preferences(request)
+        state
+            .downstreams
+            .customers()
+            .get_preferences(&correlation, message)
             .await?
-            .into_inner()
             .into(),
     ))
 }
@@ -140,17 +143,16 @@ pub async fn update_preferences(
     ApiJson(body): ApiJson<PreferencesBody>,
 ) -> Result<Json<Preferences>, ApiError> {
     customer.owns(&customer_id)?;
-    let ds = &state.downstreams;
     let message = UpdatePreferencesRequest {
         customer_id: customer.id().to_string(),
         preferences: Some(body.into()),
     };
-    let request = ds.request(&ds.customers, &correlation, message).await?;
     Ok(Json(
-        ds.customers()
-            .update_preferences(request)
+        state
+            .downstreams
+            .customers()
+            .update_preferences(&correlation, message)
             .await?
-            .into_inner()
             .into(),
     ))
 }

@@ -53,13 +53,15 @@ async fn list(
     raw: Option<&str>,
 ) -> Result<Response, ApiError> {
     let parsed = query::parse(raw, &spec::ORDERS)?;
-    let ds = &state.downstreams;
     let message = ListOrdersRequest {
         customer_id: customer.id().to_string(),
         query: Some(parsed.list),
     };
-    let request = ds.request(&ds.orders, correlation, message).await?;
-    let reply = ds.orders().list_orders(request).await?.into_inner();
+    let reply = state
+        .downstreams
+        .orders()
+        .list_orders(correlation, message)
+        .await?;
     if is_v1(version) {
         let results = reply
             .orders
@@ -135,13 +137,18 @@ pub async fn get_order(
     customer: Customer,
     Path(order_id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let ds = &state.downstreams;
     let message = GetOrderRequest {
         customer_id: customer.id().to_string(),
         order_id,
     };
-    let request = ds.request(&ds.orders, &correlation, message).await?;
-    one(version, ds.orders().get_order(request).await?.into_inner())
+    one(
+        version,
+        state
+            .downstreams
+            .orders()
+            .get_order(&correlation, message)
+            .await?,
+    )
 }
 
 /// State-setting update: `{"status": "CANCELLED"}` cancels (again: 200).
@@ -183,14 +190,16 @@ pub async fn update_order(
             ));
         }
     }
-    let ds = &state.downstreams;
     let message = CancelOrderRequest {
         customer_id: customer.id().to_string(),
         order_id,
     };
-    let request = ds.request(&ds.orders, &correlation, message).await?;
     one(
         version,
-        ds.orders().cancel_order(request).await?.into_inner(),
+        state
+            .downstreams
+            .orders()
+            .cancel_order(&correlation, message)
+            .await?,
     )
 }

@@ -93,12 +93,10 @@ pub async fn list_products(
         query: Some(parsed.list),
         currency_code,
     };
-    let ds = &state.downstreams;
-    let reply = ds
-        .read(&ds.catalog, &correlation, message, |r| {
-            let mut client = ds.catalog();
-            async move { client.list_products(r).await }
-        })
+    let reply = state
+        .downstreams
+        .catalog()
+        .list_products(&correlation, message)
         .await?;
     transcode::paged(reply.page, &reply.products)
 }
@@ -110,16 +108,14 @@ async fn fetch_product(
     raw: Option<&str>,
 ) -> Result<Product, ApiError> {
     let currency_code = single_param(raw, "currency").unwrap_or_default();
-    let ds = &state.downstreams;
     let message = GetProductRequest {
         product_id,
         currency_code,
     };
-    let product = ds
-        .read(&ds.catalog, correlation, message, |r| {
-            let mut client = ds.catalog();
-            async move { client.get_product(r).await }
-        })
+    let product = state
+        .downstreams
+        .catalog()
+        .get_product(correlation, message)
         .await?;
     Product::from_proto(product, true)
 }

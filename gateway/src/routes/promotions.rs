@@ -25,10 +25,8 @@ pub async fn list_promotions(
     let page = sub_page(raw.as_deref())?;
     let ds = &state.downstreams;
     let reply = ds
-        .read(&ds.cart, &correlation, ListPromotionsRequest {}, |r| {
-            let mut client = ds.cart();
-            async move { client.list_promotions(r).await }
-        })
+        .cart()
+        .list_promotions(&correlation, ListPromotionsRequest {})
         .await?;
     let promotions = reply.promotions;
     Ok(Json(page_of(

@@ -143,12 +143,10 @@ pub async fn search(
         currency_code,
         query: Some(parsed.list),
     };
-    let ds = &state.downstreams;
-    let reply = ds
-        .read(&ds.search, &correlation, message, |r| {
-            let mut client = ds.search();
-            async move { client.search(r).await }
-        })
+    let reply = state
+        .downstreams
+        .search()
+        .search(&correlation, message)
         .await?;
     let facets = Facets::from(reply.facets.unwrap_or_default());
     transcode::search(reply.page, &reply.products, &facets)
@@ -203,20 +201,16 @@ pub async fn suggestions(
             })?,
     };
     let currency_code = single_param(raw, "currency").unwrap_or_default();
-    let ds = &state.downstreams;
     let message = SuggestRequest {
         text,
         locale,
         limit,
         currency_code,
     };
-    // An idempotent read like every other: retried while search is
-    // unreachable, and counted by its breaker.
-    let reply = ds
-        .read(&ds.search, &correlation, message, |r| {
-            let mut client = ds.search();
-            async move { client.suggest(r).await }
-        })
+    let reply = state
+        .downstreams
+        .search()
+        .suggest(&correlation, message)
         .await?;
     transcode::suggestions(&reply.completions, &reply.products)
 }

@@ -1,0 +1,129 @@
+//! One typed client per downstream: every method the gateway calls, with
+//! its retry policy declared beside it. A handler's call is one line,
+//! `state.catalog().get_product(&ctx, message).await?`; the request
+//! context, breaker, deadline and retries are the same for all of them
+//! ([`Downstreams::call`]).
+
+use storefront_proto::cart::v1 as cart;
+use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
+use storefront_proto::catalog::v1 as catalog;
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::content::v1 as content;
+use storefront_proto::content::v1::content_service_client::ContentServiceClient;
+use storefront_proto::customers::v1 as customers;
+use storefront_proto::customers::v1::customer_service_client::CustomerServiceClient;
+use storefront_proto::encoded;
+use storefront_proto::orders::v1 as orders;
+use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
+use storefront_proto::search::v1 as search;
+use storefront_proto::search::v1::search_service_client::SearchServiceClient;
+
+use super::{Downstreams, Policy};
+use crate::error::ApiError;
+use crate::middleware::call_context::CallContext;
+
+macro_rules! clients {
+    ($(
+        $(#[$doc:meta])*
+        $client:ident = $field:ident via $grpc:ident {
+            $( $policy:ident $method:ident($request:ty) -> $reply:ty; )*
+        }
+    )*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        pub struct $client<'a>(&'a Downstreams);
+
+        impl $client<'_> {
+            $(
+                pub async fn $method(
+                    self,
+                    context: &CallContext,
+                    message: $request,
+                ) -> Result<$reply, ApiError> {
+                    let ds = self.0;
+                    let to = &ds.$field;
+                    ds.call(to, context, Policy::$policy, message, |request| {
+                        let mut client = $grpc::new(to.peer.channel.clone());
+                        async move { client.$method(request).await }
+                    })
+                    .await
+                }
+            )*
+        }
+
+        impl Downstreams {
+            pub fn $field(&self) -> $client<'_> {
+                $client(self)
+            }
+        }
+    )*};
+}
+
+clients! {
+    /// Products, categories and collections.
+    Catalog = catalog via CatalogServiceClient {
+        Read list_products(catalog::ListProductsRequest) -> encoded::ListProductsResponse;
+        Read get_product(catalog::GetProductRequest) -> catalog::Product;
+        Read list_categories(catalog::ListCategoriesRequest) -> catalog::ListCategoriesResponse;
+        Read get_category(catalog::GetCategoryRequest) -> catalog::Category;
+        Read get_category_tree(catalog::GetCategoryTreeRequest) -> catalog::CategoryTree;
+        Read list_collections(catalog::ListCollectionsRequest) -> catalog::ListCollectionsResponse;
+        Read get_collection(catalog::GetCollectionRequest) -> catalog::Collection;
+    }
+
+    /// Full-text search and suggestions.
+    Search = search via SearchServiceClient {
+        Read search(search::SearchRequest) -> encoded::SearchResponse;
+        Read suggest(search::SuggestRequest) -> encoded::SuggestResponse;
+        Write reindex(search::ReindexRequest) -> search::ReindexResponse;
+    }
+
+    /// Footer, pages and banners.
+    Content = content via ContentServiceClient {
+        Read get_footer(content::LocalizedRequest) -> content::Document;
+        Read get_page(content::GetPageRequest) -> content::Document;
+        Read list_banners(content::LocalizedRequest) -> content::BannerList;
+        Write reload(content::ReloadRequest) -> content::ReloadResponse;
+    }
+
+    /// Carts, promotions and checkout sessions.
+    Cart = cart via CartServiceClient {
+        Write create_cart(cart::CreateCartRequest) -> cart::Cart;
+        Read get_cart(cart::GetCartRequest) -> cart::Cart;
+        Write delete_cart(cart::DeleteCartRequest) -> cart::DeleteCartResponse;
+        Write update_cart(cart::UpdateCartRequest) -> cart::Cart;
+        Write add_line_item(cart::AddLineItemRequest) -> cart::Cart;
+        Write update_line_item(cart::UpdateLineItemRequest) -> cart::Cart;
+        Write remove_line_item(cart::RemoveLineItemRequest) -> cart::Cart;
+        Read list_promotions(cart::ListPromotionsRequest) -> cart::ListPromotionsResponse;
+        Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
+        Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
+        Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::CheckoutSession;
+    }
+
+    /// Accounts, sessions, profiles, addresses and preferences.
+    Customers = customers via CustomerServiceClient {
+        Write sign_up(customers::SignUpRequest) -> customers::CustomerSummary;
+        Write login(customers::LoginRequest) -> customers::Session;
+        Write refresh(customers::RefreshRequest) -> customers::Session;
+        Write logout(customers::LogoutRequest) -> customers::LogoutResponse;
+        Read get_signing_keys(customers::GetSigningKeysRequest) -> customers::SigningKeys;
+        Read get_customer(customers::GetCustomerRequest) -> customers::Customer;
+        Write update_customer(customers::UpdateCustomerRequest) -> customers::Customer;
+        Read list_addresses(customers::ListAddressesRequest) -> customers::ListAddressesResponse;
+        Write create_address(customers::CreateAddressRequest) -> customers::Address;
+        Read get_address(customers::GetAddressRequest) -> customers::Address;
+        Write replace_address(customers::ReplaceAddressRequest) -> customers::Address;
+        Write delete_address(customers::DeleteAddressRequest) -> customers::DeleteAddressResponse;
+        Read get_preferences(customers::GetPreferencesRequest) -> customers::Preferences;
+        Write update_preferences(customers::UpdatePreferencesRequest) -> customers::Preferences;
+    }
+
+    /// Orders and their lifecycle.
+    Orders = orders via OrderServiceClient {
+        Read get_order(orders::GetOrderRequest) -> orders::Order;
+        Read list_orders(orders::ListOrdersRequest) -> orders::ListOrdersResponse;
+        Write cancel_order(orders::CancelOrderRequest) -> orders::Order;
+        Write advance_order(orders::AdvanceOrderRequest) -> orders::Order;
+    }
+}

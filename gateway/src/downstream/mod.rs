@@ -1,0 +1,152 @@
+//! The gRPC side of the gateway: one [`Peer`] per domain service (channel,
+//! identity token, correlation id, deadline), its breaker and its health;
+//! the calls themselves go through the typed clients of [`clients`].
+
+mod call;
+pub mod clients;
+
+pub use call::Policy;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use storefront_common::client::Peer;
+use storefront_common::identity::token_source::TokenSource;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+use tower::retry::budget::TpsBudget;
+
+use crate::breaker::Breaker;
+use crate::config::{DownstreamConfig, GatewayConfig};
+
+/// Health checks answer quickly or count as not serving.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long a health answer is reused: a flood of readiness probes costs
+/// each downstream at most one check a second while it serves, ten while it
+/// does not (so that readiness follows a service coming up within 100 ms).
+const HEALTH_CACHE: Duration = Duration::from_secs(1);
+const UNHEALTHY_CACHE: Duration = Duration::from_millis(100);
+
+#[derive(Clone)]
+pub struct Downstream {
+    pub peer: Peer,
+    /// The gRPC service name health is asked about.
+    pub grpc_service: &'static str,
+    pub breaker: Arc<Breaker>,
+    /// The last health answer and when it came; the lock also makes
+    /// concurrent probes share one check.
+    health: Arc<tokio::sync::Mutex<Option<(std::time::Instant, bool)>>>,
+}
+
+impl Downstream {
+    pub fn name(&self) -> &'static str {
+        self.peer.name
+    }
+
+    /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`], as
+    /// checked at most [`HEALTH_CACHE`] (or, not serving,
+    /// [`UNHEALTHY_CACHE`]) ago.
+    pub async fn serving(&self) -> bool {
+        let mut last = self.health.lock().await;
+        if let Some((at, ok)) = *last
+            && at.elapsed() < if ok { HEALTH_CACHE } else { UNHEALTHY_CACHE }
+        {
+            return ok;
+        }
+        let ok = self.check().await;
+        *last = Some((std::time::Instant::now(), ok));
+        ok
+    }
+
+    async fn check(&self) -> bool {
+        let mut client = HealthClient::new(self.peer.unguarded.clone());
+        let mut request = tonic::Request::new(HealthCheckRequest {
+            service: self.grpc_service.to_string(),
+        });
+        request.set_timeout(HEALTH_TIMEOUT);
+        let check = tokio::time::timeout(HEALTH_TIMEOUT, client.check(request)).await;
+        matches!(check, Ok(Ok(r)) if r.get_ref().status() == ServingStatus::Serving)
+    }
+}
+
+#[derive(Clone)]
+pub struct Downstreams {
+    /// Retries may add at most 20% to the calls made (plus a floor of 10 a
+    /// second), so a struggling downstream is not buried under retries.
+    pub(crate) retry_budget: Arc<TpsBudget>,
+    pub catalog: Downstream,
+    pub customers: Downstream,
+    pub cart: Downstream,
+    pub orders: Downstream,
+    pub search: Downstream,
+    pub content: Downstream,
+}
+
+impl Downstreams {
+    pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+        let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+        let timeout = config.grpc_timeout;
+        let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
+            let peer = Peer::limited(
+                name,
+                &c.url,
+                &c.audience,
+                tokens.clone(),
+                timeout,
+                config.downstream_concurrency,
+            )?;
+            let breaker = Arc::new(Breaker::new(
+                config.breaker_threshold,
+                config.breaker_open_for,
+            ));
+            Ok::<_, anyhow::Error>(Downstream {
+                peer,
+                grpc_service,
+                breaker,
+                health: Arc::default(),
+            })
+        };
+        Ok(Self {
+            retry_budget: Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2)),
+            catalog: downstream(
+                "catalog",
+                "storefront.catalog.v1.CatalogService",
+                &config.catalog,
+            )?,
+            customers: downstream(
+                "customers",
+                "storefront.customers.v1.CustomerService",
+                &config.customers,
+            )?,
+            cart: downstream("cart", "storefront.cart.v1.CartService", &config.cart)?,
+            orders: downstream(
+                "orders",
+                "storefront.orders.v1.OrderService",
+                &config.orders,
+            )?,
+            search: downstream(
+                "search",
+                "storefront.search.v1.SearchService",
+                &config.search,
+            )?,
+            content: downstream(
+                "content",
+                "storefront.content.v1.ContentService",
+                &config.content,
+            )?,
+        })
+    }
+
+    pub fn all(&self) -> [&Downstream; 6] {
+        [
+            &self.catalog,
+            &self.customers,
+            &self.cart,
+            &self.orders,
+            &self.search,
+            &self.content,
+        ]
+    }
+}
