@@ -107,7 +107,7 @@ impl Downstreams {
         let id = MetadataValue::try_from(context.correlation_id.as_bytes()).ok();
         let mut request = to
             .peer
-            .request(id.as_ref(), message)
+            .request_with(id.as_ref(), message)
             .await
             .map_err(|e| ApiError::unavailable(to.name(), e))?;
         // The route's own deadline travels as grpc-timeout (the channel's is the cap).

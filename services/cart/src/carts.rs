@@ -13,7 +13,6 @@ use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
 use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::orders::v1::OrderLine;
-use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::config::CartLimits;
 use crate::pricing::reprice;
@@ -249,16 +248,10 @@ impl Carts {
     }
 
     /// Adds a line priced by the catalog, merging with an equal line.
-    pub async fn add_line(
-        &self,
-        req: AddLineItemRequest,
-        correlation: Option<&MetadataValue<Ascii>>,
-    ) -> Result<Cart, ServiceError> {
+    pub async fn add_line(&self, req: AddLineItemRequest) -> Result<Cart, ServiceError> {
         let wanted = quantity(req.quantity)?;
         let cart = self.get(&req.customer_id, &req.cart_id).await?;
-        let line = self
-            .priced_line(&req, &cart.currency_code, correlation)
-            .await?;
+        let line = self.priced_line(&req, &cart.currency_code).await?;
         let available = line.1;
         let line = line.0;
         self.modify(&req.customer_id, &req.cart_id, |cart| {
@@ -305,7 +298,6 @@ impl Carts {
         &self,
         req: &AddLineItemRequest,
         currency: &str,
-        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<(OrderLine, u32), ServiceError> {
         if req.product_id.is_empty() {
             return Err(invalid(
@@ -318,17 +310,13 @@ impl Carts {
             product_id: req.product_id.clone(),
             currency_code: currency.to_string(),
         };
-        let request = self
-            .catalog
-            .request(correlation, message)
-            .await
-            .map_err(|e| {
-                ServiceError::new(
-                    ErrorKind::Unavailable,
-                    "CATALOG_UNAVAILABLE",
-                    format!("catalog unreachable: {e}"),
-                )
-            })?;
+        let request = self.catalog.request(message).await.map_err(|e| {
+            ServiceError::new(
+                ErrorKind::Unavailable,
+                "CATALOG_UNAVAILABLE",
+                format!("catalog unreachable: {e}"),
+            )
+        })?;
         let product = match CatalogServiceClient::new(self.catalog.channel.clone())
             .get_product(request)
             .await
@@ -409,11 +397,7 @@ impl Carts {
 
     /// Sets a line's quantity, checked against the variant's stock (and
     /// that it is still for sale) exactly as adding it is.
-    pub async fn set_quantity(
-        &self,
-        req: UpdateLineItemRequest,
-        correlation: Option<&MetadataValue<Ascii>>,
-    ) -> Result<Cart, ServiceError> {
+    pub async fn set_quantity(&self, req: UpdateLineItemRequest) -> Result<Cart, ServiceError> {
         let q = quantity(req.quantity)?;
         let cart = self.get(&req.customer_id, &req.cart_id).await?;
         let line_id = req.line_item_id.as_str();
@@ -429,9 +413,7 @@ impl Carts {
             variant_id: line.variant_id,
             quantity: q,
         };
-        let (_, available) = self
-            .priced_line(&variant, &cart.currency_code, correlation)
-            .await?;
+        let (_, available) = self.priced_line(&variant, &cart.currency_code).await?;
         if q > available {
             return Err(invalid(
                 "quantity",

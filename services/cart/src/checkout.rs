@@ -23,7 +23,6 @@ use storefront_proto::cart::v1::{
 };
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::orders::v1::{CreateOrderRequest, ShippingAddress, Totals};
-use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::carts::{Carts, now, version};
 use crate::pricing::{included_tax, money};
@@ -99,7 +98,6 @@ impl Checkout {
         customer_id: &str,
         cart_id: &str,
         address: Option<ShippingAddress>,
-        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<CheckoutSession, ServiceError> {
         let cart = carts.get(customer_id, cart_id).await?;
         if cart.state == CartState::Ordered as i32 {
@@ -113,7 +111,7 @@ impl Checkout {
             );
         }
         // The session shows what the order would cost now.
-        let (cart, _) = carts.refresh(customer_id, cart_id, correlation).await?;
+        let (cart, _) = carts.refresh(customer_id, cart_id).await?;
         let created = now();
         let expires = Timestamp {
             seconds: created.seconds + self.ttl.as_secs() as i64,
@@ -245,7 +243,6 @@ impl Checkout {
         carts: &Carts,
         customer_id: &str,
         session_id: &str,
-        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<CheckoutSession, ServiceError> {
         let record = self.record(customer_id, session_id).await?;
         let session = view(record.clone());
@@ -267,9 +264,7 @@ impl Checkout {
             cart.state == CartState::Ordered as i32 && cart.order_id == record.planned_order_id;
         if !ours {
             self.ensure_current(&record).await?;
-            let (cart, changed) = carts
-                .refresh(customer_id, &session.cart_id, correlation)
-                .await?;
+            let (cart, changed) = carts.refresh(customer_id, &session.cart_id).await?;
             if changed {
                 return Err(repriced(&cart));
             }
@@ -292,7 +287,7 @@ impl Checkout {
                 return Err(e);
             }
         }
-        self.create_order(&record, &cart, correlation).await?;
+        self.create_order(&record, &cart).await?;
         let confirmed = self
             .mark_confirmed(session_id, &record.planned_order_id)
             .await?;
@@ -300,12 +295,7 @@ impl Checkout {
         Ok(confirmed)
     }
 
-    async fn create_order(
-        &self,
-        record: &CheckoutRecord,
-        cart: &Cart,
-        correlation: Option<&MetadataValue<Ascii>>,
-    ) -> Result<(), ServiceError> {
+    async fn create_order(&self, record: &CheckoutRecord, cart: &Cart) -> Result<(), ServiceError> {
         let currency = cart.currency_code.as_str();
         let cents = |m: &Option<storefront_proto::common::v1::Money>| {
             m.as_ref().map_or(0, |m| m.cent_amount)
@@ -334,7 +324,7 @@ impl Checkout {
             |m: String| ServiceError::new(ErrorKind::Unavailable, "ORDERS_UNAVAILABLE", m);
         let request = self
             .orders
-            .request(correlation, message)
+            .request(message)
             .await
             .map_err(|e| unavailable(e.to_string()))?;
         OrderServiceClient::new(self.orders.channel.clone())

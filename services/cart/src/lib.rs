@@ -96,12 +96,9 @@ async fn scope_promotions(
             return;
         }
         let request = catalog
-            .request(
-                None,
-                ListCategoriesRequest {
-                    query: Some(query.clone()),
-                },
-            )
+            .request(ListCategoriesRequest {
+                query: Some(query.clone()),
+            })
             .await;
         let reply = match request {
             Ok(request) => CatalogServiceClient::new(catalog.channel.clone())

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::cart::v1::{AddLineItemRequest, Cart};
 use storefront_proto::common::v1::Money;
-use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::carts::Carts;
 
@@ -28,7 +27,6 @@ impl Carts {
         &self,
         customer_id: &str,
         cart_id: &str,
-        correlation: Option<&MetadataValue<Ascii>>,
     ) -> Result<(Cart, bool), ServiceError> {
         let cart = self.get(customer_id, cart_id).await?;
         let mut prices: HashMap<(String, u32), Money> = HashMap::new();
@@ -45,10 +43,7 @@ impl Carts {
                 .as_ref()
                 .and_then(|n| n.values.values().next())
                 .map_or(line.sku.as_str(), String::as_str);
-            let (priced, stock) = match self
-                .priced_line(&probe, &cart.currency_code, correlation)
-                .await
-            {
+            let (priced, stock) = match self.priced_line(&probe, &cart.currency_code).await {
                 Ok(found) => found,
                 Err(e) if e.kind == ErrorKind::Validation => {
                     return Err(unavailable(&line.id, name, &e.message));

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use storefront_common::client::correlation_of;
 use storefront_proto::cart::v1::cart_service_server::CartService;
 use storefront_proto::cart::v1::*;
 use tonic::{Request, Response, Status};
@@ -48,19 +47,11 @@ impl CartService for CartApi {
     }
 
     async fn add_line_item(&self, request: Request<AddLineItemRequest>) -> Reply<Cart> {
-        let correlation = correlation_of(&request);
-        ok(self
-            .carts
-            .add_line(request.into_inner(), correlation.as_ref())
-            .await?)
+        ok(self.carts.add_line(request.into_inner()).await?)
     }
 
     async fn update_line_item(&self, request: Request<UpdateLineItemRequest>) -> Reply<Cart> {
-        let correlation = correlation_of(&request);
-        ok(self
-            .carts
-            .set_quantity(request.into_inner(), correlation.as_ref())
-            .await?)
+        ok(self.carts.set_quantity(request.into_inner()).await?)
     }
 
     async fn remove_line_item(&self, request: Request<RemoveLineItemRequest>) -> Reply<Cart> {
@@ -89,7 +80,6 @@ impl CartService for CartApi {
         &self,
         request: Request<CreateCheckoutRequest>,
     ) -> Reply<CheckoutSession> {
-        let correlation = correlation_of(&request);
         let req = request.into_inner();
         ok(self
             .checkout
@@ -98,7 +88,6 @@ impl CartService for CartApi {
                 &req.customer_id,
                 &req.cart_id,
                 req.shipping_address,
-                correlation.as_ref(),
             )
             .await?)
     }
@@ -112,16 +101,10 @@ impl CartService for CartApi {
         &self,
         request: Request<ConfirmCheckoutRequest>,
     ) -> Reply<CheckoutSession> {
-        let correlation = correlation_of(&request);
         let req = request.into_inner();
         ok(self
             .checkout
-            .confirm(
-                &self.carts,
-                &req.customer_id,
-                &req.session_id,
-                correlation.as_ref(),
-            )
+            .confirm(&self.carts, &req.customer_id, &req.session_id)
             .await?)
     }
 }

@@ -134,9 +134,16 @@ impl Peer {
         })
     }
 
-    /// `message` with this peer's identity token, the correlation id (if
-    /// any), the current trace context and the call deadline.
-    pub async fn request<T>(
+    /// `message` with this peer's identity token, the correlation id of
+    /// the call being served (if any, see [`crate::call_context`]), the
+    /// current trace context and the call deadline.
+    pub async fn request<T>(&self, message: T) -> Result<tonic::Request<T>, TokenError> {
+        let correlation = crate::call_context::correlation();
+        self.request_with(correlation.as_ref(), message).await
+    }
+
+    /// As [`Peer::request`], with the correlation id given.
+    pub async fn request_with<T>(
         &self,
         correlation: Option<&MetadataValue<Ascii>>,
         message: T,
@@ -152,9 +159,4 @@ impl Peer {
         inject_current_trace(metadata);
         Ok(request)
     }
-}
-
-/// The correlation id a gRPC request arrived with, to pass along.
-pub fn correlation_of<T>(request: &tonic::Request<T>) -> Option<MetadataValue<Ascii>> {
-    request.metadata().get(CORRELATION_ID_HEADER).cloned()
 }

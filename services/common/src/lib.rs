@@ -2,6 +2,7 @@
 //! the error type and its gRPC mapping, service identity (tokens, verifier,
 //! dev issuer), the gRPC server bootstrap and telemetry.
 
+pub mod call_context;
 pub mod catalog;
 pub mod client;
 pub mod compact;

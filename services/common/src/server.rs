@@ -13,6 +13,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 use tower::Service;
 
+use crate::call_context::CallContextLayer;
 use crate::identity::layer::IdentityLayer;
 use crate::identity::verifier::IdentityVerifier;
 use crate::settings::ServiceSettings;
@@ -69,6 +70,7 @@ where
             .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
             .layer(GrpcMetricsLayer)
             .layer(grpc_trace_layer())
+            .layer(CallContextLayer)
             .layer(IdentityLayer::new(verifier))
             .add_service(health)
             .add_service(service)

@@ -54,7 +54,7 @@ impl SearchApi {
     pub async fn catalog_version(&self) -> Result<u64, ServiceError> {
         let request = self
             .catalog
-            .request(None, GetCatalogInfoRequest {})
+            .request(GetCatalogInfoRequest {})
             .await
             .map_err(unavailable)?;
         let info = CatalogServiceClient::new(self.catalog.channel.clone())
@@ -79,7 +79,7 @@ impl SearchApi {
         };
         let request = self
             .catalog
-            .request(None, ListCategoriesRequest { query: Some(query) })
+            .request(ListCategoriesRequest { query: Some(query) })
             .await
             .map_err(unavailable)?;
         let categories = client
@@ -90,13 +90,10 @@ impl SearchApi {
             .categories;
         let request = self
             .catalog
-            .request(
-                None,
-                ExportProductsRequest {
-                    batch_size: 1000,
-                    compressed: true,
-                },
-            )
+            .request(ExportProductsRequest {
+                batch_size: 1000,
+                compressed: true,
+            })
             .await
             .map_err(unavailable)?;
         let mut stream = client

@@ -145,6 +145,15 @@ async fn one_request_is_one_trace_across_gateway_cart_and_catalog() {
         "catalog's span is cart's child"
     );
     assert_eq!(root.attribute("correlation_id"), Some(correlation.as_str()));
+    // The correlation id travels every hop, cart's call to the catalog
+    // included (from the call's context, not a parameter).
+    for span in [call, pricing] {
+        assert_eq!(
+            span.attribute("correlation_id"),
+            Some(correlation.as_str()),
+            "{span:#?}"
+        );
+    }
 
     // The gateway's log line for the request names the same trace.
     let mut mesh = mesh;
