@@ -12,7 +12,7 @@ use anyhow::Context;
 use storefront_cart::CartConfig;
 use storefront_cart::config::DEV_CART_ACCOUNT;
 use storefront_catalog::CatalogConfig;
-use storefront_common::config::{AppEnvironment, EnvReader};
+use storefront_common::env::{AppEnvironment, EnvReader};
 use storefront_common::identity::dev_issuer::{
     DevIssuer, JWKS_PATH, account_url as dev_account_url,
 };

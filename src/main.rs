@@ -16,7 +16,7 @@ async fn run() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let program = args.next().unwrap_or_else(|| "all".to_owned());
     if program == "openapi" {
-        let env = storefront_common::config::EnvReader::from_process();
+        let env = storefront_common::env::EnvReader::from_process();
         let config = storefront_gateway::GatewayConfig::from_env(&env)?;
         println!("{}", storefront_gateway::openapi_json(&config)?);
         return Ok(());

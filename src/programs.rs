@@ -4,7 +4,7 @@
 //! One binary rather than one per crate: one image layer, one build, and
 //! every program at the same version.
 
-use storefront_common::config::EnvReader;
+use storefront_common::env::EnvReader;
 use storefront_common::identity::dev_issuer;
 use storefront_common::process;
 use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cors::CorsConfig;
-use storefront_common::config::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
+use storefront_common::env::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
 use storefront_common::identity::DEV_ISSUER;
 use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;

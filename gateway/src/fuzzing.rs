@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use storefront_common::store::Store;
 use storefront_proto::customers::v1 as pb;
 
-use crate::auth::{CustomerAuth, p256_jwk};
+use crate::bff_token::{CustomerAuth, p256_jwk};
 use crate::model::cart::{
     AddLineItemBody, CheckoutBody, CreateCartBody, QuantityBody, UpdateCartBody,
 };

@@ -6,7 +6,7 @@
 //! through `ApiJson`, which answers 415/400/413/422 itself. The version layer sits outside the router because it
 //! rewrites versioned paths before routing.
 
-mod auth;
+mod bff_token;
 mod breaker;
 pub mod config;
 pub mod cors;
@@ -37,7 +37,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::limit::RequestBodyLimitLayer;
 use utoipa_axum::routes;
 
-use crate::auth::CustomerAuth;
+use crate::bff_token::CustomerAuth;
 pub use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
@@ -133,7 +133,7 @@ pub fn app(
 /// Runs the gateway as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = GatewayConfig::from_env(&env)?;

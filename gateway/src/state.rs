@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 
 use bytes::Bytes;
 
-use crate::auth::SharedAuth;
+use crate::bff_token::SharedAuth;
 use crate::downstream::Downstreams;
 use crate::ratelimit::middleware::RateLimits;
 

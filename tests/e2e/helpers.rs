@@ -5,7 +5,7 @@
 use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
 use storefront::Mesh;
-use storefront_common::config::EnvReader;
+use storefront_common::env::EnvReader;
 use storefront_common::testing::RedisServer;
 use tokio::net::TcpListener;
 

@@ -5,7 +5,7 @@
 use axum::Router;
 use axum::body::Body;
 use axum::http::Response;
-use storefront_common::config::EnvReader;
+use storefront_common::env::EnvReader;
 use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
 use storefront_common::store::Store;
 use storefront_gateway::GatewayConfig;

@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
-use crate::auth::TOKEN_HEADER;
+use crate::bff_token::TOKEN_HEADER;
 use crate::error::ApiError;
 use crate::routes::is_operational;
 

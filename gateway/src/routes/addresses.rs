@@ -9,7 +9,7 @@ use storefront_proto::customers::v1::{
 };
 
 use super::products::PageParams;
-use crate::auth::Customer;
+use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
 use storefront_proto::names::MAX_EMAIL_CHARS;
 
-use crate::auth::Customer;
+use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;

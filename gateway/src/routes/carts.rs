@@ -8,7 +8,7 @@ use storefront_proto::cart::v1::{
     RemoveLineItemRequest, UpdateCartRequest, UpdateLineItemRequest,
 };
 
-use crate::auth::Customer;
+use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};

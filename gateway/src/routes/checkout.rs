@@ -10,7 +10,7 @@ use storefront_proto::cart::v1::{
 use storefront_proto::customers::v1::GetAddressRequest;
 use storefront_proto::orders::v1::ShippingAddress;
 
-use crate::auth::Customer;
+use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};

@@ -8,7 +8,7 @@ use storefront_proto::customers::v1::{
     GetCustomerRequest, GetPreferencesRequest, SignUpRequest, UpdatePreferencesRequest,
 };
 
-use crate::auth::Customer;
+use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;

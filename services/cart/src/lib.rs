@@ -29,7 +29,7 @@ use crate::promotions::Catalogue;
 /// Runs the cart service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CartConfig::from_env(&env)?;

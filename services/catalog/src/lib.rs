@@ -32,7 +32,7 @@ pub fn sample_products(
 /// Runs the catalog service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CatalogConfig::from_env(&env)?;

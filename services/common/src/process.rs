@@ -8,7 +8,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ConfigError, EnvReader};
+use crate::env::{ConfigError, EnvReader};
 use crate::{shutdown, telemetry};
 
 /// Process-wide memory settings, first thing in `main`: no transparent

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::config::{AppEnvironment, ConfigError, EnvReader};
+use crate::env::{AppEnvironment, ConfigError, EnvReader};
 use crate::identity::DEV_ISSUER;
 use crate::identity::verifier::VerifierConfig;
 

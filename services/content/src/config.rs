@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use storefront_common::config::{ConfigError, EnvReader};
+use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "content";

@@ -18,7 +18,7 @@ pub use crate::config::ContentConfig;
 /// Runs the content service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = ContentConfig::from_env(&env)?;

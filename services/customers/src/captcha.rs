@@ -109,7 +109,7 @@ mod tests {
 
     use axum::routing::post;
     use axum::{Form, Json, Router};
-    use storefront_common::config::Secret;
+    use storefront_common::env::Secret;
 
     use super::*;
 

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use storefront_common::config::{ConfigError, EnvReader, Secret};
+use storefront_common::env::{ConfigError, EnvReader, Secret};
 use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "customers";

@@ -14,7 +14,7 @@ mod validate;
 
 use std::sync::Arc;
 
-use storefront_common::config::AppEnvironment;
+use storefront_common::env::AppEnvironment;
 use storefront_common::error::ServiceError;
 use storefront_common::store::Store;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
@@ -50,7 +50,7 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
 /// Runs the customers service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CustomersConfig::from_env(&env)?;

@@ -156,8 +156,8 @@ mod tests {
         };
         let (current, previous) = (pem(), pem());
         let mut cfg = config();
-        cfg.signing_key = Some(storefront_common::config::Secret::new(current));
-        cfg.previous_key = Some(storefront_common::config::Secret::new(previous));
+        cfg.signing_key = Some(storefront_common::env::Secret::new(current));
+        cfg.previous_key = Some(storefront_common::env::Secret::new(previous));
         let signer = Signer::new(&cfg).unwrap();
         let keys = signer.signing_keys().keys;
         assert_eq!(keys.len(), 2);
@@ -167,7 +167,7 @@ mod tests {
             jsonwebtoken::decode_header(&token).unwrap().kid.as_deref(),
             Some(keys[0].kid.as_str())
         );
-        cfg.signing_key = Some(storefront_common::config::Secret::new("not a key"));
+        cfg.signing_key = Some(storefront_common::env::Secret::new("not a key"));
         assert!(
             Signer::new(&cfg).is_err(),
             "a bad configured key stops the service"

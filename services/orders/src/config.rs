@@ -1,6 +1,6 @@
 //! The orders service's configuration.
 
-use storefront_common::config::{ConfigError, EnvReader};
+use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "orders";

@@ -17,7 +17,7 @@ pub use crate::config::OrdersConfig;
 /// Runs the orders service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = OrdersConfig::from_env(&env)?;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use storefront_common::config::{ConfigError, EnvReader, is_loopback_url};
+use storefront_common::env::{ConfigError, EnvReader, is_loopback_url};
 use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
 

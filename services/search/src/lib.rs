@@ -28,7 +28,7 @@ pub use crate::config::SearchConfig;
 /// Runs the search service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::config::EnvReader,
+    env: storefront_common::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = SearchConfig::from_env(&env)?;

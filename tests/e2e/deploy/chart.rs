@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 use storefront::programs::PROGRAMS;
-use storefront_common::config::EnvReader;
+use storefront_common::env::EnvReader;
 use storefront_common::identity::DEV_ISSUER;
 
 use super::{config_accepts, documents, root, tool};

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 use storefront::programs::PROGRAMS;
-use storefront_common::config::EnvReader;
+use storefront_common::env::EnvReader;
 
 use super::{config_accepts, documents, root};
 

@@ -19,7 +19,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::{DEV_ISSUER, IdentityClaims};
-use crate::config::EnvReader;
+use crate::env::EnvReader;
 
 /// The path (after the base URL) of the metadata identity endpoint.
 pub const IDENTITY_PATH_PREFIX: &str = "/computeMetadata/v1/instance/service-accounts";
