@@ -119,7 +119,7 @@ pub struct GatewayConfig {
     pub cors: CorsConfig,
     pub rate_limits: RateLimitConfig,
     pub environment: AppEnvironment,
-    /// `LISTEN_ADDR`, default 127.0.0.1:8080 (SPEC 1 "Local").
+    /// `LISTEN_ADDR`, default 127.0.0.1:8080.
     pub listen_addr: SocketAddr,
     /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
     pub catalog: DownstreamConfig,

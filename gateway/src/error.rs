@@ -1,5 +1,5 @@
 //! The gateway's one error type: every error response, whatever produced it,
-//! is a SPEC 7.1 body built here. gRPC statuses are mapped to HTTP in
+//! is an error body built here. gRPC statuses are mapped to HTTP in
 //! exactly one place, [`ApiError::from_status`].
 
 use std::borrow::Cow;
@@ -12,7 +12,7 @@ use storefront_common::error::{is_validation, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
 
-/// A field-level error (SPEC 7.1 `errors[]`).
+/// A field-level error (`errors[]` of the error body).
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 pub struct FieldError {
     /// The parameter, header or JSON path at fault, e.g. `lineItems[0].quantity`.
@@ -22,7 +22,7 @@ pub struct FieldError {
     pub message: String,
 }
 
-/// The SPEC 7.1 error body.
+/// The body of every error answer.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ErrorBody {
     /// The HTTP status code.
@@ -51,7 +51,7 @@ pub struct ApiError {
     pub cart: Option<serde_json::Value>,
 }
 
-/// The SPEC 7.1 `type` of a status.
+/// The error body's `type` for a status.
 pub fn error_type(status: StatusCode) -> &'static str {
     match status.as_u16() {
         400 | 413 | 414 | 415 | 422 | 431 => "validation_error",

@@ -52,7 +52,7 @@ impl Reply {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// Asserts the SPEC 7.1 error shape and returns the body.
+    /// Asserts the error body's shape and returns the body.
     pub fn error(&self, status: u16, code: &str) -> &Value {
         assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
         assert_eq!(self.header("content-type"), Some("application/json"));

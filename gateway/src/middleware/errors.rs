@@ -1,4 +1,4 @@
-//! The last line of defence: any error response not already a SPEC 7.1 JSON
+//! The last line of defence: any error response not already a JSON error
 //! body (axum's 405, a body-limit 413, ...) is replaced by one, keeping its
 //! status and headers such as `Allow`; a panic becomes a 500 body.
 

@@ -1,5 +1,5 @@
 //! Request bodies are JSON: [`ApiJson`] refuses another Content-Type with 415
-//! and turns every other JSON rejection into a SPEC 7.1 body. Handlers that
+//! and turns every other JSON rejection into an error body. Handlers that
 //! take a body take it through this extractor, so a wrong method on a path
 //! is still a 405, not a 415.
 
@@ -25,7 +25,7 @@ fn unsupported_media_type() -> ApiError {
     ApiError::for_status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
 }
 
-/// A JSON body whose every failure is a SPEC 7.1 error: 415 without a JSON
+/// A JSON body whose every failure is an error body: 415 without a JSON
 /// Content-Type, 413 over the limit, 400 `MALFORMED_JSON` for bytes that are
 /// not JSON, 422 `VALIDATION_ERROR` naming the field for JSON of the wrong
 /// shape.
@@ -102,7 +102,8 @@ fn integral_floats_as_integers(value: &mut serde_json::Value) {
     }
 }
 
-/// Deserialises `bytes`, classifying failures the way CONTRACT.md asks.
+/// Deserialises `bytes`, classifying failures: 400 for
+/// what is not JSON, 422 naming each field of the wrong type.
 /// Every body is a JSON object: serde would also read a struct from an
 /// array of its fields in order, which no document describes.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

@@ -1,4 +1,4 @@
-//! API versions (SPEC 9, CONTRACT.md): the `X-Api-Version` header is
+//! API versions (as `openapi.json` describes them): the `X-Api-Version` header is
 //! required, validated and echoed; a trailing path segment `v<major>[.minor]`
 //! after a versioned resource wins over it and is stripped before routing.
 
@@ -71,7 +71,7 @@ fn version_error(code: &str, message: &str) -> ApiError {
     .field("X-Api-Version", code, message.to_string())
 }
 
-/// The header's (major, minor), or the error of SPEC 9 / CONTRACT.md.
+/// The header's (major, minor), or why it is refused.
 fn header_version(value: Option<&HeaderValue>) -> Result<(u32, u32), ApiError> {
     let value = value.ok_or_else(|| {
         version_error(

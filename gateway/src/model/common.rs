@@ -16,7 +16,7 @@ pub fn localized(ls: Option<pb::LocalizedString>) -> LocalizedString {
     ls.map(|l| l.values).unwrap_or_default()
 }
 
-/// Money in minor units (SPEC 2.2).
+/// Money in minor units of its currency (cents).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Money {
@@ -49,7 +49,7 @@ pub fn timestamp(ts: Option<Timestamp>) -> String {
     ts.map(|t| t.to_string()).unwrap_or_default()
 }
 
-/// The SPEC 2.1 fields every resource carries.
+/// The fields every resource carries: its id, version and timestamps.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Meta {
@@ -74,7 +74,7 @@ impl Meta {
     }
 }
 
-/// The paged envelope of every collection (SPEC 2.4).
+/// The paged envelope of every collection.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Paged<T: ToSchema> {
     /// The limit applied.

@@ -117,7 +117,7 @@ impl From<pb::CustomerSummary> for CustomerSummary {
     }
 }
 
-/// SPEC 2.6, plus the refresh token.
+/// A login's answer: an access token for `X-BFF-Token`, and a refresh token.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginResult {

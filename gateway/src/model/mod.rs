@@ -1,4 +1,4 @@
-//! The JSON representations the gateway owns (CONTRACT.md "Resources"),
+//! The JSON representations the gateway owns (described in `openapi.json`),
 //! translated from the internal protobuf messages by moving, not copying.
 
 pub mod cart;

@@ -1,4 +1,4 @@
-//! The collection query language of SPEC 4.2, parsed once for every
+//! The collection query language (paging, `sort`, filters), parsed once for every
 //! collection endpoint: `limit`/`offset`, repeated `sort=field:dir`, the
 //! endpoint's explicit filters and `filter[field]` / `filter[field[op]]`.
 //! Each endpoint declares its fields in one [`spec::CollectionSpec`].

@@ -28,7 +28,7 @@ impl FieldKind {
     }
 }
 
-/// An explicit filter parameter (SPEC 4.2 "Explicit filters").
+/// An explicit filter parameter (a named parameter such as `brand`, beside `filter[...]`).
 #[derive(Debug, Clone, Copy)]
 pub struct Explicit {
     /// The query parameter, e.g. `minPrice`.

@@ -16,7 +16,7 @@ use crate::ratelimit::middleware::too_many;
 use crate::ratelimit::normalise;
 use crate::state::AppState;
 
-/// Logs a customer in (SPEC 5.3).
+/// Logs a customer in.
 #[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody,
     responses(
         (status = 200, description = "Logged in; send accessToken as X-BFF-Token. A customer has at most MAX_SESSIONS (20) sessions: this login ends the oldest beyond it", body = LoginResult),

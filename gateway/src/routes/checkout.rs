@@ -1,4 +1,4 @@
-//! Checkout sessions and their retry-safe confirmation (SPEC 3).
+//! Checkout sessions and their retry-safe confirmation.
 
 use axum::Json;
 use axum::extract::{Path, State};

@@ -17,7 +17,7 @@ use crate::query::{self, spec};
 use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
-/// Query parameters of `GET /products` (SPEC 4.1, 4.2).
+/// Query parameters of `GET /products`.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 #[allow(dead_code)]

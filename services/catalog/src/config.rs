@@ -5,7 +5,7 @@ use storefront_common::settings::ServiceSettings;
 
 pub const SERVICE_NAME: &str = "catalog";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:50051";
-/// The demo catalog size of the embedded default (CONTRACT: at least 1,000).
+/// The demo catalog size of the embedded default (at least 1,000).
 pub const DEFAULT_SIZE: usize = 1_000;
 pub const MAX_SIZE: usize = 1_000_000;
 

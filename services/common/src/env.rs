@@ -27,7 +27,7 @@ impl ConfigError {
     }
 }
 
-/// The deployment environments of SPEC 1.
+/// The deployment environments a program runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AppEnvironment {
     Production,

@@ -1,6 +1,6 @@
 //! The one error type services answer with, and its mapping onto gRPC status
 //! codes with rich details (ErrorInfo reason + BadRequest field violations),
-//! so the gateway can rebuild SPEC 7.1 bodies without guessing.
+//! so the gateway can rebuild its error bodies without guessing.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -43,7 +43,7 @@ impl ErrorKind {
     }
 }
 
-/// One field-level error (SPEC 7.1 `errors[]`).
+/// One field-level error (`errors[]` of the gateway's error body).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldViolation {
     pub field: String,
@@ -70,7 +70,7 @@ impl FieldViolation {
 #[error("{message}")]
 pub struct ServiceError {
     pub kind: ErrorKind,
-    /// The machine-readable code (SPEC 7.1 `code`), e.g. `INVALID_FILTER`.
+    /// The machine-readable code (the error body's `code`), e.g. `INVALID_FILTER`.
     pub code: Cow<'static, str>,
     pub message: String,
     pub violations: Vec<FieldViolation>,

@@ -1,6 +1,7 @@
 //! Evaluation of the collection query language (`ListQuery`: filters, then a
 //! total sort order, then the page) over in-memory records. Every service
-//! that lists something uses this, so the rules of SPEC 4.2 hold everywhere.
+//! that lists something uses this, so paging, sorting and filtering
+//! mean the same everywhere.
 
 use std::cmp::Ordering;
 
