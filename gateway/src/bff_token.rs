@@ -139,7 +139,7 @@ async fn fetch_keys(ds: &Downstreams, correlation: &CallContext) -> Result<JwkSe
         .customers()
         .get_signing_keys(correlation, GetSigningKeysRequest {})
         .await
-        .map_err(|e| e.message.to_string())?;
+        .map_err(|e| e.to_string())?;
     let keys = reply
         .keys
         .into_iter()

@@ -8,6 +8,7 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use storefront_common::client::call::CallError;
 use storefront_common::error::{is_validation, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
@@ -260,6 +261,20 @@ fn default_code(status: StatusCode) -> &'static str {
 impl From<tonic::Status> for ApiError {
     fn from(status: tonic::Status) -> Self {
         Self::from_status(&status)
+    }
+}
+
+impl From<CallError> for ApiError {
+    fn from(error: CallError) -> Self {
+        match error {
+            CallError::CircuitOpen(_) => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "CIRCUIT_OPEN",
+                error.to_string(),
+            ),
+            CallError::Token(peer, e) => Self::unavailable(peer, e),
+            CallError::Status(status) => Self::from_status(&status),
+        }
     }
 }
 

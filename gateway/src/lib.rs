@@ -7,7 +7,7 @@
 //! rewrites versioned paths before routing.
 
 mod bff_token;
-mod breaker;
+
 pub mod config;
 pub mod cors;
 pub mod downstream;

@@ -1,8 +1,8 @@
 //! One typed client per downstream: every method the gateway calls, with
 //! its retry policy declared beside it. A handler's call is one line,
-//! `state.catalog().get_product(&ctx, message).await?`; the request
-//! context, breaker, deadline and retries are the same for all of them
-//! ([`Downstreams::call`]).
+//! `ds.catalog().get_product(&ctx, message).await?`; the request context,
+//! breaker, deadline and retries are the same for all of them, and for
+//! the services' own calls (`storefront_common::client::call`).
 
 use storefront_proto::cart::v1 as cart;
 use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
@@ -18,42 +18,25 @@ use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::search::v1 as search;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 
-use super::{Downstreams, Policy};
-use crate::error::ApiError;
-use crate::middleware::call_context::CallContext;
+use storefront_common::typed_client;
 
+use super::Downstreams;
+
+/// Typed clients over each downstream's caller, and the accessor that
+/// hands one out.
 macro_rules! clients {
     ($(
         $(#[$doc:meta])*
-        $client:ident = $field:ident via $grpc:ident {
-            $( $policy:ident $method:ident($request:ty) -> $reply:ty; )*
-        }
+        $client:ident = $field:ident via $grpc:ident { $($methods:tt)* }
     )*) => {$(
-        $(#[$doc])*
-        #[derive(Clone, Copy)]
-        pub struct $client<'a>(&'a Downstreams);
-
-        impl $client<'_> {
-            $(
-                pub async fn $method(
-                    self,
-                    context: &CallContext,
-                    message: $request,
-                ) -> Result<$reply, ApiError> {
-                    let ds = self.0;
-                    let to = &ds.$field;
-                    ds.call(to, context, Policy::$policy, message, |request| {
-                        let mut client = $grpc::new(to.peer.channel.clone());
-                        async move { client.$method(request).await }
-                    })
-                    .await
-                }
-            )*
+        typed_client! {
+            $(#[$doc])*
+            pub $client via $grpc { $($methods)* }
         }
 
         impl Downstreams {
             pub fn $field(&self) -> $client<'_> {
-                $client(self)
+                $client(&self.$field.caller)
             }
         }
     )*};

@@ -1,23 +1,22 @@
-//! The gRPC side of the gateway: one [`Peer`] per domain service (channel,
-//! identity token, correlation id, deadline), its breaker and its health;
-//! the calls themselves go through the typed clients of [`clients`].
+//! The gRPC side of the gateway: one [`Caller`] per domain service (its
+//! channel, identity token, breaker and the shared retry budget) and its
+//! health; the calls themselves go through the typed clients of
+//! [`clients`].
 
 mod call;
 pub mod clients;
-
-pub use call::Policy;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use storefront_common::client::Peer;
+use storefront_common::client::breaker::Breaker;
+use storefront_common::client::call::{Caller, retry_budget};
 use storefront_common::identity::token_source::TokenSource;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-use tower::retry::budget::TpsBudget;
 
-use crate::breaker::Breaker;
 use crate::config::{DownstreamConfig, GatewayConfig};
 
 /// Health checks answer quickly or count as not serving.
@@ -31,10 +30,9 @@ const UNHEALTHY_CACHE: Duration = Duration::from_millis(100);
 
 #[derive(Clone)]
 pub struct Downstream {
-    pub peer: Peer,
+    pub caller: Caller,
     /// The gRPC service name health is asked about.
     pub grpc_service: &'static str,
-    pub breaker: Arc<Breaker>,
     /// The last health answer and when it came; the lock also makes
     /// concurrent probes share one check.
     health: Arc<tokio::sync::Mutex<Option<(std::time::Instant, bool)>>>,
@@ -42,7 +40,7 @@ pub struct Downstream {
 
 impl Downstream {
     pub fn name(&self) -> &'static str {
-        self.peer.name
+        self.caller.name()
     }
 
     /// Whether the service reports SERVING within [`HEALTH_TIMEOUT`], as
@@ -61,7 +59,7 @@ impl Downstream {
     }
 
     async fn check(&self) -> bool {
-        let mut client = HealthClient::new(self.peer.unguarded.clone());
+        let mut client = HealthClient::new(self.caller.peer.unguarded.clone());
         let mut request = tonic::Request::new(HealthCheckRequest {
             service: self.grpc_service.to_string(),
         });
@@ -73,9 +71,6 @@ impl Downstream {
 
 #[derive(Clone)]
 pub struct Downstreams {
-    /// Retries may add at most 20% to the calls made (plus a floor of 10 a
-    /// second), so a struggling downstream is not buried under retries.
-    pub(crate) retry_budget: Arc<TpsBudget>,
     pub catalog: Downstream,
     pub customers: Downstream,
     pub cart: Downstream,
@@ -88,6 +83,8 @@ impl Downstreams {
     pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
         let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
         let timeout = config.grpc_timeout;
+        // One budget: retries add at most 20% to all the gateway's calls.
+        let budget = retry_budget();
         let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
             let peer = Peer::limited(
                 name,
@@ -102,14 +99,16 @@ impl Downstreams {
                 config.breaker_open_for,
             ));
             Ok::<_, anyhow::Error>(Downstream {
-                peer,
+                caller: Caller {
+                    peer,
+                    breaker,
+                    retry_budget: budget.clone(),
+                },
                 grpc_service,
-                breaker,
                 health: Arc::default(),
             })
         };
         Ok(Self {
-            retry_budget: Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2)),
             catalog: downstream(
                 "catalog",
                 "storefront.catalog.v1.CatalogService",

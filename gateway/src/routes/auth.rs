@@ -68,6 +68,7 @@ pub async fn login(
     {
         Ok(reply) => Ok(Json(LoginResult::try_from(reply)?).into_response()),
         Err(error) => {
+            let error = ApiError::from(error);
             if error.code.as_deref() == Some("INVALID_CREDENTIALS")
                 && let Some(email) = &email
             {

@@ -4,6 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::de::IgnoredAny;
+use storefront_common::client::call::CallError;
 use storefront_proto::cart::v1::{
     ConfirmCheckoutRequest, CreateCheckoutRequest, GetCartRequest, GetCheckoutRequest,
 };
@@ -54,14 +55,14 @@ pub async fn create_checkout(
     };
     let address = match ds.customers().get_address(&correlation, lookup).await {
         Ok(a) => a.fields.unwrap_or_default(),
-        Err(e) if e.status == StatusCode::NOT_FOUND => {
+        Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
             return Err(ApiError::invalid_field(
                 "shippingAddressId",
                 "INVALID_VALUE",
                 "no such address in your address book",
             ));
         }
-        Err(e) => return Err(e),
+        Err(e) => return Err(e.into()),
     };
     let shipping_address = ShippingAddress {
         first_name: address.first_name,
@@ -140,7 +141,8 @@ pub async fn confirm_checkout(
         .await
     {
         Ok(reply) => Ok(Json(CheckoutSession::try_from(reply)?)),
-        Err(mut error) => {
+        Err(error) => {
+            let mut error = ApiError::from(error);
             if error.code.as_deref() == Some("CART_REPRICED") {
                 error.cart = repriced_cart(&state, &correlation, &customer, &session_id).await;
             }

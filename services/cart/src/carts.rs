@@ -3,17 +3,17 @@
 
 use std::sync::Arc;
 
-use storefront_common::client::Peer;
+use storefront_common::client::call::{CallError, Caller, Current};
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_common::store::{Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
-use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
 use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::orders::v1::OrderLine;
 
+use crate::clients::Catalog;
 use crate::config::CartLimits;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
@@ -77,7 +77,7 @@ fn quantity(q: u32) -> Result<u32, ServiceError> {
 
 pub struct Carts {
     pub store: Store,
-    pub catalog: Peer,
+    pub catalog: Caller,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
     pub limits: CartLimits,
 }
@@ -310,30 +310,20 @@ impl Carts {
             product_id: req.product_id.clone(),
             currency_code: currency.to_string(),
         };
-        let request = self.catalog.request(message).await.map_err(|e| {
-            ServiceError::new(
-                ErrorKind::Unavailable,
-                "CATALOG_UNAVAILABLE",
-                format!("catalog unreachable: {e}"),
-            )
-        })?;
-        let product = match CatalogServiceClient::new(self.catalog.channel.clone())
-            .get_product(request)
-            .await
-        {
-            Ok(p) => p.into_inner(),
-            Err(s) if s.code() == tonic::Code::NotFound => {
+        let product = match Catalog(&self.catalog).get_product(&Current, message).await {
+            Ok(p) => p,
+            Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
                 return Err(invalid(
                     "productId",
                     "INVALID_VALUE",
                     format!("product {} does not exist", req.product_id),
                 ));
             }
-            Err(s) => {
+            Err(e) => {
                 return Err(ServiceError::new(
                     ErrorKind::Unavailable,
                     "CATALOG_UNAVAILABLE",
-                    s.message().to_string(),
+                    format!("catalog unreachable: {e}"),
                 ));
             }
         };

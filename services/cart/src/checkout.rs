@@ -14,17 +14,17 @@
 
 use std::time::Duration;
 
-use storefront_common::client::Peer;
+use storefront_common::client::call::{Caller, Current};
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_common::store::{Store, Updated};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::{
     Cart, CartState, CheckoutRecord, CheckoutSession, CheckoutStatus,
 };
-use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::orders::v1::{CreateOrderRequest, ShippingAddress, Totals};
 
 use crate::carts::{Carts, now, version};
+use crate::clients::Orders;
 use crate::pricing::{included_tax, money};
 
 const MAX_ATTEMPTS: usize = 128;
@@ -73,7 +73,7 @@ fn repriced(cart: &Cart) -> ServiceError {
 
 pub struct Checkout {
     pub store: Store,
-    pub orders: Peer,
+    pub orders: Caller,
     pub ttl: Duration,
 }
 
@@ -322,15 +322,10 @@ impl Checkout {
         };
         let unavailable =
             |m: String| ServiceError::new(ErrorKind::Unavailable, "ORDERS_UNAVAILABLE", m);
-        let request = self
-            .orders
-            .request(message)
+        Orders(&self.orders)
+            .create_order(&Current, message)
             .await
             .map_err(|e| unavailable(e.to_string()))?;
-        OrderServiceClient::new(self.orders.channel.clone())
-            .create_order(request)
-            .await
-            .map_err(|s| unavailable(s.message().to_string()))?;
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 pub mod carts;
 mod checkout;
+mod clients;
 pub mod config;
 mod owned;
 pub mod pricing;
@@ -14,11 +15,11 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use storefront_common::client::Peer;
+use storefront_common::client::call::{Caller, Current};
 use storefront_common::identity::token_source::TokenSource;
 use storefront_common::store::Store;
 use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
-use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::common::v1::{ListQuery, PageRequest};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -48,11 +49,11 @@ pub async fn serve(
     let peer = |(url, audience): &(String, String), name| {
         Peer::new(name, url, audience, tokens.clone(), config.grpc_timeout)
     };
-    let catalog = peer(&config.catalog, "catalog")?;
-    let orders = peer(&config.orders, "orders")?;
+    let catalog = Caller::new(peer(&config.catalog, "catalog")?);
+    let orders = Caller::new(peer(&config.orders, "orders")?);
     let promotions = Arc::new(RwLock::new(Catalogue::new(promotions::demo(Vec::new()))));
     tokio::spawn(scope_promotions(
-        catalog.clone(),
+        Caller::for_background(catalog.peer.clone()),
         promotions.clone(),
         shutdown.clone(),
     ));
@@ -80,7 +81,7 @@ pub async fn serve(
 /// Resolves the category scopes of the demo promotions from the catalog,
 /// retrying until it answers (until then they apply to nothing).
 async fn scope_promotions(
-    catalog: Peer,
+    catalog: Caller,
     promotions: Arc<RwLock<Catalogue>>,
     shutdown: CancellationToken,
 ) {
@@ -95,21 +96,15 @@ async fn scope_promotions(
         if shutdown.is_cancelled() {
             return;
         }
-        let request = catalog
-            .request(ListCategoriesRequest {
-                query: Some(query.clone()),
-            })
-            .await;
-        let reply = match request {
-            Ok(request) => CatalogServiceClient::new(catalog.channel.clone())
-                .list_categories(request)
-                .await
-                .ok(),
-            Err(_) => None,
+        let message = ListCategoriesRequest {
+            query: Some(query.clone()),
         };
+        let reply = clients::Catalog(&catalog)
+            .list_categories(&Current, message)
+            .await
+            .ok();
         if let Some(reply) = reply {
             let shoes = reply
-                .into_inner()
                 .categories
                 .into_iter()
                 .filter(|c| c.key.ends_with("-shoes"))

@@ -4,6 +4,7 @@
 
 mod analyzer;
 mod build;
+mod clients;
 pub mod config;
 mod facets;
 mod index;
@@ -18,6 +19,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use storefront_common::client::Peer;
+use storefront_common::client::call::Caller;
 use storefront_common::identity::token_source::TokenSource;
 use storefront_proto::search::v1::search_service_server::SearchServiceServer;
 use tokio::net::TcpListener;
@@ -43,7 +45,13 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let (url, audience) = &config.catalog;
-    let catalog = Peer::new("catalog", url, audience, tokens, config.grpc_timeout)?;
+    let catalog = Caller::for_background(Peer::new(
+        "catalog",
+        url,
+        audience,
+        tokens,
+        config.grpc_timeout,
+    )?);
     let empty = build::build(std::iter::empty::<build::Batch>(), &[])?;
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),

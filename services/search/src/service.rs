@@ -4,9 +4,8 @@
 use std::sync::{Arc, RwLock};
 
 use storefront_common::catalog::currency_index;
-use storefront_common::client::Peer;
+use storefront_common::client::call::{Caller, Current};
 use storefront_common::error::{ErrorKind, ServiceError};
-use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
     ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
 };
@@ -16,6 +15,7 @@ use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
 
 use crate::build;
+use crate::clients::Catalog;
 use crate::index::Indexed;
 use crate::search::{all_hits, answer, filtered};
 use crate::text_query::Typos;
@@ -27,7 +27,7 @@ const MAX_SUGGESTIONS: u32 = 20;
 #[derive(Clone)]
 pub struct SearchApi {
     pub current: Arc<RwLock<Arc<Indexed>>>,
-    pub catalog: Peer,
+    pub catalog: Caller,
     pub synonyms: Arc<Vec<Vec<String>>>,
 }
 
@@ -52,24 +52,17 @@ impl SearchApi {
     }
 
     pub async fn catalog_version(&self) -> Result<u64, ServiceError> {
-        let request = self
-            .catalog
-            .request(GetCatalogInfoRequest {})
+        let info = Catalog(&self.catalog)
+            .get_catalog_info(&Current, GetCatalogInfoRequest {})
             .await
             .map_err(unavailable)?;
-        let info = CatalogServiceClient::new(self.catalog.channel.clone())
-            .get_catalog_info(request)
-            .await;
-        Ok(info
-            .map_err(|s| unavailable(s.message()))?
-            .into_inner()
-            .version)
+        Ok(info.version)
     }
 
     /// Builds a fresh index from the catalog's export and swaps it in. The
     /// export streams into the builder, so indexing overlaps the transfer.
     pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
-        let mut client = CatalogServiceClient::new(self.catalog.channel.clone());
+        let catalog = Catalog(&self.catalog);
         let query = ListQuery {
             page: Some(PageRequest {
                 limit: 100,
@@ -77,30 +70,19 @@ impl SearchApi {
             }),
             ..Default::default()
         };
-        let request = self
-            .catalog
-            .request(ListCategoriesRequest { query: Some(query) })
+        let categories = catalog
+            .list_categories(&Current, ListCategoriesRequest { query: Some(query) })
             .await
-            .map_err(unavailable)?;
-        let categories = client
-            .list_categories(request)
-            .await
-            .map_err(|s| unavailable(s.message()))?
-            .into_inner()
+            .map_err(unavailable)?
             .categories;
-        let request = self
-            .catalog
-            .request(ExportProductsRequest {
-                batch_size: 1000,
-                compressed: true,
-            })
+        let export = ExportProductsRequest {
+            batch_size: 1000,
+            compressed: true,
+        };
+        let mut stream = catalog
+            .export_products(&Current, export)
             .await
             .map_err(unavailable)?;
-        let mut stream = client
-            .export_products(request)
-            .await
-            .map_err(|s| unavailable(s.message()))?
-            .into_inner();
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
         let builder =

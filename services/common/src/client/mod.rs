@@ -2,6 +2,9 @@
 //! decoration every call carries (identity token for the callee's audience,
 //! correlation id, deadline).
 
+pub mod breaker;
+pub mod call;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
-//! A circuit breaker per downstream: after `threshold` failed reads in a row
-//! (unreachable: see `Downstreams::read` for what counts) calls to it fail at once with 503 for
-//! `open_for`, so a dead service costs neither the caller's time nor its own
+//! A circuit breaker per peer: after `threshold` failed calls in a row
+//! (unreachable: see `call::record` for what counts) calls to it fail at
+//! once for `open_for`, so a dead service costs neither the caller's time nor its own
 //! recovery. Then calls go through again; the first failure re-opens it,
 //! the first success closes it.
 

@@ -1,0 +1,245 @@
+//! One call to a peer, whatever the method or the caller (the gateway or a
+//! service): the identity token, correlation id and deadline on the
+//! request, the circuit breaker before and after, and retries for the
+//! methods declared idempotent reads. Typed clients ([`typed_client!`])
+//! declare each method with its [`Policy`] and go through [`Caller::call`].
+//!
+//! [`typed_client!`]: crate::typed_client
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tonic::metadata::{Ascii, MetadataValue};
+use tower::retry::budget::{Budget, TpsBudget};
+
+use super::breaker::Breaker;
+use super::{Peer, is_shed};
+use crate::identity::token_source::TokenError;
+
+/// What a method may be retried for, declared with the method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Idempotent: retried with jittered exponential back-off while the
+    /// peer is unreachable, within the retry budget.
+    Read,
+    /// Sent once: a retry could apply it twice.
+    Write,
+}
+
+/// What a call carries besides its message.
+pub trait CallScope {
+    /// The correlation id to send on, if any.
+    fn correlation(&self) -> Option<MetadataValue<Ascii>>;
+    /// A deadline tighter than the channel's, if the call has one.
+    fn deadline(&self) -> Option<Duration>;
+}
+
+/// A service's call to another, in the scope of the call it is serving
+/// (see [`crate::call_context`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Current;
+
+impl CallScope for Current {
+    fn correlation(&self) -> Option<MetadataValue<Ascii>> {
+        crate::call_context::correlation()
+    }
+    fn deadline(&self) -> Option<Duration> {
+        None
+    }
+}
+
+#[derive(Debug)]
+pub enum CallError {
+    /// The peer's circuit is open: not sent.
+    CircuitOpen(&'static str),
+    /// No identity token for the peer: not sent.
+    Token(&'static str, TokenError),
+    /// The peer's answer, or the transport's.
+    Status(tonic::Status),
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallError::CircuitOpen(peer) => {
+                write!(f, "{peer} is failing; calls are paused briefly")
+            }
+            CallError::Token(peer, e) => write!(f, "no identity token for {peer}: {e}"),
+            CallError::Status(s) => f.write_str(s.message()),
+        }
+    }
+}
+
+/// Retries of an idempotent read after a peer was unreachable.
+const MAX_RETRIES: u32 = 3;
+/// The first back-off; it doubles, with up to ±50% jitter.
+const BASE_BACKOFF: Duration = Duration::from_millis(50);
+
+fn backoff(attempt: u32) -> Duration {
+    let base = BASE_BACKOFF * 2u32.pow(attempt);
+    base.mul_f64(0.5 + fastrand::f64())
+}
+
+/// Retries may add at most 20% to the calls made (plus a floor of 10 a
+/// second), so a struggling peer is not buried under retries.
+pub fn retry_budget() -> Arc<TpsBudget> {
+    Arc::new(TpsBudget::new(Duration::from_secs(10), 10, 0.2))
+}
+
+/// A peer with its breaker and the retry budget it draws on (which
+/// callers may share).
+#[derive(Clone)]
+pub struct Caller {
+    pub peer: Peer,
+    pub breaker: Arc<Breaker>,
+    pub retry_budget: Arc<TpsBudget>,
+}
+
+impl Caller {
+    /// `peer` with the default breaker (5 failures, open for 5 s) and a
+    /// budget of its own.
+    pub fn new(peer: Peer) -> Self {
+        Self {
+            peer,
+            breaker: Arc::new(Breaker::new(5, Duration::from_secs(5))),
+            retry_budget: retry_budget(),
+        }
+    }
+
+    /// `peer` for a background job that retries on its own schedule
+    /// (start-up loops, index rebuilds): no breaker and no retries, which
+    /// would only delay its next attempt.
+    pub fn for_background(peer: Peer) -> Self {
+        Self {
+            peer,
+            breaker: Arc::new(Breaker::new(u32::MAX, Duration::ZERO)),
+            retry_budget: Arc::new(TpsBudget::new(Duration::from_secs(1), 0, 0.0)),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.peer.name
+    }
+
+    /// Calls the peer with `message` under `policy`. The scope's deadline
+    /// holds the call, even against a peer that never answers.
+    pub async fn call<M, R, F, Fut>(
+        &self,
+        scope: &impl CallScope,
+        policy: Policy,
+        message: M,
+        call: F,
+    ) -> Result<R, CallError>
+    where
+        M: Clone,
+        F: Fn(tonic::Request<M>) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<R>, tonic::Status>>,
+    {
+        let retries = match policy {
+            Policy::Read => {
+                self.retry_budget.deposit();
+                MAX_RETRIES
+            }
+            Policy::Write => 0,
+        };
+        let correlation = scope.correlation();
+        let deadline = scope.deadline();
+        let mut attempt = 0;
+        let outcome = loop {
+            if !self.breaker.allows() {
+                return Err(CallError::CircuitOpen(self.name()));
+            }
+            let mut request = self
+                .peer
+                .request_with(correlation.as_ref(), message.clone())
+                .await
+                .map_err(|e| CallError::Token(self.name(), e))?;
+            // The call's own deadline travels as grpc-timeout (the
+            // channel's is the cap).
+            if let Some(d) = deadline {
+                request.set_timeout(d);
+            }
+            let result = match deadline {
+                Some(d) => tokio::time::timeout(d, call(request))
+                    .await
+                    .unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("deadline passed"))),
+                None => call(request).await,
+            };
+            match result {
+                Err(status)
+                    if status.code() == tonic::Code::Unavailable
+                        && attempt < retries
+                        && self.retry_budget.withdraw() =>
+                {
+                    tracing::debug!(peer = self.name(), attempt, "retrying an unreachable peer");
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                }
+                outcome => break outcome,
+            }
+        };
+        self.record(&outcome);
+        outcome
+            .map(tonic::Response::into_inner)
+            .map_err(CallError::Status)
+    }
+
+    /// Feeds the breaker with one call's outcome (reads and writes alike).
+    /// It counts calls, not attempts: one read that exhausted its retries
+    /// is one failure. Only the peer failing counts: a deadline may be one
+    /// expensive request's own (heavy queries must not open the circuit
+    /// for everyone), and a shed call was never sent; the concurrency
+    /// limit bounds what a hung peer holds. Any answer, an error included,
+    /// shows the peer is up.
+    fn record<R>(&self, outcome: &Result<R, tonic::Status>) {
+        match outcome {
+            Err(s) if s.code() == tonic::Code::Unavailable => {
+                if self.breaker.failed() {
+                    tracing::warn!(peer = self.name(), "circuit opened");
+                }
+            }
+            Err(s)
+                if is_shed(s)
+                    || matches!(
+                        s.code(),
+                        tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+                    ) => {}
+            _ => self.breaker.succeeded(),
+        }
+    }
+}
+
+/// A typed client over a [`Caller`]: one method per gRPC method the
+/// caller uses, each with its [`Policy`], all through [`Caller::call`].
+/// The tonic client type (`$grpc`) must be in scope where it is used.
+#[macro_export]
+macro_rules! typed_client {
+    (
+        $(#[$doc:meta])*
+        $vis:vis $client:ident via $grpc:ident {
+            $( $policy:ident $method:ident($request:ty) -> $reply:ty; )*
+        }
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        $vis struct $client<'a>(pub &'a $crate::client::call::Caller);
+
+        impl $client<'_> {
+            $(
+                pub async fn $method(
+                    self,
+                    scope: &impl $crate::client::call::CallScope,
+                    message: $request,
+                ) -> Result<$reply, $crate::client::call::CallError> {
+                    let caller = self.0;
+                    caller
+                        .call(scope, $crate::client::call::Policy::$policy, message, |request| {
+                            let mut client = $grpc::new(caller.peer.channel.clone());
+                            async move { client.$method(request).await }
+                        })
+                        .await
+                }
+            )*
+        }
+    };
+}

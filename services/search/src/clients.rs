@@ -1,0 +1,20 @@
+//! The calls the search service makes: reading the catalog to index it,
+//! through the mesh's one call path (all from background jobs, which
+//! retry on their own schedule: see `Caller::for_background`).
+
+use storefront_common::typed_client;
+use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+use storefront_proto::catalog::v1::{
+    CatalogInfo, ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
+    ListCategoriesResponse,
+};
+use storefront_proto::encoded::ProductBatch;
+
+typed_client! {
+    /// The catalog's products, categories and version.
+    pub Catalog via CatalogServiceClient {
+        Read get_catalog_info(GetCatalogInfoRequest) -> CatalogInfo;
+        Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
+        Read export_products(ExportProductsRequest) -> tonic::Streaming<ProductBatch>;
+    }
+}
