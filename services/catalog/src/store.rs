@@ -287,14 +287,12 @@ fn tree(categories: &[Category]) -> CategoryTree {
 pub enum NamedField {
     Name,
     Position,
-    Key,
 }
 
 fn resolve_named(name: &str) -> Option<(NamedField, FieldType)> {
     Some(match name {
         "name" => (NamedField::Name, FieldType::Text),
         "position" => (NamedField::Position, FieldType::Integer),
-        "key" => (NamedField::Key, FieldType::Text),
         _ => return None,
     })
 }
@@ -319,7 +317,6 @@ macro_rules! named_schema {
                 match field {
                     NamedField::Name => text(r.name.as_ref()),
                     NamedField::Position => Value::Integer(i64::from(r.position)),
-                    NamedField::Key => Value::Text(&r.key),
                 }
             }
         }
@@ -328,3 +325,16 @@ macro_rules! named_schema {
 
 named_schema!(CategorySchema, Category);
 named_schema!(CollectionSchema, Collection);
+
+#[cfg(test)]
+mod tests {
+    use storefront_common::query::vocabulary::{CATEGORIES, COLLECTIONS, assert_schema_follows};
+
+    use super::{CategorySchema, CollectionSchema};
+
+    #[test]
+    fn category_and_collection_schemas_follow_the_vocabulary() {
+        assert_schema_follows::<CategorySchema>(&CATEGORIES);
+        assert_schema_follows::<CollectionSchema>(&COLLECTIONS);
+    }
+}

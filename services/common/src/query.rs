@@ -3,6 +3,8 @@
 //! that lists something uses this, so paging, sorting and filtering
 //! mean the same everywhere.
 
+pub mod vocabulary;
+
 use std::cmp::Ordering;
 
 use storefront_proto::common::v1::filter_value::Kind;

@@ -237,3 +237,13 @@ impl Schema for AddressSchema {
         }
     }
 }
+
+#[cfg(test)]
+mod vocabulary_tests {
+    use storefront_common::query::vocabulary::{ADDRESSES, assert_schema_follows};
+
+    #[test]
+    fn the_schema_follows_the_vocabulary() {
+        assert_schema_follows::<super::AddressSchema>(&ADDRESSES);
+    }
+}

@@ -287,3 +287,13 @@ impl Schema for OrderSchema {
         }
     }
 }
+
+#[cfg(test)]
+mod vocabulary_tests {
+    use storefront_common::query::vocabulary::{ORDERS, assert_schema_follows};
+
+    #[test]
+    fn the_schema_follows_the_vocabulary() {
+        assert_schema_follows::<super::OrderSchema>(&ORDERS);
+    }
+}

@@ -1,7 +1,12 @@
-//! What a collection endpoint accepts: its sortable fields, its structured
-//! filter fields with their types, and its explicit filter parameters.
+//! What each collection accepts, declared once: its sortable fields, its
+//! structured filter fields with their types, and its explicit filter
+//! parameters. The gateway validates queries and writes their OpenAPI
+//! parameters from these tables; each service's `Schema::resolve` is
+//! checked against them ([`assert_schema_follows`]).
 
 use storefront_proto::common::v1::FilterOperator;
+
+use super::{FieldType, Schema};
 
 /// The type of a filterable field, which decides its operators and values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,3 +169,59 @@ pub const ORDERS: CollectionSpec = CollectionSpec {
     ],
     explicit: &[],
 };
+
+impl FieldKind {
+    /// Whether a service's field type is how this kind is compared: ids
+    /// are text, or sets of them (a product's categories).
+    pub fn is_typed_as(self, ty: FieldType) -> bool {
+        match self {
+            FieldKind::Text | FieldKind::Enum(_) => ty == FieldType::Text,
+            FieldKind::Integer | FieldKind::Cents => ty == FieldType::Integer,
+            FieldKind::Boolean => ty == FieldType::Boolean,
+            FieldKind::Timestamp => ty == FieldType::Timestamp,
+            FieldKind::Id => matches!(ty, FieldType::Text | FieldType::TextSet),
+        }
+    }
+}
+
+/// Every collection, to check a schema names no field of another.
+const ALL: &[&CollectionSpec] = &[&PRODUCTS, &CATEGORIES, &COLLECTIONS, &ADDRESSES, &ORDERS];
+
+/// Panics unless `S` resolves exactly the fields `spec` declares, each
+/// filter field with its declared type. For each service's tests.
+pub fn assert_schema_follows<S: Schema>(spec: &CollectionSpec) {
+    for name in spec.sort_fields {
+        assert!(S::resolve(name).is_some(), "sort field {name} unresolved");
+    }
+    for (name, kind) in spec.filter_fields {
+        let ty = S::resolve(name).map(|(_, ty)| ty);
+        assert!(
+            ty.is_some_and(|ty| kind.is_typed_as(ty)),
+            "filter field {name}: {kind:?} declared, {ty:?} resolved"
+        );
+    }
+    let declared = |name: &str| {
+        spec.sort_fields.contains(&name) || spec.filter_fields.iter().any(|(n, _)| *n == name)
+    };
+    let names = ALL.iter().flat_map(|s| {
+        s.sort_fields
+            .iter()
+            .chain(s.filter_fields.iter().map(|(n, _)| n))
+    });
+    for name in names.chain(["id", "key", "position", "name"].iter()) {
+        assert!(
+            S::resolve(name).is_none() || declared(name),
+            "{name} resolves but is not declared"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_product_schema_follows_the_vocabulary() {
+        assert_schema_follows::<crate::catalog::ProductSchema>(&PRODUCTS);
+    }
+}
