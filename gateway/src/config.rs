@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cors::CorsConfig;
-use storefront_common::env::{AppEnvironment, ConfigError, EnvReader, is_loopback_url};
+use storefront_common::env::{AppEnvironment, ConfigError, EnvReader};
 use storefront_common::identity::DEV_ISSUER;
 use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
@@ -209,13 +209,12 @@ impl GatewayConfig {
             identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
             identity_jwks_url: env
                 .url("IDENTITY_JWKS_URL", "http://127.0.0.1:8091/oauth2/v3/certs")?,
-            redis_url: env.raw("REDIS_URL").map(str::to_string),
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
-            identity_token_url: env.url(
-                "IDENTITY_TOKEN_URL",
-                &dev_identity_url("http://127.0.0.1:8091"),
-            )?,
+            identity_token_url: env
+                .identity_token_url(environment, &dev_identity_url("http://127.0.0.1:8091"))?,
+            // Without shared state a logout would not reach the other replicas.
+            redis_url: env.redis_url(environment, "sessions and rate limits")?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             downstream_concurrency: env.parse(
                 "DOWNSTREAM_CONCURRENCY",
@@ -246,25 +245,10 @@ impl GatewayConfig {
                 "must be greater than 0",
             ));
         }
-        // The dev issuer only ever runs on loopback; production must get its
-        // tokens from the platform's metadata server.
-        if self.environment.refuses_dev_shortcuts() && is_loopback_url(&self.identity_token_url) {
-            return Err(ConfigError::new(
-                "IDENTITY_TOKEN_URL",
-                "the dev issuer is refused in production and staging",
-            ));
-        }
         if self.environment.refuses_dev_shortcuts() && self.identity_issuer == DEV_ISSUER {
             return Err(ConfigError::new(
                 "IDENTITY_ISSUER",
                 "the dev issuer is refused in production and staging",
-            ));
-        }
-        // Without shared state a logout would not reach the other replicas.
-        if self.environment.refuses_dev_shortcuts() && self.redis_url.is_none() {
-            return Err(ConfigError::new(
-                "REDIS_URL",
-                "production and staging need shared session state",
             ));
         }
         Ok(())

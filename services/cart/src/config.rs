@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use storefront_common::env::{ConfigError, EnvReader, is_loopback_url};
+use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
 
@@ -63,10 +63,10 @@ impl CartConfig {
         };
         let dev_token_url = account_url("http://127.0.0.1:8091", DEV_CART_ACCOUNT);
         let config = Self {
-            redis_url: env.raw("REDIS_URL").map(str::to_string),
             catalog: peer("catalog", "http://127.0.0.1:50051")?,
             orders: peer("orders", "http://127.0.0.1:50054")?,
-            identity_token_url: env.url("IDENTITY_TOKEN_URL", &dev_token_url)?,
+            identity_token_url: env.identity_token_url(service.environment, &dev_token_url)?,
+            redis_url: env.redis_url(service.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             limits: CartLimits {
@@ -88,20 +88,6 @@ impl CartConfig {
                 "CHECKOUT_TTL_SECS",
                 "must be greater than 0",
             ));
-        }
-        if config.service.environment.refuses_dev_shortcuts() {
-            if is_loopback_url(&config.identity_token_url) {
-                return Err(ConfigError::new(
-                    "IDENTITY_TOKEN_URL",
-                    "the dev issuer is refused in production and staging",
-                ));
-            }
-            if config.redis_url.is_none() {
-                return Err(ConfigError::new(
-                    "REDIS_URL",
-                    "production and staging keep carts in Redis",
-                ));
-            }
         }
         Ok(config)
     }

@@ -184,6 +184,42 @@ impl EnvReader {
         self.parse("APP_ENV", AppEnvironment::Local)
     }
 
+    /// `REDIS_URL`; where `environment` refuses dev shortcuts it is
+    /// required, as the state in `holds` must be shared by every replica.
+    pub fn redis_url(
+        &self,
+        environment: AppEnvironment,
+        holds: &str,
+    ) -> Result<Option<String>, ConfigError> {
+        let url = self.raw("REDIS_URL").map(str::to_string);
+        if environment.refuses_dev_shortcuts() && url.is_none() {
+            return Err(ConfigError::new(
+                "REDIS_URL",
+                format!("production and staging keep {holds} in Redis"),
+            ));
+        }
+        Ok(url)
+    }
+
+    /// `IDENTITY_TOKEN_URL`, where this program gets its identity tokens
+    /// (`dev_default`: the dev issuer's, on loopback); where `environment`
+    /// refuses dev shortcuts it must not be on loopback, so that tokens
+    /// come from the platform's metadata server.
+    pub fn identity_token_url(
+        &self,
+        environment: AppEnvironment,
+        dev_default: &str,
+    ) -> Result<String, ConfigError> {
+        let url = self.url("IDENTITY_TOKEN_URL", dev_default)?;
+        if environment.refuses_dev_shortcuts() && is_loopback_url(&url) {
+            return Err(ConfigError::new(
+                "IDENTITY_TOKEN_URL",
+                "the dev issuer is refused in production and staging",
+            ));
+        }
+        Ok(url)
+    }
+
     /// An `http(s)://` URL; production requires https unless `allow_http`.
     pub fn url(&self, var: &str, default: &str) -> Result<String, ConfigError> {
         let raw = self.raw(var).unwrap_or(default);

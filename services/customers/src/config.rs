@@ -88,9 +88,10 @@ impl CustomersConfig {
             iterations: env.parse("ARGON2_ITERATIONS", 2)?,
             parallelism: env.parse("ARGON2_PARALLELISM", 1)?,
         };
-        let config = Self {
+        let mut config = Self {
+            // Read once the dev shortcuts are refused, so they are reported first.
+            redis_url: None,
             service,
-            redis_url: env.raw("REDIS_URL").map(str::to_string),
             tokens,
             captcha: captcha(env)?,
             argon2,
@@ -98,6 +99,7 @@ impl CustomersConfig {
             max_sessions: env.parse("MAX_SESSIONS", 20)?,
         };
         config.validate()?;
+        config.redis_url = env.redis_url(config.service.environment, "sessions and accounts")?;
         Ok(config)
     }
 
@@ -148,12 +150,6 @@ impl CustomersConfig {
                 return Err(ConfigError::new(
                     "TOKEN_SIGNING_KEY",
                     "production and staging need a configured signing key",
-                ));
-            }
-            if self.redis_url.is_none() {
-                return Err(ConfigError::new(
-                    "REDIS_URL",
-                    "production and staging need shared session state",
                 ));
             }
         }

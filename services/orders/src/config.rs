@@ -15,13 +15,7 @@ pub struct OrdersConfig {
 impl OrdersConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
-        let redis_url = env.raw("REDIS_URL").map(str::to_string);
-        if service.environment.refuses_dev_shortcuts() && redis_url.is_none() {
-            return Err(ConfigError::new(
-                "REDIS_URL",
-                "production and staging keep orders in Redis",
-            ));
-        }
+        let redis_url = env.redis_url(service.environment, "orders")?;
         Ok(Self { service, redis_url })
     }
 }

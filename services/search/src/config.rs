@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use storefront_common::env::{ConfigError, EnvReader, is_loopback_url};
+use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
 
@@ -50,7 +50,7 @@ impl SearchConfig {
                 env.url("CATALOG_URL", "http://127.0.0.1:50051")?,
                 env.string("CATALOG_AUDIENCE", "catalog"),
             ),
-            identity_token_url: env.url("IDENTITY_TOKEN_URL", &dev_token_url)?,
+            identity_token_url: env.identity_token_url(service.environment, &dev_token_url)?,
             refresh: Duration::from_secs(env.parse("SEARCH_REFRESH_SECS", 30)?),
             synonyms,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
@@ -60,14 +60,6 @@ impl SearchConfig {
             return Err(ConfigError::new(
                 "SEARCH_REFRESH_SECS",
                 "must be greater than 0",
-            ));
-        }
-        if config.service.environment.refuses_dev_shortcuts()
-            && is_loopback_url(&config.identity_token_url)
-        {
-            return Err(ConfigError::new(
-                "IDENTITY_TOKEN_URL",
-                "the dev issuer is refused in production and staging",
             ));
         }
         Ok(config)
