@@ -23,11 +23,23 @@ pub mod cart {
     pub mod v1 {
         tonic::include_proto!("storefront.cart.v1");
     }
+    /// What the cart service stores; not part of its API.
+    pub mod storage {
+        pub mod v1 {
+            tonic::include_proto!("storefront.cart.storage.v1");
+        }
+    }
 }
 
 pub mod orders {
     pub mod v1 {
         tonic::include_proto!("storefront.orders.v1");
+    }
+    /// What the orders service stores; not part of its API.
+    pub mod storage {
+        pub mod v1 {
+            tonic::include_proto!("storefront.orders.storage.v1");
+        }
     }
 }
 

@@ -18,9 +18,8 @@ use storefront_common::client::call::{Caller, Current};
 use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_common::store::{Store, Updated};
 use storefront_proto::Timestamp;
-use storefront_proto::cart::v1::{
-    Cart, CartState, CheckoutRecord, CheckoutSession, CheckoutStatus,
-};
+use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus};
 use storefront_proto::orders::v1::{CreateOrderRequest, ShippingAddress, Totals};
 
 use crate::carts::{Carts, now, version};

@@ -5,9 +5,8 @@ use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_common::query::{self, FieldType, Schema, Value};
 use storefront_common::store::{Store, Updated};
 use storefront_proto::common::v1::{ListQuery, ResourceMeta};
-use storefront_proto::orders::v1::{
-    CreateOrderRequest, ListOrdersResponse, Order, OrderBook, OrderStatus,
-};
+use storefront_proto::orders::storage::v1::OrderBook;
+use storefront_proto::orders::v1::{CreateOrderRequest, ListOrdersResponse, Order, OrderStatus};
 
 /// Attempts of a contended write before answering 409.
 const MAX_ATTEMPTS: usize = 64;
