@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 use storefront_proto::cart::v1 as pb;
-use storefront_proto::orders::v1 as opb;
+use storefront_proto::common::v1 as cpb;
 use utoipa::ToSchema;
 
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
@@ -30,9 +30,9 @@ pub struct LineItem {
     pub total_price: Money,
 }
 
-impl TryFrom<opb::OrderLine> for LineItem {
+impl TryFrom<cpb::LineItem> for LineItem {
     type Error = ApiError;
-    fn try_from(l: opb::OrderLine) -> Result<Self, ApiError> {
+    fn try_from(l: cpb::LineItem) -> Result<Self, ApiError> {
         Ok(Self {
             id: l.id,
             product_id: l.product_id,
@@ -46,7 +46,7 @@ impl TryFrom<opb::OrderLine> for LineItem {
     }
 }
 
-fn lines(items: Vec<opb::OrderLine>) -> Result<Vec<LineItem>, ApiError> {
+fn lines(items: Vec<cpb::LineItem>) -> Result<Vec<LineItem>, ApiError> {
     items.into_iter().map(LineItem::try_from).collect()
 }
 
@@ -158,8 +158,8 @@ pub struct ShippingAddress {
     pub country: String,
 }
 
-impl From<opb::ShippingAddress> for ShippingAddress {
-    fn from(a: opb::ShippingAddress) -> Self {
+impl From<cpb::PostalAddress> for ShippingAddress {
+    fn from(a: cpb::PostalAddress) -> Self {
         Self {
             first_name: a.first_name,
             last_name: a.last_name,

@@ -8,8 +8,8 @@ use storefront_common::client::call::CallError;
 use storefront_proto::cart::v1::{
     ConfirmCheckoutRequest, CreateCheckoutRequest, GetCartRequest, GetCheckoutRequest,
 };
+use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::customers::v1::GetAddressRequest;
-use storefront_proto::orders::v1::ShippingAddress;
 
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
@@ -64,7 +64,7 @@ pub async fn create_checkout(
         }
         Err(e) => return Err(e.into()),
     };
-    let shipping_address = ShippingAddress {
+    let shipping_address = PostalAddress {
         first_name: address.first_name,
         last_name: address.last_name,
         street_name: address.street_name,

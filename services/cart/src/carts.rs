@@ -10,8 +10,8 @@ use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
 use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
+use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
-use storefront_proto::orders::v1::OrderLine;
 
 use crate::clients::Catalog;
 use crate::config::CartLimits;
@@ -283,7 +283,7 @@ impl Carts {
             }
             match existing {
                 Some(l) => l.quantity = total,
-                None => cart.line_items.push(OrderLine {
+                None => cart.line_items.push(LineItem {
                     quantity: wanted,
                     ..line.clone()
                 }),
@@ -298,7 +298,7 @@ impl Carts {
         &self,
         req: &AddLineItemRequest,
         currency: &str,
-    ) -> Result<(OrderLine, u32), ServiceError> {
+    ) -> Result<(LineItem, u32), ServiceError> {
         if req.product_id.is_empty() {
             return Err(invalid(
                 "productId",
@@ -371,7 +371,7 @@ impl Carts {
                     format!("this variant is not sold in {currency}"),
                 )
             })?;
-        let line = OrderLine {
+        let line = LineItem {
             id: uuid::Uuid::new_v4().to_string(),
             product_id: req.product_id.clone(),
             variant_id: variant.id,

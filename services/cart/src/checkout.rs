@@ -20,7 +20,8 @@ use storefront_common::store::{Store, Updated};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus};
-use storefront_proto::orders::v1::{CreateOrderRequest, ShippingAddress, Totals};
+use storefront_proto::common::v1::PostalAddress;
+use storefront_proto::orders::v1::{CreateOrderRequest, Totals};
 
 use crate::carts::{Carts, now, version};
 use crate::clients::Orders;
@@ -96,7 +97,7 @@ impl Checkout {
         carts: &Carts,
         customer_id: &str,
         cart_id: &str,
-        address: Option<ShippingAddress>,
+        address: Option<PostalAddress>,
     ) -> Result<CheckoutSession, ServiceError> {
         let cart = carts.get(customer_id, cart_id).await?;
         if cart.state == CartState::Ordered as i32 {

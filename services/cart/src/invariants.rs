@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use storefront_proto::cart::v1::Cart;
-use storefront_proto::orders::v1::OrderLine;
+use storefront_proto::common::v1::LineItem;
 
 use crate::pricing::{money, reprice};
 use crate::promotions::{Catalogue, demo};
@@ -58,7 +58,7 @@ fn apply(cart: &mut Cart, catalogue: &Catalogue, op: Op, now: i64) {
             cents,
             quantity,
             shoe,
-        } => cart.line_items.push(OrderLine {
+        } => cart.line_items.push(LineItem {
             id: format!("l{}", cart.line_items.len()),
             product_id: format!("p{cents}"),
             quantity,

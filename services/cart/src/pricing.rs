@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn codes_that_cannot_apply_in_the_cart_s_currency_are_dropped_not_zeroed() {
-        use storefront_proto::orders::v1::OrderLine;
+        use storefront_proto::common::v1::LineItem;
         let promo = |key: &str, kind: PromotionKind| Promotion {
             id: key.into(),
             codes: vec![key.to_uppercase()],
@@ -202,7 +202,7 @@ mod tests {
         let mut cart = Cart {
             currency_code: "AUD".into(),
             discount_codes: vec!["NZFIVE".into(), "NZTEN".into(), "TEN".into()],
-            line_items: vec![OrderLine {
+            line_items: vec![LineItem {
                 quantity: 2,
                 unit_price: Some(money("AUD", 5_000)),
                 ..Default::default()
