@@ -148,16 +148,8 @@ fn key(p: &Value, field: &str) -> (i64, String) {
 #[tokio::test]
 async fn every_sort_field_orders_both_ways_with_id_tie_break() {
     let t = spawn_mesh().await;
-    for field in [
-        "name",
-        "price",
-        "createdAt",
-        "popularity",
-        "featured",
-        "inStock",
-        "status",
-        "brand",
-    ] {
+    // Every field the vocabulary declares sortable.
+    for field in storefront_common::query::vocabulary::PRODUCTS.sort_fields {
         for dir in ["asc", "desc"] {
             let page = t
                 .ok(&format!("/products?limit=100&sort={field}:{dir}"))

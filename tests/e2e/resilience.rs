@@ -71,23 +71,22 @@ async fn gateway_with(
 
 async fn products(base: &str) -> (Reply, std::time::Duration) {
     let started = std::time::Instant::now();
-    let response = reqwest::Client::new()
+    let request = reqwest::Client::new()
         .get(format!("{base}/products"))
-        .header("X-Api-Version", "v1.0")
-        .send()
-        .await
-        .unwrap();
+        .header("X-Api-Version", "v1.0");
+    (send(request).await, started.elapsed())
+}
+
+async fn send(request: reqwest::RequestBuilder) -> Reply {
+    let response = request.send().await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
     let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-    (
-        Reply {
-            status,
-            headers,
-            body,
-        },
-        started.elapsed(),
-    )
+    Reply {
+        status,
+        headers,
+        body,
+    }
 }
 
 #[tokio::test]
@@ -229,25 +228,16 @@ async fn failing_writes_open_the_circuit_too() {
     let (catalog_unused, _) = reserved_port();
     let catalog = format!("http://{}", catalog_unused.local_addr().unwrap());
     let (base, stop) = gateway_with(&catalog, &issuer.url, &extra).await;
-    let login = || async {
+    let login = || {
         let body = serde_json::json!({
             "emailAddress": "ava@example.com", "password": "x", "gRecaptchaResponse": "dev-ok",
         });
-        let response = reqwest::Client::new()
-            .post(format!("{base}/auth/login"))
-            .header("X-Api-Version", "v1.0")
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-        Reply {
-            status,
-            headers,
-            body,
-        }
+        send(
+            reqwest::Client::new()
+                .post(format!("{base}/auth/login"))
+                .header("X-Api-Version", "v1.0")
+                .json(&body),
+        )
     };
     for _ in 0..2 {
         login().await.error(503, "SERVICE_UNAVAILABLE");
