@@ -3,6 +3,7 @@
 
 #![allow(clippy::all)]
 
+mod address;
 pub mod encoded;
 pub mod names;
 

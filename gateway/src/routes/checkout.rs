@@ -64,16 +64,7 @@ pub async fn create_checkout(
         }
         Err(e) => return Err(e.into()),
     };
-    let shipping_address = PostalAddress {
-        first_name: address.first_name,
-        last_name: address.last_name,
-        street_name: address.street_name,
-        street_number: address.street_number,
-        city: address.city,
-        postal_code: address.postal_code,
-        state: address.state,
-        country: address.country,
-    };
+    let shipping_address = PostalAddress::from(address);
     let message = CreateCheckoutRequest {
         customer_id: customer.id().to_string(),
         cart_id,
