@@ -17,12 +17,12 @@ use crate::helpers::Reply;
 
 /// A dev identity issuer of its own: all a lone gateway and catalog need
 /// of a mesh. Stops when dropped.
-struct Issuer {
-    url: String,
+pub(crate) struct Issuer {
+    pub(crate) url: String,
     _stop: tokio_util::sync::DropGuard,
 }
 
-async fn issuer() -> Issuer {
+pub(crate) async fn issuer() -> Issuer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
@@ -40,7 +40,7 @@ async fn gateway(catalog_url: &str, issuer_url: &str) -> (String, CancellationTo
     gateway_with(catalog_url, issuer_url, &[]).await
 }
 
-async fn gateway_with(
+pub(crate) async fn gateway_with(
     catalog_url: &str,
     issuer_url: &str,
     extra: &[(&str, &str)],
@@ -77,7 +77,7 @@ async fn products(base: &str) -> (Reply, std::time::Duration) {
     (send(request).await, started.elapsed())
 }
 
-async fn send(request: reqwest::RequestBuilder) -> Reply {
+pub(crate) async fn send(request: reqwest::RequestBuilder) -> Reply {
     let response = request.send().await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
