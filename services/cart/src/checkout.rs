@@ -78,12 +78,14 @@ pub struct Checkout {
 }
 
 /// The session as a client sees it now: an open session past its time is
-/// EXPIRED.
+/// EXPIRED. Compared to the nanosecond: by whole seconds, a session could
+/// end up to a second before its `expiresAt`.
 fn view(record: CheckoutRecord) -> CheckoutSession {
     let mut session = record.session.clone().unwrap_or_default();
+    let now = now();
     let expired = session
         .expires_at
-        .is_some_and(|t| t.seconds <= now().seconds);
+        .is_some_and(|t| (t.seconds, t.nanos) <= (now.seconds, now.nanos));
     let superseded = !record.superseded_by.is_empty();
     if session.status == CheckoutStatus::Open as i32 && (expired || superseded) {
         session.status = CheckoutStatus::Expired as i32;
@@ -359,5 +361,44 @@ impl Checkout {
                 "the session is busy; retry",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_proto::Timestamp;
+
+    use super::*;
+
+    fn open_until(expires_at: Timestamp) -> CheckoutRecord {
+        CheckoutRecord {
+            session: Some(CheckoutSession {
+                status: CheckoutStatus::Open as i32,
+                expires_at: Some(expires_at),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// A session lasts until its `expiresAt`, not until the second it
+    /// falls in begins.
+    #[test]
+    fn a_session_is_open_until_its_expiry_to_the_nanosecond() {
+        let now = now();
+        let later_this_second = Timestamp {
+            seconds: now.seconds,
+            nanos: 999_999_999,
+        };
+        let status = view(open_until(later_this_second)).status;
+        assert_eq!(status, CheckoutStatus::Open as i32);
+        let passed = Timestamp {
+            seconds: now.seconds - 1,
+            nanos: now.nanos,
+        };
+        assert_eq!(
+            view(open_until(passed)).status,
+            CheckoutStatus::Expired as i32
+        );
     }
 }
