@@ -1,4 +1,4 @@
-//! Gateway handlers against a fake catalog that records what it is asked:
+//! Gateway handlers against fake downstreams that record what they are asked:
 //! the translation of a REST query into the gRPC message, checked in
 //! milliseconds without a whole mesh (over real HTTP and real gRPC).
 
@@ -9,8 +9,13 @@ use storefront_proto::catalog::v1::catalog_service_server::{CatalogService, Cata
 use storefront_proto::catalog::v1::*;
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{FilterOperator, PageInfo, SortDirection};
+use storefront_proto::search::v1::search_service_server::{SearchService, SearchServiceServer};
+use storefront_proto::search::v1::{
+    ReindexRequest, ReindexResponse, SearchRequest, SearchResponse, SuggestRequest, SuggestResponse,
+};
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
+use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 
 use crate::resilience::{gateway_with, issuer, send};
@@ -104,14 +109,14 @@ impl CatalogService for Recording {
     }
 }
 
-/// The fake on a loopback port of its own; its URL.
-async fn serve(fake: Recording) -> String {
+/// A fake on a loopback port of its own; its URL.
+async fn serve(fake: tonic::service::Routes) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(CatalogServiceServer::new(fake))
+            .add_routes(fake)
             .serve_with_incoming(incoming),
     );
     url
@@ -121,7 +126,8 @@ async fn serve(fake: Recording) -> String {
 async fn a_product_listing_query_becomes_one_list_query() {
     let issuer = issuer().await;
     let fake = Recording::default();
-    let (base, stop) = gateway_with(&serve(fake.clone()).await, &issuer.url, &[]).await;
+    let catalog = serve(Routes::new(CatalogServiceServer::new(fake.clone()))).await;
+    let (base, stop) = gateway_with(&catalog, &issuer.url, &[]).await;
     let get = |query: &str| {
         send(
             reqwest::Client::new()
@@ -183,5 +189,73 @@ async fn a_product_listing_query_becomes_one_list_query() {
     // A query the gateway refuses never reaches the catalog.
     get("sort=colour").await.error(400, "INVALID_SORT_FIELD");
     assert!(fake.0.lock().unwrap().is_empty());
+    stop.cancel();
+}
+
+/// Answers every search with an empty page and keeps what it was asked.
+#[derive(Clone, Default)]
+struct RecordingSearch(Arc<Mutex<Vec<SearchRequest>>>);
+
+#[tonic::async_trait]
+impl SearchService for RecordingSearch {
+    async fn search(
+        &self,
+        request: Request<SearchRequest>,
+    ) -> Result<Response<SearchResponse>, Status> {
+        self.0.lock().unwrap().push(request.into_inner());
+        Ok(Response::new(SearchResponse {
+            page: Some(PageInfo::default()),
+            ..Default::default()
+        }))
+    }
+    async fn suggest(
+        &self,
+        _: Request<SuggestRequest>,
+    ) -> Result<Response<SuggestResponse>, Status> {
+        unused()
+    }
+    async fn reindex(
+        &self,
+        _: Request<ReindexRequest>,
+    ) -> Result<Response<ReindexResponse>, Status> {
+        unused()
+    }
+}
+
+#[tokio::test]
+async fn a_search_carries_its_text_locale_currency_and_filters() {
+    let issuer = issuer().await;
+    let fake = RecordingSearch::default();
+    let url = serve(Routes::new(SearchServiceServer::new(fake.clone()))).await;
+    let extra = [("SEARCH_URL", url.as_str())];
+    let (base, stop) = gateway_with("http://127.0.0.1:9", &issuer.url, &extra).await;
+    let reply = send(
+        reqwest::Client::new()
+            .get(format!(
+                "{base}/search?query=%20red%20shoes%20&locale=de-DE&currency=NZD&brand=Acme&limit=3"
+            ))
+            .header("X-Api-Version", "v1.0"),
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let asked = fake.0.lock().unwrap().pop().expect("one call to search");
+    assert_eq!(
+        (
+            asked.text.as_str(),
+            asked.locale.as_str(),
+            asked.currency_code.as_str()
+        ),
+        ("red shoes", "de-DE", "NZD"),
+        "the text trimmed, the rest as sent"
+    );
+    let query = asked.query.unwrap();
+    assert_eq!(query.page.map(|p| p.limit), Some(3));
+    assert!(query.sort.is_empty(), "no sort: ranked by relevance");
+    let filters: Vec<(&str, Option<Kind>)> = query
+        .filters
+        .iter()
+        .map(|f| (f.field.as_str(), f.value.clone().and_then(|v| v.kind)))
+        .collect();
+    assert_eq!(filters, [("brand", Some(Kind::Text("Acme".into())))]);
     stop.cancel();
 }
