@@ -145,13 +145,24 @@ impl Caller {
         let correlation = scope.correlation();
         let deadline = scope.deadline();
         let mut attempt = 0;
+        // Cloned only for an attempt that may be followed by another: a
+        // write, and a read's last attempt, send the message itself.
+        let mut message = Some(message);
         let outcome = loop {
             if !self.breaker.allows() {
                 return Err(CallError::CircuitOpen(self.name()));
             }
+            let payload = if attempt < retries {
+                message.clone()
+            } else {
+                message.take()
+            };
+            let payload = payload.ok_or_else(|| {
+                CallError::Status(tonic::Status::internal("message already sent"))
+            })?;
             let mut request = self
                 .peer
-                .request_with(correlation.as_ref(), message.clone())
+                .request_with(correlation.as_ref(), payload)
                 .await
                 .map_err(|e| CallError::Token(self.name(), e))?;
             // The call's own deadline travels as grpc-timeout (the
