@@ -333,3 +333,47 @@ async fn login_fields_are_documented_as_enforced() {
     reply.error(422, "VALIDATION_ERROR");
     assert_eq!(reply.field_error(), ("emailAddress", "TOO_LONG"));
 }
+
+/// A required id or token refused when empty is documented with
+/// `minLength: 1`, so that no schema-valid body is answered 422 REQUIRED.
+/// (A contract run sent `"refreshToken": ""` to `/auth/token`.)
+#[tokio::test]
+async fn empty_required_strings_are_documented_as_refused() {
+    let t = spawn_mesh().await;
+    let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let session = t.new_session().await;
+    let token = session["accessToken"].as_str().unwrap();
+    let cases = [
+        (
+            "TokenBody",
+            "/auth/token",
+            "refreshToken",
+            serde_json::json!({"grantType": "refresh_token", "refreshToken": ""}),
+        ),
+        (
+            "CheckoutBody",
+            "/checkout",
+            "cartId",
+            serde_json::json!({"cartId": "", "shippingAddressId": "a"}),
+        ),
+        (
+            "CheckoutBody",
+            "/checkout",
+            "shippingAddressId",
+            serde_json::json!({"cartId": "c", "shippingAddressId": ""}),
+        ),
+        (
+            "AddLineItemBody",
+            "/carts/any/line-items",
+            "productId",
+            serde_json::json!({"productId": "", "quantity": 1}),
+        ),
+    ];
+    for (schema, path, field, body) in cases {
+        let property = &doc["components"]["schemas"][schema]["properties"][field];
+        assert_eq!(property["minLength"], 1, "{schema}.{field}: {property}");
+        let reply = t.send(t.json(Method::POST, path, Some(token), &body)).await;
+        reply.error(422, "VALIDATION_ERROR");
+        assert_eq!(reply.field_error(), (field, "REQUIRED"), "{path}");
+    }
+}

@@ -119,7 +119,7 @@ pub struct UpdateCartBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddLineItemBody {
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub product_id: Option<String>,
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
@@ -138,10 +138,10 @@ pub struct QuantityBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckoutBody {
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub cart_id: Option<String>,
     /// An address from the caller's address book.
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub shipping_address_id: Option<String>,
 }
 

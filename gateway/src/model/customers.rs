@@ -84,7 +84,8 @@ pub struct TokenBody {
     /// Always `refresh_token`.
     #[schema(required = true, value_type = String, pattern = "^refresh_token$")]
     pub grant_type: Option<String>,
-    #[schema(required = true, value_type = String)]
+    /// The refresh token of the last login or refresh; not empty.
+    #[schema(required = true, value_type = String, min_length = 1)]
     pub refresh_token: Option<String>,
 }
 
