@@ -49,7 +49,7 @@ pub async fn serve(
     let started = std::time::Instant::now();
     // Every core for a while: off the async workers.
     let (size, seed) = (config.size, config.seed);
-    let (catalog, generated_ms) = tokio::task::spawn_blocking(move || {
+    let (catalog, generated_ms) = storefront_common::cpu::run_once("catalog-build", move || {
         let generated = generate::generate(size, seed);
         let generated_ms = started.elapsed().as_millis() as u64;
         (store::Catalog::new(generated), generated_ms)

@@ -85,8 +85,9 @@ impl SearchApi {
             .map_err(unavailable)?;
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
-        let builder =
-            tokio::task::spawn_blocking(move || build::build(received.into_iter(), &categories));
+        let builder = storefront_common::cpu::run_once("search-build", move || {
+            build::build(received.into_iter(), &categories)
+        });
         let mut version = 0;
         let streamed: Result<(), ServiceError> = async {
             while let Some(batch) = stream
@@ -103,10 +104,7 @@ impl SearchApi {
         }
         .await;
         drop(batches);
-        let built = builder
-            .await
-            .map_err(|e| ServiceError::internal(e.to_string()))?
-            .map_err(internal);
+        let built = builder.await?.map_err(internal);
         streamed?;
         let mut built = built?;
         built.catalog_version = version;
