@@ -25,6 +25,9 @@ fn relevance(score: Score) -> i64 {
     (f64::from(score) * 1e6) as i64
 }
 
+/// The hits room is made for up front: one per this many documents.
+const EXPECTED_SHARE: usize = 8;
+
 /// Every matching document as (row, relevance): no heap, no document load.
 struct AllHits<'a>(&'a Indexed);
 
@@ -43,9 +46,13 @@ impl Collector for AllHits<'_> {
         _: &SegmentReader,
     ) -> tantivy::Result<SegmentHits> {
         let rows = self.0.rows.get(segment as usize).cloned();
+        // A one-word search matches about a tenth of a catalog: room for
+        // that up front, rather than a dozen doublings that copy the hits
+        // (2% of a search's CPU in a profile at 100,000 products).
+        let expected = rows.as_ref().map_or(0, |r| r.len() / EXPECTED_SHARE);
         Ok(SegmentHits {
             rows: rows.unwrap_or_else(|| Arc::from([])),
-            hits: Vec::new(),
+            hits: Vec::with_capacity(expected),
         })
     }
 
