@@ -49,22 +49,25 @@ fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy
 }
 
 fn route_timeouts(env: &EnvReader) -> Result<Vec<(String, Duration)>, ConfigError> {
-    env.list("ROUTE_TIMEOUTS", "/search=2000,/auth/login=3000")
-        .into_iter()
-        .map(|pair| {
-            let parsed = pair.split_once('=').and_then(|(p, ms)| {
-                let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms > 0)?;
-                Some((p.trim().to_string(), Duration::from_millis(ms)))
-                    .filter(|(p, _)| p.starts_with('/'))
-            });
-            parsed.ok_or_else(|| {
-                ConfigError::new(
-                    "ROUTE_TIMEOUTS",
-                    format!("{pair:?}: expected /path-prefix=milliseconds"),
-                )
-            })
+    env.list(
+        "ROUTE_TIMEOUTS",
+        &crate::routes::policy::default_deadlines(),
+    )
+    .into_iter()
+    .map(|pair| {
+        let parsed = pair.split_once('=').and_then(|(p, ms)| {
+            let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms > 0)?;
+            Some((p.trim().to_string(), Duration::from_millis(ms)))
+                .filter(|(p, _)| p.starts_with('/'))
+        });
+        parsed.ok_or_else(|| {
+            ConfigError::new(
+                "ROUTE_TIMEOUTS",
+                format!("{pair:?}: expected /path-prefix=milliseconds"),
+            )
         })
-        .collect()
+    })
+    .collect()
 }
 
 /// Rate limits per scope; a scope set to `off` is not limited.

@@ -9,7 +9,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::routes::is_operational;
+use crate::routes::policy;
 
 pub const VERSION_HEADER: &str = "x-api-version";
 
@@ -116,7 +116,7 @@ fn with_path(uri: &Uri, path: &str) -> Option<Uri> {
 
 pub async fn api_version(mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if is_operational(path) {
+    if policy::of(path).operational {
         return next.run(req).await;
     }
     let header = req.headers().get(VERSION_HEADER).cloned();

@@ -20,7 +20,7 @@ use crate::query::{
     self,
     spec::{self, CollectionSpec},
 };
-use crate::routes::is_operational;
+use crate::routes::policy;
 use crate::state::AppState;
 
 const DESCRIPTION: &str = include_str!("description.md");
@@ -304,7 +304,7 @@ pub fn complete(doc: &mut OpenApi) {
         "http://127.0.0.1:8080",
     )]);
     for (path, item) in doc.paths.paths.iter_mut() {
-        let versioned = !is_operational(path);
+        let versioned = !policy::of(path).operational;
         if let Some(get) = item.get.as_mut()
             && versioned
             && get.security.is_none()

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
 use crate::bff_token::TOKEN_HEADER;
 use crate::error::ApiError;
-use crate::routes::is_operational;
+use crate::routes::policy;
 
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
@@ -34,11 +34,8 @@ impl RateLimits {
     ) -> Vec<Decision> {
         let ip = client_ip(peer, headers, &self.trusted).to_string();
         let mut scopes = vec![(Scope::Ip, ip.clone())];
-        if path.starts_with("/search") {
-            scopes.push((Scope::Search, ip.clone()));
-        }
-        if path == "/auth/login" {
-            scopes.push((Scope::Login, ip));
+        if let Some(budget) = policy::of(path).budget {
+            scopes.push((budget, ip));
         }
         if let Some(token) = headers.get(TOKEN_HEADER) {
             let hash = digest(&SHA256, token.as_bytes());
@@ -135,7 +132,7 @@ pub async fn rate_limit(
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    if is_operational(path) {
+    if policy::of(path).operational {
         return next.run(req).await;
     }
     let peer = req

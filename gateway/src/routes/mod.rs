@@ -10,6 +10,7 @@ pub mod content;
 pub mod customers;
 pub mod health;
 pub mod orders;
+pub mod policy;
 pub mod products;
 pub mod promotions;
 pub mod search;
@@ -22,13 +23,7 @@ use crate::middleware::caching::{CachePolicy, public_cache};
 use crate::state::AppState;
 
 /// Every documented route; the OpenAPI document is generated from these.
-/// Operational routes: the health probes and the contract itself. They
-/// take no API version and spend no rate-limit budget; every other route
-/// is a versioned, metered resource.
-pub fn is_operational(path: &str) -> bool {
-    path.starts_with("/health/") || path == "/openapi.json"
-}
-
+/// What the edge does around them besides caching: [`policy`].
 pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
     let public = |router: OpenApiRouter<AppState>, policy: CachePolicy| {
         router.layer(axum::middleware::from_fn_with_state(policy, public_cache))
