@@ -25,16 +25,17 @@ pub struct RateLimits {
 }
 
 impl RateLimits {
-    /// The decisions of every scope `req` falls in.
+    /// The decisions of every scope a request falls in: its client's, its
+    /// session's, and the route's own `budget`.
     async fn decide(
         &self,
-        path: &str,
+        budget: Option<Scope>,
         peer: Option<std::net::IpAddr>,
         headers: &HeaderMap,
     ) -> Vec<Decision> {
         let ip = client_ip(peer, headers, &self.trusted).to_string();
         let mut scopes = vec![(Scope::Ip, ip.clone())];
-        if let Some(budget) = policy::of(path).budget {
+        if let Some(budget) = budget {
             scopes.push((budget, ip));
         }
         if let Some(token) = headers.get(TOKEN_HEADER) {
@@ -131,15 +132,15 @@ pub async fn rate_limit(
     req: Request,
     next: Next,
 ) -> Response {
-    let path = req.uri().path();
-    if policy::of(path).operational {
+    let route = policy::of(req.uri().path());
+    if route.operational {
         return next.run(req).await;
     }
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    let decisions = limits.decide(path, peer, req.headers()).await;
+    let decisions = limits.decide(route.budget, peer, req.headers()).await;
     if decisions.iter().any(|d| !d.allowed) {
         return too_many(&decisions);
     }

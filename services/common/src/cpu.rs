@@ -114,13 +114,12 @@ mod tests {
         assert_ne!(thread, std::thread::current().id());
         // Started before it is awaited: a build fed by its caller (the search
         // index from the catalog's stream) must not wait for the await.
-        let (fed, feed) = std::sync::mpsc::sync_channel::<u8>(0);
-        let summed = super::run_once("fed", move || feed.iter().map(u32::from).sum::<u32>());
-        for n in 1..=3 {
-            fed.send(n).unwrap();
-        }
-        drop(fed);
-        assert_eq!(summed.await.unwrap(), 6);
+        let (started, running) = std::sync::mpsc::channel();
+        let build = super::run_once("eager", move || started.send(()).is_ok());
+        running
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the build ran before its answer was awaited");
+        assert!(build.await.unwrap());
         let failed = super::run_once("broken", || -> u8 { panic!("broken build") }).await;
         assert!(failed.unwrap_err().to_string().contains("broken"));
     }
