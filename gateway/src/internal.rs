@@ -32,7 +32,7 @@ use crate::ratelimit::middleware::too_many;
 
 #[derive(Clone)]
 pub struct InternalState {
-    downstreams: Downstreams,
+    downstreams: Arc<Downstreams>,
     verifier: Arc<IdentityVerifier>,
     limiter: Arc<Limiter>,
 }
@@ -156,7 +156,7 @@ async fn reload_content(
     Ok(Json(serde_json::json!({"documents": reply.documents})))
 }
 
-pub fn app(config: &GatewayConfig, downstreams: Downstreams, limiter: Arc<Limiter>) -> Router {
+pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
         issuer: config.identity_issuer.clone(),
         audience: config.internal_audience.clone(),

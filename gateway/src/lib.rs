@@ -85,7 +85,7 @@ pub fn openapi_json(config: &GatewayConfig) -> anyhow::Result<String> {
 /// session revocations.
 pub fn app(
     config: &GatewayConfig,
-    downstreams: Downstreams,
+    downstreams: Arc<Downstreams>,
     store: Store,
     limiter: Arc<Limiter>,
     ready: Arc<AtomicBool>,
@@ -168,7 +168,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let ready = Arc::new(AtomicBool::new(true));
-    let downstreams = Downstreams::new(&config)?;
+    let downstreams = Arc::new(Downstreams::new(&config)?);
     let rl = &config.rate_limits;
     let limiter = Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone());
     prune_on_a_timer(limiter.clone(), shutdown.clone());

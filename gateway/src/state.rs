@@ -11,7 +11,9 @@ use crate::ratelimit::middleware::RateLimits;
 
 #[derive(Clone)]
 pub struct AppState {
-    pub downstreams: Downstreams,
+    /// Shared, not copied: axum clones the state for every extraction, and
+    /// six callers with their channels cost a few percent of a request.
+    pub downstreams: Arc<Downstreams>,
     /// Customer token verification.
     pub auth: SharedAuth,
     pub limits: Arc<RateLimits>,
