@@ -3,12 +3,10 @@
 //! no variant list), field for field, without building the message or the
 //! model (tests hold the two to byte equality).
 
-use std::io::Write;
-
 use serde::Serialize;
 use storefront_proto::Timestamp;
 
-use super::wire::{Message, Result, Value, WireError};
+use super::wire::{Message, Result, Value, WireError, utf8};
 use crate::model::catalog::status_name;
 
 /// Appends `value` as JSON (strings escaped, numbers formatted) as
@@ -16,6 +14,70 @@ use crate::model::catalog::status_name;
 pub(super) fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     // Writing to a Vec cannot fail, and these values always serialise.
     let _ = value.serialize(&mut serde_json::Serializer::new(out));
+}
+
+/// Appends a string field (its bytes as they came) as a JSON string,
+/// escaped as `serde_json` escapes it; bytes that are not UTF-8 are an
+/// error. Most strings (ids, names, URLs) are ASCII without a byte to
+/// escape: one pass over eight bytes at a time checks both, and they are
+/// copied whole.
+pub(super) fn text(out: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
+    if plain_ascii(bytes) {
+        quoted(out, bytes);
+        return Ok(());
+    }
+    string(out, utf8(bytes)?);
+    Ok(())
+}
+
+/// Appends `s` as a JSON string, escaped as `serde_json` escapes it.
+pub(super) fn string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        json(out, s);
+    } else {
+        quoted(out, s.as_bytes());
+    }
+}
+
+fn quoted(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(bytes);
+    out.push(b'"');
+}
+
+/// Whether every byte is ASCII that JSON leaves as it is (no quote,
+/// backslash or control character): eight bytes a step, with the classic
+/// "has a byte less than n" and "has a zero byte" word tricks.
+fn plain_ascii(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut bad = 0u64;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_ne_bytes(word);
+        bad |= (x & HIGH)
+            | (x.wrapping_sub(ONES * 0x20) & !x & HIGH)
+            | has_zero(x ^ (ONES * u64::from(b'"')))
+            | has_zero(x ^ (ONES * u64::from(b'\\')));
+    }
+    bad == 0
+        && chunks
+            .remainder()
+            .iter()
+            .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// Appends an integer as JSON.
+pub(super) fn integer(out: &mut Vec<u8>, n: impl itoa::Integer) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+fn boolean(out: &mut Vec<u8>, b: bool) {
+    out.extend_from_slice(if b { b"true" } else { b"false" });
 }
 
 /// `,"key":` (or without the comma for the first key).
@@ -41,16 +103,16 @@ fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result<&'m Messag
 pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     let (mut meta, mut name, mut description, mut slug) = Default::default();
     let (mut price, mut master) = (Message::default(), Message::default());
-    let (mut key_, mut brand, mut status) = ("", "", 0i32);
+    let (mut key_, mut brand, mut status): (&[u8], &[u8], i32) = (b"", b"", 0);
     let (mut featured, mut popularity, mut in_stock) = (false, 0u32, false);
     for field in p.fields() {
         match field? {
             (1, v) => merge(&mut meta, v)?,
-            (2, v) => key_ = v.str()?,
+            (2, v) => key_ = v.text()?,
             (3, v) => merge(&mut name, v)?,
             (4, v) => merge(&mut description, v)?,
             (5, v) => merge(&mut slug, v)?,
-            (6, v) => brand = v.str()?,
+            (6, v) => brand = v.text()?,
             (8, v) => status = v.varint()? as i32,
             (9, v) => featured = v.varint()? != 0,
             (10, v) => popularity = v.varint()? as u32,
@@ -66,7 +128,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     out.push(b'{');
     resource_meta(out, meta)?;
     key(out, false, "key");
-    json(out, key_);
+    text(out, key_)?;
     for (name_, text) in [
         ("name", &name),
         ("description", &description),
@@ -76,24 +138,24 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
         localized(out, text)?;
     }
     key(out, false, "brand");
-    json(out, brand);
+    text(out, brand)?;
     key(out, false, "categoryIds");
     out.push(b'[');
     for (i, id) in p.repeated(7).enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        json(out, id?.str()?);
+        text(out, id?.text()?)?;
     }
     out.push(b']');
     key(out, false, "status");
-    json(out, status_name(status));
+    string(out, status_name(status));
     key(out, false, "featured");
-    json(out, &featured);
+    boolean(out, featured);
     key(out, false, "popularity");
-    json(out, &popularity);
+    integer(out, popularity);
     key(out, false, "inStock");
-    json(out, &in_stock);
+    boolean(out, in_stock);
     key(out, false, "price");
     money(out, price)?;
     key(out, false, "masterVariant");
@@ -111,11 +173,11 @@ fn merge<'a>(m: &mut Message<'a>, v: Value<'a>) -> Result<()> {
 
 /// The flattened `Meta`: id, version, createdAt, lastModifiedAt.
 fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
-    let (mut id, mut version) = ("", 0i64);
+    let (mut id, mut version): (&[u8], i64) = (b"", 0);
     let (mut created, mut modified) = (Message::default(), Message::default());
     for field in m.fields() {
         match field? {
-            (1, v) => id = v.str()?,
+            (1, v) => id = v.text()?,
             (2, v) => version = v.varint()? as i64,
             (3, v) => merge(&mut created, v)?,
             (4, v) => merge(&mut modified, v)?,
@@ -123,9 +185,9 @@ fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
         }
     }
     key(out, true, "id");
-    json(out, id);
+    text(out, id)?;
     key(out, false, "version");
-    json(out, &version);
+    integer(out, version);
     key(out, false, "createdAt");
     timestamp(out, &created)?;
     key(out, false, "lastModifiedAt");
@@ -135,7 +197,7 @@ fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
 /// RFC 3339 as `model::common::timestamp` writes it; "" when absent.
 fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     if !m.is_present() {
-        json(out, "");
+        string(out, "");
         return Ok(());
     }
     let mut ts = Timestamp::default();
@@ -147,7 +209,7 @@ fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
         }
     }
     out.push(b'"');
-    let _ = write!(out, "{ts}");
+    storefront_common::time::write_rfc3339(out, &ts);
     out.push(b'"');
     Ok(())
 }
@@ -157,12 +219,12 @@ fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     map(out, m, 1)
 }
 
-fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
-    let (mut k, mut v) = ("", "");
+fn map_entry(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
+    let (mut k, mut v): (&[u8], &[u8]) = (b"", b"");
     for field in Message::new(bytes).fields() {
         match field? {
-            (1, x) => k = x.str()?,
-            (2, x) => v = x.str()?,
+            (1, x) => k = x.text()?,
+            (2, x) => v = x.text()?,
             _ => {}
         }
     }
@@ -175,7 +237,7 @@ fn map_entry(bytes: &[u8]) -> Result<(&str, &str)> {
 fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
     out.push(b'{');
     let start = out.len();
-    let mut previous: Option<&str> = None;
+    let mut previous: Option<&[u8]> = None;
     for entry in m.repeated(number) {
         let (k, v) = map_entry(entry?.bytes()?)?;
         if previous.is_some_and(|p| p >= k) {
@@ -185,15 +247,15 @@ fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
             for entry in m.repeated(number) {
                 entries.push(map_entry(entry?.bytes()?)?);
             }
-            object(out, entries);
+            object(out, entries)?;
             break;
         }
         if previous.is_some() {
             out.push(b',');
         }
-        json(out, k);
+        text(out, k)?;
         out.push(b':');
-        json(out, v);
+        text(out, v)?;
         previous = Some(k);
     }
     out.push(b'}');
@@ -201,50 +263,57 @@ fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
 }
 
 /// Entries in any order, as a `BTreeMap` holds them (without braces).
-fn object(out: &mut Vec<u8>, mut entries: Vec<(&str, &str)>) {
+/// Byte order of UTF-8 is the order of its characters, so keys compare as
+/// the map's strings would.
+fn object(out: &mut Vec<u8>, mut entries: Vec<(&[u8], &[u8])>) -> Result<()> {
     entries.sort_by(|a, b| a.0.cmp(b.0));
     let mut first = true;
     for (i, (k, v)) in entries.iter().enumerate() {
         if entries.get(i + 1).is_some_and(|next| next.0 == *k) {
+            // Overwritten, but a decoder checks it all the same.
+            for skipped in [k, v] {
+                utf8(skipped)?;
+            }
             continue;
         }
         if !first {
             out.push(b',');
         }
         first = false;
-        json(out, *k);
+        text(out, k)?;
         out.push(b':');
-        json(out, *v);
+        text(out, v)?;
     }
+    Ok(())
 }
 
 fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
-    let (mut currency, mut cents, mut digits) = ("", 0i64, 0u32);
+    let (mut currency, mut cents, mut digits): (&[u8], i64, u32) = (b"", 0, 0);
     for field in m.fields() {
         match field? {
-            (1, v) => currency = v.str()?,
+            (1, v) => currency = v.text()?,
             (2, v) => cents = v.varint()? as i64,
             (3, v) => digits = v.varint()? as u32,
             _ => {}
         }
     }
     out.extend_from_slice(br#"{"type":"centPrecision","currencyCode":"#);
-    json(out, currency);
+    text(out, currency)?;
     key(out, false, "centAmount");
-    json(out, &cents);
+    integer(out, cents);
     key(out, false, "fractionDigits");
-    json(out, &digits);
+    integer(out, digits);
     out.push(b'}');
     Ok(())
 }
 
 fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
-    let (mut id, mut sku) = (0u32, "");
+    let (mut id, mut sku): (u32, &[u8]) = (0, b"");
     let (mut price, mut availability) = (Message::default(), Message::default());
     for field in v.fields() {
         match field? {
             (1, x) => id = x.varint()? as u32,
-            (2, x) => sku = x.str()?,
+            (2, x) => sku = x.text()?,
             (4, x) => merge(&mut price, x)?,
             (6, x) => merge(&mut availability, x)?,
             _ => {}
@@ -253,9 +322,9 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
     let price = required(&price, "variant without price")?;
     out.push(b'{');
     key(out, true, "id");
-    json(out, &id);
+    integer(out, id);
     key(out, false, "sku");
-    json(out, sku);
+    text(out, sku)?;
     key(out, false, "attributes");
     map(out, v, 3)?;
     key(out, false, "price");
@@ -279,9 +348,9 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
     }
     key(out, false, "availability");
     out.extend_from_slice(br#"{"inStock":"#);
-    json(out, &stocked);
+    boolean(out, stocked);
     key(out, false, "quantity");
-    json(out, &quantity);
+    integer(out, quantity);
     out.push(b'}');
     key(out, false, "media");
     media_list(out, v, 7)?;
@@ -303,14 +372,14 @@ fn media_list(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
 }
 
 fn media(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
-    let (mut id, mut url, mut video) = ("", "", false);
+    let (mut id, mut url, mut video): (&[u8], &[u8], bool) = (b"", b"", false);
     let (mut width, mut height, mut position) = (0u32, 0u32, 0u32);
     let mut alt = Message::default();
     for field in m.fields() {
         match field? {
-            (1, v) => id = v.str()?,
+            (1, v) => id = v.text()?,
             (2, v) => video = v.varint()? as i32 == VIDEO,
-            (3, v) => url = v.str()?,
+            (3, v) => url = v.text()?,
             (4, v) => merge(&mut alt, v)?,
             (5, v) => width = v.varint()? as u32,
             (6, v) => height = v.varint()? as u32,
@@ -320,19 +389,19 @@ fn media(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     }
     out.push(b'{');
     key(out, true, "id");
-    json(out, id);
+    text(out, id)?;
     key(out, false, "url");
-    json(out, url);
+    text(out, url)?;
     key(out, false, "type");
-    json(out, if video { "video" } else { "image" });
+    string(out, if video { "video" } else { "image" });
     key(out, false, "alt");
     localized(out, &alt)?;
     key(out, false, "width");
-    json(out, &width);
+    integer(out, width);
     key(out, false, "height");
-    json(out, &height);
+    integer(out, height);
     key(out, false, "position");
-    json(out, &position);
+    integer(out, position);
     out.push(b'}');
     Ok(())
 }

@@ -61,7 +61,15 @@ fn full(status: i32) -> Product {
             }),
         }),
         key: "tab\there \u{2028} é 😀 \u{1}".into(),
-        name: text(&[("en-NZ", "Shirt"), ("en-AU", "Shirt \\ slash")]),
+        // Escapes past the first 16 bytes, at a 16-byte boundary and in
+        // the tail after the last whole 16 bytes.
+        name: text(&[
+            ("en-NZ", "Shirt"),
+            ("en-AU", "Shirt \\ slash"),
+            ("de-DE", "sixteen bytes!!!\"then a quote"),
+            ("fr-FR", "0123456789abcdef0123456789abcde\u{7}"),
+            ("es-ES", "0123456789abcdef0123456789abcdef0123456789ab\r"),
+        ]),
         description: None,
         slug: text(&[]),
         brand: "Kiwi & Co".into(),
@@ -172,12 +180,17 @@ fn a_product_the_model_refuses_is_refused() {
     }
 }
 
+/// Damaged bytes: whatever the model accepts is written as it writes it,
+/// and whatever it refuses is refused. One leniency of prost is not
+/// copied: it reads a map field whatever wire type its key says (as if
+/// length-delimited), where the transcoder refuses a key whose wire type
+/// is not its field's (a 502 for a reply no service of ours sends).
 #[test]
 fn damaged_bytes_never_panic_and_never_disagree() {
     let body = full(1).encode_to_vec();
     let mut rng = fastrand::Rng::with_seed(7);
-    let mut agreed = 0;
-    for round in 0..4000 {
+    let (mut agreed, mut lenient) = (0, 0);
+    for round in 0..20_000 {
         let mut bytes = body.clone();
         if round % 2 == 0 {
             bytes.truncate(rng.usize(..bytes.len()));
@@ -187,13 +200,24 @@ fn damaged_bytes_never_panic_and_never_disagree() {
                 bytes[i] = rng.u8(..);
             }
         }
+        // A length-delimited key (wire type 2) given another wire type,
+        // same field number.
+        let retyped = body
+            .iter()
+            .zip(&bytes)
+            .any(|(&was, &now)| was != now && was & 7 == 2 && was >> 3 == now >> 3);
         let p = encoded(bytes, tail());
         let got = by_transcoder(&p);
-        if let Some(want) = by_model(&p) {
-            assert_eq!(got.unwrap(), want, "round {round}");
-            agreed += 1;
+        match by_model(&p) {
+            Some(_) if got.is_err() && retyped => lenient += 1,
+            Some(want) => {
+                assert_eq!(got.unwrap(), want, "round {round}");
+                agreed += 1;
+            }
+            None => assert!(got.is_err(), "round {round}: the model refuses it"),
         }
     }
+    assert!(lenient < 10, "{lenient} rounds differ by the map leniency");
     assert!(agreed > 100, "the model accepted only {agreed} variations");
 }
 

@@ -69,10 +69,16 @@ impl<'a> Value<'a> {
         }
     }
 
-    pub fn str(self) -> Result<&'a str> {
-        std::str::from_utf8(self.bytes()?)
-            .map_err(|_| WireError::malformed("a string is not UTF-8"))
+    /// A string field's bytes, checked as UTF-8 when they are written
+    /// (see `product::text`): most are ASCII, checked with the escapes.
+    pub fn text(self) -> Result<&'a [u8]> {
+        self.bytes()
     }
+}
+
+/// A string field's bytes as the string they must be.
+pub fn utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes).map_err(|_| WireError::malformed("a string is not UTF-8"))
 }
 
 /// A message: one or more encodings read as one.
@@ -90,6 +96,7 @@ impl<'a> Message<'a> {
         }
     }
 
+    #[inline]
     /// Whether the field occurred at all (an empty message still counts).
     pub fn is_present(&self) -> bool {
         self.first.is_some()
@@ -132,6 +139,7 @@ pub struct MessageFields<'a, 'm> {
 impl<'a> Iterator for MessageFields<'a, '_> {
     type Item = Result<(u32, Value<'a>)>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some(field) = self.current.next() {
@@ -151,6 +159,7 @@ struct Fields<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<(u32, Value<'a>)>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.rest.is_empty() {
             return None;
@@ -164,9 +173,11 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    #[inline]
     fn field(&mut self) -> Result<(u32, Value<'a>)> {
         let key = self.varint()?;
-        let number = u32::try_from(key >> 3).map_err(|_| WireError::malformed("field number"))?;
+        // A key wider than 32 bits is refused, as decoders refuse it.
+        let number = u32::try_from(key).map_err(|_| WireError::malformed("field key"))? >> 3;
         if number == 0 {
             return Err(WireError::malformed("field number 0"));
         }
@@ -185,11 +196,56 @@ impl<'a> Fields<'a> {
                 self.take(4)?;
                 Value::Fixed
             }
+            3 => {
+                self.skip_group(number)?;
+                Value::Fixed
+            }
             _ => return Err(WireError::malformed("unsupported wire type")),
         };
         Ok((number, value))
     }
 
+    #[cold]
+    #[inline(never)]
+    /// Skips a (deprecated) group up to its end, as protobuf decoders
+    /// skip an unknown field of that wire type; groups nest at most as
+    /// deep as prost allows.
+    fn skip_group(&mut self, number: u32) -> Result<()> {
+        const MAX_DEPTH: usize = 100;
+        let mut open = vec![number];
+        while let Some(&innermost) = open.last() {
+            let key = self.varint()?;
+            let inner = u32::try_from(key)
+                .ok()
+                .map(|k| k >> 3)
+                .filter(|&n| n != 0)
+                .ok_or(WireError::malformed("field number"))?;
+            match key & 7 {
+                0 => {
+                    self.varint()?;
+                }
+                1 => {
+                    self.take(8)?;
+                }
+                2 => {
+                    let len = usize::try_from(self.varint()?)
+                        .map_err(|_| WireError::malformed("length"))?;
+                    self.take(len)?;
+                }
+                5 => {
+                    self.take(4)?;
+                }
+                3 if open.len() < MAX_DEPTH => open.push(inner),
+                4 if inner == innermost => {
+                    open.pop();
+                }
+                _ => return Err(WireError::malformed("bad group")),
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if n > self.rest.len() {
             return Err(WireError::malformed("truncated"));
@@ -199,9 +255,25 @@ impl<'a> Fields<'a> {
         Ok(head)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64> {
+        // Most varints here (field keys, lengths, flags) are one byte.
+        if let Some((&byte, rest)) = self.rest.split_first()
+            && byte < 0x80
+        {
+            self.rest = rest;
+            return Ok(u64::from(byte));
+        }
+        self.long_varint()
+    }
+
+    fn long_varint(&mut self) -> Result<u64> {
         let mut value = 0u64;
         for (i, &byte) in self.rest.iter().enumerate().take(10) {
+            // The tenth byte holds the 64th bit only, as decoders insist.
+            if i == 9 && byte > 1 {
+                break;
+            }
             value |= u64::from(byte & 0x7f) << (7 * i);
             if byte < 0x80 {
                 self.rest = &self.rest[i + 1..];
