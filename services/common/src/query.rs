@@ -152,7 +152,8 @@ pub fn order_and_page<'a, S: Schema>(
     Ok(Page { items, info })
 }
 
-pub(crate) fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
+/// The page's limit (0: the default) and offset, checked.
+pub fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
     let page = query.page.unwrap_or_default();
     let limit = if page.limit == 0 {
         DEFAULT_LIMIT

@@ -308,6 +308,8 @@ pub fn build(
     let (listing, facets, tie_order) = listed?;
     let reader = reader?;
     let rows = index::rows_of_docs(&reader, fields.ord, rows_total)?;
+    let segments = index::segments(rows, &facets, &tie_order);
+    drop(facets);
     tracing::info!(
         fed_ms = fed.as_millis() as u64,
         built_ms = started.elapsed().as_millis() as u64,
@@ -315,14 +317,13 @@ pub fn build(
     );
     Ok(Indexed {
         listing,
-        facets,
         tie_order: tie_order.into(),
         summaries,
         vocabularies: words.map(Counter::finish),
         index,
         reader,
         fields,
-        rows,
+        segments,
         catalog_version: 0,
         category_keys,
     })

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use storefront_common::catalog::{CURRENCIES, ProductSchema};
 use storefront_common::error::ServiceError;
-use storefront_common::listing::{Column, Key, Listing, MISSING, Ranked};
+use storefront_common::listing::{Column, Key, Listing, MISSING};
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange};
 
 /// Price facet buckets, in cents of the requested currency; `to` 0: open.
@@ -121,7 +121,33 @@ fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, Servi
         .collect()
 }
 
+/// Values of no facet (a document without a row).
+fn blank<R: Rank>() -> FacetRow<R> {
+    FacetRow {
+        brand: R::new(MISSING),
+        category: R::new(MISSING),
+        in_stock: u8::MAX,
+        buckets: [NO_BUCKET; CURRENCIES.len()],
+    }
+}
+
+fn reordered<R: Rank>(by_row: &[FacetRow<R>], rows: &[u32]) -> Vec<FacetRow<R>> {
+    rows.iter()
+        .map(|&row| by_row.get(row as usize).copied().unwrap_or_else(blank))
+        .collect()
+}
+
 impl FacetRows {
+    /// These rows' values in the order of `rows` (each document's row, in
+    /// document order): a search counts its hits in the order it finds
+    /// them, so it reads them front to back.
+    pub fn reordered(&self, rows: &[u32]) -> FacetRows {
+        FacetRows(match &self.0 {
+            Packed::Narrow(by_row) => Packed::Narrow(reordered(by_row, rows)),
+            Packed::Wide(by_row) => Packed::Wide(reordered(by_row, rows)),
+        })
+    }
+
     pub fn build(listing: &Listing<ProductSchema>) -> Result<Self, ServiceError> {
         let buckets = price_buckets(listing)?;
         let widest = ["brand", "category"]
@@ -142,8 +168,9 @@ fn add(counts: &mut [u64], rank: Option<usize>) {
     }
 }
 
-/// Counts per value of each facet.
-struct Counts {
+/// Counts per value of each facet, in one currency, as hits are found.
+pub struct Counts {
+    currency: usize,
     brands: Vec<u64>,
     categories: Vec<u64>,
     stock: Vec<u64>,
@@ -151,40 +178,51 @@ struct Counts {
 }
 
 impl Counts {
-    fn count<R: Rank>(&mut self, rows: &[FacetRow<R>], hits: &[Ranked], currency: usize) {
-        for hit in hits {
-            let Some(row) = rows.get(hit.row as usize) else {
-                continue;
-            };
-            add(&mut self.brands, row.brand.get());
-            add(&mut self.categories, row.category.get());
-            add(&mut self.stock, row.in_stock.get());
-            add(&mut self.buckets, Some(usize::from(row.buckets[currency])));
-        }
+    /// No hit counted yet, in `currency`.
+    pub fn new(listing: &Listing<ProductSchema>, currency: usize) -> Result<Self, ServiceError> {
+        let values =
+            |field: &str| Ok::<_, ServiceError>(listing.column(field, currency)?.distinct.len());
+        Ok(Self {
+            currency,
+            brands: vec![0; values("brand")?],
+            categories: vec![0; values("category")?],
+            stock: vec![0; values("inStock")?],
+            buckets: vec![0; PRICE_BUCKETS.len()],
+        })
+    }
+
+    fn add<R: Rank>(&mut self, row: &FacetRow<R>) {
+        add(&mut self.brands, row.brand.get());
+        add(&mut self.categories, row.category.get());
+        add(&mut self.stock, row.in_stock.get());
+        add(
+            &mut self.buckets,
+            Some(usize::from(row.buckets[self.currency])),
+        );
     }
 }
 
-/// Facets over `hits` in one pass over their packed rows.
+impl FacetRows {
+    /// Counts the facet values at `at` (a hit) into `counts`.
+    #[inline]
+    pub fn count(&self, counts: &mut Counts, at: u32) {
+        match &self.0 {
+            Packed::Narrow(rows) => rows.get(at as usize).map(|r| counts.add(r)),
+            Packed::Wide(rows) => rows.get(at as usize).map(|r| counts.add(r)),
+        };
+    }
+}
+
+/// The facets of what `counts` counted, most frequent values first.
 pub fn facets(
     listing: &Listing<ProductSchema>,
-    rows: &FacetRows,
     category_keys: &HashMap<String, String>,
-    hits: &[Ranked],
-    currency: usize,
+    counts: Counts,
 ) -> Result<Facets, ServiceError> {
+    let currency = counts.currency;
     let brand = listing.column("brand", currency)?;
     let category = listing.column("category", currency)?;
     let in_stock = listing.column("inStock", currency)?;
-    let mut counts = Counts {
-        brands: vec![0; brand.distinct.len()],
-        categories: vec![0; category.distinct.len()],
-        stock: vec![0; in_stock.distinct.len()],
-        buckets: vec![0; PRICE_BUCKETS.len()],
-    };
-    match &rows.0 {
-        Packed::Narrow(rows) => counts.count(rows, hits, currency),
-        Packed::Wide(rows) => counts.count(rows, hits, currency),
-    }
     Ok(Facets {
         brands: counted(brand, &counts.brands, |_| String::new()),
         categories: counted(category, &counts.categories, |id| {
@@ -236,9 +274,9 @@ mod tests {
     use std::collections::HashMap;
 
     use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts};
-    use storefront_common::listing::{Listing, Ranked};
+    use storefront_common::listing::Listing;
 
-    use super::{FacetRows, Packed, bucket, facets, packed, price_buckets};
+    use super::{Counts, FacetRows, Packed, bucket, facets, packed, price_buckets};
 
     #[test]
     fn prices_fall_in_half_open_buckets() {
@@ -279,26 +317,30 @@ mod tests {
         let buckets = price_buckets(&listing).unwrap();
         let wide = FacetRows(Packed::Wide(packed(&listing, &buckets).unwrap()));
         let no_labels = HashMap::new();
-        let hits: Vec<Ranked> = (0..listing.len() as u32)
-            .filter(|r| r % 5 != 1)
-            .map(|row| Ranked { row, extra: 0 })
-            .collect();
+        let hits: Vec<u32> = (0..listing.len() as u32).filter(|r| r % 5 != 1).collect();
+        let count = |rows: &FacetRows, currency| {
+            let mut counts = Counts::new(&listing, currency).unwrap();
+            for &row in &hits {
+                rows.count(&mut counts, row);
+            }
+            facets(&listing, &no_labels, counts).unwrap()
+        };
         for currency in 0..CURRENCIES.len() {
-            let a = facets(&listing, &narrow, &no_labels, &hits, currency).unwrap();
-            let b = facets(&listing, &wide, &no_labels, &hits, currency).unwrap();
+            let a = count(&narrow, currency);
+            let b = count(&wide, currency);
             assert_eq!(a, b);
             let priced = hits
                 .iter()
-                .filter(|h| products[h.row as usize].prices[currency].is_some())
+                .filter(|&&h| products[h as usize].prices[currency].is_some())
                 .count() as u64;
             assert_eq!(a.prices.iter().map(|p| p.count).sum::<u64>(), priced);
-            let stocked = hits.iter().filter(|h| products[h.row as usize].in_stock);
+            let stocked = hits.iter().filter(|&&h| products[h as usize].in_stock);
             let in_stock = a.in_stock.iter().find(|v| v.value == "true").unwrap();
             assert_eq!(in_stock.count, stocked.count() as u64);
             for brand in &a.brands {
                 let expected = hits
                     .iter()
-                    .filter(|h| products[h.row as usize].brand == brand.value)
+                    .filter(|&&h| products[h as usize].brand == brand.value)
                     .count() as u64;
                 assert_eq!(brand.count, expected, "{}", brand.value);
             }

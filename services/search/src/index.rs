@@ -56,8 +56,6 @@ pub struct Indexed {
     pub fields: Fields,
     /// Filters, sorts and facet values by row (`ord`).
     pub listing: Listing<ProductSchema>,
-    /// Each row's facet values, packed.
-    pub facets: FacetRows,
     /// Each row's place in the order relevance ties are broken by
     /// (popularity descending, then id).
     pub tie_order: Arc<[u32]>,
@@ -65,8 +63,8 @@ pub struct Indexed {
     pub summaries: Records,
     /// Name words per language (by `LanguageFields::slot`).
     pub vocabularies: [Vocabulary; 2],
-    /// Per segment, each document's row: a plain array, read per hit.
-    pub rows: RowsOfDocs,
+    /// What a search reads per hit, per segment, by document.
+    pub segments: Vec<Segment>,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: HashMap<String, String>,
@@ -120,8 +118,34 @@ pub fn create() -> (Index, Fields) {
     (index, fields)
 }
 
+/// What a search reads of each hit, in document order (the order it
+/// finds hits in), so one pass over the matches reads these arrays front
+/// to back rather than jumping about the rows.
+pub struct Segment {
+    /// Each document's row (`u32::MAX`: none).
+    pub rows: Box<[u32]>,
+    /// Each document's facet values.
+    pub facets: FacetRows,
+    /// Each document's place in the relevance tie order.
+    pub ties: Box<[u32]>,
+}
+
 /// Per segment, each document's row (`u32::MAX`: none).
-pub type RowsOfDocs = Vec<Arc<[u32]>>;
+pub type RowsOfDocs = Vec<Box<[u32]>>;
+
+/// Each segment's per-document arrays, from the rows of its documents.
+pub fn segments(rows: RowsOfDocs, facets: &FacetRows, tie_order: &[u32]) -> Vec<Segment> {
+    rows.into_iter()
+        .map(|rows| Segment {
+            facets: facets.reordered(&rows),
+            ties: rows
+                .iter()
+                .map(|&row| tie_order.get(row as usize).copied().unwrap_or(u32::MAX))
+                .collect(),
+            rows,
+        })
+        .collect()
+}
 
 /// Each row's place in the popularity-descending order (ties by id).
 pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceError> {
@@ -148,7 +172,7 @@ pub fn rows_of_docs(reader: &IndexReader, ord: Field, len: usize) -> tantivy::Re
                     .map_or(u32::MAX, |r| r as u32)
             })
             .collect();
-        rows.push(of_doc.into());
+        rows.push(of_doc.into_boxed_slice());
     }
     Ok(rows)
 }

@@ -1,23 +1,24 @@
-//! Answering a search: every text match with its relevance, then the
-//! product filters, facets over what remains, then relevance (or the
-//! requested sort) and the page. Filters, sorts and facets read the
-//! listing index's columns; only the page's documents are loaded.
+//! Answering a search in one pass over the text matches: each match is
+//! filtered, counted into the facets and offered to the page (a heap of
+//! the best by relevance, or the matches kept for a requested sort) as
+//! tantivy finds it, so no list of every match is built and read again.
+//! Filters, sorts and facets read the listing index's columns; only the
+//! page's documents are loaded.
 
 use std::collections::BinaryHeap;
-use std::sync::Arc;
 
 use storefront_common::catalog::{CURRENCIES, price_tail};
 use storefront_common::error::ServiceError;
-use storefront_common::listing::{self, Key, Ranked};
+use storefront_common::listing::{self, Key, Ranked, RowFilter, SortKey};
+use storefront_common::query;
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
 use storefront_proto::search::v1::SearchResponse;
-use tantivy::collector::{Collector, SegmentCollector, TopDocs};
+use tantivy::collector::TopDocs;
+use tantivy::query::{EnableScoring, Query};
+use tantivy::{DocId, Score, SegmentReader};
 
-use tantivy::query::Query;
-use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
-
-use crate::facets::facets;
+use crate::facets::{Counts, facets};
 use crate::index::Indexed;
 
 /// A score as an exactly comparable integer (x 10^6).
@@ -25,70 +26,205 @@ fn relevance(score: Score) -> i64 {
     (f64::from(score) * 1e6) as i64
 }
 
-/// The hits room is made for up front: one per this many documents.
-const EXPECTED_SHARE: usize = 8;
-
-/// Every matching document as (row, relevance): no heap, no document load.
-struct AllHits<'a>(&'a Indexed);
-
-struct SegmentHits {
-    rows: Arc<[u32]>,
-    hits: Vec<Ranked>,
+fn internal(e: tantivy::TantivyError) -> ServiceError {
+    ServiceError::internal(format!("search index: {e}"))
 }
 
-impl Collector for AllHits<'_> {
-    type Fruit = Vec<Ranked>;
-    type Child = SegmentHits;
+/// A search's filters, order and page, checked before any match is read
+/// (so a bad one is refused even when nothing matches).
+pub struct Plan<'a> {
+    indexed: &'a Indexed,
+    list: &'a ListQuery,
+    currency: usize,
+    filter: RowFilter<'a>,
+    /// The requested sort; empty: by relevance.
+    keys: Vec<(SortKey, bool)>,
+    /// Matches a relevance-ordered page needs kept: offset + limit.
+    keep: usize,
+}
 
-    fn for_segment(
-        &self,
-        segment: SegmentOrdinal,
-        _: &SegmentReader,
-    ) -> tantivy::Result<SegmentHits> {
-        let rows = self.0.rows.get(segment as usize).cloned();
-        // A one-word search matches about a tenth of a catalog: room for
-        // that up front, rather than a dozen doublings that copy the hits
-        // (2% of a search's CPU in a profile at 100,000 products).
-        let expected = rows.as_ref().map_or(0, |r| r.len() / EXPECTED_SHARE);
-        Ok(SegmentHits {
-            rows: rows.unwrap_or_else(|| Arc::from([])),
-            hits: Vec::with_capacity(expected),
+/// What one pass over the matches found.
+pub struct Matched {
+    pub total: u64,
+    counts: Counts,
+    best: Best,
+}
+
+enum Best {
+    /// The best by relevance.
+    Relevance(Leaders),
+    /// Every match, for the requested sort to rank.
+    All(Vec<Ranked>),
+}
+
+impl<'a> Plan<'a> {
+    pub fn new(
+        indexed: &'a Indexed,
+        list: &'a ListQuery,
+        currency: usize,
+    ) -> Result<Self, ServiceError> {
+        let listing = &indexed.listing;
+        let filter = listing.row_filter(list, currency)?;
+        let keys = listing.sort_keys(list, currency, &[])?;
+        let (limit, offset) = query::page_bounds(list)?;
+        // Never more than there are products, whatever the offset.
+        let keep = offset
+            .saturating_add(u64::from(limit))
+            .min(indexed.len() as u64) as usize;
+        Ok(Self {
+            indexed,
+            list,
+            currency,
+            filter,
+            keys,
+            keep,
         })
     }
 
-    fn requires_scoring(&self) -> bool {
-        true
+    fn nothing(&self) -> Result<Matched, ServiceError> {
+        Ok(Matched {
+            total: 0,
+            counts: Counts::new(&self.indexed.listing, self.currency)?,
+            best: if self.keys.is_empty() {
+                Best::Relevance(Leaders::new(self.keep))
+            } else {
+                Best::All(Vec::new())
+            },
+        })
     }
 
-    fn merge_fruits(&self, mut fruits: Vec<Vec<Ranked>>) -> tantivy::Result<Vec<Ranked>> {
-        // One segment (the index is merged into one): no copy.
-        if fruits.len() == 1 {
-            return Ok(fruits.pop().unwrap_or_default());
+    /// The products matching `text_query` (None: nothing searchable) that
+    /// pass the filters, counted and offered to the page in one pass.
+    pub fn run(&self, text_query: Option<&dyn Query>) -> Result<Matched, ServiceError> {
+        let mut matched = self.nothing()?;
+        let Some(text_query) = text_query else {
+            return Ok(matched);
+        };
+        let searcher = self.indexed.reader.searcher();
+        let weight = text_query
+            .weight(EnableScoring::enabled_from_searcher(&searcher))
+            .map_err(internal)?;
+        for (reader, segment) in searcher
+            .segment_readers()
+            .iter()
+            .zip(&self.indexed.segments)
+        {
+            let alive = reader.alive_bitset();
+            let mut hit = |doc: DocId, score: Score| {
+                let Some(&row) = segment.rows.get(doc as usize) else {
+                    return;
+                };
+                if row == u32::MAX
+                    || alive.is_some_and(|a| !a.is_alive(doc))
+                    || !self.filter.test(row)
+                {
+                    return;
+                }
+                matched.total += 1;
+                segment.facets.count(&mut matched.counts, doc);
+                match &mut matched.best {
+                    Best::Relevance(leaders) if score >= leaders.below => {
+                        let tie = segment.ties.get(doc as usize).copied().unwrap_or(u32::MAX);
+                        leaders.offer(tie, row, score);
+                    }
+                    Best::Relevance(_) => {}
+                    Best::All(all) => all.push(Ranked {
+                        row,
+                        extra: relevance(score),
+                    }),
+                }
+            };
+            weight.for_each(reader, &mut hit).map_err(internal)?;
         }
-        Ok(fruits.concat())
+        Ok(matched)
+    }
+
+    /// The response: facets, the page in its order, its products.
+    pub fn answer(&self, matched: Matched) -> Result<SearchResponse, ServiceError> {
+        let (info, start, end) = listing::window(self.list, matched.total)?;
+        let page: Vec<u32> = match matched.best {
+            Best::Relevance(leaders) => {
+                let mut best = leaders.heap.into_sorted_vec();
+                best.truncate(end);
+                best.drain(start.min(best.len())..)
+                    .map(|(_, _, row)| row)
+                    .collect()
+            }
+            Best::All(all) => self
+                .indexed
+                .listing
+                .rank(all, &self.keys, start, end)
+                .into_iter()
+                .map(|r| r.row)
+                .collect(),
+        };
+        let facets = facets(
+            &self.indexed.listing,
+            &self.indexed.category_keys,
+            matched.counts,
+        )?;
+        Ok(SearchResponse {
+            page: Some(info),
+            products: encoded(self.indexed, page.into_iter(), self.currency)?,
+            facets: Some(facets),
+        })
     }
 }
 
-impl SegmentCollector for SegmentHits {
-    type Fruit = Vec<Ranked>;
+/// The best `keep` matches by relevance, then popularity, then id, worst
+/// on top: (relevance descending as a u64, place in the tie order, row),
+/// smaller is better.
+struct Leaders {
+    heap: BinaryHeap<(u64, u32, u32)>,
+    keep: usize,
+    /// Scores below this cannot make the cut (the worst kept is better):
+    /// most matches are turned away by one comparison of raw scores.
+    below: Score,
+}
 
-    fn collect(&mut self, doc: DocId, score: Score) {
-        if let Some(&row) = self.rows.get(doc as usize).filter(|&&r| r != u32::MAX) {
-            self.hits.push(Ranked {
-                row,
-                extra: relevance(score),
-            });
+impl Leaders {
+    fn new(keep: usize) -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            keep,
+            below: if keep == 0 {
+                Score::INFINITY
+            } else {
+                Score::NEG_INFINITY
+            },
         }
     }
 
-    fn harvest(self) -> Vec<Ranked> {
-        self.hits
+    #[inline]
+    fn offer(&mut self, tie: u32, row: u32, score: Score) {
+        let lead = u64::MAX - ((relevance(score) as u64) ^ (1 << 63));
+        let entry = (lead, tie, row);
+        if self.heap.len() < self.keep {
+            self.heap.push(entry);
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && entry < *worst
+        {
+            *worst = entry;
+        } else {
+            return;
+        }
+        if self.heap.len() == self.keep
+            && let Some(&(lead, _, _)) = self.heap.peek()
+        {
+            self.below = below(((u64::MAX - lead) ^ (1 << 63)) as i64);
+        }
     }
 }
 
-/// Every product matching `query`, with its relevance.
-pub fn all_hits(indexed: &Indexed, query: &dyn Query) -> tantivy::Result<Vec<Ranked>> {
-    indexed.reader.searcher().search(query, &AllHits(indexed))
+/// A score under which `relevance` is surely below `worst` (one step of
+/// f32 under it, far more than the rounding of the conversion).
+fn below(worst: i64) -> Score {
+    let at = (worst as f64 / 1e6) as Score;
+    if at > 0.0 && at.is_finite() {
+        Score::from_bits(at.to_bits() - 1)
+    } else {
+        Score::NEG_INFINITY
+    }
 }
 
 /// The best `limit` products matching `query`, best first: by relevance,
@@ -146,75 +282,5 @@ pub fn encoded(
     })
 }
 
-/// The `hits` that pass the query's filters (validated even when there
-/// are no hits).
-pub fn filtered(
-    indexed: &Indexed,
-    mut hits: Vec<Ranked>,
-    list: &ListQuery,
-    currency: usize,
-) -> Result<Vec<Ranked>, ServiceError> {
-    indexed.listing.retain(&mut hits, list, currency)?;
-    Ok(hits)
-}
-
-/// Facets, orders and pages filtered `hits`.
-pub fn answer(
-    indexed: &Indexed,
-    hits: Vec<Ranked>,
-    list: &ListQuery,
-    currency: usize,
-) -> Result<SearchResponse, ServiceError> {
-    let listing = &indexed.listing;
-    let facets = facets(
-        listing,
-        &indexed.facets,
-        &indexed.category_keys,
-        &hits,
-        currency,
-    )?;
-    // Validated as for any listing, whichever way the page is ranked.
-    let keys = listing.sort_keys(list, currency, &[])?;
-    let (info, start, end) = listing::window(list, hits.len() as u64)?;
-    let page = if list.sort.is_empty() {
-        by_relevance(&indexed.tie_order, &hits, start, end)
-    } else {
-        let page = listing.rank(hits, &keys, start, end);
-        page.into_iter().map(|r| r.row).collect()
-    };
-    Ok(SearchResponse {
-        page: Some(info),
-        products: encoded(indexed, page.into_iter(), currency)?,
-        facets: Some(facets),
-    })
-}
-
-/// Rows `start..end` of `hits` by relevance, then popularity, then id:
-/// the best `end` kept in a heap, a hit's tie-break read only when its
-/// relevance ties the worst one kept.
-fn by_relevance(tie_order: &[u32], hits: &[Ranked], start: usize, end: usize) -> Vec<u32> {
-    if start >= end {
-        return Vec::new();
-    }
-    // Smaller is better: relevance descending, then the tie order.
-    let lead = |h: &Ranked| u64::MAX - ((h.extra as u64) ^ (1 << 63));
-    let mut heap: BinaryHeap<(u64, u32, u32)> = BinaryHeap::with_capacity(end + 1);
-    for h in hits {
-        let lead = lead(h);
-        if heap.len() == end && heap.peek().is_some_and(|worst| lead > worst.0) {
-            continue;
-        }
-        let entry = (lead, tie_order[h.row as usize], h.row);
-        if heap.len() < end {
-            heap.push(entry);
-        } else if let Some(mut worst) = heap.peek_mut()
-            && entry < *worst
-        {
-            *worst = entry;
-        }
-    }
-    let mut best = heap.into_sorted_vec();
-    best.drain(start.min(best.len())..)
-        .map(|(_, _, row)| row)
-        .collect()
-}
+#[cfg(test)]
+mod tests;

@@ -17,7 +17,7 @@ use tonic::{Request, Response, Status};
 use crate::build;
 use crate::clients::Catalog;
 use crate::index::Indexed;
-use crate::search::{all_hits, answer, filtered};
+use crate::search::Plan;
 use crate::text_query::Typos;
 use crate::{suggest, text_query};
 
@@ -138,23 +138,25 @@ impl SearchService for SearchApi {
         let reply = storefront_common::cpu::run(move || {
             let lang = indexed.fields.for_locale(&req.locale);
             let list = req.query.unwrap_or_default();
+            let plan = Plan::new(&indexed, &list, currency)?;
             // Typo matches only when the words as typed find nothing (as
             // Typesense's default): "shirt" is not also "skirt", and the
             // common case scores no fuzzy clauses.
-            let mut found = Vec::new();
+            let mut found = None;
             for typos in [Typos::Exact, Typos::Forgiven] {
                 let query = text_query::build(&indexed, lang, &synonyms, &req.text, typos)
                     .map_err(internal)?;
-                let hits = match &query {
-                    Some(q) => all_hits(&indexed, q.as_ref()).map_err(internal)?,
-                    None => Vec::new(),
-                };
-                found = filtered(&indexed, hits, &list, currency)?;
-                if !found.is_empty() {
+                let matched = plan.run(query.as_deref())?;
+                let any = matched.total > 0;
+                found = Some(matched);
+                if any {
                     break;
                 }
             }
-            answer(&indexed, found, &list, currency)
+            match found {
+                Some(matched) => plan.answer(matched),
+                None => Err(ServiceError::internal("search ran no pass")),
+            }
         })
         .await??;
         Ok(Response::new(reply))

@@ -149,17 +149,15 @@ impl<S: Schema> Listing<S> {
         Ok(filter::select(predicates, self.len))
     }
 
-    /// Keeps the records of `rows` that pass every filter of `query`; for
-    /// a few candidates, cheaper than `matching`.
-    pub fn retain(
+    /// The filters of `query`, to test records one at a time: for
+    /// candidates found otherwise (a search's matches), cheaper than
+    /// `matching`.
+    pub fn row_filter(
         &self,
-        rows: &mut Vec<Ranked>,
         query: &ListQuery,
         context: usize,
-    ) -> Result<(), ServiceError> {
-        let predicates = self.predicates(query, context)?;
-        rows.retain(|r| predicates.iter().all(|p| p.test(r.row)));
-        Ok(())
+    ) -> Result<RowFilter<'_>, ServiceError> {
+        Ok(RowFilter(self.predicates(query, context)?))
     }
 
     fn predicates(
@@ -289,6 +287,17 @@ impl<S: Schema> Listing<S> {
             }
         };
         Ok((info, rows))
+    }
+}
+
+/// A query's filters over a listing's columns, tested per record.
+pub struct RowFilter<'a>(Vec<Predicate<'a>>);
+
+impl RowFilter<'_> {
+    /// Whether record `row` passes every filter.
+    #[inline]
+    pub fn test(&self, row: u32) -> bool {
+        self.0.iter().all(|p| p.test(row))
     }
 }
 

@@ -1,0 +1,267 @@
+//! The one-pass answer against the plain one: every match collected, then
+//! filtered, counted, fully sorted and sliced.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use prost::Message;
+use storefront_common::catalog::CURRENCIES;
+use storefront_proto::catalog::v1::{Category, Product, Variant};
+use storefront_proto::common::v1::filter_value::Kind;
+use storefront_proto::common::v1::{
+    Filter, FilterOperator, FilterValue, ListQuery, LocalizedString, Money, PageRequest,
+    ResourceMeta, SortDirection, SortField,
+};
+use tantivy::collector::TopDocs;
+
+use super::{Plan, relevance};
+use crate::build::{Batch, build};
+use crate::facets::{Counts, FacetRows, facets};
+use crate::index::Indexed;
+use crate::text_query::{self, Typos};
+
+const WORDS: [&str; 6] = ["cotton", "linen", "shirt", "dress", "classic", "wool"];
+const BRANDS: [&str; 4] = ["Aoraki", "Harbour Lane", "Tasman", "Bondi"];
+
+fn localized(en: &str) -> Option<LocalizedString> {
+    Some(LocalizedString {
+        values: [("en-AU", en), ("de-DE", en)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    })
+}
+
+/// Products whose names repeat words in many combinations (so scores
+/// tie), with popularity ties and prices missing in one currency.
+fn product(i: u32) -> Product {
+    let name: Vec<&str> = (0..1 + i % 3)
+        .map(|w| WORDS[((i / 3 + w * 5) % 6) as usize])
+        .collect();
+    let prices = CURRENCIES
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| *c == 0 || !i.is_multiple_of(4))
+        .map(|(c, code)| Money {
+            currency_code: code.to_string(),
+            cent_amount: i64::from(i % 37) * 700 + c as i64,
+            fraction_digits: 2,
+        })
+        .collect();
+    Product {
+        meta: Some(ResourceMeta {
+            id: format!("p-{:04}", (i * 7919) % 1000),
+            ..Default::default()
+        }),
+        key: format!("k-{i}"),
+        name: localized(&name.join(" ")),
+        description: localized(&format!("{} by {}", name.join(" "), BRANDS[0])),
+        brand: BRANDS[(i % 4) as usize].to_string(),
+        category_ids: vec![format!("c-{}", i % 3)],
+        popularity: i % 10,
+        in_stock: !i.is_multiple_of(5),
+        master_variant: Some(Variant {
+            prices,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn index() -> Indexed {
+    let bodies: Vec<Bytes> = (0..400)
+        .map(|i| Bytes::from(product(i).encode_to_vec()))
+        .collect();
+    let categories: Vec<Category> = (0..3)
+        .map(|c| Category {
+            meta: Some(ResourceMeta {
+                id: format!("c-{c}"),
+                ..Default::default()
+            }),
+            key: format!("cat-{c}"),
+            name: localized(&format!("Category {c}")),
+            ..Default::default()
+        })
+        .collect();
+    build(std::iter::once(Batch::Encoded(bodies)), &categories).unwrap()
+}
+
+fn filter(field: &str, op: FilterOperator, kind: Kind) -> Filter {
+    Filter {
+        field: field.to_string(),
+        operator: op as i32,
+        value: Some(FilterValue { kind: Some(kind) }),
+    }
+}
+
+fn queries() -> Vec<ListQuery> {
+    let page = |limit, offset| Some(PageRequest { limit, offset });
+    let sort = |field: &str, desc: bool| SortField {
+        field: field.to_string(),
+        direction: if desc {
+            SortDirection::Desc
+        } else {
+            SortDirection::Asc
+        } as i32,
+    };
+    let brand = filter("brand", FilterOperator::Eq, Kind::Text(BRANDS[1].into()));
+    let stocked = filter("inStock", FilterOperator::Eq, Kind::Boolean(true));
+    let cheap = filter("price", FilterOperator::Lt, Kind::Integer(9_000));
+    let mut out = Vec::new();
+    for (limit, offset) in [(0, 0), (5, 0), (7, 3), (100, 40), (20, 5_000)] {
+        for filters in [
+            vec![],
+            vec![brand.clone()],
+            vec![stocked.clone(), cheap.clone()],
+        ] {
+            for sorts in [vec![], vec![sort("price", true), sort("name", false)]] {
+                out.push(ListQuery {
+                    page: page(limit, offset),
+                    sort: sorts,
+                    filters: filters.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The plain answer: product ids of the page, total, facets.
+fn plain(
+    indexed: &Indexed,
+    text: &str,
+    list: &ListQuery,
+    currency: usize,
+) -> (Vec<u32>, u64, storefront_proto::search::v1::Facets) {
+    let lang = indexed.fields.for_locale("en-AU");
+    let query = text_query::build(indexed, lang, &[], text, Typos::Exact)
+        .unwrap()
+        .unwrap();
+    let searcher = indexed.reader.searcher();
+    let docs = searcher
+        .search(
+            query.as_ref(),
+            &TopDocs::with_limit(10_000).order_by_score(),
+        )
+        .unwrap();
+    let listing = &indexed.listing;
+    let rows = listing.row_filter(list, currency).unwrap();
+    let by_row = FacetRows::build(listing).unwrap();
+    let mut counts = Counts::new(listing, currency).unwrap();
+    let mut hits: Vec<(i64, u32)> = Vec::new();
+    for (score, addr) in docs {
+        let row = indexed.segments[0].rows[addr.doc_id as usize];
+        if rows.test(row) {
+            by_row.count(&mut counts, row);
+            hits.push((relevance(score), row));
+        }
+    }
+    let total = hits.len() as u64;
+    let (_, start, end) = storefront_common::listing::window(list, total).unwrap();
+    let page: Vec<u32> = if list.sort.is_empty() {
+        hits.sort_by_key(|&(score, row)| {
+            (
+                std::cmp::Reverse(score),
+                indexed.tie_order[row as usize],
+                row,
+            )
+        });
+        hits[start..end].iter().map(|&(_, row)| row).collect()
+    } else {
+        let keys = listing.sort_keys(list, currency, &[]).unwrap();
+        let all = hits
+            .iter()
+            .map(|&(extra, row)| storefront_common::listing::Ranked { row, extra })
+            .collect();
+        let ranked = listing.rank(all, &keys, 0, total as usize);
+        ranked[start..end].iter().map(|r| r.row).collect()
+    };
+    let facets = facets(listing, &indexed.category_keys, counts).unwrap();
+    (page, total, facets)
+}
+
+#[test]
+fn one_pass_answers_as_every_match_sorted_would() {
+    let indexed = index();
+    let lang = indexed.fields.for_locale("en-AU");
+    let mut compared = BTreeMap::new();
+    for text in ["shirt", "cotton linen", "classic", "wool dress"] {
+        let query = text_query::build(&indexed, lang, &[], text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        for list in queries() {
+            for currency in 0..CURRENCIES.len() {
+                let plan = Plan::new(&indexed, &list, currency).unwrap();
+                let matched = plan.run(Some(query.as_ref())).unwrap();
+                let answer = plan.answer(matched).unwrap();
+                let (rows, total, facets) = plain(&indexed, text, &list, currency);
+                let info = answer.page.unwrap();
+                assert_eq!(info.total, total, "{text} {list:?}");
+                let ids = |rows: &[u32]| -> Vec<Bytes> {
+                    rows.iter().map(|&r| indexed.summary(r).unwrap()).collect()
+                };
+                let got: Vec<Bytes> = answer
+                    .products
+                    .encoded
+                    .into_iter()
+                    .map(|p| p.body)
+                    .collect();
+                assert_eq!(got, ids(&rows), "{text} {list:?} currency {currency}");
+                assert_eq!(answer.facets.unwrap(), facets, "{text} {list:?}");
+                *compared.entry(text).or_insert(0) += usize::from(total > 0);
+            }
+        }
+    }
+    // Every text matched something under most queries.
+    assert!(compared.values().all(|&n| n > 20), "{compared:?}");
+}
+
+#[test]
+fn bad_queries_are_refused_before_any_match_is_read() {
+    let indexed = index();
+    let unknown = ListQuery {
+        sort: vec![SortField {
+            field: "colour".into(),
+            direction: SortDirection::Asc as i32,
+        }],
+        ..Default::default()
+    };
+    let too_many = ListQuery {
+        page: Some(PageRequest {
+            limit: 101,
+            offset: 0,
+        }),
+        ..Default::default()
+    };
+    let wrong_type = ListQuery {
+        filters: vec![filter("price", FilterOperator::Gt, Kind::Text("x".into()))],
+        ..Default::default()
+    };
+    for list in [unknown, too_many, wrong_type] {
+        assert!(Plan::new(&indexed, &list, 0).is_err(), "{list:?}");
+    }
+    // Nothing searchable: an empty page, zero facet counts.
+    let list = ListQuery::default();
+    let plan = Plan::new(&indexed, &list, 0).unwrap();
+    let answer = plan.answer(plan.run(None).unwrap()).unwrap();
+    assert_eq!(answer.page.unwrap().total, 0);
+    assert!(answer.products.encoded.is_empty());
+}
+
+/// Every score under `below(r)` has a relevance under `r`, and `below`
+/// is close (it turns away almost everything that cannot make the cut).
+#[test]
+fn scores_below_the_bar_cannot_tie_it() {
+    let mut rng = fastrand::Rng::with_seed(3);
+    for _ in 0..100_000 {
+        let score = rng.f32() * 40.0;
+        let worst = relevance(score);
+        let bar = super::below(worst);
+        assert!(
+            relevance(bar) < worst || worst <= 0,
+            "{score} {worst} {bar}"
+        );
+        assert!(bar <= score && score - bar < 1e-5, "{score} {bar}");
+    }
+    assert_eq!(super::below(0), f32::NEG_INFINITY);
+}
