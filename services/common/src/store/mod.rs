@@ -259,6 +259,11 @@ impl Store {
     where
         E: From<StoreError>,
     {
+        let _turn = match self {
+            Store::Redis(r) => Some(r.turn(key).await),
+            // One process: a compare-and-set retry costs no round trip.
+            Store::Memory(_) => None,
+        };
         for attempt in 0..attempts {
             let Some(found) = self.get(key).await? else {
                 return Ok(Updated::Missing);

@@ -72,7 +72,13 @@ pub struct RedisStore {
     conn: ConnectionManager,
     prefix: Arc<str>,
     scripts: Arc<Scripts>,
+    /// Read-modify-write turns, by key hash (see [`RedisStore::turn`]).
+    turns: Arc<[tokio::sync::Mutex<()>]>,
 }
+
+/// Turn locks: a fixed number, whatever the keys (never a map keyed by
+/// client input); unrelated keys share one only by a hash collision.
+const TURNS: usize = 1024;
 
 fn unavailable(e: redis::RedisError) -> StoreError {
     StoreError::Unavailable(e.to_string())
@@ -103,7 +109,19 @@ impl RedisStore {
             conn,
             prefix: prefix.into(),
             scripts: Arc::new(scripts),
+            turns: (0..TURNS).map(|_| tokio::sync::Mutex::new(())).collect(),
         })
+    }
+
+    /// This process's turn to read-modify-write `key`. Writers of one key
+    /// in one replica queue here instead of racing: a hot key's
+    /// compare-and-set then fails only against other replicas, rather
+    /// than every concurrent writer retrying (two round trips a retry)
+    /// until some run out of attempts.
+    pub async fn turn(&self, key: &str) -> tokio::sync::MutexGuard<'_, ()> {
+        use std::hash::BuildHasher;
+        let hash = foldhash::fast::FixedState::with_seed(0).hash_one(key);
+        self.turns[(hash % TURNS as u64) as usize].lock().await
     }
 
     fn key(&self, key: &str) -> String {
