@@ -46,35 +46,41 @@ fn corrupt(e: impl std::fmt::Display) -> String {
 
 /// Buffers `StoredProducts::push` reuses.
 #[derive(Default)]
-pub struct Scratch([Vec<u8>; 3]);
+pub struct Scratch([Vec<u8>; 4]);
 
 impl StoredProducts {
-    /// Empty, compressing against `typical`.
+    /// Empty, compressing against `typical`: summaries against the whole
+    /// typical product, variants against its variants.
     pub fn new(typical: &Product) -> Self {
         let (mut summary, mut variants) = (Vec::new(), Vec::new());
         encode_stored(typical.clone(), &mut summary, &mut variants);
+        let typical_variants = Dictionary::new(variants.clone());
         summary.extend_from_slice(&variants);
-        let dictionary = Dictionary::new(summary);
         Self {
-            summaries: Records::new(dictionary.clone()),
-            variants: Records::new(dictionary),
+            summaries: Records::new(Dictionary::new(summary)),
+            variants: Records::new(typical_variants),
         }
     }
 
     /// Appends `p`.
     pub fn push(&mut self, p: Product, scratch: &mut Scratch) {
-        let [summary, variants, out] = &mut scratch.0;
+        let [summary, variants, out, against] = &mut scratch.0;
         encode_stored(p, summary, variants);
         self.summaries.push(summary, out);
-        let against = self.against(summary);
-        self.variants.push_against(variants, &against, out);
+        self.against(summary, against);
+        self.variants.push_against(variants, against, out);
     }
 
-    /// What a product's variants are compressed against: the typical
-    /// product, then the product's own summary (its key, name and media
-    /// recur in its variants' SKUs, media and alt texts).
-    fn against(&self, summary: &[u8]) -> Vec<u8> {
-        [self.dictionary().bytes().as_ref(), summary].concat()
+    /// What a product's variants are compressed against, into `out`: the
+    /// typical product's variants, then the product's own summary (its
+    /// key, name and media recur in its variants' SKUs, media and alt
+    /// texts). Not the whole typical product: a dictionary is hashed anew
+    /// for every record, and its summary half bought nothing here (at
+    /// 20,000 products: 0.2% fewer bytes, a fifth less compression time).
+    fn against(&self, summary: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(self.variants.dictionary().bytes());
+        out.extend_from_slice(summary);
     }
 
     /// `parts` (each a clone of `self`, empty, filled) one after another.
@@ -91,7 +97,7 @@ impl StoredProducts {
     pub fn replaced(&self, row: u32, p: Product) -> Self {
         let mut one = Self {
             summaries: Records::new(self.dictionary().clone()),
-            variants: Records::new(self.dictionary().clone()),
+            variants: Records::new(self.variants.dictionary().clone()),
         };
         one.push(p, &mut Scratch::default());
         let with_new = |all: &Records, new: &Records| {
@@ -122,9 +128,9 @@ impl StoredProducts {
     /// Row `row`'s whole product, variants included, prices not picked.
     pub fn decode(&self, row: u32) -> Result<Product, String> {
         let mut bytes = self.summaries.get(row as usize)?;
-        let variants = self
-            .variants
-            .get_against(row as usize, &self.against(&bytes))?;
+        let mut against = Vec::new();
+        self.against(&bytes, &mut against);
+        let variants = self.variants.get_against(row as usize, &against)?;
         bytes.extend_from_slice(&variants);
         Product::decode(bytes.as_slice()).map_err(corrupt)
     }

@@ -105,19 +105,37 @@ pub(crate) fn meta(rng: &mut fastrand::Rng) -> ResourceMeta {
 }
 
 fn slug(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars().flat_map(char::to_lowercase) {
-        match c {
-            'a'..='z' | '0'..='9' => out.push(c),
-            'ä' => out.push_str("ae"),
-            'ö' => out.push_str("oe"),
-            'ü' => out.push_str("ue"),
-            'ß' => out.push_str("ss"),
-            _ if !out.ends_with('-') && !out.is_empty() => out.push('-'),
-            _ => {}
+    let mut out = String::with_capacity(text.len() + 4);
+    // Whether a separator is owed before the next letter or digit.
+    let mut gap = false;
+    let mut put = |out: &mut String, c: char| {
+        let spelled = match c {
+            'a'..='z' | '0'..='9' => None,
+            'ä' => Some("ae"),
+            'ö' => Some("oe"),
+            'ü' => Some("ue"),
+            'ß' => Some("ss"),
+            _ => {
+                gap = !out.is_empty();
+                return;
+            }
+        };
+        if std::mem::take(&mut gap) {
+            out.push('-');
+        }
+        match spelled {
+            Some(s) => out.push_str(s),
+            None => out.push(c),
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii() {
+            put(&mut out, c.to_ascii_lowercase());
+        } else {
+            c.to_lowercase().for_each(|l| put(&mut out, l));
         }
     }
-    out.trim_end_matches('-').to_string()
+    out
 }
 
 /// A leaf category with what products in it need to know.
@@ -387,5 +405,8 @@ mod tests {
             );
         }
         assert_eq!(slug("Klassisch Baumwoll Hüte"), "klassisch-baumwoll-huete");
+        assert_eq!(slug("  Über -- Straße & Co. 2 "), "ueber-strasse-co-2");
+        assert_eq!(slug("ÄÖÜ"), "aeoeue");
+        assert_eq!(slug("---"), "");
     }
 }
