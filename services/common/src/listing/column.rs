@@ -64,6 +64,48 @@ pub struct Column {
     pub members: HashMap<Box<str>, RoaringBitmap>,
 }
 
+/// The first eight bytes of `text`, big-endian, zero-padded: ordered as
+/// the strings are wherever they differ (a zero pad sorts as or before
+/// any byte), so equal prefixes alone need the whole strings compared.
+pub(super) fn prefix(text: &str) -> u64 {
+    let mut head = [0u8; 8];
+    let n = text.len().min(8);
+    head[..n].copy_from_slice(&text.as_bytes()[..n]);
+    u64::from_be_bytes(head)
+}
+
+/// Indices of `values` in value order. Texts (names, ids: a hundred
+/// thousand distinct ones) are ordered by their prefixes first, so most
+/// comparisons are of two integers rather than a call to compare strings.
+fn sorted_values(values: &[Value<'_>]) -> Vec<u32> {
+    let texts: Option<Vec<&str>> = values
+        .iter()
+        .map(|v| match v {
+            Value::Text(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    match texts {
+        Some(texts) => sorted_texts(values.len(), |i| texts[i as usize]),
+        None => {
+            let mut sorted: Vec<u32> = (0..values.len() as u32).collect();
+            sorted.sort_unstable_by(|&a, &b| values[a as usize].cmp(&values[b as usize]));
+            sorted
+        }
+    }
+}
+
+/// `0..len` ordered by `text(i)`, ties in index order.
+pub(super) fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec<u32> {
+    let mut keyed: Vec<(u64, u32)> = (0..len as u32).map(|i| (prefix(text(i)), i)).collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| text(a.1).cmp(text(b.1)))
+            .then(a.1.cmp(&b.1))
+    });
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 impl Column {
     /// Indexes `values` (one per record); `by_id` lists the records in id
     /// order, which breaks ties. Only the distinct values are compared:
@@ -85,8 +127,7 @@ impl Column {
             })
             .collect();
         drop(seen);
-        let mut sorted: Vec<u32> = (0..firsts.len() as u32).collect();
-        sorted.sort_unstable_by(|&a, &b| firsts[a as usize].cmp(&firsts[b as usize]));
+        let sorted = sorted_values(&firsts);
         let mut final_rank = vec![0u32; firsts.len()];
         for (r, &first) in sorted.iter().enumerate() {
             final_rank[first as usize] = r as u32;

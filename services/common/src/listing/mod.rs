@@ -78,10 +78,7 @@ impl<S: Schema> Listing<S> {
         S::Field: Send + Sync,
         S::Context: Sync,
     {
-        let mut by_id: Vec<u32> = (0..records.len() as u32).collect();
-        by_id.sort_unstable_by(|&a, &b| {
-            S::id(&records[a as usize]).cmp(S::id(&records[b as usize]))
-        });
+        let by_id = column::sorted_texts(records.len(), |i| S::id(&records[i as usize]));
         let mut id_rank = vec![0; records.len()];
         for (rank, &row) in by_id.iter().enumerate() {
             id_rank[row as usize] = rank as u32;

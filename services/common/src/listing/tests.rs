@@ -293,3 +293,17 @@ proptest! {
         prop_assert_eq!(listing.top(rows, &keys, start, end), expected);
     }
 }
+
+proptest! {
+    /// Ordering by prefix first orders texts as comparing them whole
+    /// does: zero bytes, shared heads, strings shorter than the prefix.
+    #[test]
+    fn texts_sort_by_prefix_as_whole_strings_do(
+        texts in proptest::collection::vec("[a\\x00b]{0,3}[a-z\\x00é]{0,12}", 0..200)
+    ) {
+        let got = column::sorted_texts(texts.len(), |i| texts[i as usize].as_str());
+        let mut want: Vec<u32> = (0..texts.len() as u32).collect();
+        want.sort_by(|&a, &b| texts[a as usize].cmp(&texts[b as usize]).then(a.cmp(&b)));
+        prop_assert_eq!(got, want);
+    }
+}
