@@ -5,26 +5,22 @@
 pub mod probe;
 pub mod programs;
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
 use storefront_cart::CartConfig;
-use storefront_cart::config::DEV_CART_ACCOUNT;
 use storefront_catalog::CatalogConfig;
 use storefront_common::env::{AppEnvironment, EnvReader};
-use storefront_common::identity::dev_issuer::{
-    DevIssuer, JWKS_PATH, account_url as dev_account_url,
-};
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
 use storefront_common::store::Store;
+use storefront_common::topology::{self, Program};
 use storefront_content::ContentConfig;
 use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
-use storefront_gateway::config::dev_identity_url;
 use storefront_orders::OrdersConfig;
 use storefront_search::SearchConfig;
-use storefront_search::config::DEV_SEARCH_ACCOUNT;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -59,14 +55,45 @@ async fn loopback() -> anyhow::Result<TcpListener> {
     Ok(TcpListener::bind("127.0.0.1:0").await?)
 }
 
-/// A service's environment (its own loopback port, its callers unless the
-/// environment names them) and its listener.
-async fn service_env(env: &EnvReader, callers: &str) -> anyhow::Result<(EnvReader, TcpListener)> {
-    let listener = loopback().await?;
-    let mut service = env.clone();
-    service.set("LISTEN_ADDR", listener.local_addr()?.to_string());
-    service.set_default("ALLOWED_CALLERS", callers);
-    Ok((service, listener))
+/// The environment the mesh's programs are configured from, and where the
+/// ones started so far listen.
+struct Wiring {
+    env: EnvReader,
+    issuer_url: String,
+    addrs: BTreeMap<&'static str, SocketAddr>,
+}
+
+impl Wiring {
+    /// `program`'s environment and its own loopback listener.
+    async fn program(
+        &mut self,
+        program: &'static Program,
+    ) -> anyhow::Result<(EnvReader, TcpListener)> {
+        let listener = loopback().await?;
+        self.addrs.insert(program.name, listener.local_addr()?);
+        let mut env = self.env_for(program);
+        env.set("LISTEN_ADDR", listener.local_addr()?.to_string());
+        Ok((env, listener))
+    }
+
+    /// The environment with where `program`'s callees listen and where it
+    /// gets identity tokens for them.
+    fn env_for(&self, program: &Program) -> EnvReader {
+        let mut env = self.env.clone();
+        for callee in program.downstreams() {
+            env.set(
+                &callee.url_var(),
+                format!("http://{}", self.addrs[callee.name]),
+            );
+        }
+        if !program.calls.is_empty() {
+            env.set(
+                "IDENTITY_TOKEN_URL",
+                program.dev_token_url(&self.issuer_url),
+            );
+        }
+        env
+    }
 }
 
 #[derive(Default)]
@@ -101,24 +128,17 @@ impl Mesh {
         let issuer_listener = loopback().await?;
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
-        env.set("IDENTITY_TOKEN_URL", dev_identity_url(&issuer_url));
         let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
+        // Who may call whom, and which methods, is each service's default
+        // (`topology`); here each program learns where its callees listen.
+        let mut wiring = Wiring {
+            env,
+            issuer_url,
+            addrs: BTreeMap::new(),
+        };
 
-        // Who may call whom: the gateway everything; the cart service prices
-        // lines at the catalog and creates orders; search exports the
-        // catalog. Each only the methods it uses.
-        let catalog_callers = format!(
-            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={},{DEV_SEARCH_ACCOUNT}={}",
-            storefront_cart::config::CALLS_ON_CATALOG,
-            storefront_search::config::CALLS_ON_CATALOG,
-        );
-        let orders_callers = format!(
-            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={}",
-            storefront_cart::config::CALLS_ON_ORDERS
-        );
-        let (catalog_env, catalog) = service_env(&env, &catalog_callers).await?;
+        let (catalog_env, catalog) = wiring.program(&topology::CATALOG).await?;
         let config = CatalogConfig::from_env(&catalog_env)?;
-        let catalog_addr = catalog.local_addr()?;
         mesh.spawn("catalog", |stop| {
             storefront_catalog::serve(config, catalog, stop)
         });
@@ -128,61 +148,43 @@ impl Mesh {
             async move { Ok(serve.await?) }
         });
 
-        let (customers_env, customers) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        let (customers_env, customers) = wiring.program(&topology::CUSTOMERS).await?;
         let config = CustomersConfig::from_env(&customers_env)?;
-        let customers_addr = customers.local_addr()?;
         // Demo customers exist only where the README promises them: locally.
-        let seed = env.environment()? == AppEnvironment::Local;
+        let seed = wiring.env.environment()? == AppEnvironment::Local;
         let s = store.clone();
         mesh.spawn("customers", |stop| {
             storefront_customers::serve(config, s, seed, customers, stop)
         });
 
-        let (orders_env, orders) = service_env(&env, &orders_callers).await?;
+        let (orders_env, orders) = wiring.program(&topology::ORDERS).await?;
         let config = OrdersConfig::from_env(&orders_env)?;
-        let orders_addr = orders.local_addr()?;
         let s = store.clone();
         mesh.spawn("orders", |stop| {
             storefront_orders::serve(config, s, orders, stop)
         });
 
-        let (mut cart_env, cart) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
-        cart_env.set("CATALOG_URL", format!("http://{catalog_addr}"));
-        cart_env.set("ORDERS_URL", format!("http://{orders_addr}"));
-        cart_env.set(
-            "IDENTITY_TOKEN_URL",
-            dev_account_url(&issuer_url, DEV_CART_ACCOUNT),
-        );
+        let (cart_env, cart) = wiring.program(&topology::CART).await?;
         let config = CartConfig::from_env(&cart_env)?;
-        let cart_addr = cart.local_addr()?;
         let s = store.clone();
         mesh.spawn("cart", |stop| storefront_cart::serve(config, s, cart, stop));
 
-        let (mut search_env, search) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
-        search_env.set("CATALOG_URL", format!("http://{catalog_addr}"));
-        search_env.set(
-            "IDENTITY_TOKEN_URL",
-            dev_account_url(&issuer_url, DEV_SEARCH_ACCOUNT),
-        );
+        let (search_env, search) = wiring.program(&topology::SEARCH).await?;
         let config = SearchConfig::from_env(&search_env)?;
-        let search_addr = search.local_addr()?;
         mesh.spawn("search", |stop| {
             storefront_search::serve(config, search, stop)
         });
 
-        let (content_env, content) = service_env(&env, DEV_GATEWAY_ACCOUNT).await?;
+        let (content_env, content) = wiring.program(&topology::CONTENT).await?;
         let config = ContentConfig::from_env(&content_env)?;
-        let content_addr = content.local_addr()?;
         mesh.spawn("content", |stop| {
             storefront_content::serve(config, content, stop)
         });
 
-        env.set("CATALOG_URL", format!("http://{catalog_addr}"));
-        env.set("CONTENT_URL", format!("http://{content_addr}"));
-        env.set("SEARCH_URL", format!("http://{search_addr}"));
-        env.set("CUSTOMERS_URL", format!("http://{customers_addr}"));
-        env.set("CART_URL", format!("http://{cart_addr}"));
-        env.set("ORDERS_URL", format!("http://{orders_addr}"));
+        let catalog_addr = wiring.addrs["catalog"];
+        let customers_addr = wiring.addrs["customers"];
+        let env = wiring.env_for(&topology::GATEWAY);
+        let issuer_url = wiring.issuer_url;
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,

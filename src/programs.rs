@@ -7,22 +7,14 @@
 use storefront_common::env::EnvReader;
 use storefront_common::identity::dev_issuer;
 use storefront_common::process;
+use storefront_common::topology;
 use tokio_util::sync::CancellationToken;
 
 use crate::Mesh;
 
-/// Every program, as named on the command line.
-pub const PROGRAMS: &[&str] = &[
-    "all",
-    "gateway",
-    "catalog",
-    "search",
-    "cart",
-    "orders",
-    "customers",
-    "content",
-    "dev-issuer",
-];
+/// `all`: the whole mesh in one process; every other name is a program of
+/// the topology.
+pub const ALL: &str = "all";
 
 async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mesh = Mesh::start(env, None).await?;
@@ -33,7 +25,7 @@ async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> 
 /// Runs `program` until SIGTERM/SIGINT.
 pub async fn run(program: &str) -> anyhow::Result<()> {
     match program {
-        "all" => process::run("storefront", all).await,
+        ALL => process::run("storefront", all).await,
         "gateway" => process::run("gateway", storefront_gateway::run).await,
         "catalog" => process::run("catalog", storefront_catalog::run).await,
         "search" => process::run("search", storefront_search::run).await,
@@ -42,9 +34,14 @@ pub async fn run(program: &str) -> anyhow::Result<()> {
         "customers" => process::run("customers", storefront_customers::run).await,
         "content" => process::run("content", storefront_content::run).await,
         "dev-issuer" => process::run("dev-issuer", dev_issuer::run).await,
-        other => anyhow::bail!(
-            "unknown program {other:?}: usage `storefront [{}]`",
-            PROGRAMS.join("|")
-        ),
+        other => {
+            let names: Vec<&str> = std::iter::once(ALL)
+                .chain(topology::PROGRAMS.iter().map(|p| p.name))
+                .collect();
+            anyhow::bail!(
+                "unknown program {other:?}: usage `storefront [{}]`",
+                names.join("|")
+            )
+        }
     }
 }

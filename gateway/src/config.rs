@@ -7,18 +7,13 @@ use std::time::Duration;
 use crate::cors::CorsConfig;
 use storefront_common::env::{AppEnvironment, ConfigError, EnvReader};
 use storefront_common::identity::DEV_ISSUER;
-use storefront_common::identity::dev_issuer::account_url;
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_common::topology::{self, PeerConfig};
 
 use crate::middleware::caching::CachePolicy;
 use crate::ratelimit::{Quota, Scope, TrustedProxies};
 
 /// A downstream gRPC service: where it is and the audience of its tokens.
-#[derive(Debug, Clone)]
-pub struct DownstreamConfig {
-    pub url: String,
-    pub audience: String,
-}
+pub type DownstreamConfig = PeerConfig;
 
 /// `Cache-Control` freshness per public resource group.
 #[derive(Debug, Clone, Copy)]
@@ -173,19 +168,12 @@ pub struct GatewayConfig {
 }
 
 pub fn dev_identity_url(issuer_base: &str) -> String {
-    account_url(issuer_base, DEV_GATEWAY_ACCOUNT)
+    topology::GATEWAY.dev_token_url(issuer_base)
 }
 
 impl GatewayConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let environment = env.environment()?;
-        let downstream = |name: &str, default_url: &str| -> Result<DownstreamConfig, ConfigError> {
-            let upper = name.to_uppercase();
-            Ok(DownstreamConfig {
-                url: env.url(&format!("{upper}_URL"), default_url)?,
-                audience: env.string(&format!("{upper}_AUDIENCE"), name),
-            })
-        };
         let cache = CachePolicies {
             catalog: cache_policy(env, "CACHE_CATALOG", "60,300")?,
             search: cache_policy(env, "CACHE_SEARCH", "30,60")?,
@@ -196,26 +184,30 @@ impl GatewayConfig {
             cors: CorsConfig::from_env(env, environment)?,
             rate_limits: rate_limits(env)?,
             environment,
-            listen_addr: env.addr("LISTEN_ADDR", "127.0.0.1:8080")?,
-            catalog: downstream("catalog", "http://127.0.0.1:50051")?,
-            customers: downstream("customers", "http://127.0.0.1:50052")?,
-            cart: downstream("cart", "http://127.0.0.1:50053")?,
-            orders: downstream("orders", "http://127.0.0.1:50054")?,
-            internal_addr: env.addr("INTERNAL_LISTEN_ADDR", "127.0.0.1:8081")?,
+            listen_addr: env.addr("LISTEN_ADDR", &topology::GATEWAY.local_addr())?,
+            catalog: topology::CATALOG.peer_config(env)?,
+            customers: topology::CUSTOMERS.peer_config(env)?,
+            cart: topology::CART.peer_config(env)?,
+            orders: topology::ORDERS.peer_config(env)?,
+            internal_addr: env.addr(
+                "INTERNAL_LISTEN_ADDR",
+                &format!("127.0.0.1:{}", topology::GATEWAY_INTERNAL_PORT),
+            )?,
             internal_callers: env.list(
                 "INTERNAL_CALLERS",
                 "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
             ),
-            search: downstream("search", "http://127.0.0.1:50055")?,
-            content: downstream("content", "http://127.0.0.1:50056")?,
+            search: topology::SEARCH.peer_config(env)?,
+            content: topology::CONTENT.peer_config(env)?,
             internal_audience: env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
-            identity_jwks_url: env
-                .url("IDENTITY_JWKS_URL", "http://127.0.0.1:8091/oauth2/v3/certs")?,
+            identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
-            identity_token_url: env
-                .identity_token_url(environment, &dev_identity_url("http://127.0.0.1:8091"))?,
+            identity_token_url: env.identity_token_url(
+                environment,
+                &dev_identity_url(&topology::DEV_ISSUER.local_url()),
+            )?,
             // Without shared state a logout would not reach the other replicas.
             redis_url: env.redis_url(environment, "sessions and rate limits")?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,

@@ -4,6 +4,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_common::topology;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use tonic::Code;
@@ -174,12 +175,15 @@ async fn verified_keys_outlive_a_brief_issuer_outage() {
 #[tokio::test]
 async fn a_service_may_call_only_the_methods_it_uses() {
     use storefront_proto::catalog::v1::{GetCatalogInfoRequest, UpdateProductRequest};
-    use storefront_search::config::DEV_SEARCH_ACCOUNT;
     let t = spawn_mesh().await;
     let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
         .await
         .unwrap();
-    let token = t.mesh.issuer.mint(DEV_SEARCH_ACCOUNT, "catalog").unwrap();
+    let token = t
+        .mesh
+        .issuer
+        .mint(topology::SEARCH.dev_account, "catalog")
+        .unwrap();
     fn authed<T>(message: T, token: &str) -> tonic::Request<T> {
         let mut r = tonic::Request::new(message);
         r.metadata_mut()

@@ -85,9 +85,9 @@ impl Downstreams {
         let timeout = config.grpc_timeout;
         // One budget: retries add at most 20% to all the gateway's calls.
         let budget = retry_budget();
-        let downstream = |name: &'static str, grpc_service: &'static str, c: &DownstreamConfig| {
+        let downstream = |grpc_service: &'static str, c: &DownstreamConfig| {
             let peer = Peer::limited(
-                name,
+                c.name,
                 &c.url,
                 &c.audience,
                 tokens.clone(),
@@ -109,32 +109,12 @@ impl Downstreams {
             })
         };
         Ok(Self {
-            catalog: downstream(
-                "catalog",
-                "storefront.catalog.v1.CatalogService",
-                &config.catalog,
-            )?,
-            customers: downstream(
-                "customers",
-                "storefront.customers.v1.CustomerService",
-                &config.customers,
-            )?,
-            cart: downstream("cart", "storefront.cart.v1.CartService", &config.cart)?,
-            orders: downstream(
-                "orders",
-                "storefront.orders.v1.OrderService",
-                &config.orders,
-            )?,
-            search: downstream(
-                "search",
-                "storefront.search.v1.SearchService",
-                &config.search,
-            )?,
-            content: downstream(
-                "content",
-                "storefront.content.v1.ContentService",
-                &config.content,
-            )?,
+            catalog: downstream("storefront.catalog.v1.CatalogService", &config.catalog)?,
+            customers: downstream("storefront.customers.v1.CustomerService", &config.customers)?,
+            cart: downstream("storefront.cart.v1.CartService", &config.cart)?,
+            orders: downstream("storefront.orders.v1.OrderService", &config.orders)?,
+            search: downstream("storefront.search.v1.SearchService", &config.search)?,
+            content: downstream("storefront.content.v1.ContentService", &config.content)?,
         })
     }
 

@@ -3,25 +3,16 @@
 use std::time::Duration;
 
 use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::identity::dev_issuer::account_url;
 use storefront_common::settings::ServiceSettings;
-
-pub const SERVICE_NAME: &str = "cart";
-pub const DEFAULT_ADDR: &str = "127.0.0.1:50053";
-/// The cart service's own account, as it calls catalog and orders.
-pub const DEV_CART_ACCOUNT: &str = "cart@storefront.iam.gserviceaccount.com";
-/// The catalog and orders methods the cart service calls: what their
-/// allow-lists grant its account (`account=Method|Method`).
-pub const CALLS_ON_CATALOG: &str = "GetProduct|ListCategories";
-pub const CALLS_ON_ORDERS: &str = "CreateOrder";
+use storefront_common::topology::{self, PeerConfig};
 
 #[derive(Debug, Clone)]
 pub struct CartConfig {
     pub service: ServiceSettings,
     pub redis_url: Option<String>,
     /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`.
-    pub catalog: (String, String),
-    pub orders: (String, String),
+    pub catalog: PeerConfig,
+    pub orders: PeerConfig,
     /// `IDENTITY_TOKEN_URL`: where the cart service gets its identity tokens.
     pub identity_token_url: String,
     /// `CHECKOUT_TTL_SECS`: how long a checkout session stays open.
@@ -53,18 +44,11 @@ impl Default for CartLimits {
 
 impl CartConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
-        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
-        let peer = |name: &str, url: &str| -> Result<(String, String), ConfigError> {
-            let upper = name.to_uppercase();
-            Ok((
-                env.url(&format!("{upper}_URL"), url)?,
-                env.string(&format!("{upper}_AUDIENCE"), name),
-            ))
-        };
-        let dev_token_url = account_url("http://127.0.0.1:8091", DEV_CART_ACCOUNT);
+        let service = ServiceSettings::from_env(&topology::CART, env)?;
+        let dev_token_url = topology::CART.dev_token_url(&topology::DEV_ISSUER.local_url());
         let config = Self {
-            catalog: peer("catalog", "http://127.0.0.1:50051")?,
-            orders: peer("orders", "http://127.0.0.1:50054")?,
+            catalog: topology::CATALOG.peer_config(env)?,
+            orders: topology::ORDERS.peer_config(env)?,
             identity_token_url: env.identity_token_url(service.environment, &dev_token_url)?,
             redis_url: env.redis_url(service.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),

@@ -18,6 +18,7 @@ use storefront_common::client::Peer;
 use storefront_common::client::call::{Caller, Current};
 use storefront_common::identity::token_source::TokenSource;
 use storefront_common::store::Store;
+use storefront_common::topology::PeerConfig;
 use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::common::v1::{ListQuery, PageRequest};
@@ -46,11 +47,17 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
-    let peer = |(url, audience): &(String, String), name| {
-        Peer::new(name, url, audience, tokens.clone(), config.grpc_timeout)
+    let peer = |c: &PeerConfig| {
+        Peer::new(
+            c.name,
+            &c.url,
+            &c.audience,
+            tokens.clone(),
+            config.grpc_timeout,
+        )
     };
-    let catalog = Caller::new(peer(&config.catalog, "catalog")?);
-    let orders = Caller::new(peer(&config.orders, "orders")?);
+    let catalog = Caller::new(peer(&config.catalog)?);
+    let orders = Caller::new(peer(&config.orders)?);
     let promotions = Arc::new(RwLock::new(Catalogue::new(promotions::demo(Vec::new()))));
     tokio::spawn(scope_promotions(
         Caller::for_background(catalog.peer.clone()),

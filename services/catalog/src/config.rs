@@ -2,9 +2,8 @@
 
 use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::settings::ServiceSettings;
+use storefront_common::topology;
 
-pub const SERVICE_NAME: &str = "catalog";
-pub const DEFAULT_ADDR: &str = "127.0.0.1:50051";
 /// The demo catalog size of the embedded default (at least 1,000).
 pub const DEFAULT_SIZE: usize = 1_000;
 pub const MAX_SIZE: usize = 1_000_000;
@@ -20,7 +19,7 @@ pub struct CatalogConfig {
 
 impl CatalogConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
-        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let service = ServiceSettings::from_env(&topology::CATALOG, env)?;
         let size = env.parse("CATALOG_SIZE", DEFAULT_SIZE)?;
         if !(1..=MAX_SIZE).contains(&size) {
             return Err(ConfigError::new(

@@ -21,3 +21,4 @@ pub mod store;
 pub mod telemetry;
 pub mod testing;
 pub mod time;
+pub mod topology;

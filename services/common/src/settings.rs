@@ -6,9 +6,10 @@ use std::time::Duration;
 use crate::env::{AppEnvironment, ConfigError, EnvReader};
 use crate::identity::DEV_ISSUER;
 use crate::identity::verifier::VerifierConfig;
+use crate::topology::{self, Program};
 
 /// The gateway's service account in local and development environments.
-pub const DEV_GATEWAY_ACCOUNT: &str = "gateway@storefront.iam.gserviceaccount.com";
+pub const DEV_GATEWAY_ACCOUNT: &str = topology::GATEWAY.dev_account;
 
 #[derive(Debug, Clone)]
 pub struct ServiceSettings {
@@ -28,23 +29,20 @@ pub struct ServiceSettings {
 impl ServiceSettings {
     /// Reads `LISTEN_ADDR`, `APP_ENV`, `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`,
     /// `IDENTITY_AUDIENCE`, `ALLOWED_CALLERS`, `DRAIN_TIMEOUT_MS`,
-    /// `SHUTDOWN_DELAY_MS`.
-    pub fn from_env(
-        name: &'static str,
-        env: &EnvReader,
-        default_addr: &str,
-    ) -> Result<Self, ConfigError> {
+    /// `SHUTDOWN_DELAY_MS` for `program`; the defaults are the topology's
+    /// (its local port, its callers' dev accounts, the dev issuer).
+    pub fn from_env(program: &'static Program, env: &EnvReader) -> Result<Self, ConfigError> {
         let environment = env.environment()?;
         let identity = VerifierConfig {
             issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
-            audience: env.string("IDENTITY_AUDIENCE", name),
-            jwks_url: env.url("IDENTITY_JWKS_URL", "http://127.0.0.1:8091/oauth2/v3/certs")?,
-            allowed_callers: env.list("ALLOWED_CALLERS", DEV_GATEWAY_ACCOUNT),
+            audience: env.string("IDENTITY_AUDIENCE", program.name),
+            jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
+            allowed_callers: env.list("ALLOWED_CALLERS", &program.dev_allowed_callers()),
         };
         let settings = Self {
-            name,
+            name: program.name,
             environment,
-            listen_addr: env.addr("LISTEN_ADDR", default_addr)?,
+            listen_addr: env.addr("LISTEN_ADDR", &program.local_addr())?,
             identity,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
             shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
@@ -86,22 +84,26 @@ mod tests {
 
     #[test]
     fn local_defaults_are_valid() {
-        let s =
-            ServiceSettings::from_env("catalog", &EnvReader::default(), "127.0.0.1:50051").unwrap();
+        let s = ServiceSettings::from_env(&topology::CATALOG, &EnvReader::default()).unwrap();
         assert_eq!(s.identity.audience, "catalog");
         assert_eq!(s.identity.issuer, DEV_ISSUER);
+        assert_eq!(s.listen_addr.to_string(), "127.0.0.1:50051");
+        assert_eq!(
+            s.identity.allowed_callers.join(","),
+            topology::CATALOG.dev_allowed_callers()
+        );
     }
 
     #[test]
     fn production_refuses_the_dev_issuer() {
         let env = EnvReader::from_pairs([("APP_ENV", "production")]);
-        let err = ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").unwrap_err();
+        let err = ServiceSettings::from_env(&topology::CATALOG, &env).unwrap_err();
         assert_eq!(err.var, "IDENTITY_ISSUER");
         let env = EnvReader::from_pairs([
             ("APP_ENV", "production"),
             ("IDENTITY_ISSUER", "https://accounts.google.com"),
         ]);
-        let err = ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").unwrap_err();
+        let err = ServiceSettings::from_env(&topology::CATALOG, &env).unwrap_err();
         assert_eq!(err.var, "IDENTITY_JWKS_URL");
         let env = EnvReader::from_pairs([
             ("APP_ENV", "production"),
@@ -111,6 +113,6 @@ mod tests {
                 "https://www.googleapis.com/oauth2/v3/certs",
             ),
         ]);
-        assert!(ServiceSettings::from_env("catalog", &env, "127.0.0.1:0").is_ok());
+        assert!(ServiceSettings::from_env(&topology::CATALOG, &env).is_ok());
     }
 }

@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use storefront_common::env::{ConfigError, EnvReader};
 use storefront_common::settings::ServiceSettings;
+use storefront_common::topology;
 
-pub const SERVICE_NAME: &str = "content";
-pub const DEFAULT_ADDR: &str = "127.0.0.1:50056";
 pub const DEFAULT_LOCALE: &str = "en-AU";
 
 #[derive(Debug, Clone)]
@@ -21,7 +20,7 @@ pub struct ContentConfig {
 
 impl ContentConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
-        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let service = ServiceSettings::from_env(&topology::CONTENT, env)?;
         let mut fallbacks = HashMap::new();
         for pair in env.list(
             "CONTENT_FALLBACKS",

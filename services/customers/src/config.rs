@@ -4,9 +4,8 @@ use std::time::Duration;
 
 use storefront_common::env::{ConfigError, EnvReader, Secret};
 use storefront_common::settings::ServiceSettings;
+use storefront_common::topology;
 
-pub const SERVICE_NAME: &str = "customers";
-pub const DEFAULT_ADDR: &str = "127.0.0.1:50052";
 pub const DEFAULT_RECAPTCHA_URL: &str = "https://www.google.com/recaptcha/api/siteverify";
 
 #[derive(Debug, Clone)]
@@ -73,7 +72,7 @@ fn captcha(env: &EnvReader) -> Result<CaptchaConfig, ConfigError> {
 
 impl CustomersConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
-        let service = ServiceSettings::from_env(SERVICE_NAME, env, DEFAULT_ADDR)?;
+        let service = ServiceSettings::from_env(&topology::CUSTOMERS, env)?;
         let tokens = TokenConfig {
             issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),

@@ -44,11 +44,11 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
-    let (url, audience) = &config.catalog;
+    let c = &config.catalog;
     let catalog = Caller::for_background(Peer::new(
-        "catalog",
-        url,
-        audience,
+        c.name,
+        &c.url,
+        &c.audience,
         tokens,
         config.grpc_timeout,
     )?);

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use storefront::programs::PROGRAMS;
 use storefront_common::env::EnvReader;
 use storefront_common::identity::DEV_ISSUER;
+use storefront_common::topology::{self, Role};
 
 use super::{config_accepts, documents, root, tool};
 
@@ -17,12 +17,12 @@ const ENVIRONMENTS: &[&str] = &["production", "staging", "development", "local"]
 const KUBERNETES: &str = "1.33";
 const RELEASE: &str = "shop";
 
-/// The gRPC services: every program but the mesh, the gateway and the issuer.
+/// The gRPC services of the topology.
 fn services() -> impl Iterator<Item = &'static str> {
-    PROGRAMS
+    topology::PROGRAMS
         .iter()
-        .copied()
-        .filter(|p| !matches!(*p, "all" | "gateway" | "dev-issuer"))
+        .filter(|p| p.role == Role::Service)
+        .map(|p| p.name)
 }
 
 fn deployed() -> impl Iterator<Item = &'static str> {
@@ -406,6 +406,75 @@ fn network_policies_follow_the_allow_lists(docs: &[Value]) {
             "http" => assert_eq!(namespace, "ingress-nginx"),
             "metrics" => assert_eq!(namespace, "monitoring"),
             other => panic!("unexpected port {other}"),
+        }
+    }
+}
+
+/// In every environment each pod is wired as the topology says: a
+/// service's ALLOWED_CALLERS grants the accounts of exactly the programs
+/// that call it (the chart's accounts, the methods the topology names),
+/// and a caller gets a URL for exactly the programs it calls, and an
+/// identity-token URL.
+#[test]
+fn every_environment_wires_the_topology() {
+    for env in ENVIRONMENTS {
+        let docs = manifests(env);
+        let data = |program: &str| {
+            named(&docs, "ConfigMap", &format!("{RELEASE}-{program}"))["data"]
+                .as_object()
+                .unwrap()
+                .clone()
+        };
+        let catalog_callers = data("catalog")["ALLOWED_CALLERS"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let domain = catalog_callers
+            .split(',')
+            .next()
+            .and_then(|gateway| gateway.split('@').nth(1))
+            .unwrap()
+            .to_owned();
+        for program in topology::PROGRAMS.iter().filter(|p| p.role != Role::Issuer) {
+            let data = data(program.name);
+            if program.role == Role::Service {
+                let want = program.allowed_callers(|caller| format!("{}@{domain}", caller.name));
+                assert_eq!(
+                    data["ALLOWED_CALLERS"],
+                    want.as_str(),
+                    "{env} {}",
+                    program.name
+                );
+            }
+            let urls: BTreeSet<&str> = data
+                .keys()
+                .filter_map(|k| k.strip_suffix("_URL"))
+                .filter(|k| topology::program(&k.to_lowercase()).is_some())
+                .collect();
+            let calls: BTreeSet<String> = program
+                .downstreams()
+                .map(|d| d.name.to_uppercase())
+                .collect();
+            assert_eq!(
+                urls,
+                calls.iter().map(String::as_str).collect(),
+                "{env} {}",
+                program.name
+            );
+            for callee in program.downstreams() {
+                let url = data[&callee.url_var()].as_str().unwrap();
+                assert!(
+                    url.starts_with(&format!("http://{RELEASE}-{}:", callee.name)),
+                    "{env} {}: {url}",
+                    program.name
+                );
+            }
+            assert_eq!(
+                data.contains_key("IDENTITY_TOKEN_URL"),
+                !program.calls.is_empty(),
+                "{env} {}",
+                program.name
+            );
         }
     }
 }

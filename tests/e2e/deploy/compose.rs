@@ -4,8 +4,8 @@
 //! each program's own start-up checks accept.
 
 use serde_json::Value;
-use storefront::programs::PROGRAMS;
 use storefront_common::env::EnvReader;
+use storefront_common::topology::{self, Role};
 
 use super::{config_accepts, documents, root};
 
@@ -22,7 +22,7 @@ fn port_of(addr: &str) -> &str {
 fn compose_runs_every_program_from_the_image_with_health_checks() {
     let file = compose();
     let services = file["services"].as_object().unwrap();
-    let programs: Vec<&str> = PROGRAMS.iter().copied().filter(|p| *p != "all").collect();
+    let programs: Vec<&str> = topology::PROGRAMS.iter().map(|p| p.name).collect();
     for &program in &programs {
         let s = &services[program];
         assert_eq!(s["image"], "storefront:local", "{program}");
@@ -115,6 +115,68 @@ fn compose_runs_every_program_from_the_image_with_health_checks() {
         documents(&collector)[0]["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"]
             == "0.0.0.0:4317"
     );
+}
+
+/// Every program of the topology is wired as it says: its port, the
+/// callers its allow-list grants (dev accounts, the methods named), a URL
+/// for exactly the programs it calls, and its own identity-token URL.
+#[test]
+fn compose_wires_the_topology() {
+    let file = compose();
+    let services = file["services"].as_object().unwrap();
+    let issuer = format!("http://dev-issuer:{}", topology::DEV_ISSUER.port);
+    for program in topology::PROGRAMS {
+        let env = &services[program.name]["environment"];
+        let name = program.name;
+        assert_eq!(
+            port_of(env["LISTEN_ADDR"].as_str().unwrap()),
+            program.port.to_string(),
+            "{name}"
+        );
+        if program.role == Role::Service {
+            assert_eq!(
+                env["ALLOWED_CALLERS"],
+                program.dev_allowed_callers().as_str(),
+                "{name}"
+            );
+        }
+        let urls: Vec<&str> = env
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| {
+                k.strip_suffix("_URL")
+                    .is_some_and(|p| topology::program(&p.to_lowercase()).is_some())
+            })
+            .map(String::as_str)
+            .collect();
+        let calls: Vec<String> = program.downstreams().map(|d| d.url_var()).collect();
+        assert_eq!(urls.len(), calls.len(), "{name}: {urls:?}");
+        for callee in program.downstreams() {
+            assert_eq!(
+                env[&callee.url_var()],
+                format!("http://{}:{}", callee.name, callee.port).as_str(),
+                "{name}"
+            );
+        }
+        for callee in program.downstreams() {
+            assert!(
+                services[name]["depends_on"][callee.name].is_object(),
+                "{name} starts after {}",
+                callee.name
+            );
+        }
+        let token_url = env["IDENTITY_TOKEN_URL"].as_str();
+        if program.calls.is_empty() {
+            assert_eq!(token_url, None, "{name}");
+        } else {
+            assert_eq!(
+                token_url,
+                Some(program.dev_token_url(&issuer).as_str()),
+                "{name}"
+            );
+        }
+    }
 }
 
 /// The image builds what CI builds, runs as non-root and carries no build

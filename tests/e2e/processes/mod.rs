@@ -15,37 +15,28 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use storefront::programs::PROGRAMS;
-use storefront_cart::config::DEV_CART_ACCOUNT;
-use storefront_common::identity::dev_issuer::{JWKS_PATH, account_url};
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_common::identity::dev_issuer::JWKS_PATH;
 use storefront_common::testing::RedisServer;
-use storefront_search::config::DEV_SEARCH_ACCOUNT;
+use storefront_common::topology::{self, Role};
 
 use crate::helpers::Api;
 
 /// Every program but the all-in-one mesh.
 fn program_names() -> impl Iterator<Item = &'static str> {
-    PROGRAMS.iter().copied().filter(|p| *p != "all")
+    topology::PROGRAMS.iter().map(|p| p.name)
 }
 
-/// What a program calls, so it starts once they listen.
-fn downstreams(program: &str) -> &'static [&'static str] {
-    match program {
-        "dev-issuer" => &[],
-        "cart" => &["dev-issuer", "catalog", "orders"],
-        "search" => &["dev-issuer", "catalog"],
-        "gateway" => &[
-            "dev-issuer",
-            "catalog",
-            "search",
-            "cart",
-            "orders",
-            "customers",
-            "content",
-        ],
-        _ => &["dev-issuer"],
-    }
+/// What a program needs listening before it starts: what it calls, and
+/// the issuer of the identity tokens every other program verifies.
+fn prerequisites(program: &str) -> Vec<&'static str> {
+    let Some(p) = topology::program(program) else {
+        return Vec::new();
+    };
+    let issuer = (p.role != Role::Issuer).then_some(topology::DEV_ISSUER.name);
+    issuer
+        .into_iter()
+        .chain(p.downstreams().map(|d| d.name))
+        .collect()
 }
 
 /// Where the started programs listen, as each one reported it: every
@@ -196,47 +187,28 @@ fn environment(addrs: &Addrs, redis: &str, program: &str) -> Vec<(String, String
         ("LISTEN_ADDR", "127.0.0.1:0".to_owned()),
         ("REDIS_URL", redis.to_owned()),
     ];
-    if program != "dev-issuer" {
-        let issuer = addrs.url("dev-issuer");
+    let p = topology::program(program).expect("a program of the topology");
+    if p.role != Role::Issuer {
+        let issuer = addrs.url(topology::DEV_ISSUER.name);
         env.push(("IDENTITY_JWKS_URL", format!("{issuer}{JWKS_PATH}")));
-        let account = match program {
-            "cart" => DEV_CART_ACCOUNT,
-            "search" => DEV_SEARCH_ACCOUNT,
-            _ => DEV_GATEWAY_ACCOUNT,
-        };
-        env.push(("IDENTITY_TOKEN_URL", account_url(&issuer, account)));
+        if !p.calls.is_empty() {
+            env.push(("IDENTITY_TOKEN_URL", p.dev_token_url(&issuer)));
+        }
     }
-    let callers = match program {
-        "catalog" => format!(
-            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={},{DEV_SEARCH_ACCOUNT}={}",
-            storefront_cart::config::CALLS_ON_CATALOG,
-            storefront_search::config::CALLS_ON_CATALOG
-        ),
-        "orders" => format!(
-            "{DEV_GATEWAY_ACCOUNT},{DEV_CART_ACCOUNT}={}",
-            storefront_cart::config::CALLS_ON_ORDERS
-        ),
-        _ => DEV_GATEWAY_ACCOUNT.to_owned(),
-    };
-    env.push(("ALLOWED_CALLERS", callers));
-    for d in downstreams(program).iter().filter(|d| **d != "dev-issuer") {
-        env.push((downstream_var(d), addrs.url(d)));
+    if p.role == Role::Service {
+        env.push(("ALLOWED_CALLERS", p.dev_allowed_callers()));
     }
+    let urls: Vec<(String, String)> = p
+        .downstreams()
+        .map(|d| (d.url_var(), addrs.url(d.name)))
+        .collect();
     if program == "gateway" {
         env.push(("INTERNAL_LISTEN_ADDR", "127.0.0.1:0".to_owned()));
     }
-    env.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
-}
-
-fn downstream_var(program: &str) -> &'static str {
-    match program {
-        "catalog" => "CATALOG_URL",
-        "search" => "SEARCH_URL",
-        "cart" => "CART_URL",
-        "orders" => "ORDERS_URL",
-        "customers" => "CUSTOMERS_URL",
-        _ => "CONTENT_URL",
-    }
+    env.into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .chain(urls)
+        .collect()
 }
 
 impl Processes {
@@ -255,7 +227,7 @@ impl Processes {
         while !pending.is_empty() {
             let (wave, rest): (Vec<_>, Vec<_>) = pending
                 .into_iter()
-                .partition(|p| downstreams(p).iter().all(|d| addrs.0.contains_key(*d)));
+                .partition(|p| prerequisites(p).iter().all(|d| addrs.0.contains_key(*d)));
             assert!(!wave.is_empty(), "nothing can start among {rest:?}");
             let first = programs.len();
             for name in wave {

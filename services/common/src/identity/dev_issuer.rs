@@ -134,7 +134,9 @@ pub async fn run(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<
         anyhow::bail!("APP_ENV=production or staging: the dev identity issuer is refused");
     }
     let ttl = Duration::from_secs(env.parse("DEV_TOKEN_TTL_SECS", 3600)?);
-    let listener = TcpListener::bind(env.addr("LISTEN_ADDR", "127.0.0.1:8091")?).await?;
+    let listener =
+        TcpListener::bind(env.addr("LISTEN_ADDR", &crate::topology::DEV_ISSUER.local_addr())?)
+            .await?;
     tracing::info!(addr = %listener.local_addr()?, "dev identity issuer listening");
     DevIssuer::generate(ttl)?.serve(listener, shutdown).await?;
     Ok(())
