@@ -55,25 +55,43 @@ async fn loopback() -> anyhow::Result<TcpListener> {
     Ok(TcpListener::bind("127.0.0.1:0").await?)
 }
 
+/// How to start a mesh: its environment, the gateway's listener (without
+/// one the gateway binds its configured `LISTEN_ADDR`, 127.0.0.1:8080), and
+/// services replaced by stand-ins at a URL (a test's silent, slow or broken
+/// server), which the mesh then calls instead.
+#[derive(Default)]
+pub struct MeshOptions {
+    pub env: EnvReader,
+    pub gateway: Option<TcpListener>,
+    pub stand_ins: Vec<(&'static Program, String)>,
+}
+
 /// The environment the mesh's programs are configured from, and where the
-/// ones started so far listen.
+/// ones started so far (or their stand-ins) listen.
 struct Wiring {
     env: EnvReader,
     issuer_url: String,
-    addrs: BTreeMap<&'static str, SocketAddr>,
+    urls: BTreeMap<&'static str, String>,
+    stand_ins: Vec<(&'static Program, String)>,
 }
 
 impl Wiring {
-    /// `program`'s environment and its own loopback listener.
+    /// `program`'s environment and its own loopback listener; none when a
+    /// stand-in takes its place.
     async fn program(
         &mut self,
         program: &'static Program,
-    ) -> anyhow::Result<(EnvReader, TcpListener)> {
+    ) -> anyhow::Result<Option<(EnvReader, TcpListener)>> {
+        if let Some((_, url)) = self.stand_ins.iter().find(|(p, _)| p.name == program.name) {
+            self.urls.insert(program.name, url.clone());
+            return Ok(None);
+        }
         let listener = loopback().await?;
-        self.addrs.insert(program.name, listener.local_addr()?);
+        let addr = listener.local_addr()?;
+        self.urls.insert(program.name, format!("http://{addr}"));
         let mut env = self.env_for(program);
-        env.set("LISTEN_ADDR", listener.local_addr()?.to_string());
-        Ok((env, listener))
+        env.set("LISTEN_ADDR", addr.to_string());
+        Ok(Some((env, listener)))
     }
 
     /// The environment with where `program`'s callees listen and where it
@@ -81,10 +99,7 @@ impl Wiring {
     fn env_for(&self, program: &Program) -> EnvReader {
         let mut env = self.env.clone();
         for callee in program.downstreams() {
-            env.set(
-                &callee.url_var(),
-                format!("http://{}", self.addrs[callee.name]),
-            );
+            env.set(&callee.url_var(), self.urls[callee.name].clone());
         }
         if !program.calls.is_empty() {
             env.set(
@@ -93,6 +108,14 @@ impl Wiring {
             );
         }
         env
+    }
+
+    /// Where `program` (or its stand-in) listens.
+    fn addr(&self, program: &Program) -> anyhow::Result<SocketAddr> {
+        let url = &self.urls[program.name];
+        url.trim_start_matches("http://")
+            .parse()
+            .with_context(|| format!("{} at {url}", program.name))
     }
 }
 
@@ -114,7 +137,22 @@ impl Components {
 impl Mesh {
     /// Starts everything. `gateway` is the gateway's listener; without one
     /// the gateway binds its configured `LISTEN_ADDR` (127.0.0.1:8080).
-    pub async fn start(mut env: EnvReader, gateway: Option<TcpListener>) -> anyhow::Result<Self> {
+    pub async fn start(env: EnvReader, gateway: Option<TcpListener>) -> anyhow::Result<Self> {
+        Self::start_with(MeshOptions {
+            env,
+            gateway,
+            stand_ins: Vec::new(),
+        })
+        .await
+    }
+
+    /// Starts everything but the stand-ins of `options`.
+    pub async fn start_with(options: MeshOptions) -> anyhow::Result<Self> {
+        let MeshOptions {
+            mut env,
+            gateway,
+            stand_ins,
+        } = options;
         if env.environment()?.refuses_dev_shortcuts() {
             anyhow::bail!(
                 "APP_ENV=production or staging: the all-in-one binary runs the dev identity issuer; \
@@ -134,55 +172,64 @@ impl Mesh {
         let mut wiring = Wiring {
             env,
             issuer_url,
-            addrs: BTreeMap::new(),
+            urls: BTreeMap::new(),
+            stand_ins,
         };
 
-        let (catalog_env, catalog) = wiring.program(&topology::CATALOG).await?;
-        let config = CatalogConfig::from_env(&catalog_env)?;
-        mesh.spawn("catalog", |stop| {
-            storefront_catalog::serve(config, catalog, stop)
-        });
+        if let Some((env, listener)) = wiring.program(&topology::CATALOG).await? {
+            let config = CatalogConfig::from_env(&env)?;
+            mesh.spawn("catalog", |stop| {
+                storefront_catalog::serve(config, listener, stop)
+            });
+        }
         let issuer = issuer.await??;
         mesh.spawn("issuer", |stop| {
             let serve = issuer.clone().serve(issuer_listener, stop);
             async move { Ok(serve.await?) }
         });
 
-        let (customers_env, customers) = wiring.program(&topology::CUSTOMERS).await?;
-        let config = CustomersConfig::from_env(&customers_env)?;
-        // Demo customers exist only where the README promises them: locally.
-        let seed = wiring.env.environment()? == AppEnvironment::Local;
-        let s = store.clone();
-        mesh.spawn("customers", |stop| {
-            storefront_customers::serve(config, s, seed, customers, stop)
-        });
+        if let Some((env, listener)) = wiring.program(&topology::CUSTOMERS).await? {
+            let config = CustomersConfig::from_env(&env)?;
+            // Demo customers exist only where the README promises them.
+            let seed = env.environment()? == AppEnvironment::Local;
+            let s = store.clone();
+            mesh.spawn("customers", |stop| {
+                storefront_customers::serve(config, s, seed, listener, stop)
+            });
+        }
 
-        let (orders_env, orders) = wiring.program(&topology::ORDERS).await?;
-        let config = OrdersConfig::from_env(&orders_env)?;
-        let s = store.clone();
-        mesh.spawn("orders", |stop| {
-            storefront_orders::serve(config, s, orders, stop)
-        });
+        if let Some((env, listener)) = wiring.program(&topology::ORDERS).await? {
+            let config = OrdersConfig::from_env(&env)?;
+            let s = store.clone();
+            mesh.spawn("orders", |stop| {
+                storefront_orders::serve(config, s, listener, stop)
+            });
+        }
 
-        let (cart_env, cart) = wiring.program(&topology::CART).await?;
-        let config = CartConfig::from_env(&cart_env)?;
-        let s = store.clone();
-        mesh.spawn("cart", |stop| storefront_cart::serve(config, s, cart, stop));
+        if let Some((env, listener)) = wiring.program(&topology::CART).await? {
+            let config = CartConfig::from_env(&env)?;
+            let s = store.clone();
+            mesh.spawn("cart", |stop| {
+                storefront_cart::serve(config, s, listener, stop)
+            });
+        }
 
-        let (search_env, search) = wiring.program(&topology::SEARCH).await?;
-        let config = SearchConfig::from_env(&search_env)?;
-        mesh.spawn("search", |stop| {
-            storefront_search::serve(config, search, stop)
-        });
+        if let Some((env, listener)) = wiring.program(&topology::SEARCH).await? {
+            let config = SearchConfig::from_env(&env)?;
+            mesh.spawn("search", |stop| {
+                storefront_search::serve(config, listener, stop)
+            });
+        }
 
-        let (content_env, content) = wiring.program(&topology::CONTENT).await?;
-        let config = ContentConfig::from_env(&content_env)?;
-        mesh.spawn("content", |stop| {
-            storefront_content::serve(config, content, stop)
-        });
+        if let Some((env, listener)) = wiring.program(&topology::CONTENT).await? {
+            let config = ContentConfig::from_env(&env)?;
+            mesh.spawn("content", |stop| {
+                storefront_content::serve(config, listener, stop)
+            });
+        }
 
-        let catalog_addr = wiring.addrs["catalog"];
-        let customers_addr = wiring.addrs["customers"];
+        let catalog_addr = wiring.addr(&topology::CATALOG)?;
+        let customers_addr = wiring.addr(&topology::CUSTOMERS)?;
         let env = wiring.env_for(&topology::GATEWAY);
         let issuer_url = wiring.issuer_url;
         let gateway_config = GatewayConfig::from_env(&env)?;

@@ -5,6 +5,12 @@
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use storefront_common::env::EnvReader;
+use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_common::store::Store;
+use storefront_gateway::GatewayConfig;
+use storefront_gateway::config::dev_identity_url;
+
 use storefront_proto::catalog::v1::catalog_service_server::{CatalogService, CatalogServiceServer};
 use storefront_proto::catalog::v1::*;
 use storefront_proto::common::v1::filter_value::Kind;
@@ -15,10 +21,75 @@ use storefront_proto::search::v1::{
 };
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
+use tokio_util::sync::CancellationToken;
 use tonic::service::Routes;
 use tonic::{Request, Response, Status};
 
-use crate::resilience::{gateway_with, issuer, send};
+use crate::helpers::Reply;
+
+// The lone gateway these tests run against: no mesh, only an issuer.
+
+/// A dev identity issuer of its own: all a lone gateway and catalog need
+/// of a mesh. Stops when dropped.
+struct Issuer {
+    url: String,
+    _stop: tokio_util::sync::DropGuard,
+}
+
+async fn issuer() -> Issuer {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    let dev = DevIssuer::generate(std::time::Duration::from_secs(3600)).unwrap();
+    tokio::spawn(dev.serve(listener, stop.clone()));
+    Issuer {
+        url,
+        _stop: stop.drop_guard(),
+    }
+}
+
+/// A gateway alone whose catalog is at `catalog_url`, with a short
+/// deadline; identity from `issuer_url`; `extra` on top of its environment.
+async fn gateway_with(
+    catalog_url: &str,
+    issuer_url: &str,
+    extra: &[(&str, &str)],
+) -> (String, CancellationToken) {
+    let mut env = EnvReader::from_pairs([
+        ("CATALOG_URL", catalog_url.to_string()),
+        ("IDENTITY_TOKEN_URL", dev_identity_url(issuer_url)),
+        ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
+        ("GRPC_TIMEOUT_MS", "400".to_string()),
+    ]);
+    for (k, v) in extra {
+        env.set(k, *v);
+    }
+    let config = GatewayConfig::from_env(&env).unwrap();
+    let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let internal = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", public.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(storefront_gateway::serve(
+        config,
+        Store::memory(),
+        public,
+        internal,
+        stop.clone(),
+    ));
+    (base, stop)
+}
+
+async fn send(request: reqwest::RequestBuilder) -> Reply {
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
 
 /// Answers every listing with an empty page and keeps what it was asked.
 #[derive(Clone, Default)]

@@ -4,9 +4,10 @@
 
 use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
-use storefront::Mesh;
+use storefront::{Mesh, MeshOptions};
 use storefront_common::env::EnvReader;
 use storefront_common::testing::RedisServer;
+use storefront_common::topology::Program;
 use tokio::net::TcpListener;
 
 use crate::logs;
@@ -106,6 +107,40 @@ pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh 
     };
     test.wait_ready().await;
     test
+}
+
+/// A mesh in which `program` is replaced by the stand-in at `url` (a
+/// silent, slow or broken server), with `vars`. Waited for until its
+/// gateway answers, not until it is ready: a broken stand-in keeps it
+/// unready.
+pub async fn spawn_mesh_standing_in(
+    program: &'static Program,
+    url: &str,
+    vars: &[(&str, &str)],
+) -> TestMesh {
+    logs::install();
+    let options = MeshOptions {
+        env: EnvReader::from_pairs(vars.iter().copied()),
+        gateway: Some(TcpListener::bind("127.0.0.1:0").await.expect("bind")),
+        stand_ins: vec![(program, url.to_owned())],
+    };
+    let mesh = Mesh::start_with(options).await.expect("mesh starts");
+    let test = TestMesh {
+        api: Api {
+            base: format!("http://{}", mesh.gateway_addr),
+            http: reqwest::Client::new(),
+        },
+        mesh,
+        _redis: None,
+    };
+    for _ in 0..100 {
+        let live = test.request(Method::GET, "/health/live").send().await;
+        if live.is_ok_and(|r| r.status() == 200) {
+            return test;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the gateway never answered");
 }
 
 impl Api {

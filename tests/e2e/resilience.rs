@@ -1,113 +1,52 @@
-//! A gateway in front of downstreams that misbehave: one that hangs is a 504
-//! within the deadline, one that answers garbage a 502, one that is gone a
-//! 503; each in the spec's error shape.
+//! The whole mesh with one downstream replaced by a stand-in that
+//! misbehaves: one that hangs is a 504 within the deadline, one that
+//! answers garbage a 502, one that is gone a 503; each in the spec's error
+//! shape. The stand-ins listen on ports the tests hold from the start.
+
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
 use axum::http::Response;
 use storefront_common::env::EnvReader;
-use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
-use storefront_common::store::Store;
-use storefront_gateway::GatewayConfig;
-use storefront_gateway::config::dev_identity_url;
+use storefront_common::identity::dev_issuer::JWKS_PATH;
+use storefront_common::topology::{self, Program};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 
-use crate::helpers::Reply;
+use crate::helpers::{Reply, TestMesh, spawn_mesh_standing_in};
 
-/// A dev identity issuer of its own: all a lone gateway and catalog need
-/// of a mesh. Stops when dropped.
-pub(crate) struct Issuer {
-    pub(crate) url: String,
-    _stop: tokio_util::sync::DropGuard,
+/// A mesh whose catalog is the stand-in at `url`, with a short deadline.
+async fn mesh_with_catalog(url: &str, vars: &[(&str, &str)]) -> TestMesh {
+    mesh_with(&topology::CATALOG, url, vars).await
 }
 
-pub(crate) async fn issuer() -> Issuer {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    let dev = DevIssuer::generate(std::time::Duration::from_secs(3600)).unwrap();
-    tokio::spawn(dev.serve(listener, stop.clone()));
-    Issuer {
-        url,
-        _stop: stop.drop_guard(),
-    }
+async fn mesh_with(program: &'static Program, url: &str, vars: &[(&str, &str)]) -> TestMesh {
+    let mut all = vec![("GRPC_TIMEOUT_MS", "400")];
+    all.extend_from_slice(vars);
+    spawn_mesh_standing_in(program, url, &all).await
 }
 
-/// A gateway of its own whose catalog is at `catalog_url`, with a short
-/// deadline; identity from `issuer_url`.
-async fn gateway(catalog_url: &str, issuer_url: &str) -> (String, CancellationToken) {
-    gateway_with(catalog_url, issuer_url, &[]).await
-}
-
-pub(crate) async fn gateway_with(
-    catalog_url: &str,
-    issuer_url: &str,
-    extra: &[(&str, &str)],
-) -> (String, CancellationToken) {
-    let mut env = EnvReader::from_pairs([
-        ("CATALOG_URL", catalog_url.to_string()),
-        ("IDENTITY_TOKEN_URL", dev_identity_url(issuer_url)),
-        ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
-        ("GRPC_TIMEOUT_MS", "400".to_string()),
-    ]);
-    for (k, v) in extra {
-        env.set(k, *v);
-    }
-    let config = GatewayConfig::from_env(&env).unwrap();
-    let public = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let internal = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", public.local_addr().unwrap());
-    let stop = CancellationToken::new();
-    tokio::spawn(storefront_gateway::serve(
-        config,
-        Store::memory(),
-        public,
-        internal,
-        stop.clone(),
-    ));
-    (base, stop)
-}
-
-async fn products(base: &str) -> (Reply, std::time::Duration) {
+async fn products(t: &TestMesh) -> (Reply, Duration) {
     let started = std::time::Instant::now();
-    let request = reqwest::Client::new()
-        .get(format!("{base}/products"))
-        .header("X-Api-Version", "v1.0");
-    (send(request).await, started.elapsed())
-}
-
-pub(crate) async fn send(request: reqwest::RequestBuilder) -> Reply {
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
-    Reply {
-        status,
-        headers,
-        body,
-    }
+    (t.fetch("/products").await, started.elapsed())
 }
 
 #[tokio::test]
 async fn a_hanging_downstream_is_a_504_within_the_deadline() {
-    let issuer = issuer().await;
     // Accepts connections and never answers.
-    let url = silent_server().await;
-    let (base, stop) = gateway(&url, &issuer.url).await;
-    let (reply, took) = products(&base).await;
+    let t = mesh_with_catalog(&silent_server().await, &[]).await;
+    let (reply, took) = products(&t).await;
     reply.error(504, "GATEWAY_TIMEOUT");
     assert_eq!(reply.body["type"], "api_error");
     assert!(
-        took < std::time::Duration::from_secs(5),
+        took < Duration::from_secs(5),
         "answered at the deadline, not after {took:?}"
     );
-    stop.cancel();
 }
 
 #[tokio::test]
 async fn garbage_from_a_downstream_is_a_502() {
-    let issuer = issuer().await;
     // Speaks HTTP/2 and gRPC framing, but the message is no protobuf.
     let garbage = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", garbage.local_addr().unwrap());
@@ -118,37 +57,30 @@ async fn garbage_from_a_downstream_is_a_502() {
             .unwrap()
     });
     tokio::spawn(async move { axum::serve(garbage, app).await });
-    let (base, stop) = gateway(&url, &issuer.url).await;
-    let (reply, _) = products(&base).await;
-    reply.error(502, "BAD_GATEWAY");
-    stop.cancel();
+    let t = mesh_with_catalog(&url, &[]).await;
+    products(&t).await.0.error(502, "BAD_GATEWAY");
 }
 
 #[tokio::test]
 async fn a_missing_downstream_is_a_503() {
-    let issuer = issuer().await;
     // A port below 1024 is never handed out for port 0, so no other test's
     // server can take it between a bind and the call (as with a freed
     // ephemeral port under a loaded parallel run): nothing listens there.
-    let port = 1;
-    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &issuer.url).await;
-    let (reply, _) = products(&base).await;
-    reply.error(503, "SERVICE_UNAVAILABLE");
-    stop.cancel();
+    let t = mesh_with_catalog("http://127.0.0.1:1", &[]).await;
+    products(&t).await.0.error(503, "SERVICE_UNAVAILABLE");
 }
 
 #[tokio::test]
 async fn reads_retry_until_a_returning_downstream_answers() {
-    let issuer = issuer().await;
     let (reserved, port) = reserved_port();
-    let (base, stop) = gateway(&format!("http://127.0.0.1:{port}"), &issuer.url).await;
+    let t = mesh_with_catalog(&format!("http://127.0.0.1:{port}"), &[]).await;
     // The catalog comes (back) up shortly after the request is made.
-    let issuer_url = issuer.url.clone();
+    let issuer_url = t.mesh.issuer_url.clone();
     let catalog = tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(60)).await;
+        tokio::time::sleep(Duration::from_millis(60)).await;
         start_catalog(reserved, &issuer_url).await
     });
-    let (reply, _) = products(&base).await;
+    let (reply, _) = products(&t).await;
     assert_eq!(
         reply.status, 200,
         "the read was retried, not lost: {}",
@@ -156,7 +88,6 @@ async fn reads_retry_until_a_returning_downstream_answers() {
     );
     assert_eq!(reply.body["total"], 50);
     catalog.await.unwrap().cancel();
-    stop.cancel();
 }
 
 /// A port held but not listened on: connections are refused until
@@ -181,6 +112,7 @@ async fn silent_server() -> String {
     url
 }
 
+/// A real catalog of 50 products on `socket`, trusting the mesh's issuer.
 async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken {
     let env = EnvReader::from_pairs([
         ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
@@ -195,49 +127,38 @@ async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken
 
 #[tokio::test]
 async fn a_failing_downstream_opens_its_circuit_then_recovers() {
-    let issuer = issuer().await;
     let (reserved, port) = reserved_port();
-    let extra = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
-    let (base, stop) = gateway_with(&format!("http://127.0.0.1:{port}"), &issuer.url, &extra).await;
+    let vars = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
+    let t = mesh_with_catalog(&format!("http://127.0.0.1:{port}"), &vars).await;
     for _ in 0..2 {
-        products(&base).await.0.error(503, "SERVICE_UNAVAILABLE");
+        products(&t).await.0.error(503, "SERVICE_UNAVAILABLE");
     }
-    let (open, _) = products(&base).await;
+    let (open, _) = products(&t).await;
     open.error(503, "CIRCUIT_OPEN");
     assert!(open.body["message"].as_str().unwrap().contains("catalog"));
-    let catalog = start_catalog(reserved, &issuer.url).await;
-    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    let (back, _) = products(&base).await;
+    let catalog = start_catalog(reserved, &t.mesh.issuer_url).await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (back, _) = products(&t).await;
     assert_eq!(
         back.status, 200,
         "closed again once the service answers: {}",
         back.body
     );
     catalog.cancel();
-    stop.cancel();
 }
 
 /// Writes feed the breaker as reads do (they are never retried): a
 /// customers service that cannot be reached opens its circuit for logins.
 #[tokio::test]
 async fn failing_writes_open_the_circuit_too() {
-    let issuer = issuer().await;
     let (_reserved, port) = reserved_port();
     let url = format!("http://127.0.0.1:{port}");
-    let extra = [("CUSTOMERS_URL", url.as_str()), ("BREAKER_THRESHOLD", "2")];
-    let (catalog_unused, _) = reserved_port();
-    let catalog = format!("http://{}", catalog_unused.local_addr().unwrap());
-    let (base, stop) = gateway_with(&catalog, &issuer.url, &extra).await;
+    let t = mesh_with(&topology::CUSTOMERS, &url, &[("BREAKER_THRESHOLD", "2")]).await;
     let login = || {
         let body = serde_json::json!({
             "emailAddress": "ava@example.com", "password": "x", "gRecaptchaResponse": "dev-ok",
         });
-        send(
-            reqwest::Client::new()
-                .post(format!("{base}/auth/login"))
-                .header("X-Api-Version", "v1.0")
-                .json(&body),
-        )
+        t.send(t.json(reqwest::Method::POST, "/auth/login", None, &body))
     };
     for _ in 0..2 {
         login().await.error(503, "SERVICE_UNAVAILABLE");
@@ -245,49 +166,40 @@ async fn failing_writes_open_the_circuit_too() {
     let open = login().await;
     open.error(503, "CIRCUIT_OPEN");
     assert!(open.body["message"].as_str().unwrap().contains("customers"));
-    stop.cancel();
 }
 
 #[tokio::test]
 async fn a_route_with_its_own_deadline_answers_at_it() {
-    let issuer = issuer().await;
-    let url = silent_server().await;
     // The channel would wait 30 s; /products may wait 300 ms.
-    let extra = [
+    let vars = [
         ("GRPC_TIMEOUT_MS", "30000"),
         ("ROUTE_TIMEOUTS", "/products=300"),
     ];
-    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
-    let (reply, took) = products(&base).await;
+    let t = mesh_with_catalog(&silent_server().await, &vars).await;
+    let (reply, took) = products(&t).await;
     reply.error(504, "GATEWAY_TIMEOUT");
     assert!(
-        took < std::time::Duration::from_secs(10),
+        took < Duration::from_secs(10),
         "the route's deadline, not the channel's: {took:?}"
     );
-    stop.cancel();
 }
 
 #[tokio::test]
 async fn deadlines_do_not_open_the_circuit() {
     // One expensive request past its deadline says nothing about the
     // downstream's health: it must not close the route for everyone.
-    let issuer = issuer().await;
-    let url = silent_server().await;
-    let extra = [("BREAKER_THRESHOLD", "2"), ("GRPC_TIMEOUT_MS", "200")];
-    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
+    let vars = [("BREAKER_THRESHOLD", "2"), ("GRPC_TIMEOUT_MS", "200")];
+    let t = mesh_with_catalog(&silent_server().await, &vars).await;
     for _ in 0..4 {
-        products(&base).await.0.error(504, "GATEWAY_TIMEOUT");
+        products(&t).await.0.error(504, "GATEWAY_TIMEOUT");
     }
-    stop.cancel();
 }
 
 #[tokio::test]
 async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
-    let issuer = issuer().await;
-    let url = silent_server().await;
-    let extra = [("DOWNSTREAM_CONCURRENCY", "2"), ("GRPC_TIMEOUT_MS", "1500")];
-    let (base, stop) = gateway_with(&url, &issuer.url, &extra).await;
-    let replies = futures::future::join_all((0..6).map(|_| products(&base))).await;
+    let vars = [("DOWNSTREAM_CONCURRENCY", "2"), ("GRPC_TIMEOUT_MS", "1500")];
+    let t = mesh_with_catalog(&silent_server().await, &vars).await;
+    let replies = futures::future::join_all((0..6).map(|_| products(&t))).await;
     let shed: Vec<_> = replies.iter().filter(|(r, _)| r.status == 503).collect();
     let waited = replies.iter().filter(|(r, _)| r.status == 504).count();
     let all: Vec<_> = replies
@@ -303,9 +215,8 @@ async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
         reply.error(503, "DOWNSTREAM_BUSY");
         assert_eq!(reply.header("retry-after"), Some("1"));
         assert!(
-            *took < std::time::Duration::from_millis(1_000),
+            *took < Duration::from_millis(1_000),
             "shed at once: {took:?}"
         );
     }
-    stop.cancel();
 }
