@@ -235,10 +235,13 @@ impl Mesh {
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,
-            None => TcpListener::bind(gateway_config.listen_addr)
+            None => TcpListener::bind(gateway_config.program.listen_addr)
                 .await
                 .with_context(|| {
-                    format!("binding the gateway to {}", gateway_config.listen_addr)
+                    format!(
+                        "binding the gateway to {}",
+                        gateway_config.program.listen_addr
+                    )
                 })?,
         };
         let internal = match env.raw("INTERNAL_LISTEN_ADDR") {

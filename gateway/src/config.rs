@@ -5,8 +5,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cors::CorsConfig;
-use storefront_common::env::{AppEnvironment, ConfigError, EnvReader};
-use storefront_common::identity::DEV_ISSUER;
+use storefront_common::env::{ConfigError, EnvReader};
+use storefront_common::identity::verifier::VerifierConfig;
+use storefront_common::settings::ProgramSettings;
 use storefront_common::topology::{self, PeerConfig};
 
 use crate::middleware::caching::CachePolicy;
@@ -116,9 +117,10 @@ pub struct GatewayConfig {
     /// `CORS_ALLOWED_ORIGINS`, `CORS_MAX_AGE_SECS`.
     pub cors: CorsConfig,
     pub rate_limits: RateLimitConfig,
-    pub environment: AppEnvironment,
-    /// `LISTEN_ADDR`, default 127.0.0.1:8080.
-    pub listen_addr: SocketAddr,
+    /// What every program shares: `APP_ENV`, `LISTEN_ADDR` (default
+    /// 127.0.0.1:8080), the identity issuer and its JWKS, drain and
+    /// shutdown delay.
+    pub program: ProgramSettings,
     /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
     pub catalog: DownstreamConfig,
     /// `CUSTOMERS_URL`, `CUSTOMERS_AUDIENCE`.
@@ -129,17 +131,13 @@ pub struct GatewayConfig {
     pub orders: DownstreamConfig,
     /// `INTERNAL_LISTEN_ADDR`: the internal REST port (fulfilment), never public.
     pub internal_addr: SocketAddr,
-    /// `INTERNAL_CALLERS`: service accounts allowed on the internal port.
-    pub internal_callers: Vec<String>,
+    /// Identity tokens on the internal port: `INTERNAL_AUDIENCE`, and
+    /// `INTERNAL_CALLERS` (the accounts allowed there).
+    pub internal_identity: VerifierConfig,
     /// `SEARCH_URL`, `SEARCH_AUDIENCE`.
     pub search: DownstreamConfig,
     /// `CONTENT_URL`, `CONTENT_AUDIENCE`.
     pub content: DownstreamConfig,
-    /// `INTERNAL_AUDIENCE`: the audience of identity tokens for the internal port.
-    pub internal_audience: String,
-    /// `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`: who signs identity tokens.
-    pub identity_issuer: String,
-    pub identity_jwks_url: String,
     /// `REDIS_URL`: shared session revocations (in memory without it).
     pub redis_url: Option<String>,
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
@@ -160,11 +158,6 @@ pub struct GatewayConfig {
     /// `DOWNSTREAM_CONCURRENCY`: calls in flight per downstream before
     /// more are shed (503 `DOWNSTREAM_BUSY`).
     pub downstream_concurrency: usize,
-    /// `DRAIN_TIMEOUT_MS`: how long in-flight requests may finish on shutdown.
-    pub drain_timeout: Duration,
-    /// How long requests are still accepted after a shutdown signal, with
-    /// readiness failing (`SHUTDOWN_DELAY_MS`, default 0).
-    pub shutdown_delay: Duration,
 }
 
 pub fn dev_identity_url(issuer_base: &str) -> String {
@@ -173,7 +166,16 @@ pub fn dev_identity_url(issuer_base: &str) -> String {
 
 impl GatewayConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
-        let environment = env.environment()?;
+        let program = ProgramSettings::from_env(&topology::GATEWAY, env)?;
+        let environment = program.environment;
+        let internal_identity = program.verifier(
+            env.string("INTERNAL_AUDIENCE", "gateway-internal"),
+            env.list(
+                "INTERNAL_CALLERS",
+                "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
+            ),
+            "INTERNAL_CALLERS",
+        )?;
         let cache = CachePolicies {
             catalog: cache_policy(env, "CACHE_CATALOG", "60,300")?,
             search: cache_policy(env, "CACHE_SEARCH", "30,60")?,
@@ -183,8 +185,6 @@ impl GatewayConfig {
             cache,
             cors: CorsConfig::from_env(env, environment)?,
             rate_limits: rate_limits(env)?,
-            environment,
-            listen_addr: env.addr("LISTEN_ADDR", &topology::GATEWAY.local_addr())?,
             catalog: topology::CATALOG.peer_config(env)?,
             customers: topology::CUSTOMERS.peer_config(env)?,
             cart: topology::CART.peer_config(env)?,
@@ -193,15 +193,9 @@ impl GatewayConfig {
                 "INTERNAL_LISTEN_ADDR",
                 &format!("127.0.0.1:{}", topology::GATEWAY_INTERNAL_PORT),
             )?,
-            internal_callers: env.list(
-                "INTERNAL_CALLERS",
-                "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
-            ),
+            internal_identity,
             search: topology::SEARCH.peer_config(env)?,
             content: topology::CONTENT.peer_config(env)?,
-            internal_audience: env.string("INTERNAL_AUDIENCE", "gateway-internal"),
-            identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
-            identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
             identity_token_url: env.identity_token_url(
@@ -218,16 +212,13 @@ impl GatewayConfig {
             route_timeouts: route_timeouts(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
-            drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
-            shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
+            program,
         };
         config.validate()?;
         Ok(config)
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        storefront_common::identity::verifier::Allowed::parse(&self.internal_callers)
-            .map_err(|e| ConfigError::new("INTERNAL_CALLERS", e))?;
         if self.downstream_concurrency == 0 {
             return Err(ConfigError::new(
                 "DOWNSTREAM_CONCURRENCY",
@@ -240,12 +231,6 @@ impl GatewayConfig {
                 "must be greater than 0",
             ));
         }
-        if self.environment.refuses_dev_shortcuts() && self.identity_issuer == DEV_ISSUER {
-            return Err(ConfigError::new(
-                "IDENTITY_ISSUER",
-                "the dev issuer is refused in production and staging",
-            ));
-        }
         Ok(())
     }
 }
@@ -254,31 +239,31 @@ impl GatewayConfig {
 mod tests {
     use super::*;
 
+    /// Production refuses each dev shortcut in turn, the shared ones (dev
+    /// issuer, a JWKS not over https) as every service does.
     #[test]
     fn production_refuses_the_dev_issuer() {
-        let env = EnvReader::from_pairs([("APP_ENV", "production")]);
-        assert_eq!(
-            GatewayConfig::from_env(&env).unwrap_err().var,
-            "IDENTITY_TOKEN_URL"
-        );
-        let env = EnvReader::from_pairs([
-            ("APP_ENV", "production"),
-            (
-                "IDENTITY_TOKEN_URL",
-                "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/identity",
-            ),
-            ("REDIS_URL", "redis://redis:6379/"),
-        ]);
-        assert_eq!(
-            GatewayConfig::from_env(&env).unwrap_err().var,
-            "IDENTITY_ISSUER"
-        );
-        let mut env = env;
+        let mut env = EnvReader::from_pairs([("APP_ENV", "production")]);
+        let refused = |env: &EnvReader| GatewayConfig::from_env(env).unwrap_err().var;
+        assert_eq!(refused(&env), "IDENTITY_ISSUER");
         env.set("IDENTITY_ISSUER", "https://accounts.google.com");
+        assert_eq!(refused(&env), "IDENTITY_JWKS_URL");
+        env.set(
+            "IDENTITY_JWKS_URL",
+            "http://www.googleapis.com/oauth2/v3/certs",
+        );
+        assert_eq!(refused(&env), "IDENTITY_JWKS_URL");
         env.set(
             "IDENTITY_JWKS_URL",
             "https://www.googleapis.com/oauth2/v3/certs",
         );
+        assert_eq!(refused(&env), "IDENTITY_TOKEN_URL");
+        env.set(
+            "IDENTITY_TOKEN_URL",
+            "http://metadata.google.internal/computeMetadata/v1/instance/service-accounts/default/identity",
+        );
+        assert_eq!(refused(&env), "REDIS_URL");
+        env.set("REDIS_URL", "redis://redis:6379/");
         assert!(GatewayConfig::from_env(&env).is_ok());
     }
 

@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::{Json, Router};
-use storefront_common::identity::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
+use storefront_common::identity::verifier::{IdentityVerifier, VerifyError};
 use storefront_proto::content::v1::ReloadRequest as ContentReload;
 use storefront_proto::orders::v1::AdvanceOrderRequest;
 use storefront_proto::search::v1::ReindexRequest;
@@ -157,12 +157,7 @@ async fn reload_content(
 }
 
 pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
-    let verifier = Arc::new(IdentityVerifier::new(VerifierConfig {
-        issuer: config.identity_issuer.clone(),
-        audience: config.internal_audience.clone(),
-        jwks_url: config.identity_jwks_url.clone(),
-        allowed_callers: config.internal_callers.clone(),
-    }));
+    let verifier = Arc::new(IdentityVerifier::new(config.internal_identity.clone()));
     let inner = Router::new()
         .route("/internal/orders/{orderId}/status", put(set_status))
         .route("/internal/search/reindex", post(reindex))

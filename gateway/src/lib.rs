@@ -138,7 +138,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let config = GatewayConfig::from_env(&env)?;
     let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
-    let listener = TcpListener::bind(config.listen_addr).await?;
+    let listener = TcpListener::bind(config.program.listen_addr).await?;
     let internal = TcpListener::bind(config.internal_addr).await?;
     serve(config, store, listener, internal, shutdown).await
 }
@@ -183,20 +183,20 @@ pub async fn serve(
     tracing::info!(
         addr = %listener.local_addr()?,
         internal = %internal.local_addr()?,
-        environment = %config.environment,
+        environment = %config.program.environment,
         "gateway listening"
     );
     // Shutdown: readiness fails at once, then the shared drain sequence
     // (requests accepted for the shutdown delay while Kubernetes takes the
     // pod out of its endpoints, then in-flight ones drain).
-    let delay = config.shutdown_delay;
+    let delay = config.program.shutdown_delay;
     let not_ready = async move {
         ready.store(false, Ordering::Release);
         tracing::info!(delay_ms = delay.as_millis() as u64, "not ready; draining");
     };
     let times = DrainTimes {
         delay,
-        timeout: config.drain_timeout,
+        timeout: config.program.drain_timeout,
     };
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let drained = drain(shutdown, times, not_ready, |stop_accepting| async move {

@@ -49,8 +49,9 @@ impl CartConfig {
         let config = Self {
             catalog: topology::CATALOG.peer_config(env)?,
             orders: topology::ORDERS.peer_config(env)?,
-            identity_token_url: env.identity_token_url(service.environment, &dev_token_url)?,
-            redis_url: env.redis_url(service.environment, "carts")?,
+            identity_token_url: env
+                .identity_token_url(service.program.environment, &dev_token_url)?,
+            redis_url: env.redis_url(service.program.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             limits: CartLimits {

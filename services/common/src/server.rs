@@ -61,8 +61,8 @@ where
             .await;
     };
     let times = DrainTimes {
-        delay: settings.shutdown_delay,
-        timeout: settings.drain_timeout,
+        delay: settings.program.shutdown_delay,
+        timeout: settings.program.drain_timeout,
     };
     let drained = drain(shutdown, times, not_ready, |stop_accepting| {
         Server::builder()

@@ -1,4 +1,5 @@
-//! The settings every gRPC service shares, read from its environment.
+//! The settings every program shares (`ProgramSettings`), and a gRPC
+//! service's (`ServiceSettings`), read from its environment.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,70 +12,107 @@ use crate::topology::{self, Program};
 /// The gateway's service account in local and development environments.
 pub const DEV_GATEWAY_ACCOUNT: &str = topology::GATEWAY.dev_account;
 
+/// What every program reads alike, services and gateway: its environment,
+/// where it listens, the issuer whose identity tokens it verifies and that
+/// issuer's JWKS, and how it stops. Production and staging refuse the dev
+/// issuer and a JWKS not fetched over https.
 #[derive(Debug, Clone)]
-pub struct ServiceSettings {
-    /// The service's name: its identity-token audience by default.
-    pub name: &'static str,
+pub struct ProgramSettings {
     pub environment: AppEnvironment,
     pub listen_addr: SocketAddr,
-    pub identity: VerifierConfig,
+    /// `IDENTITY_ISSUER`.
+    pub identity_issuer: String,
+    /// `IDENTITY_JWKS_URL`.
+    pub identity_jwks_url: String,
     /// How long in-flight calls may run on after the listener closes.
     pub drain_timeout: Duration,
-    /// How long the service keeps accepting calls after a shutdown signal
-    /// while its health reports NOT_SERVING, so that callers and Kubernetes
-    /// take it out of rotation before it stops listening.
+    /// How long the program keeps accepting calls after a shutdown signal
+    /// while its health reports not serving, so that callers and
+    /// Kubernetes take it out of rotation before it stops listening.
     pub shutdown_delay: Duration,
 }
 
-impl ServiceSettings {
-    /// Reads `LISTEN_ADDR`, `APP_ENV`, `IDENTITY_ISSUER`, `IDENTITY_JWKS_URL`,
-    /// `IDENTITY_AUDIENCE`, `ALLOWED_CALLERS`, `DRAIN_TIMEOUT_MS`,
-    /// `SHUTDOWN_DELAY_MS` for `program`; the defaults are the topology's
-    /// (its local port, its callers' dev accounts, the dev issuer).
-    pub fn from_env(program: &'static Program, env: &EnvReader) -> Result<Self, ConfigError> {
-        let environment = env.environment()?;
-        let identity = VerifierConfig {
-            issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
-            audience: env.string("IDENTITY_AUDIENCE", program.name),
-            jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
-            allowed_callers: env.list("ALLOWED_CALLERS", &program.dev_allowed_callers()),
-        };
+impl ProgramSettings {
+    /// Reads `APP_ENV`, `LISTEN_ADDR`, `IDENTITY_ISSUER`,
+    /// `IDENTITY_JWKS_URL`, `DRAIN_TIMEOUT_MS` and `SHUTDOWN_DELAY_MS` for
+    /// `program`: by default its local port and the dev issuer.
+    pub fn from_env(program: &Program, env: &EnvReader) -> Result<Self, ConfigError> {
         let settings = Self {
-            name: program.name,
-            environment,
+            environment: env.environment()?,
             listen_addr: env.addr("LISTEN_ADDR", &program.local_addr())?,
-            identity,
+            identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
+            identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
             shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
-        settings.validate()?;
-        Ok(settings)
-    }
-
-    fn validate(&self) -> Result<(), ConfigError> {
-        if self.identity.allowed_callers.is_empty() {
-            return Err(ConfigError::new(
-                "ALLOWED_CALLERS",
-                "must name at least one service account",
-            ));
-        }
-        crate::identity::verifier::Allowed::parse(&self.identity.allowed_callers)
-            .map_err(|e| ConfigError::new("ALLOWED_CALLERS", e))?;
-        if self.environment.refuses_dev_shortcuts() {
-            if self.identity.issuer == DEV_ISSUER {
+        if settings.environment.refuses_dev_shortcuts() {
+            if settings.identity_issuer == DEV_ISSUER {
                 return Err(ConfigError::new(
                     "IDENTITY_ISSUER",
                     "the dev issuer is refused in production and staging",
                 ));
             }
-            if !self.identity.jwks_url.starts_with("https://") {
+            if !settings.identity_jwks_url.starts_with("https://") {
                 return Err(ConfigError::new(
                     "IDENTITY_JWKS_URL",
                     "production and staging require an https JWKS URL",
                 ));
             }
         }
-        Ok(())
+        Ok(settings)
+    }
+
+    /// How tokens for `audience` from the `allowed_callers` accounts
+    /// (`account` or `account=Method|Method`) are verified; `var` names
+    /// the variable the list came from, for its error.
+    pub fn verifier(
+        &self,
+        audience: String,
+        allowed_callers: Vec<String>,
+        var: &'static str,
+    ) -> Result<VerifierConfig, ConfigError> {
+        if allowed_callers.is_empty() {
+            return Err(ConfigError::new(
+                var,
+                "must name at least one service account",
+            ));
+        }
+        crate::identity::verifier::Allowed::parse(&allowed_callers)
+            .map_err(|e| ConfigError::new(var, e))?;
+        Ok(VerifierConfig {
+            issuer: self.identity_issuer.clone(),
+            audience,
+            jwks_url: self.identity_jwks_url.clone(),
+            allowed_callers,
+        })
+    }
+}
+
+/// A gRPC service's settings: the shared ones, and who may call it.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// The service's name: its identity-token audience by default.
+    pub name: &'static str,
+    pub program: ProgramSettings,
+    pub identity: VerifierConfig,
+}
+
+impl ServiceSettings {
+    /// The shared settings of `program`, then `IDENTITY_AUDIENCE` and
+    /// `ALLOWED_CALLERS`; by default its name and the dev accounts of the
+    /// programs that call it (the topology's).
+    pub fn from_env(program: &'static Program, env: &EnvReader) -> Result<Self, ConfigError> {
+        let settings = ProgramSettings::from_env(program, env)?;
+        let identity = settings.verifier(
+            env.string("IDENTITY_AUDIENCE", program.name),
+            env.list("ALLOWED_CALLERS", &program.dev_allowed_callers()),
+            "ALLOWED_CALLERS",
+        )?;
+        Ok(Self {
+            name: program.name,
+            program: settings,
+            identity,
+        })
     }
 }
 
@@ -87,7 +125,7 @@ mod tests {
         let s = ServiceSettings::from_env(&topology::CATALOG, &EnvReader::default()).unwrap();
         assert_eq!(s.identity.audience, "catalog");
         assert_eq!(s.identity.issuer, DEV_ISSUER);
-        assert_eq!(s.listen_addr.to_string(), "127.0.0.1:50051");
+        assert_eq!(s.program.listen_addr.to_string(), "127.0.0.1:50051");
         assert_eq!(
             s.identity.allowed_callers.join(","),
             topology::CATALOG.dev_allowed_callers()

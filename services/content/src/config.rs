@@ -36,7 +36,7 @@ impl ContentConfig {
         }
         let dir = env.raw("CONTENT_DIR").map(PathBuf::from);
         // The built-in set is demo data: production serves its own content.
-        if dir.is_none() && service.environment.refuses_dev_shortcuts() {
+        if dir.is_none() && service.program.environment.refuses_dev_shortcuts() {
             return Err(ConfigError::new(
                 "CONTENT_DIR",
                 "production and staging require a content folder (the built-in demo set is refused)",

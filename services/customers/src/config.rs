@@ -98,7 +98,8 @@ impl CustomersConfig {
             max_sessions: env.parse("MAX_SESSIONS", 20)?,
         };
         config.validate()?;
-        config.redis_url = env.redis_url(config.service.environment, "sessions and accounts")?;
+        config.redis_url =
+            env.redis_url(config.service.program.environment, "sessions and accounts")?;
         Ok(config)
     }
 
@@ -138,7 +139,7 @@ impl CustomersConfig {
                 "must be between 0 and 1",
             ));
         }
-        if self.service.environment.refuses_dev_shortcuts() {
+        if self.service.program.environment.refuses_dev_shortcuts() {
             if matches!(self.captcha, CaptchaConfig::Dev) {
                 return Err(ConfigError::new(
                     "CAPTCHA_VERIFIER",

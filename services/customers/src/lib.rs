@@ -56,8 +56,8 @@ pub async fn run(
     let config = CustomersConfig::from_env(&env)?;
     let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
     // Demo customers exist only where the README promises them: locally.
-    let seed = config.service.environment == AppEnvironment::Local;
-    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    let seed = config.service.program.environment == AppEnvironment::Local;
+    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
     serve(config, store, seed, listener, shutdown).await
 }
 
@@ -73,7 +73,7 @@ pub async fn serve(
     let api = api(&config, store)?;
     if seed_demo {
         anyhow::ensure!(
-            !config.service.environment.refuses_dev_shortcuts(),
+            !config.service.program.environment.refuses_dev_shortcuts(),
             "demo customers are never seeded in production or staging"
         );
         seed(&api).await?;

@@ -13,7 +13,7 @@ pub struct OrdersConfig {
 impl OrdersConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(&topology::ORDERS, env)?;
-        let redis_url = env.redis_url(service.environment, "orders")?;
+        let redis_url = env.redis_url(service.program.environment, "orders")?;
         Ok(Self { service, redis_url })
     }
 }

@@ -22,7 +22,7 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let config = OrdersConfig::from_env(&env)?;
     let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
-    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
     serve(config, store, listener, shutdown).await
 }
 

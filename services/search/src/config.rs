@@ -40,7 +40,8 @@ impl SearchConfig {
             .collect();
         let config = Self {
             catalog: topology::CATALOG.peer_config(env)?,
-            identity_token_url: env.identity_token_url(service.environment, &dev_token_url)?,
+            identity_token_url: env
+                .identity_token_url(service.program.environment, &dev_token_url)?,
             refresh: Duration::from_secs(env.parse("SEARCH_REFRESH_SECS", 30)?),
             synonyms,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,

@@ -34,7 +34,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = SearchConfig::from_env(&env)?;
-    let listener = TcpListener::bind(config.service.listen_addr).await?;
+    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
     serve(config, listener, shutdown).await
 }
 
