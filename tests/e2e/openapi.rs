@@ -137,10 +137,17 @@ async fn the_checked_in_document_is_the_served_one() {
     );
 }
 
-/// A value the document's schema admits, for a filter field.
+/// A value the document's schema admits, for a filter field or parameter.
 fn sample(schema: &serde_json::Value) -> String {
     if let Some(first) = schema["enum"].as_array().and_then(|e| e.first()) {
         return first.as_str().unwrap().to_string();
+    }
+    // A choice written as a pattern: `^(active|inactive)$`.
+    if let Some(choices) = schema["pattern"]
+        .as_str()
+        .and_then(|p| p.strip_prefix("^(")?.strip_suffix(")$"))
+    {
+        return choices.split('|').next().unwrap().to_string();
     }
     match (schema["type"].as_str(), schema["format"].as_str()) {
         (Some("integer"), _) => schema["minimum"].as_i64().unwrap_or(0).max(0).to_string(),
@@ -181,6 +188,43 @@ async fn documented_filter_fields_are_exactly_the_accepted_ones() {
         let url = format!("{path}?{extra}filter%5BnoSuchField%5D=1");
         let reply = t.send(t.authed(Method::GET, &url, token)).await;
         reply.error(400, "INVALID_FILTER");
+    }
+}
+
+/// Every explicit filter parameter the gateway reads (`brand`,
+/// `minPrice`, `isDefault`, ...) is documented, typed as it is read:
+/// a documented sample value is accepted, and nothing undocumented is.
+#[tokio::test]
+async fn documented_explicit_filters_are_the_accepted_ones() {
+    use storefront_common::query::vocabulary::{ADDRESSES, PRODUCTS};
+    let t = spawn_mesh().await;
+    let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
+    let session = t.new_session().await;
+    let token = session["accessToken"].as_str().unwrap();
+    for (path, extra, spec) in [
+        ("/products", "", &PRODUCTS),
+        ("/search", "query=shirt&", &PRODUCTS),
+        ("/customers/me/addresses", "", &ADDRESSES),
+    ] {
+        let documented = if path.starts_with("/customers") {
+            "/customers/{customerId}/addresses"
+        } else {
+            path
+        };
+        let params = doc["paths"][documented]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        for e in spec.explicit {
+            let param = params
+                .iter()
+                .find(|p| p["name"] == e.param)
+                .unwrap_or_else(|| panic!("{path} documents {}", e.param));
+            assert_eq!(param["description"], e.description, "{path} {}", e.param);
+            let value = sample(&param["schema"]).replace('+', "%2B");
+            let url = format!("{path}?{extra}{}={value}", e.param);
+            let reply = t.send(t.authed(Method::GET, &url, token)).await;
+            assert_eq!(reply.status, 200, "{url}: {}", reply.body);
+        }
     }
 }
 

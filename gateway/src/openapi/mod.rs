@@ -277,10 +277,21 @@ const SORTED: &[(&str, &CollectionSpec)] = &[
     ("/orders", &spec::ORDERS),
 ];
 
-/// `sort` and `filter` as the gateway reads them (`query::schema`).
+/// `sort`, `filter` and the explicit filter parameters (after `sort`) as
+/// the gateway reads them (`query::schema`).
 fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
     let sort = query::schema::sort(spec);
     let filter = query::schema::filter(spec);
+    let params = op.parameters.get_or_insert_with(Vec::new);
+    let after_sort = params
+        .iter()
+        .position(|p| matches!(p, RefOr::T(p) if p.name == "sort"))
+        .map_or(params.len(), |i| i + 1);
+    for (i, e) in spec.explicit.iter().enumerate() {
+        let mut param = query::schema::explicit(e);
+        bound_raw_text(&mut param);
+        params.insert(after_sort + i, RefOr::T(param));
+    }
     for param in op.parameters.iter_mut().flatten() {
         let RefOr::T(param) = param else { continue };
         match param.name.as_str() {

@@ -1,12 +1,14 @@
-//! The OpenAPI schemas of `sort` and `filter` for a collection endpoint,
-//! from the same `CollectionSpec` the gateway validates them with.
+//! The OpenAPI schemas of `sort`, `filter` and the explicit filter
+//! parameters (`brand`, `minPrice`, ...) of a collection endpoint, from the
+//! same `CollectionSpec` the gateway validates them with.
 
 use serde_json::Value;
 use storefront_common::query::{MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::AdditionalProperties;
-use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Required, Schema, Type};
 
-use super::spec::{CollectionSpec, FieldKind};
+use super::spec::{CollectionSpec, Explicit, ExplicitKind, FieldKind};
 
 /// Characters of a query value that are surely within its 1 KiB limit
 /// (4 bytes each at most).
@@ -80,4 +82,30 @@ fn value(kind: FieldKind) -> ObjectBuilder {
             .schema_type(Type::String)
             .enum_values(Some(values.iter().copied())),
     }
+}
+
+/// An explicit filter parameter of a collection, as `query::parse` reads
+/// it: optional, one value typed by its field (text values are bounded
+/// with every other query value when the document is completed).
+pub fn explicit(e: &Explicit) -> Parameter {
+    let schema: Schema = match e.kind {
+        ExplicitKind::Min | ExplicitKind::Max => {
+            value(FieldKind::Cents).maximum(None::<i64>).into()
+        }
+        ExplicitKind::Equals(FieldKind::Text | FieldKind::Id) => {
+            ObjectBuilder::new().schema_type(Type::String).into()
+        }
+        ExplicitKind::Equals(FieldKind::Enum(values)) => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(format!("^({})$", values.join("|"))))
+            .into(),
+        ExplicitKind::Equals(kind) => value(kind).into(),
+    };
+    ParameterBuilder::new()
+        .name(e.param)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(e.description))
+        .schema(Some(schema))
+        .build()
 }

@@ -23,7 +23,6 @@ use crate::state::AppState;
     params(
         ("customerId" = String, Path, description = "`me` or the caller's own id"),
         PageParams,
-        ("isDefault" = Option<bool>, Query, description = "Only the default address (true) or the others (false)"),
         ("sort" = Option<Vec<String>>, Query, description = "createdAt (default), city or country, `:asc` or `:desc`"),
     ),
     responses(

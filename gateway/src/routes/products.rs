@@ -17,7 +17,8 @@ use crate::query::{self, spec};
 use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
-/// Query parameters of `GET /products`.
+/// Query parameters of `GET /products`; its explicit filters (`brand`,
+/// `minPrice`, ...) are written into the document from the vocabulary.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 #[allow(dead_code)]
@@ -31,21 +32,6 @@ pub struct ProductListParams {
     /// `field:asc|desc`, repeatable, applied in order; fields: name, price, createdAt,
     /// popularity, featured, inStock, status, brand. Ties are broken by id.
     sort: Option<Vec<String>>,
-    /// A category id: products in that category or any category below it.
-    category: Option<String>,
-    /// Exact brand name.
-    brand: Option<String>,
-    /// active, inactive or discontinued. Without it every status is listed.
-    #[param(pattern = "^(active|inactive|discontinued)$")]
-    status: Option<String>,
-    in_stock: Option<bool>,
-    featured: Option<bool>,
-    /// Lowest master-variant price, in cents of the requested currency.
-    #[param(minimum = 0)]
-    min_price: Option<i64>,
-    /// Highest master-variant price, in cents.
-    #[param(minimum = 0)]
-    max_price: Option<i64>,
     /// AUD (default) or NZD: the currency of `price` and of price filters and sorts.
     #[param(pattern = "^(AUD|NZD)$")]
     currency: Option<String>,

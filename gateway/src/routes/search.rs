@@ -45,18 +45,6 @@ pub struct SearchParams {
     offset: Option<u64>,
     /// As for /products; without it, results are by relevance, then popularity, then id.
     sort: Option<Vec<String>>,
-    category: Option<String>,
-    brand: Option<String>,
-    #[param(pattern = "^(active|inactive|discontinued)$")]
-    status: Option<String>,
-    in_stock: Option<bool>,
-    featured: Option<bool>,
-    /// Lowest master-variant price, in cents of the requested currency.
-    #[param(minimum = 0)]
-    min_price: Option<i64>,
-    /// Highest master-variant price, in cents.
-    #[param(minimum = 0)]
-    max_price: Option<i64>,
     /// As for /products.
     #[param(style = DeepObject, explode)]
     filter: Option<HashMap<String, String>>,

@@ -41,6 +41,8 @@ pub struct Explicit {
     /// The field it filters, e.g. `price`.
     pub field: &'static str,
     pub kind: ExplicitKind,
+    /// What it means, for the published contract.
+    pub description: &'static str,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -90,36 +92,43 @@ pub const PRODUCTS: CollectionSpec = CollectionSpec {
             param: "category",
             field: "category",
             kind: ExplicitKind::Equals(FieldKind::Id),
+            description: "A category id: products in that category or any category below it.",
         },
         Explicit {
             param: "brand",
             field: "brand",
             kind: ExplicitKind::Equals(FieldKind::Text),
+            description: "Exact brand name.",
         },
         Explicit {
             param: "status",
             field: "status",
             kind: ExplicitKind::Equals(FieldKind::Enum(PRODUCT_STATUSES)),
+            description: "active, inactive or discontinued. Without it every status is listed.",
         },
         Explicit {
             param: "inStock",
             field: "inStock",
             kind: ExplicitKind::Equals(FieldKind::Boolean),
+            description: "Only products with (true) or without (false) a variant in stock.",
         },
         Explicit {
             param: "featured",
             field: "featured",
             kind: ExplicitKind::Equals(FieldKind::Boolean),
+            description: "Only featured products (true) or the others (false).",
         },
         Explicit {
             param: "minPrice",
             field: "price",
             kind: ExplicitKind::Min,
+            description: "Lowest master-variant price, in cents of the requested currency.",
         },
         Explicit {
             param: "maxPrice",
             field: "price",
             kind: ExplicitKind::Max,
+            description: "Highest master-variant price, in cents of the requested currency.",
         },
     ],
 };
@@ -155,6 +164,7 @@ pub const ADDRESSES: CollectionSpec = CollectionSpec {
         param: "isDefault",
         field: "isDefault",
         kind: ExplicitKind::Equals(FieldKind::Boolean),
+        description: "Only the default address (true) or the others (false).",
     }],
 };
 
