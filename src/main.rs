@@ -9,14 +9,14 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    storefront_common::process::block_on_tuned(run())?
+    storefront_platform::process::block_on_tuned(run())?
 }
 
 async fn run() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let program = args.next().unwrap_or_else(|| "all".to_owned());
     if program == "openapi" {
-        let env = storefront_common::env::EnvReader::from_process();
+        let env = storefront_platform::env::EnvReader::from_process();
         let config = storefront_gateway::GatewayConfig::from_env(&env)?;
         println!("{}", storefront_gateway::openapi_json(&config)?);
         return Ok(());

@@ -4,10 +4,10 @@
 //! One binary rather than one per crate: one image layer, one build, and
 //! every program at the same version.
 
-use storefront_common::env::EnvReader;
-use storefront_common::identity::dev_issuer;
-use storefront_common::process;
-use storefront_common::topology;
+use storefront_platform::env::EnvReader;
+use storefront_platform::identity::dev_issuer;
+use storefront_platform::process;
+use storefront_platform::topology;
 use tokio_util::sync::CancellationToken;
 
 use crate::Mesh;

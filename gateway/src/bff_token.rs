@@ -14,9 +14,9 @@ use jsonwebtoken::jwk::{
     EllipticCurveKeyType, Jwk, JwkSet,
 };
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
-use storefront_common::customer_token::{CustomerClaims, revoked_session_key, revoked_token_key};
-use storefront_common::identity::keys::{KeyCache, KeyError};
-use storefront_common::store::Store;
+use storefront_domain::customer_token::{CustomerClaims, revoked_session_key, revoked_token_key};
+use storefront_platform::identity::keys::{KeyCache, KeyError};
+use storefront_platform::store::Store;
 use storefront_proto::customers::v1::GetSigningKeysRequest;
 
 use crate::downstream::Downstreams;

@@ -5,10 +5,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::cors::CorsConfig;
-use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::identity::verifier::VerifierConfig;
-use storefront_common::settings::ProgramSettings;
-use storefront_common::topology::{self, PeerConfig};
+use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::identity::verifier::VerifierConfig;
+use storefront_platform::settings::ProgramSettings;
+use storefront_platform::topology::{self, PeerConfig};
 
 use crate::middleware::caching::CachePolicy;
 use crate::ratelimit::{Quota, Scope, TrustedProxies};
@@ -207,7 +207,7 @@ impl GatewayConfig {
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             downstream_concurrency: env.parse(
                 "DOWNSTREAM_CONCURRENCY",
-                storefront_common::client::DEFAULT_CONCURRENCY,
+                storefront_platform::client::DEFAULT_CONCURRENCY,
             )?,
             route_timeouts: route_timeouts(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,

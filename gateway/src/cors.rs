@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::{HeaderName, HeaderValue, Method, header};
-use storefront_common::env::{AppEnvironment, ConfigError, EnvReader};
+use storefront_platform::env::{AppEnvironment, ConfigError, EnvReader};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 /// Request headers a storefront may send.

@@ -34,8 +34,8 @@ fn app() -> Router {
     with_edge_layers(
         inner,
         &crate::cors::CorsConfig::from_env(
-            &storefront_common::env::EnvReader::from_pairs([("APP_ENV", "local")]),
-            storefront_common::env::AppEnvironment::Local,
+            &storefront_platform::env::EnvReader::from_pairs([("APP_ENV", "local")]),
+            storefront_platform::env::AppEnvironment::Local,
         )
         .expect("cors"),
     )

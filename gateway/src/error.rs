@@ -8,8 +8,8 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
-use storefront_common::client::call::CallError;
-use storefront_common::error::{is_validation, status_details};
+use storefront_platform::client::call::CallError;
+use storefront_platform::error::{is_validation, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
 
@@ -151,7 +151,7 @@ impl ApiError {
 
     /// The one mapping from a downstream gRPC status to an HTTP error.
     pub fn from_status(status: &tonic::Status) -> Self {
-        if storefront_common::client::is_shed(status) {
+        if storefront_platform::client::is_shed(status) {
             return Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "DOWNSTREAM_BUSY",
@@ -300,7 +300,7 @@ impl IntoResponse for ApiError {
 
 #[cfg(test)]
 mod tests {
-    use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+    use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 
     use super::*;
 

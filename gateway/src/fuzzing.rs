@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 
 use jsonwebtoken::jwk::JwkSet;
 use serde::de::DeserializeOwned;
-use storefront_common::store::Store;
+use storefront_platform::store::Store;
 use storefront_proto::customers::v1 as pb;
 
 use crate::bff_token::{CustomerAuth, p256_jwk};

@@ -10,7 +10,7 @@ use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{post, put};
 use axum::{Json, Router};
-use storefront_common::identity::verifier::{IdentityVerifier, VerifyError};
+use storefront_platform::identity::verifier::{IdentityVerifier, VerifyError};
 use storefront_proto::content::v1::ReloadRequest as ContentReload;
 use storefront_proto::orders::v1::AdvanceOrderRequest;
 use storefront_proto::search::v1::ReindexRequest;

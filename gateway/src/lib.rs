@@ -47,8 +47,8 @@ use crate::middleware::{call_context, errors, header_size, observe, raw_request,
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
-use storefront_common::shutdown::{DrainTimes, drain};
-use storefront_common::store::Store;
+use storefront_platform::shutdown::{DrainTimes, drain};
+use storefront_platform::store::Store;
 
 async fn not_found() -> impl IntoResponse {
     ApiError::for_status(axum::http::StatusCode::NOT_FOUND)
@@ -133,7 +133,7 @@ pub fn app(
 /// Runs the gateway as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = GatewayConfig::from_env(&env)?;

@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_common::process::run("gateway", storefront_gateway::run).await
+    storefront_platform::process::run("gateway", storefront_gateway::run).await
 }

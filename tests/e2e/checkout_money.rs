@@ -2,7 +2,7 @@
 //! session opens and re-checked at confirm, never an order at a stale price.
 
 use reqwest::Method;
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_platform::settings::DEV_GATEWAY_ACCOUNT;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{PriceUpdate, UpdateProductRequest};
 use storefront_proto::common::v1::Money;

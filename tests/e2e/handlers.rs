@@ -5,11 +5,11 @@
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use storefront_common::env::EnvReader;
-use storefront_common::identity::dev_issuer::{DevIssuer, JWKS_PATH};
-use storefront_common::store::Store;
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
+use storefront_platform::env::EnvReader;
+use storefront_platform::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_platform::store::Store;
 
 use storefront_proto::catalog::v1::catalog_service_server::{CatalogService, CatalogServiceServer};
 use storefront_proto::catalog::v1::*;

@@ -5,9 +5,9 @@
 use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
 use storefront::{Mesh, MeshOptions};
-use storefront_common::env::EnvReader;
-use storefront_common::testing::RedisServer;
-use storefront_common::topology::Program;
+use storefront_platform::env::EnvReader;
+use storefront_platform::testing::RedisServer;
+use storefront_platform::topology::Program;
 use tokio::net::TcpListener;
 
 use crate::logs;

@@ -3,8 +3,8 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
-use storefront_common::topology;
+use storefront_platform::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_platform::topology;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use tonic::Code;
@@ -59,7 +59,7 @@ async fn missing_or_unusable_tokens_are_unauthenticated() {
     expired.exp = expired.iat + 60;
     let mut wrong_issuer = issuer.claims(DEV_GATEWAY_ACCOUNT, "catalog");
     wrong_issuer.iss = "https://accounts.example.com".into();
-    let stranger = storefront_common::identity::dev_issuer::DevIssuer::generate(
+    let stranger = storefront_platform::identity::dev_issuer::DevIssuer::generate(
         std::time::Duration::from_secs(60),
     )
     .unwrap();
@@ -159,7 +159,7 @@ async fn verified_keys_outlive_a_brief_issuer_outage() {
         .await
         .expect("cached keys still verify");
     // A key the service never saw cannot be checked while the issuer is away.
-    let stranger = storefront_common::identity::dev_issuer::DevIssuer::generate(
+    let stranger = storefront_platform::identity::dev_issuer::DevIssuer::generate(
         std::time::Duration::from_secs(60),
     )
     .unwrap();

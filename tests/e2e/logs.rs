@@ -34,12 +34,12 @@ impl<'a> MakeWriter<'a> for Capture {
 pub fn install() {
     INSTALL.call_once(|| {
         if std::env::var("TEST_LOG").is_ok() {
-            storefront_common::telemetry::init_tracing();
+            storefront_platform::telemetry::init_tracing();
             return;
         }
         // Debug for our own crates: more than production logs, so a leak
         // would show here first.
-        let filter = tracing_subscriber::EnvFilter::new("info,storefront=debug,storefront_gateway=debug,storefront_customers=debug,storefront_common=debug,h2=warn,hyper=warn");
+        let filter = tracing_subscriber::EnvFilter::new("info,storefront=debug,storefront_gateway=debug,storefront_customers=debug,storefront_platform=debug,storefront_domain=debug,h2=warn,hyper=warn");
         let _ = tracing_subscriber::fmt().json().with_current_span(true).with_env_filter(filter).with_writer(Capture).try_init();
     });
 }

@@ -196,7 +196,7 @@ async fn documented_filter_fields_are_exactly_the_accepted_ones() {
 /// a documented sample value is accepted, and nothing undocumented is.
 #[tokio::test]
 async fn documented_explicit_filters_are_the_accepted_ones() {
-    use storefront_common::query::vocabulary::{ADDRESSES, PRODUCTS};
+    use storefront_domain::query::vocabulary::{ADDRESSES, PRODUCTS};
     let t = spawn_mesh().await;
     let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
     let session = t.new_session().await;
@@ -321,7 +321,7 @@ async fn operations_with_a_body_document_413_and_415() {
 /// evaluator, it states the ones the services enforce.
 #[tokio::test]
 async fn documented_page_limits_are_the_enforced_ones() {
-    use storefront_common::query::{DEFAULT_LIMIT, MAX_LIMIT};
+    use storefront_domain::query::{DEFAULT_LIMIT, MAX_LIMIT};
     let t = spawn_mesh().await;
     let doc = t.send(t.request(Method::GET, "/openapi.json")).await.body;
     let mut stated = 0;

@@ -149,7 +149,7 @@ fn key(p: &Value, field: &str) -> (i64, String) {
 async fn every_sort_field_orders_both_ways_with_id_tie_break() {
     let t = spawn_mesh().await;
     // Every field the vocabulary declares sortable.
-    for field in storefront_common::query::vocabulary::PRODUCTS.sort_fields {
+    for field in storefront_domain::query::vocabulary::PRODUCTS.sort_fields {
         for dir in ["asc", "desc"] {
             let page = t
                 .ok(&format!("/products?limit=100&sort={field}:{dir}"))

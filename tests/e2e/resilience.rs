@@ -8,9 +8,9 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::http::Response;
-use storefront_common::env::EnvReader;
-use storefront_common::identity::dev_issuer::JWKS_PATH;
-use storefront_common::topology::{self, Program};
+use storefront_platform::env::EnvReader;
+use storefront_platform::identity::dev_issuer::JWKS_PATH;
+use storefront_platform::topology::{self, Program};
 use tokio::net::{TcpListener, TcpSocket};
 use tokio_util::sync::CancellationToken;
 

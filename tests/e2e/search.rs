@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use reqwest::Method;
 use serde_json::Value;
-use storefront_common::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_platform::settings::DEV_GATEWAY_ACCOUNT;
 use storefront_proto::catalog::v1::UpdateProductRequest;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::common::v1::LocalizedString;

@@ -143,7 +143,7 @@ async fn hop(State(mut floor): State<Floor>) -> Result<Json<Paged<Product>>, Str
 
 /// The same process settings as the storefront binary, for the same reason.
 fn main() -> anyhow::Result<()> {
-    storefront_common::process::block_on_tuned(serve())?
+    storefront_platform::process::block_on_tuned(serve())?
 }
 
 async fn serve() -> anyhow::Result<()> {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use storefront_common::client::call::CallScope;
+use storefront_platform::client::call::CallScope;
 use tonic::metadata::{Ascii, MetadataValue};
 
 use crate::middleware::call_context::CallContext;

@@ -2,7 +2,7 @@
 //! its retry policy declared beside it. A handler's call is one line,
 //! `ds.catalog().get_product(&ctx, message).await?`; the request context,
 //! breaker, deadline and retries are the same for all of them, and for
-//! the services' own calls (`storefront_common::client::call`).
+//! the services' own calls (`storefront_platform::client::call`).
 
 use storefront_proto::cart::v1 as cart;
 use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
@@ -18,7 +18,7 @@ use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::search::v1 as search;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 
-use storefront_common::typed_client;
+use storefront_platform::typed_client;
 
 use super::Downstreams;
 

@@ -9,10 +9,10 @@ pub mod clients;
 use std::sync::Arc;
 use std::time::Duration;
 
-use storefront_common::client::Peer;
-use storefront_common::client::breaker::Breaker;
-use storefront_common::client::call::{Caller, retry_budget};
-use storefront_common::identity::token_source::TokenSource;
+use storefront_platform::client::Peer;
+use storefront_platform::client::breaker::Breaker;
+use storefront_platform::client::call::{Caller, retry_budget};
+use storefront_platform::identity::token_source::TokenSource;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;

@@ -9,7 +9,7 @@ use axum::http::HeaderValue;
 use axum::http::request::Parts;
 use axum::middleware::Next;
 use axum::response::Response;
-use storefront_common::telemetry::CORRELATION_ID_HEADER;
+use storefront_platform::telemetry::CORRELATION_ID_HEADER;
 use uuid::Uuid;
 
 use super::deadline::RouteDeadline;

@@ -9,7 +9,7 @@ use axum::extract::{MatchedPath, Request};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use storefront_common::telemetry::continue_trace;
+use storefront_platform::telemetry::continue_trace;
 use tracing::Instrument;
 
 use super::call_context::CallContext;

@@ -75,7 +75,7 @@ pub fn explicit(spec: &Explicit, raw: &str) -> Result<Filter, ApiError> {
 /// At most `MAX_STRUCTURED_FILTERS` `filter[...]` parameters; explicit
 /// filters come on top (each endpoint has a few, each given once).
 pub fn check_count(structured: usize) -> Result<(), ApiError> {
-    let max = storefront_common::query::MAX_STRUCTURED_FILTERS;
+    let max = storefront_domain::query::MAX_STRUCTURED_FILTERS;
     if structured <= max {
         return Ok(());
     }

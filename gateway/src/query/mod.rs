@@ -7,7 +7,7 @@ mod filter;
 mod page;
 pub mod schema;
 mod sort;
-pub use storefront_common::query::vocabulary as spec;
+pub use storefront_domain::query::vocabulary as spec;
 
 use std::borrow::Cow;
 

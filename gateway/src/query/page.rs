@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use super::invalid_parameter;
 
 /// The services' own paging limits: the gateway refuses what they would.
-pub use storefront_common::query::{DEFAULT_LIMIT, MAX_LIMIT};
+pub use storefront_domain::query::{DEFAULT_LIMIT, MAX_LIMIT};
 
 #[derive(Default)]
 pub struct Page<'a> {

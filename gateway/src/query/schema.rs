@@ -3,7 +3,7 @@
 //! same `CollectionSpec` the gateway validates them with.
 
 use serde_json::Value;
-use storefront_common::query::{MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
+use storefront_domain::query::{MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::AdditionalProperties;
 use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Required, Schema, Type};

@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
-use storefront_common::store::{Store, StoreError, Updated};
+use storefront_platform::store::{Store, StoreError, Updated};
 
 use super::{Decision, Quota, Scope};
 

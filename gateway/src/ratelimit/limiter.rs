@@ -10,7 +10,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota as GQuota, RateLimiter};
-use storefront_common::store::Store;
+use storefront_platform::store::Store;
 
 /// The scopes limits apply in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -124,7 +124,7 @@ type Keyed =
 
 enum Backend {
     Local(HashMap<Scope, Keyed>),
-    Redis(storefront_common::store::RedisStore),
+    Redis(storefront_platform::store::RedisStore),
 }
 
 pub struct Limiter {

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::de::IgnoredAny;
-use storefront_common::client::call::CallError;
+use storefront_platform::client::call::CallError;
 use storefront_proto::cart::v1::{
     ConfirmCheckoutRequest, CreateCheckoutRequest, GetCartRequest, GetCheckoutRequest,
 };

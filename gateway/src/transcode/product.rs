@@ -209,7 +209,7 @@ fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
         }
     }
     out.push(b'"');
-    storefront_common::time::write_rfc3339(out, &ts);
+    storefront_domain::time::write_rfc3339(out, &ts);
     out.push(b'"');
     Ok(())
 }

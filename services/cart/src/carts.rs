@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use storefront_common::client::call::{CallError, Caller, Current};
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_common::store::{Store, Updated};
+use storefront_platform::client::call::{CallError, Caller, Current};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::store::{Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
@@ -27,7 +27,7 @@ pub fn cart_key(id: &str) -> String {
     format!("cart:{id}")
 }
 
-pub use storefront_common::time::now;
+pub use storefront_domain::time::now;
 
 fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
     ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone())

@@ -14,9 +14,9 @@
 
 use std::time::Duration;
 
-use storefront_common::client::call::{Caller, Current};
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_common::store::{Store, Updated};
+use storefront_platform::client::call::{Caller, Current};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::store::{Store, Updated};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus};

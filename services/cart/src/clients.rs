@@ -1,7 +1,7 @@
 //! The calls the cart service makes, each with its retry policy, through
 //! the mesh's one call path (breaker, retries, correlation id).
 
-use storefront_common::typed_client;
+use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{GetProductRequest, Product};
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};

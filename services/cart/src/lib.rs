@@ -14,11 +14,11 @@ mod service;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use storefront_common::client::Peer;
-use storefront_common::client::call::{Caller, Current};
-use storefront_common::identity::token_source::TokenSource;
-use storefront_common::store::Store;
-use storefront_common::topology::PeerConfig;
+use storefront_platform::client::Peer;
+use storefront_platform::client::call::{Caller, Current};
+use storefront_platform::identity::token_source::TokenSource;
+use storefront_platform::store::Store;
+use storefront_platform::topology::PeerConfig;
 use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::common::v1::{ListQuery, PageRequest};
@@ -31,7 +31,7 @@ use crate::promotions::Catalogue;
 /// Runs the cart service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CartConfig::from_env(&env)?;
@@ -76,7 +76,7 @@ pub async fn serve(
         ttl: config.checkout_ttl,
     });
     let api = service::CartApi { carts, checkout };
-    storefront_common::server::serve_grpc(
+    storefront_platform::server::serve_grpc(
         &config.service,
         CartServiceServer::new(api),
         listener,

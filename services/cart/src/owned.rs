@@ -4,7 +4,7 @@
 //! from it lazily, only when the cap is reached, so the check costs one
 //! read and one write, and at most the cap's reads when full.
 
-use storefront_common::error::ServiceError;
+use storefront_platform::error::ServiceError;
 use storefront_proto::cart::v1::{Cart, CartState};
 
 use crate::carts::{Carts, cart_key, limit_reached};
@@ -60,7 +60,7 @@ impl Carts {
             }
         }
         Err(ServiceError::new(
-            storefront_common::error::ErrorKind::Conflict,
+            storefront_platform::error::ErrorKind::Conflict,
             "CONCURRENT_MODIFICATION",
             "carts are being created concurrently; retry",
         ))

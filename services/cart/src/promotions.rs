@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::{Cart, Promotion, PromotionKind};
 use storefront_proto::common::v1::{LocalizedString, Money};

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::cart::v1::{AddLineItemRequest, Cart};
 use storefront_proto::common::v1::Money;
 

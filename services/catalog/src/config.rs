@@ -1,8 +1,8 @@
 //! The catalog service's configuration.
 
-use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::settings::ServiceSettings;
-use storefront_common::topology;
+use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::settings::ServiceSettings;
+use storefront_platform::topology;
 
 /// The demo catalog size of the embedded default (at least 1,000).
 pub const DEFAULT_SIZE: usize = 1_000;

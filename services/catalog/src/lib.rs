@@ -22,8 +22,8 @@ pub fn sample_products(
     (0..generated.products.len() as u32)
         .filter_map(|row| generated.products.decode(row).ok())
         .map(|p| {
-            let mut p = storefront_common::catalog::summary(&p);
-            storefront_common::catalog::price_in(&mut p, currency);
+            let mut p = storefront_domain::catalog::summary(&p);
+            storefront_domain::catalog::price_in(&mut p, currency);
             p
         })
         .collect()
@@ -32,7 +32,7 @@ pub fn sample_products(
 /// Runs the catalog service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CatalogConfig::from_env(&env)?;
@@ -49,7 +49,7 @@ pub async fn serve(
     let started = std::time::Instant::now();
     // Every core for a while: off the async workers.
     let (size, seed) = (config.size, config.seed);
-    let (catalog, generated_ms) = storefront_common::cpu::run_once("catalog-build", move || {
+    let (catalog, generated_ms) = storefront_platform::cpu::run_once("catalog-build", move || {
         let generated = generate::generate(size, seed);
         let generated_ms = started.elapsed().as_millis() as u64;
         (store::Catalog::new(generated), generated_ms)
@@ -65,5 +65,5 @@ pub async fn serve(
         "catalog generated and indexed"
     );
     let service = CatalogServiceServer::new(service::CatalogApi::new(catalog));
-    storefront_common::server::serve_grpc(&config.service, service, listener, shutdown).await
+    storefront_platform::server::serve_grpc(&config.service, service, listener, shutdown).await
 }

@@ -6,9 +6,9 @@ use std::pin::Pin;
 use std::sync::{Arc, RwLock};
 
 use futures::Stream;
-use storefront_common::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
-use storefront_common::error::{ErrorKind, ServiceError};
-use storefront_common::query;
+use storefront_domain::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
+use storefront_domain::query;
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
 use storefront_proto::catalog::v1::*;
 use storefront_proto::common::v1::ListQuery;
@@ -86,7 +86,7 @@ impl CatalogService for CatalogApi {
         let query = req.query.unwrap_or_default();
         let catalog = self.read();
         let reply = if catalog.listing.estimate(&query, currency) > INLINE_RECORDS {
-            storefront_common::cpu::run(move || list_page(&catalog, &query, currency)).await?
+            storefront_platform::cpu::run(move || list_page(&catalog, &query, currency)).await?
         } else {
             list_page(&catalog, &query, currency)
         };
@@ -220,7 +220,7 @@ impl CatalogService for CatalogApi {
         }
         if let Some(meta) = product.meta.as_mut() {
             meta.version += 1;
-            meta.last_modified_at = Some(storefront_common::time::now());
+            meta.last_modified_at = Some(storefront_domain::time::now());
         }
         // The next version's indexes take a while at retail size: built on
         // the blocking pool while reads go on against the current one.

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use prost::Message;
-use storefront_common::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
-use storefront_common::compact::{Dictionary, Records};
-use storefront_common::error::ServiceError;
-use storefront_common::listing::{Key, Listing};
-use storefront_common::query::{FieldType, Schema, Value};
+use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
+use storefront_domain::compact::{Dictionary, Records};
+use storefront_domain::listing::{Key, Listing};
+use storefront_domain::query::{FieldType, Schema, Value};
+use storefront_platform::error::ServiceError;
 use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collection, Product};
 
 use crate::generate::Generated;
@@ -175,7 +175,7 @@ fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
 
 /// One index per currency of `CURRENCIES` for price; one for the rest.
 pub fn listing(facts: &[ProductFacts]) -> Listing<ProductSchema> {
-    let contexts: Vec<usize> = (0..storefront_common::catalog::CURRENCIES.len()).collect();
+    let contexts: Vec<usize> = (0..storefront_domain::catalog::CURRENCIES.len()).collect();
     Listing::build(facts, PRODUCT_FIELDS, &contexts)
 }
 
@@ -334,7 +334,7 @@ named_schema!(CollectionSchema, Collection);
 
 #[cfg(test)]
 mod tests {
-    use storefront_common::query::vocabulary::{CATEGORIES, COLLECTIONS, assert_schema_follows};
+    use storefront_domain::query::vocabulary::{CATEGORIES, COLLECTIONS, assert_schema_follows};
 
     use super::{CategorySchema, CollectionSchema};
 

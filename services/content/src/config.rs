@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::settings::ServiceSettings;
-use storefront_common::topology;
+use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::settings::ServiceSettings;
+use storefront_platform::topology;
 
 pub const DEFAULT_LOCALE: &str = "en-AU";
 

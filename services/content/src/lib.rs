@@ -18,7 +18,7 @@ pub use crate::config::ContentConfig;
 /// Runs the content service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = ContentConfig::from_env(&env)?;
@@ -39,7 +39,7 @@ pub async fn serve(
     let library = api.load()?;
     tracing::info!(documents = library.len(), "content loaded");
     api.library = Arc::new(RwLock::new(Arc::new(library)));
-    storefront_common::server::serve_grpc(
+    storefront_platform::server::serve_grpc(
         &config.service,
         ContentServiceServer::new(api),
         listener,

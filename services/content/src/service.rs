@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use storefront_common::error::{ErrorKind, ServiceError};
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::content::v1::content_service_server::ContentService;
 use storefront_proto::content::v1::*;
 use tonic::{Request, Response, Status};
@@ -85,7 +85,7 @@ impl ContentService for ContentApi {
         let locale = request.into_inner().locale;
         let (locale, banners) = self
             .current()
-            .banners(&locale, storefront_common::time::now().seconds);
+            .banners(&locale, storefront_domain::time::now().seconds);
         Ok(Response::new(BannerList { locale, banners }))
     }
 

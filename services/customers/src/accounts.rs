@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use storefront_common::customer_token::{revoked_session_key, revoked_token_key};
-use storefront_common::error::{ErrorKind, ServiceError};
-use storefront_common::store::Store;
+use storefront_domain::customer_token::{revoked_session_key, revoked_token_key};
+use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_platform::store::Store;
 use storefront_proto::customers::v1::{
     CustomerSummary, LoginRequest, LogoutRequest, Session, SignUpRequest,
 };
@@ -92,7 +92,7 @@ impl Accounts {
             addresses: Vec::new(),
             preferences: PreferencesDoc::default(),
         };
-        let bytes = storefront_common::store::encode(&doc)?;
+        let bytes = storefront_platform::store::encode(&doc)?;
         let created = self
             .store
             .insert_indexed(

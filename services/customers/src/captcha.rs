@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 
 use crate::config::CaptchaConfig;
 
@@ -109,7 +109,7 @@ mod tests {
 
     use axum::routing::post;
     use axum::{Form, Json, Router};
-    use storefront_common::env::Secret;
+    use storefront_platform::env::Secret;
 
     use super::*;
 

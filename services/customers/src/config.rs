@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use storefront_common::env::{ConfigError, EnvReader, Secret};
-use storefront_common::settings::ServiceSettings;
-use storefront_common::topology;
+use storefront_platform::env::{ConfigError, EnvReader, Secret};
+use storefront_platform::settings::ServiceSettings;
+use storefront_platform::topology;
 
 pub const DEFAULT_RECAPTCHA_URL: &str = "https://www.google.com/recaptcha/api/siteverify";
 

@@ -14,9 +14,9 @@ mod validate;
 
 use std::sync::Arc;
 
-use storefront_common::env::AppEnvironment;
-use storefront_common::error::ServiceError;
-use storefront_common::store::Store;
+use storefront_platform::env::AppEnvironment;
+use storefront_platform::error::ServiceError;
+use storefront_platform::store::Store;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -50,7 +50,7 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
 /// Runs the customers service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = CustomersConfig::from_env(&env)?;
@@ -78,7 +78,7 @@ pub async fn serve(
         );
         seed(&api).await?;
     }
-    storefront_common::server::serve_grpc(
+    storefront_platform::server::serve_grpc(
         &config.service,
         CustomerServiceServer::new(api),
         listener,

@@ -1,7 +1,7 @@
 //! What the customers service stores, and its protobuf views.
 
 use serde::{Deserialize, Serialize};
-use storefront_common::query::{FieldType, Schema, Value};
+use storefront_domain::query::{FieldType, Schema, Value};
 use storefront_proto::Timestamp;
 use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::customers::v1::{
@@ -240,7 +240,7 @@ impl Schema for AddressSchema {
 
 #[cfg(test)]
 mod vocabulary_tests {
-    use storefront_common::query::vocabulary::{ADDRESSES, assert_schema_follows};
+    use storefront_domain::query::vocabulary::{ADDRESSES, assert_schema_follows};
 
     #[test]
     fn the_schema_follows_the_vocabulary() {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
-use storefront_common::error::{FieldViolation, ServiceError};
+use storefront_platform::error::{FieldViolation, ServiceError};
 
 use crate::config::Argon2Params;
 

@@ -1,9 +1,9 @@
 //! Profile, address book and preferences: read-modify-write of the customer
 //! document, made race-free by the store's compare-and-set.
 
-use storefront_common::error::{ErrorKind, ServiceError};
-use storefront_common::query;
-use storefront_common::store::{Store, Updated, Versioned};
+use storefront_domain::query;
+use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_platform::store::{Store, Updated, Versioned};
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::customers::v1::{
     Address, AddressInput, Customer, ListAddressesResponse, Preferences, UpdateCustomerRequest,

@@ -6,7 +6,7 @@
 //! token's lifetime drop out of the index as it is written.
 
 use serde::{Deserialize, Serialize};
-use storefront_common::error::{ErrorKind, ServiceError};
+use storefront_platform::error::{ErrorKind, ServiceError};
 
 use crate::accounts::Accounts;
 use crate::model::now_ms;

@@ -9,8 +9,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use storefront_common::customer_token::CustomerClaims;
-use storefront_common::error::ServiceError;
+use storefront_domain::customer_token::CustomerClaims;
+use storefront_platform::error::ServiceError;
 use storefront_proto::customers::v1::{SigningKey, SigningKeys};
 
 use crate::config::TokenConfig;
@@ -156,8 +156,8 @@ mod tests {
         };
         let (current, previous) = (pem(), pem());
         let mut cfg = config();
-        cfg.signing_key = Some(storefront_common::env::Secret::new(current));
-        cfg.previous_key = Some(storefront_common::env::Secret::new(previous));
+        cfg.signing_key = Some(storefront_platform::env::Secret::new(current));
+        cfg.previous_key = Some(storefront_platform::env::Secret::new(previous));
         let signer = Signer::new(&cfg).unwrap();
         let keys = signer.signing_keys().keys;
         assert_eq!(keys.len(), 2);
@@ -167,7 +167,7 @@ mod tests {
             jsonwebtoken::decode_header(&token).unwrap().kid.as_deref(),
             Some(keys[0].kid.as_str())
         );
-        cfg.signing_key = Some(storefront_common::env::Secret::new("not a key"));
+        cfg.signing_key = Some(storefront_platform::env::Secret::new("not a key"));
         assert!(
             Signer::new(&cfg).is_err(),
             "a bad configured key stops the service"

@@ -1,7 +1,7 @@
 //! Field rules for customer input, collected so one answer lists every bad
 //! field (422 `VALIDATION_ERROR`).
 
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::customers::v1::{AddressInput, Preferences};
 
 pub use storefront_proto::names::CURRENCIES;

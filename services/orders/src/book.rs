@@ -1,9 +1,9 @@
 //! Orders kept per customer (one `OrderBook` a customer, so listing is one
 //! read), with an index from order id to customer for fulfilment.
 
-use storefront_common::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_common::query::{self, FieldType, Schema, Value};
-use storefront_common::store::{Store, Updated};
+use storefront_domain::query::{self, FieldType, Schema, Value};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::store::{Store, Updated};
 use storefront_proto::common::v1::{ListQuery, ResourceMeta};
 use storefront_proto::orders::storage::v1::OrderBook;
 use storefront_proto::orders::v1::{CreateOrderRequest, ListOrdersResponse, Order, OrderStatus};
@@ -21,7 +21,7 @@ fn owner_key(order_id: &str) -> String {
 
 pub use storefront_proto::names::order_status as status_name;
 
-pub use storefront_common::time::now;
+pub use storefront_domain::time::now;
 
 fn not_found(order_id: &str) -> ServiceError {
     ServiceError::not_found("order", order_id)
@@ -289,7 +289,7 @@ impl Schema for OrderSchema {
 
 #[cfg(test)]
 mod vocabulary_tests {
-    use storefront_common::query::vocabulary::{ORDERS, assert_schema_follows};
+    use storefront_domain::query::vocabulary::{ORDERS, assert_schema_follows};
 
     #[test]
     fn the_schema_follows_the_vocabulary() {

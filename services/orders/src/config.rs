@@ -1,8 +1,8 @@
 //! The orders service's configuration.
 
-use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::settings::ServiceSettings;
-use storefront_common::topology;
+use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::settings::ServiceSettings;
+use storefront_platform::topology;
 
 #[derive(Debug, Clone)]
 pub struct OrdersConfig {

@@ -7,7 +7,7 @@ mod service;
 
 use std::sync::Arc;
 
-use storefront_common::store::Store;
+use storefront_platform::store::Store;
 use storefront_proto::orders::v1::order_service_server::OrderServiceServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -17,7 +17,7 @@ pub use crate::config::OrdersConfig;
 /// Runs the orders service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = OrdersConfig::from_env(&env)?;
@@ -35,7 +35,7 @@ pub async fn serve(
     let api = service::OrdersApi {
         orders: Arc::new(book::Orders { store }),
     };
-    storefront_common::server::serve_grpc(
+    storefront_platform::server::serve_grpc(
         &config.service,
         OrderServiceServer::new(api),
         listener,

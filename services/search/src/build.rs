@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use prost::Message;
-use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
-use storefront_common::compact::{Dictionary, Records};
-use storefront_common::listing::Listing;
+use storefront_domain::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use storefront_domain::compact::{Dictionary, Records};
+use storefront_domain::listing::Listing;
 use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
 use storefront_proto::common::v1::LocalizedString;
 use storefront_proto::encoded::ProductBatch;

@@ -2,7 +2,7 @@
 //! through the mesh's one call path (all from background jobs, which
 //! retry on their own schedule: see `Caller::for_background`).
 
-use storefront_common::typed_client;
+use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
     CatalogInfo, ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,

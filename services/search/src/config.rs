@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use storefront_common::env::{ConfigError, EnvReader};
-use storefront_common::settings::ServiceSettings;
-use storefront_common::topology::{self, PeerConfig};
+use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::settings::ServiceSettings;
+use storefront_platform::topology::{self, PeerConfig};
 
 /// Synonym groups: `;` between groups, `,` between words or phrases.
 pub const DEFAULT_SYNONYMS: &str = "tee,t-shirt,tshirt;sneaker,trainer,runner;trousers,pants,slacks;scarf,shawl;mug,cup;throw,blanket";

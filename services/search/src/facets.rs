@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use storefront_common::catalog::{CURRENCIES, ProductSchema};
-use storefront_common::error::ServiceError;
-use storefront_common::listing::{Column, Key, Listing, MISSING};
+use storefront_domain::catalog::{CURRENCIES, ProductSchema};
+use storefront_domain::listing::{Column, Key, Listing, MISSING};
+use storefront_platform::error::ServiceError;
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange};
 
 /// Price facet buckets, in cents of the requested currency; `to` 0: open.
@@ -273,8 +273,8 @@ fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> V
 mod tests {
     use std::collections::HashMap;
 
-    use storefront_common::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts};
-    use storefront_common::listing::Listing;
+    use storefront_domain::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts};
+    use storefront_domain::listing::Listing;
 
     use super::{Counts, FacetRows, Packed, bucket, facets, packed, price_buckets};
 

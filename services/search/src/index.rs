@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use storefront_common::catalog::ProductSchema;
-use storefront_common::compact::Records;
-use storefront_common::error::ServiceError;
-use storefront_common::listing::Listing;
+use storefront_domain::catalog::ProductSchema;
+use storefront_domain::compact::Records;
+use storefront_domain::listing::Listing;
+use storefront_platform::error::ServiceError;
 use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
 use tantivy::{Index, IndexReader};
 

@@ -18,9 +18,9 @@ mod vocabulary;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use storefront_common::client::Peer;
-use storefront_common::client::call::Caller;
-use storefront_common::identity::token_source::TokenSource;
+use storefront_platform::client::Peer;
+use storefront_platform::client::call::Caller;
+use storefront_platform::identity::token_source::TokenSource;
 use storefront_proto::search::v1::search_service_server::SearchServiceServer;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -30,7 +30,7 @@ pub use crate::config::SearchConfig;
 /// Runs the search service as its own program, configured by `env`, until
 /// `shutdown`.
 pub async fn run(
-    env: storefront_common::env::EnvReader,
+    env: storefront_platform::env::EnvReader,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = SearchConfig::from_env(&env)?;
@@ -74,7 +74,7 @@ pub async fn serve(
         }
     }
     tokio::spawn(keep_fresh(api.clone(), config.refresh, shutdown.clone()));
-    storefront_common::server::serve_grpc(
+    storefront_platform::server::serve_grpc(
         &config.service,
         SearchServiceServer::new(api),
         listener,

@@ -7,10 +7,10 @@
 
 use std::collections::BinaryHeap;
 
-use storefront_common::catalog::{CURRENCIES, price_tail};
-use storefront_common::error::ServiceError;
-use storefront_common::listing::{self, Key, Ranked, RowFilter, SortKey};
-use storefront_common::query;
+use storefront_domain::catalog::{CURRENCIES, price_tail};
+use storefront_domain::listing::{self, Key, Ranked, RowFilter, SortKey};
+use storefront_domain::query;
+use storefront_platform::error::ServiceError;
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
 use storefront_proto::search::v1::SearchResponse;

@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, RwLock};
 
-use storefront_common::catalog::currency_index;
-use storefront_common::client::call::{Caller, Current};
-use storefront_common::error::{ErrorKind, ServiceError};
+use storefront_domain::catalog::currency_index;
+use storefront_platform::client::call::{Caller, Current};
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::{
     ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
 };
@@ -85,7 +85,7 @@ impl SearchApi {
             .map_err(unavailable)?;
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
-        let builder = storefront_common::cpu::run_once("search-build", move || {
+        let builder = storefront_platform::cpu::run_once("search-build", move || {
             build::build(received.into_iter(), &categories)
         });
         let mut version = 0;
@@ -135,7 +135,7 @@ impl SearchService for SearchApi {
         let synonyms = self.synonyms.clone();
         // Matching, facets and ranking touch every hit: the blocking pool,
         // so a broad search never holds up cheap requests.
-        let reply = storefront_common::cpu::run(move || {
+        let reply = storefront_platform::cpu::run(move || {
             let lang = indexed.fields.for_locale(&req.locale);
             let list = req.query.unwrap_or_default();
             let plan = Plan::new(&indexed, &list, currency)?;

@@ -2,7 +2,7 @@
 //! catalog, and the products they lead to: cheap enough for every
 //! keystroke.
 
-use storefront_common::error::ServiceError;
+use storefront_platform::error::ServiceError;
 use storefront_proto::encoded::Products;
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};

@@ -65,7 +65,7 @@ impl From<IndexedProduct> for Product {
 #[cfg(test)]
 mod tests {
     use prost::Message;
-    use storefront_common::catalog::ProductFacts;
+    use storefront_domain::catalog::ProductFacts;
 
     use super::*;
 

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
-use storefront_common::env::EnvReader;
-use storefront_common::identity::DEV_ISSUER;
-use storefront_common::topology::{self, Role};
+use storefront_platform::env::EnvReader;
+use storefront_platform::identity::DEV_ISSUER;
+use storefront_platform::topology::{self, Role};
 
 use super::{config_accepts, documents, root, tool};
 

@@ -4,8 +4,8 @@
 //! each program's own start-up checks accept.
 
 use serde_json::Value;
-use storefront_common::env::EnvReader;
-use storefront_common::topology::{self, Role};
+use storefront_platform::env::EnvReader;
+use storefront_platform::topology::{self, Role};
 
 use super::{config_accepts, documents, root};
 

@@ -10,7 +10,7 @@ mod compose;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use storefront_common::env::EnvReader;
+use storefront_platform::env::EnvReader;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use storefront_common::identity::dev_issuer::JWKS_PATH;
-use storefront_common::testing::RedisServer;
-use storefront_common::topology::{self, Role};
+use storefront_platform::identity::dev_issuer::JWKS_PATH;
+use storefront_platform::testing::RedisServer;
+use storefront_platform::topology::{self, Role};
 
 use crate::helpers::Api;
 

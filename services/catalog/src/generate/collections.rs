@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::HashSet;
 
-use storefront_common::catalog::ProductFacts;
+use storefront_domain::catalog::ProductFacts;
 use storefront_proto::catalog::v1::{Category, Collection, ProductStatus};
 
 use super::vocab::COLLECTIONS;

@@ -14,7 +14,7 @@ use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
 use crate::store::StoredProducts;
-use storefront_common::catalog::ProductFacts;
+use storefront_domain::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
 const EARLIEST: i64 = 1_704_067_200;
@@ -44,7 +44,7 @@ pub fn generate(size: usize, seed: u64) -> Generated {
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
     let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
-    let chunks = storefront_common::cpu::map_on_cores(size.div_ceil(CHUNK), |c| {
+    let chunks = storefront_platform::cpu::map_on_cores(size.div_ceil(CHUNK), |c| {
         let mut rng = chunk_rng(c as u64);
         let range = c * CHUNK..((c + 1) * CHUNK).min(size);
         let (mut facts, mut stored) = (Vec::with_capacity(CHUNK), empty.clone());

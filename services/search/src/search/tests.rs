@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use prost::Message;
-use storefront_common::catalog::CURRENCIES;
+use storefront_domain::catalog::CURRENCIES;
 use storefront_proto::catalog::v1::{Category, Product, Variant};
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{
@@ -157,7 +157,7 @@ fn plain(
         }
     }
     let total = hits.len() as u64;
-    let (_, start, end) = storefront_common::listing::window(list, total).unwrap();
+    let (_, start, end) = storefront_domain::listing::window(list, total).unwrap();
     let page: Vec<u32> = if list.sort.is_empty() {
         hits.sort_by_key(|&(score, row)| {
             (
@@ -171,7 +171,7 @@ fn plain(
         let keys = listing.sort_keys(list, currency, &[]).unwrap();
         let all = hits
             .iter()
-            .map(|&(extra, row)| storefront_common::listing::Ranked { row, extra })
+            .map(|&(extra, row)| storefront_domain::listing::Ranked { row, extra })
             .collect();
         let ranked = listing.rank(all, &keys, 0, total as usize);
         ranked[start..end].iter().map(|r| r.row).collect()

@@ -5,8 +5,8 @@ use prost::Message;
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
-use crate::error::{ErrorKind, FieldViolation, ServiceError};
 use crate::query::{FieldType, Schema, Value};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 
 /// Currencies every product is priced in; the first is the default.
 pub use storefront_proto::names::CURRENCIES;

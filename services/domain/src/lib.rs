@@ -1,0 +1,14 @@
+//! The storefront's shared domain, used by more than one program: the
+//! product facts listings filter and sort by (`catalog`), the query
+//! language of every collection and its vocabulary (`query`), the indexed
+//! listing (`listing`), compact product records (`compact`), customer
+//! token claims (`customer_token`) and resource timestamps (`time`).
+//! Infrastructure (configuration, errors, identity, calls, servers,
+//! stores, telemetry) is `storefront_platform`'s.
+
+pub mod catalog;
+pub mod compact;
+pub mod customer_token;
+pub mod listing;
+pub mod query;
+pub mod time;

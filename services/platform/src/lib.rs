@@ -1,0 +1,21 @@
+//! The platform every program of the mesh runs on, written once: the
+//! topology, typed configuration, the error type and its gRPC mapping,
+//! service identity (tokens, verifier, dev issuer), calls between programs,
+//! the gRPC server bootstrap, graceful shutdown, the shared store, the CPU
+//! pool and telemetry. The storefront's shared domain is
+//! `storefront_domain`'s.
+
+pub mod call_context;
+pub mod client;
+pub mod cpu;
+pub mod env;
+pub mod error;
+pub mod identity;
+pub mod process;
+pub mod server;
+pub mod settings;
+pub mod shutdown;
+pub mod store;
+pub mod telemetry;
+pub mod testing;
+pub mod topology;
