@@ -89,3 +89,41 @@ async fn freshness_is_configured_per_group() {
         Some("public, max-age=5, stale-while-revalidate=10")
     );
 }
+
+/// The document and the edge agree route by route: a GET documented with
+/// validators answers `public`, every other resource answers
+/// `private, no-store`, and nothing behind a customer's token is
+/// documented as cacheable.
+#[tokio::test]
+async fn documented_cacheability_is_the_served_one() {
+    let t = spawn_mesh().await;
+    let doc = t.fetch("/openapi.json").await.body;
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        let Some(get) = item.get("get") else { continue };
+        let documented = get["responses"]["200"]["headers"].get("ETag").is_some();
+        let secured = get["security"].as_array().is_some_and(|s| {
+            s.iter()
+                .any(|r| r.as_object().is_some_and(|r| !r.is_empty()))
+        });
+        assert!(
+            !(documented && secured),
+            "{path}: a customer's answer documented as cacheable"
+        );
+        if path.contains('{') || path.starts_with("/health") || path == "/openapi.json" {
+            continue;
+        }
+        let served = t.fetch(path).await;
+        let control = served.header("cache-control").unwrap_or_default();
+        if documented && served.status != 200 {
+            // Refusals are never public (`/search` without a query).
+            assert!(!control.starts_with("public"), "{path}: {control}");
+        } else if documented {
+            assert!(control.starts_with("public, "), "{path}: {control}");
+        } else {
+            assert_eq!(control, "private, no-store", "{path}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} routes checked");
+}

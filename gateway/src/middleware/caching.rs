@@ -9,6 +9,9 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::config::CachePolicies;
+use crate::routes::policy::{self, CacheGroup, Caching};
+
 /// What a cached body may weigh: far above any bounded page (100
 /// products are about 250 KB), so reaching it is a bug answered with 500.
 const MAX_HASHED_BYTES: usize = 4 * 1024 * 1024;
@@ -47,7 +50,32 @@ fn matches(sent: Option<&HeaderValue>, etag: &HeaderValue) -> bool {
         .any(|t| t == "*" || t == ours || t.strip_prefix("W/") == Some(ours))
 }
 
-pub async fn public_cache(State(policy): State<CachePolicy>, req: Request, next: Next) -> Response {
+/// Caching as the route's policy says (`routes::policy`): public GETs
+/// validated and marked with their group's freshness, answers tied to a
+/// customer marked `private, no-store`.
+pub async fn caching(State(groups): State<CachePolicies>, req: Request, next: Next) -> Response {
+    match policy::of(req.uri().path()).caching {
+        Caching::Public(group) => {
+            let freshness = match group {
+                CacheGroup::Catalog => groups.catalog,
+                CacheGroup::Search => groups.search,
+                CacheGroup::Content => groups.content,
+            };
+            public_cache(freshness, req, next).await
+        }
+        Caching::Private => {
+            let mut response = next.run(req).await;
+            response.headers_mut().insert(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("private, no-store"),
+            );
+            response
+        }
+        Caching::Unstated => next.run(req).await,
+    }
+}
+
+async fn public_cache(policy: CachePolicy, req: Request, next: Next) -> Response {
     let cacheable = matches!(*req.method(), Method::GET | Method::HEAD);
     let conditional = req.headers().get(header::IF_NONE_MATCH).cloned();
     let response = next.run(req).await;

@@ -315,10 +315,10 @@ pub fn complete(doc: &mut OpenApi) {
         "http://127.0.0.1:8080",
     )]);
     for (path, item) in doc.paths.paths.iter_mut() {
-        let versioned = !policy::of(path).operational;
+        let route = policy::of(path);
+        let versioned = !route.operational;
         if let Some(get) = item.get.as_mut()
-            && versioned
-            && get.security.is_none()
+            && matches!(route.caching, policy::Caching::Public(_))
         {
             cacheable(get);
         }

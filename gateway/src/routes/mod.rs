@@ -19,33 +19,24 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::config::CachePolicies;
-use crate::middleware::caching::{CachePolicy, public_cache};
+use crate::middleware::caching::caching;
 use crate::state::AppState;
 
 /// Every documented route; the OpenAPI document is generated from these.
-/// What the edge does around them besides caching: [`policy`].
+/// What the edge does around them (caching here, the version, rate-limit
+/// and deadline layers around the whole app) is their [`policy`].
 pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
-    let public = |router: OpenApiRouter<AppState>, policy: CachePolicy| {
-        router.layer(axum::middleware::from_fn_with_state(policy, public_cache))
-    };
     OpenApiRouter::new()
-        .merge(public(catalog(), cache.catalog))
-        .merge(public(
-            OpenApiRouter::new()
-                .routes(routes!(search::search))
-                .routes(routes!(search::suggestions)),
-            cache.search,
-        ))
-        .merge(public(
-            OpenApiRouter::new()
-                .routes(routes!(content::footer))
-                .routes(routes!(content::page))
-                .routes(routes!(content::banners)),
-            cache.content,
-        ))
+        .merge(catalog())
+        .routes(routes!(search::search))
+        .routes(routes!(search::suggestions))
+        .routes(routes!(content::footer))
+        .routes(routes!(content::page))
+        .routes(routes!(content::banners))
         .routes(routes!(health::live))
         .routes(routes!(health::ready))
-        .merge(private())
+        .merge(customer())
+        .layer(axum::middleware::from_fn_with_state(*cache, caching))
 }
 
 /// The public catalog: products, categories, collections, promotions.
@@ -64,8 +55,8 @@ fn catalog() -> OpenApiRouter<AppState> {
         .routes(routes!(promotions::list_promotions))
 }
 
-/// Routes whose answers belong to one customer: never cacheable.
-fn private() -> OpenApiRouter<AppState> {
+/// Routes whose answers belong to one customer.
+fn customer() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(auth::login))
         .routes(routes!(auth::token))
@@ -99,15 +90,6 @@ fn private() -> OpenApiRouter<AppState> {
         .routes(routes!(orders::list_orders))
         .routes(routes!(orders::customer_orders))
         .routes(routes!(orders::get_order, orders::update_order))
-        .layer(axum::middleware::map_response(no_store))
-}
-
-async fn no_store(mut response: axum::response::Response) -> axum::response::Response {
-    response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("private, no-store"),
-    );
-    response
 }
 
 /// The value of a single query parameter, for endpoints that are not

@@ -1,7 +1,7 @@
 //! What the edge does around a route besides its handler, declared once:
-//! the version, rate-limit and deadline layers and the OpenAPI document
-//! read a route's policy from here rather than match paths of their own.
-//! (Cacheability is declared where the routes are assembled, in `api`.)
+//! the version, rate-limit, deadline and caching layers and the OpenAPI
+//! document read a route's policy from here rather than match paths of
+//! their own.
 
 use std::time::Duration;
 
@@ -17,19 +17,51 @@ pub struct RoutePolicy {
     pub budget: Option<Scope>,
     /// The deadline, unless `ROUTE_TIMEOUTS` sets it; none: the default.
     pub deadline: Option<Duration>,
+    pub caching: Caching,
 }
 
-/// A versioned, metered resource with the default deadline.
+/// Who may keep a route's answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caching {
+    /// Anyone, shops' CDNs included: a public GET's answer carries
+    /// `Cache-Control: public` with its group's freshness (`CACHE_*`), a
+    /// strong `ETag`, and 304 answers a matching `If-None-Match`.
+    Public(CacheGroup),
+    /// No one: the answer belongs to a customer (`private, no-store`).
+    Private,
+    /// As the handler says (probes, the document).
+    Unstated,
+}
+
+/// Resource groups with their own freshness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheGroup {
+    Catalog,
+    Search,
+    Content,
+}
+
+/// A versioned, metered resource with the default deadline, tied to a
+/// customer unless listed as public.
 const RESOURCE: RoutePolicy = RoutePolicy {
     operational: false,
     budget: None,
     deadline: None,
+    caching: Caching::Private,
 };
 
 const OPERATIONAL: RoutePolicy = RoutePolicy {
     operational: true,
+    caching: Caching::Unstated,
     ..RESOURCE
 };
+
+const fn public(group: CacheGroup) -> RoutePolicy {
+    RoutePolicy {
+        caching: Caching::Public(group),
+        ..RESOURCE
+    }
+}
 
 /// How a path is matched.
 enum Paths {
@@ -49,9 +81,15 @@ const POLICIES: &[(Paths, RoutePolicy)] = &[
         RoutePolicy {
             budget: Some(Scope::Search),
             deadline: Some(Duration::from_millis(2000)),
-            ..RESOURCE
+            ..public(CacheGroup::Search)
         },
     ),
+    // Browsing: the same for every shopper.
+    (Paths::Prefix("/products"), public(CacheGroup::Catalog)),
+    (Paths::Prefix("/categories"), public(CacheGroup::Catalog)),
+    (Paths::Prefix("/collections"), public(CacheGroup::Catalog)),
+    (Paths::Prefix("/promotions"), public(CacheGroup::Catalog)),
+    (Paths::Prefix("/content/"), public(CacheGroup::Content)),
     // A password check is slow on purpose (argon2id).
     (
         Paths::Exact("/auth/login"),
@@ -98,9 +136,14 @@ mod tests {
             assert_eq!(of(path).budget, Some(Scope::Search), "{path}");
         }
         assert_eq!(of("/auth/login").budget, Some(Scope::Login));
-        for path in ["/auth/token", "/auth/login/x", "/products", "/carts/1"] {
+        for path in ["/auth/token", "/auth/login/x", "/carts/1", "/orders/v2"] {
             assert_eq!(of(path), RESOURCE, "{path}");
         }
+        assert_eq!(of("/products/p-1/media"), public(CacheGroup::Catalog));
+        assert_eq!(
+            of("/content/footer").caching,
+            Caching::Public(CacheGroup::Content)
+        );
         for path in ["/health/live", "/health/ready", "/openapi.json"] {
             assert!(of(path).operational, "{path}");
         }
