@@ -13,6 +13,7 @@ mod cors;
 mod customers;
 mod deploy;
 mod edge;
+mod fake;
 mod handlers;
 mod health;
 mod helpers;
