@@ -12,6 +12,13 @@ pub const MAX_EMAIL_CHARS: usize = 254;
 /// ISO 4217 codes the shop prices in, the default first.
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
 
+/// The currency of a cart or a preference that names none.
+pub const DEFAULT_CURRENCY: &str = CURRENCIES[0];
+
+/// The shop's own locale: what a request without one is answered in, the
+/// end of every content fallback chain, and the names listings sort by.
+pub const DEFAULT_LOCALE: &str = "en-AU";
+
 const PRODUCT: [(ProductStatus, &str); 3] = [
     (ProductStatus::Active, "active"),
     (ProductStatus::Inactive, "inactive"),

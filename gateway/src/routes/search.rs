@@ -92,7 +92,7 @@ pub fn text(raw: Option<&str>) -> Result<String, ApiError> {
 /// The validated `locale` (default en-AU).
 pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
     let Some(locale) = single_param(raw, "locale") else {
-        return Ok("en-AU".into());
+        return Ok(storefront_proto::names::DEFAULT_LOCALE.into());
     };
     let b = locale.as_bytes();
     let ok = b.len() == 5

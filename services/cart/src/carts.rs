@@ -19,6 +19,7 @@ use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
 pub use storefront_proto::names::CURRENCIES;
+use storefront_proto::names::DEFAULT_CURRENCY;
 pub const MAX_QUANTITY: u32 = 99;
 /// Concurrent writers to one cart before a write gives up with 409.
 const MAX_ATTEMPTS: usize = 128;
@@ -89,7 +90,11 @@ pub fn limit_reached(message: String) -> ServiceError {
 
 impl Carts {
     pub async fn create(&self, customer_id: &str, currency: &str) -> Result<Cart, ServiceError> {
-        let currency = if currency.is_empty() { "AUD" } else { currency };
+        let currency = if currency.is_empty() {
+            DEFAULT_CURRENCY
+        } else {
+            currency
+        };
         if !CURRENCIES.contains(&currency) {
             return Err(invalid(
                 "currencyCode",

@@ -7,7 +7,7 @@ use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology;
 
-pub const DEFAULT_LOCALE: &str = "en-AU";
+pub use storefront_proto::names::DEFAULT_LOCALE;
 
 #[derive(Debug, Clone)]
 pub struct ContentConfig {

@@ -7,6 +7,7 @@ use storefront_proto::common::v1::ResourceMeta;
 use storefront_proto::customers::v1::{
     Address, AddressInput, Customer, CustomerSummary, Preferences,
 };
+use storefront_proto::names;
 
 pub fn customer_key(id: &str) -> String {
     format!("customer:{id}")
@@ -114,8 +115,8 @@ pub struct PreferencesDoc {
 impl Default for PreferencesDoc {
     fn default() -> Self {
         Self {
-            preferred_locale: "en-AU".into(),
-            preferred_currency: "AUD".into(),
+            preferred_locale: names::DEFAULT_LOCALE.into(),
+            preferred_currency: names::DEFAULT_CURRENCY.into(),
             marketing_emails: false,
         }
     }

@@ -13,7 +13,7 @@ pub use storefront_proto::names::CURRENCIES;
 /// Minor units of every currency in `CURRENCIES`.
 pub const FRACTION_DIGITS: u32 = 2;
 /// The locale whose text `name` sorts and filters by.
-pub const SORT_LOCALE: &str = "en-AU";
+pub const SORT_LOCALE: &str = storefront_proto::names::DEFAULT_LOCALE;
 
 pub fn meta_id(meta: Option<&ResourceMeta>) -> &str {
     meta.map_or("", |m| m.id.as_str())
