@@ -25,6 +25,21 @@ fn unsupported_media_type() -> ApiError {
     ApiError::for_status(StatusCode::UNSUPPORTED_MEDIA_TYPE)
 }
 
+/// The body's bytes: 413 over the limit, 400 when it cannot be read.
+async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError> {
+    Bytes::from_request(req, state).await.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
+        } else {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "MALFORMED_JSON",
+                "the request body could not be read",
+            )
+        }
+    })
+}
+
 /// A JSON body whose every failure is an error body: 415 without a JSON
 /// Content-Type, 413 over the limit, 400 `MALFORMED_JSON` for bytes that are
 /// not JSON, 422 `VALIDATION_ERROR` naming the field for JSON of the wrong
@@ -38,17 +53,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         if !is_json(&req) {
             return Err(unsupported_media_type());
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
-            } else {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "MALFORMED_JSON",
-                    "the request body could not be read",
-                )
-            }
-        })?;
+        let bytes = read(req, state).await?;
         parse(&bytes).map(ApiJson)
     }
 }
@@ -62,17 +67,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for OptionalJson<T> {
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
         let declared_json = is_json(&req);
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE)
-            } else {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "MALFORMED_JSON",
-                    "the request body could not be read",
-                )
-            }
-        })?;
+        let bytes = read(req, state).await?;
         if bytes.is_empty() {
             return Ok(OptionalJson(None));
         }

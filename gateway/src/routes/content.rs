@@ -23,7 +23,7 @@ pub struct LocaleParam {
     locale: Option<String>,
 }
 
-fn with_language<T: serde::Serialize>(served: &str, body: T) -> Response {
+fn with_language<T: serde::Serialize>(served: &str, body: &T) -> Response {
     let mut response = Json(body).into_response();
     if let Ok(value) = HeaderValue::from_str(served) {
         response
@@ -46,13 +46,12 @@ pub async fn footer(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
-    let ds = &state.downstreams;
-    let reply = ds
+    let reply = state
+        .downstreams
         .content()
-        .get_footer(&correlation, LocalizedRequest { locale })
-        .await?;
-    let document = Document::from(reply);
-    Ok(with_language(&document.locale.clone(), document))
+        .get_footer(&correlation, LocalizedRequest { locale });
+    let document = Document::from(reply.await?);
+    Ok(with_language(&document.locale, &document))
 }
 
 /// A content page.
@@ -70,13 +69,12 @@ pub async fn page(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
-    let ds = &state.downstreams;
-    let reply = ds
+    let reply = state
+        .downstreams
         .content()
-        .get_page(&correlation, GetPageRequest { slug, locale })
-        .await?;
-    let document = Document::from(reply);
-    Ok(with_language(&document.locale.clone(), document))
+        .get_page(&correlation, GetPageRequest { slug, locale });
+    let document = Document::from(reply.await?);
+    Ok(with_language(&document.locale, &document))
 }
 
 /// The banners inside their schedule now.
@@ -91,11 +89,10 @@ pub async fn banners(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let locale = locale(raw.as_deref())?;
-    let ds = &state.downstreams;
-    let reply = ds
+    let reply = state
+        .downstreams
         .content()
-        .list_banners(&correlation, LocalizedRequest { locale })
-        .await?;
-    let banners = Banners::from(reply);
-    Ok(with_language(&banners.locale.clone(), banners))
+        .list_banners(&correlation, LocalizedRequest { locale });
+    let banners = Banners::from(reply.await?);
+    Ok(with_language(&banners.locale, &banners))
 }
