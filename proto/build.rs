@@ -35,6 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "crate::encoded::ProductBatch",
         ),
         (
+            ".storefront.catalog.v1.CategoryTree",
+            "crate::category_tree::CategoryTree",
+        ),
+        (
             ".storefront.search.v1.SearchResponse",
             "crate::encoded::SearchResponse",
         ),

@@ -4,6 +4,7 @@
 #![allow(clippy::all)]
 
 mod address;
+pub mod category_tree;
 pub mod encoded;
 pub mod names;
 
@@ -16,6 +17,7 @@ pub mod common {
 pub mod catalog {
     pub mod v1 {
         tonic::include_proto!("storefront.catalog.v1");
+        pub use crate::category_tree::CategoryTree;
         pub use crate::encoded::{ListProductsResponse, ProductBatch};
     }
 }

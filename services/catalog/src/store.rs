@@ -284,9 +284,7 @@ fn tree(categories: &[Category]) -> CategoryTree {
         nodes.sort_by_key(|n| n.category.as_ref().map_or(0, |c| c.position));
         nodes
     }
-    CategoryTree {
-        roots: children("", categories),
-    }
+    CategoryTree::encoded(&children("", categories))
 }
 
 #[derive(Debug, Clone, Copy)]
