@@ -17,6 +17,11 @@ use crate::transcode::{self, JsonBytes};
 pub const MAX_QUERY_CHARS: usize = 200;
 /// Words a search may have: each is several clauses to score.
 pub const MAX_QUERY_WORDS: usize = 10;
+/// A query as documented (the `query` parameters' pattern, which must be
+/// a literal there): no control characters, and 1 to `MAX_QUERY_WORDS`
+/// words separated by white space (which may also lead and trail).
+#[cfg(test)]
+const QUERY_PATTERN: &str = r"^[^\S\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F]+(?:[^\S\u0000-\u001F\u007F-\u009F]+[^\s\u0000-\u001F\u007F-\u009F]+){0,9}[^\S\u0000-\u001F\u007F-\u009F]*$";
 const DEFAULT_SUGGESTIONS: u32 = 8;
 const MAX_SUGGESTIONS: u32 = 20;
 
@@ -25,12 +30,12 @@ const MAX_SUGGESTIONS: u32 = 20;
 #[into_params(parameter_in = Query, rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct SearchParams {
-    /// The shopper's words, 1 to 200 characters and at most 10 words: stemmed, with synonyms, forgiving one typo in
+    /// The shopper's words, 1 to 200 characters and at most 10 words separated by white space: stemmed, with synonyms, forgiving one typo in
     /// words of 4-6 letters and two in longer ones. Nothing in it is query syntax.
     #[param(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+        pattern = r"^[^\S\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F]+(?:[^\S\u0000-\u001F\u007F-\u009F]+[^\s\u0000-\u001F\u007F-\u009F]+){0,9}[^\S\u0000-\u001F\u007F-\u009F]*$"
     )]
     query: String,
     /// xx-XX, default en-AU: which localised fields are searched (de-* searches German).
@@ -68,10 +73,9 @@ pub fn text(raw: Option<&str>) -> Result<String, ApiError> {
             format!("query has more than {MAX_QUERY_CHARS} characters"),
         ));
     }
-    let words = trimmed
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .count();
+    // Words as the document's pattern counts them, so that a client can
+    // check; the search service also cuts what its analyser splits further.
+    let words = trimmed.split_whitespace().count();
     if words > MAX_QUERY_WORDS {
         return Err(invalid_parameter(
             "query",
@@ -144,11 +148,11 @@ pub async fn search(
 #[into_params(parameter_in = Query)]
 #[allow(dead_code)]
 pub struct SuggestParams {
-    /// What has been typed so far, 1 to 200 characters.
+    /// What has been typed so far, 1 to 200 characters and at most 10 words separated by white space.
     #[param(
         min_length = 1,
         max_length = 200,
-        pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$"
+        pattern = r"^[^\S\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F]+(?:[^\S\u0000-\u001F\u007F-\u009F]+[^\s\u0000-\u001F\u007F-\u009F]+){0,9}[^\S\u0000-\u001F\u007F-\u009F]*$"
     )]
     query: String,
     /// 1 to 20, default 8.
@@ -201,4 +205,26 @@ pub async fn suggestions(
         .suggest(&correlation, message)
         .await?;
     transcode::suggestions(&reply.completions, &reply.products)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_pattern_allows_the_enforced_word_count() {
+        let repeats = format!("{{0,{}}}", MAX_QUERY_WORDS - 1);
+        assert!(QUERY_PATTERN.contains(&repeats), "{QUERY_PATTERN}");
+        let search = <SearchParams as IntoParams>::into_params(|| None);
+        let suggest = <SuggestParams as IntoParams>::into_params(|| None);
+        for params in [search, suggest] {
+            let query = params.iter().find(|p| p.name == "query").unwrap();
+            let json = serde_json::to_value(query).unwrap();
+            assert_eq!(json["schema"]["pattern"], QUERY_PATTERN);
+        }
+        let words = |n: usize| format!("query={}", vec!["shirt"; n].join("%20"));
+        assert!(text(Some(&words(MAX_QUERY_WORDS))).is_ok());
+        assert!(text(Some(&words(MAX_QUERY_WORDS + 1))).is_err());
+        assert!(text(Some("query=a-b-c-d-e-f-g-h-i-j-k-l")).is_ok());
+    }
 }
