@@ -145,6 +145,15 @@ impl ApiError {
         Self::new(status, code, message)
     }
 
+    /// A downstream with no room for this call now (503 with Retry-After).
+    fn busy() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "DOWNSTREAM_BUSY",
+            "the service is handling as many requests as it can; retry shortly",
+        )
+    }
+
     pub fn internal() -> Self {
         Self::for_status(StatusCode::INTERNAL_SERVER_ERROR)
     }
@@ -152,11 +161,7 @@ impl ApiError {
     /// The one mapping from a downstream gRPC status to an HTTP error.
     pub fn from_status(status: &tonic::Status) -> Self {
         if storefront_platform::client::is_shed(status) {
-            return Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "DOWNSTREAM_BUSY",
-                "the service is handling as many requests as it can; retry shortly",
-            );
+            return Self::busy();
         }
         let (reason, violations) = status_details(status);
         let http = match (status.code(), reason.as_deref()) {
@@ -175,7 +180,13 @@ impl ApiError {
             }
             (Code::Unauthenticated, Some(_)) => StatusCode::UNAUTHORIZED,
             (Code::PermissionDenied, Some(_)) => StatusCode::FORBIDDEN,
-            (Code::ResourceExhausted, _) => StatusCode::TOO_MANY_REQUESTS,
+            // A peer out of room (tonic's own load shedding, a message
+            // over its limits) is the server's condition, not the
+            // client's budget: 503 with Retry-After, never a 429.
+            (Code::ResourceExhausted, _) => {
+                tracing::warn!(message = status.message(), "downstream exhausted");
+                return Self::busy();
+            }
             (Code::Unavailable, _) => {
                 return Self::unavailable("a downstream service", status.message());
             }
@@ -241,7 +252,6 @@ fn generic_message(status: StatusCode) -> &'static str {
         StatusCode::CONFLICT => "the request conflicts with the resource's state",
         StatusCode::UNAUTHORIZED => "authentication is required",
         StatusCode::FORBIDDEN => "not allowed",
-        StatusCode::TOO_MANY_REQUESTS => "too many requests; retry shortly",
         _ => "the request could not be processed",
     }
 }
@@ -253,7 +263,6 @@ fn default_code(status: StatusCode) -> &'static str {
         StatusCode::CONFLICT => "CONFLICT",
         StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
         StatusCode::FORBIDDEN => "FORBIDDEN",
-        StatusCode::TOO_MANY_REQUESTS => "RATE_LIMIT_EXCEEDED",
         _ => "BAD_REQUEST",
     }
 }
@@ -330,9 +339,15 @@ mod tests {
             401
         );
         assert_eq!(mapped(ErrorKind::PermissionDenied, "FORBIDDEN").status, 403);
+        // A peer's exhaustion is not the client's rate limit.
+        let exhausted = ApiError::from(tonic::Status::resource_exhausted("message too large"));
         assert_eq!(
-            mapped(ErrorKind::RateLimited, "RATE_LIMIT_EXCEEDED").status,
-            429
+            (exhausted.status.as_u16(), exhausted.code.as_deref()),
+            (503, Some("DOWNSTREAM_BUSY"))
+        );
+        assert_eq!(
+            exhausted.into_response().headers()[header::RETRY_AFTER],
+            "1"
         );
         assert_eq!(mapped(ErrorKind::Unavailable, "X").status, 503);
         assert_eq!(mapped(ErrorKind::Internal, "X").status, 502);

@@ -43,7 +43,9 @@ use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::deadline::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
-use crate::middleware::{call_context, errors, header_size, observe, raw_request, version};
+use crate::middleware::{
+    call_context, errors, header_size, observe, path_ids, raw_request, version,
+};
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope};
 use crate::state::AppState;
@@ -119,6 +121,7 @@ pub fn app(
     };
     let inner = router
         .route_layer(axum::middleware::from_fn(observe::matched_route))
+        .route_layer(axum::middleware::from_fn(path_ids::bounded_ids))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -9,6 +9,10 @@ use crate::orders::v1::OrderStatus;
 /// else, so that an over-long address is a field error, not a lookup.
 pub const MAX_EMAIL_CHARS: usize = 254;
 
+/// The longest id, code, key or slug a client may send, in characters:
+/// the gateway refuses more (422 `TOO_LONG`) before anything is called.
+pub const MAX_ID_CHARS: usize = 128;
+
 /// ISO 4217 codes the shop prices in, the default first.
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
 

@@ -18,6 +18,7 @@ mod handlers;
 mod health;
 mod helpers;
 mod hostile;
+mod hostile_fields;
 mod identity;
 mod journey;
 mod logs;

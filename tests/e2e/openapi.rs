@@ -1,6 +1,7 @@
 //! The published contract describes every route the gateway serves.
 
 use reqwest::Method;
+use serde_json::Value;
 
 use crate::helpers::spawn_mesh;
 
@@ -378,6 +379,17 @@ async fn login_fields_are_documented_as_enforced() {
     assert_eq!(reply.field_error(), ("emailAddress", "TOO_LONG"));
 }
 
+/// `schema` itself, or the component its `$ref` names.
+fn resolved<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"]
+        .as_str()
+        .and_then(|r| r.strip_prefix("#/components/schemas/"))
+    {
+        Some(name) => &doc["components"]["schemas"][name],
+        None => schema,
+    }
+}
+
 /// A required id or token refused when empty is documented with
 /// `minLength: 1`, so that no schema-valid body is answered 422 REQUIRED.
 /// (A contract run sent `"refreshToken": ""` to `/auth/token`.)
@@ -415,6 +427,7 @@ async fn empty_required_strings_are_documented_as_refused() {
     ];
     for (schema, path, field, body) in cases {
         let property = &doc["components"]["schemas"][schema]["properties"][field];
+        let property = resolved(&doc, property);
         assert_eq!(property["minLength"], 1, "{schema}.{field}: {property}");
         let reply = t.send(t.json(Method::POST, path, Some(token), &body)).await;
         reply.error(422, "VALIDATION_ERROR");

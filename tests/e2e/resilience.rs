@@ -220,3 +220,60 @@ async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
         );
     }
 }
+
+/// A cart service that is up but says its own downstream is away
+/// (UNAVAILABLE in its own words), or that it has no room (RESOURCE
+/// EXHAUSTED): neither opens the cart's circuit, and neither reaches the
+/// client as its own rate limit.
+#[tokio::test]
+async fn a_peer_speaking_for_its_own_downstream_is_not_failing() {
+    use storefront_platform::error::{ErrorKind, ServiceError};
+    use storefront_proto::cart::v1::{AddLineItemRequest, Cart, GetCartRequest};
+    use tonic::Status;
+
+    let (fake, _) = crate::fake::Fake::default().answer(
+        "/storefront.cart.v1.CartService/AddLineItem",
+        |asked: &AddLineItemRequest| -> Result<Cart, Status> {
+            Err(match asked.quantity {
+                1 => ServiceError::new(
+                    ErrorKind::Unavailable,
+                    "CATALOG_UNAVAILABLE",
+                    "the catalog is unreachable",
+                )
+                .into(),
+                _ => Status::resource_exhausted("message larger than max"),
+            })
+        },
+    );
+    let (fake, _) = fake.answer(
+        "/storefront.cart.v1.CartService/GetCart",
+        |_: &GetCartRequest| -> Result<Cart, Status> {
+            Err(ServiceError::not_found("cart", "c-1").into())
+        },
+    );
+    let url = fake.serve().await;
+    let t = mesh_with(&topology::CART, &url, &[("BREAKER_THRESHOLD", "2")]).await;
+    let token = t.new_session().await["accessToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let add = |quantity: u32| {
+        let body = serde_json::json!({"productId": "p-1", "variantId": 1, "quantity": quantity});
+        t.send(t.json(
+            reqwest::Method::POST,
+            "/carts/c-1/line-items",
+            Some(&token),
+            &body,
+        ))
+    };
+    for _ in 0..5 {
+        add(1).await.error(503, "SERVICE_UNAVAILABLE");
+    }
+    let exhausted = add(2).await;
+    exhausted.error(503, "DOWNSTREAM_BUSY");
+    assert_eq!(exhausted.header("retry-after"), Some("1"));
+    let read = t
+        .send(t.authed(reqwest::Method::GET, "/carts/c-1", &token))
+        .await;
+    read.error(404, "NOT_FOUND");
+}

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
 use crate::error::ApiError;
+use crate::model::bounded::read_field_error;
 
 /// Request bodies above this are refused with 413.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -101,14 +102,11 @@ fn integral_floats_as_integers(value: &mut serde_json::Value) {
 /// what is not JSON, 422 naming each field of the wrong type.
 /// Every body is a JSON object: serde would also read a struct from an
 /// array of its fields in order, which no document describes.
+/// Messages say what is wrong in the API's words, never the parser's, and
+/// quote nothing the client sent.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "MALFORMED_JSON",
-            format!("the request body is not valid JSON: {e}"),
-        )
-    })?;
+    let mut value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "MALFORMED_JSON", not_json(&e)))?;
     if !value.is_object() {
         let message = "the request body must be a JSON object";
         return Err(ApiError::new(
@@ -121,28 +119,97 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     integral_floats_as_integers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let (field, code) = match inner
-            .strip_prefix("missing field `")
-            .and_then(|r| r.split('`').next())
-        {
-            Some(missing) if path == "." => (missing.to_string(), "REQUIRED"),
-            Some(missing) => (format!("{path}.{missing}"), "REQUIRED"),
-            None if inner.starts_with("invalid type") => (path, "INVALID_FORMAT"),
-            None => (path, "INVALID_VALUE"),
-        };
-        let field = if field == "." {
-            "body".to_string()
-        } else {
-            field
-        };
+        let path = if path == "." { String::new() } else { path };
+        let (field, code, message) = refusal(path, &e.into_inner().to_string());
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "VALIDATION_ERROR",
             format!("invalid field {field}"),
         )
-        .field(field, code, inner)
+        .field(field, code, message)
     })
+}
+
+fn not_json(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let at = format!("line {}, column {}", e.line(), e.column());
+    match e.classify() {
+        Category::Eof => "the request body ends before its JSON does".to_string(),
+        // serde_json's only syntax error that is not about the text itself.
+        Category::Syntax if e.to_string().starts_with("recursion limit") => {
+            format!("the request body is nested too deeply ({at})")
+        }
+        _ => format!("the request body is not valid JSON ({at})"),
+    }
+}
+
+/// The field, code and message of a deserialisation failure at `path`
+/// (empty: the body itself), from serde's message.
+fn refusal(path: String, serde: &str) -> (String, &'static str, String) {
+    if let Some(missing) = serde
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split('`').next())
+    {
+        let field = if path.is_empty() {
+            missing.to_string()
+        } else {
+            format!("{path}.{missing}")
+        };
+        let message = format!("{field} is required");
+        return (field, "REQUIRED", message);
+    }
+    let field = if path.is_empty() {
+        "body".to_string()
+    } else {
+        path
+    };
+    if let Some((code, message)) = read_field_error(serde) {
+        let code = match code {
+            "TOO_LONG" => "TOO_LONG",
+            "INVALID_FORMAT" => "INVALID_FORMAT",
+            "REQUIRED" => "REQUIRED",
+            _ => "INVALID_VALUE",
+        };
+        let message = format!("{field} {message}");
+        return (field, code, message);
+    }
+    let expected = serde.rsplit_once(", expected ").map(|(_, e)| e);
+    let (code, message) = if serde.starts_with("invalid type") {
+        let kind = expected.map_or("of another type", api_type);
+        ("INVALID_FORMAT", format!("{field} must be {kind}"))
+    } else if serde.starts_with("unknown variant") {
+        let allowed = expected.unwrap_or_default().replace('`', "");
+        ("INVALID_VALUE", format!("{field} must be {allowed}"))
+    } else if let Some(kind) = expected.filter(|_| serde.starts_with("invalid value")) {
+        (
+            "INVALID_VALUE",
+            format!("{field} must be {}", api_type(kind)),
+        )
+    } else {
+        (
+            "INVALID_VALUE",
+            format!("{field} has a value that is not allowed"),
+        )
+    };
+    (field, code, message)
+}
+
+/// A Rust type as serde names it (`u32`, `a sequence`), in JSON's words.
+fn api_type(expected: &str) -> &'static str {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match expected {
+        "a string" | "a character" => "a string",
+        "a boolean" => "true or false",
+        "a sequence" => "an array",
+        "a map" => "an object",
+        "usize" => "a non-negative integer",
+        "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        e if e.starts_with("struct ") => "an object",
+        e if e.strip_prefix('u').is_some_and(digits) => "a non-negative integer",
+        e if e.strip_prefix('i').is_some_and(digits) => "an integer",
+        _ => "of another type",
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +268,35 @@ mod tests {
         assert!(
             parse::<Body>(br#"{"lineItems": [{"quantity": 2}], "note": "x", "extra": 1}"#).is_ok()
         );
+    }
+
+    #[test]
+    fn messages_are_the_api_s_words() {
+        let e = parse::<Body>(br#"{"lineItems": [{"quantity": "two"}], "note": 1}"#).unwrap_err();
+        assert_eq!(
+            e.errors[0].message,
+            "lineItems[0].quantity must be a non-negative integer"
+        );
+        let e = parse::<Body>(br#"{"lineItems": [], "note": 1}"#).unwrap_err();
+        assert_eq!(e.errors[0].message, "note must be a string");
+        let e = parse::<Body>(br#"{"lineItems": [{"quantity": -1}], "note": ""}"#).unwrap_err();
+        assert_eq!(
+            e.errors[0].message,
+            "lineItems[0].quantity must be a non-negative integer"
+        );
+        let e = parse::<Body>(br#"{"lineItems": {}, "note": ""}"#).unwrap_err();
+        assert_eq!(e.errors[0].message, "lineItems must be an array");
+        let nested = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        let e = parse::<Body>(nested.as_bytes()).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("the request body is nested too deeply"),
+            "{}",
+            e.message
+        );
+        let e = parse::<Body>(b"{\"note\": tru").unwrap_err();
+        assert!(!e.message.contains("expected"), "{}", e.message);
+        assert!(!e.message.contains('`'), "{}", e.message);
     }
 
     /// Found by schemathesis: `[null, null]` updated a cart (serde reads a

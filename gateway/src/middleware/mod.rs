@@ -10,5 +10,6 @@ pub mod errors;
 pub mod header_size;
 pub mod json_body;
 pub mod observe;
+pub mod path_ids;
 pub mod raw_request;
 pub mod version;

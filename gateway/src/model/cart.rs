@@ -5,6 +5,7 @@ use storefront_proto::cart::v1 as pb;
 use storefront_proto::common::v1 as cpb;
 use utoipa::ToSchema;
 
+use super::bounded::Id;
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
 use crate::error::ApiError;
 
@@ -112,15 +113,15 @@ pub struct UpdateCartBody {
     pub version: Option<i64>,
     /// A code to apply; `null` removes every code; absent leaves them.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<String>)]
-    pub discount_code: Option<Option<String>>,
+    #[schema(value_type = Option<Id>)]
+    pub discount_code: Option<Option<Id>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddLineItemBody {
-    #[schema(required = true, value_type = String, min_length = 1)]
-    pub product_id: Option<String>,
+    #[schema(required = true, value_type = Id)]
+    pub product_id: Option<Id>,
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
     #[schema(required = true, value_type = u32, minimum = 1, maximum = 99)]
@@ -138,11 +139,11 @@ pub struct QuantityBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckoutBody {
-    #[schema(required = true, value_type = String, min_length = 1)]
-    pub cart_id: Option<String>,
+    #[schema(required = true, value_type = Id)]
+    pub cart_id: Option<Id>,
     /// An address from the caller's address book.
-    #[schema(required = true, value_type = String, min_length = 1)]
-    pub shipping_address_id: Option<String>,
+    #[schema(required = true, value_type = Id)]
+    pub shipping_address_id: Option<Id>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

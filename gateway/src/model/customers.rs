@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use storefront_proto::customers::v1 as pb;
 use utoipa::ToSchema;
 
+use super::bounded::Id;
 use super::common::Meta;
 use crate::error::ApiError;
 
@@ -85,8 +86,8 @@ pub struct TokenBody {
     #[schema(required = true, value_type = String, pattern = "^refresh_token$")]
     pub grant_type: Option<String>,
     /// The refresh token of the last login or refresh; not empty.
-    #[schema(required = true, value_type = String, min_length = 1)]
-    pub refresh_token: Option<String>,
+    #[schema(required = true, value_type = Id)]
+    pub refresh_token: Option<Id>,
 }
 
 /// The optional body of `POST /auth/logout`.
@@ -95,7 +96,8 @@ pub struct TokenBody {
 pub struct LogoutBody {
     /// Ends this refresh token's session too, even when the access token has
     /// expired (or none is sent).
-    pub refresh_token: Option<String>,
+    #[schema(value_type = Option<Id>)]
+    pub refresh_token: Option<Id>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

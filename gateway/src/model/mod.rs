@@ -1,6 +1,7 @@
 //! The JSON representations the gateway owns (described in `openapi.json`),
 //! translated from the internal protobuf messages by moving, not copying.
 
+pub mod bounded;
 pub mod cart;
 pub mod catalog;
 pub mod common;

@@ -14,6 +14,8 @@ use utoipa::openapi::{
     ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
 };
 
+use storefront_proto::names::MAX_ID_CHARS;
+
 use crate::error::{ErrorBody, FieldError};
 use crate::query::schema::NO_CONTROL_CHARACTERS;
 use crate::query::{
@@ -159,6 +161,13 @@ fn decorate(op: &mut Operation, versioned: bool) {
                 .or_insert_with(|| RefOr::T(error_response(description)));
         }
     }
+    let has_path_ids = params
+        .iter()
+        .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Path));
+    if has_path_ids {
+        document_path_id_refusal(op);
+    }
+    let params = op.parameters.get_or_insert_with(Vec::new);
     params.push(RefOr::T(correlation));
     if op.request_body.is_some() {
         for (status, description) in BODY_ERRORS {
@@ -189,6 +198,24 @@ fn decorate(op: &mut Operation, versioned: bool) {
                     .headers
                     .insert((*name).to_string(), RefOr::T(header));
             }
+        }
+    }
+}
+
+/// The 422 of a path parameter that cannot be an id (`middleware::path_ids`).
+fn document_path_id_refusal(op: &mut Operation) {
+    let refusal = format!(
+        "VALIDATION_ERROR with TOO_LONG (over {MAX_ID_CHARS} characters) or INVALID_FORMAT on a path parameter"
+    );
+    match op.responses.responses.get_mut("422") {
+        Some(RefOr::T(response)) => {
+            response.description = format!("{}; or {refusal}", response.description);
+        }
+        Some(RefOr::Ref(_)) => {}
+        None => {
+            op.responses
+                .responses
+                .insert("422".to_string(), RefOr::T(error_response(&refusal)));
         }
     }
 }
@@ -229,7 +256,9 @@ const VERSIONED_RESPONSE_HEADERS: &[(&str, &str, &str)] = &[
 
 /// What the raw-request checks hold every path and query value to (see
 /// `middleware::raw_request`): text without control characters, 1 byte to
-/// 1 KiB; stated on each string parameter that does not say more.
+/// 1 KiB, and a path parameter at most `MAX_ID_CHARS` characters (see
+/// `middleware::path_ids`); stated on each string parameter that does not
+/// say more.
 fn bound_raw_text(param: &mut Parameter) {
     if !matches!(param.parameter_in, ParameterIn::Query | ParameterIn::Path) {
         return;
@@ -260,7 +289,11 @@ fn bound_raw_text(param: &mut Parameter) {
         schema.pattern = Some(NO_CONTROL_CHARACTERS.to_string());
     }
     if schema.max_length.is_none() {
-        schema.max_length = Some(1024);
+        schema.max_length = Some(match param.parameter_in {
+            // An id or slug (`middleware::path_ids`).
+            ParameterIn::Path => MAX_ID_CHARS,
+            _ => 1024,
+        });
     }
     if schema.min_length.is_none() {
         schema.min_length = Some(1);

@@ -11,6 +11,7 @@ use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
+use crate::model::bounded::Id;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
 use crate::ratelimit::middleware::too_many;
 use crate::ratelimit::normalise;
@@ -109,8 +110,7 @@ pub async fn token(
             ));
         }
     }
-    let refresh_token = body.refresh_token.filter(|t| !t.is_empty());
-    let refresh_token = refresh_token.ok_or_else(|| {
+    let refresh_token = body.refresh_token.map(Id::into_inner).ok_or_else(|| {
         ApiError::invalid_field("refreshToken", "REQUIRED", "refreshToken is required")
     })?;
     Ok(Json(LoginResult::try_from(
@@ -150,7 +150,7 @@ pub async fn logout(
             .await?
             .0
     };
-    let refresh_token = body.refresh_token.unwrap_or_default();
+    let refresh_token = body.refresh_token.map(Id::into_inner).unwrap_or_default();
     // Without a refresh token, the access token must be good (401 otherwise).
     let claims = match customer {
         Ok(c) => Some(c.claims),

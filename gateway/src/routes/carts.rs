@@ -12,6 +12,7 @@ use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
+use crate::model::bounded::Id;
 use crate::model::cart::{AddLineItemBody, Cart, CreateCartBody, QuantityBody, UpdateCartBody};
 use crate::state::AppState;
 
@@ -122,7 +123,7 @@ pub async fn update_cart(
     let (discount_code, clear) = match body.discount_code {
         None => (None, false),
         Some(None) => (None, true),
-        Some(Some(code)) => (Some(code), false),
+        Some(Some(code)) => (Some(code.into_inner()), false),
     };
     let message = UpdateCartRequest {
         customer_id: customer.id().to_string(),
@@ -160,7 +161,7 @@ pub async fn add_line_item(
 ) -> Result<Json<Cart>, ApiError> {
     let product_id = body
         .product_id
-        .filter(|p| !p.is_empty())
+        .map(Id::into_inner)
         .ok_or_else(|| required("productId"))?;
     let variant_id = body.variant_id.ok_or_else(|| required("variantId"))?;
     let quantity = body.quantity.ok_or_else(|| required("quantity"))?;

@@ -15,6 +15,7 @@ use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
+use crate::model::bounded::Id;
 use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
 use crate::state::AppState;
 
@@ -36,11 +37,11 @@ pub async fn create_checkout(
 ) -> Result<(StatusCode, Json<CheckoutSession>), ApiError> {
     let cart_id = body
         .cart_id
-        .filter(|c| !c.is_empty())
+        .map(Id::into_inner)
         .ok_or_else(|| ApiError::invalid_field("cartId", "REQUIRED", "cartId is required"))?;
     let address_id = body
         .shipping_address_id
-        .filter(|a| !a.is_empty())
+        .map(Id::into_inner)
         .ok_or_else(|| {
             ApiError::invalid_field(
                 "shippingAddressId",

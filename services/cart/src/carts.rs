@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use storefront_platform::client::call::{CallError, Caller, Current};
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError, excerpt};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
@@ -321,14 +321,17 @@ impl Carts {
                 return Err(invalid(
                     "productId",
                     "INVALID_VALUE",
-                    format!("product {} does not exist", req.product_id),
+                    format!("product {} does not exist", excerpt(&req.product_id)),
                 ));
             }
             Err(e) => {
+                // The catalog's words stay in the log: they may quote what
+                // the client sent.
+                tracing::warn!(error = %e, "catalog call failed");
                 return Err(ServiceError::new(
                     ErrorKind::Unavailable,
                     "CATALOG_UNAVAILABLE",
-                    format!("catalog unreachable: {e}"),
+                    "the catalog is unreachable",
                 ));
             }
         };

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{Filter, FilterOperator, ListQuery, PageInfo, SortDirection};
 
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError, excerpt};
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;
@@ -194,12 +194,12 @@ pub(crate) fn compile_sort<S: Schema>(
                 ServiceError::new(
                     ErrorKind::BadRequest,
                     "INVALID_SORT_FIELD",
-                    format!("cannot sort by '{}'", s.field),
+                    format!("cannot sort by {}", excerpt(&s.field)),
                 )
                 .with_violation(FieldViolation::new(
                     "sort",
                     "UNSUPPORTED",
-                    format!("'{}' is not a sort field", s.field),
+                    format!("{} is not a sort field", excerpt(&s.field)),
                 ))
             })?;
             Ok((field, s.direction() == SortDirection::Desc))
@@ -242,8 +242,13 @@ fn invalid_filter(field: &str, code: &'static str, message: String) -> ServiceEr
 
 fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>, ServiceError> {
     let name = filter.field.as_str();
-    let (field, ty) = S::resolve(name)
-        .ok_or_else(|| invalid_filter(name, "UNSUPPORTED", format!("cannot filter by '{name}'")))?;
+    let (field, ty) = S::resolve(name).ok_or_else(|| {
+        invalid_filter(
+            name,
+            "UNSUPPORTED",
+            format!("cannot filter by {}", excerpt(name)),
+        )
+    })?;
     let op = filter.operator();
     let ordered = matches!(
         ty,
@@ -260,7 +265,7 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
         return Err(invalid_filter(
             name,
             "UNSUPPORTED",
-            format!("operator not supported for '{name}'"),
+            format!("operator not supported for {}", excerpt(name)),
         ));
     }
     let kind = filter.value.as_ref().and_then(|v| v.kind.as_ref());
@@ -275,7 +280,7 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
             return Err(invalid_filter(
                 name,
                 "INVALID_VALUE",
-                format!("wrong value type for '{name}'"),
+                format!("wrong value type for {}", excerpt(name)),
             ));
         }
     };

@@ -23,7 +23,6 @@ pub enum ErrorKind {
     Conflict,
     Unauthenticated,
     PermissionDenied,
-    RateLimited,
     Unavailable,
     Internal,
 }
@@ -36,7 +35,6 @@ impl ErrorKind {
             ErrorKind::Conflict => Code::FailedPrecondition,
             ErrorKind::Unauthenticated => Code::Unauthenticated,
             ErrorKind::PermissionDenied => Code::PermissionDenied,
-            ErrorKind::RateLimited => Code::ResourceExhausted,
             ErrorKind::Unavailable => Code::Unavailable,
             ErrorKind::Internal => Code::Internal,
         }
@@ -99,13 +97,59 @@ impl ServiceError {
         Self::new(
             ErrorKind::NotFound,
             "NOT_FOUND",
-            format!("{what} '{id}' does not exist"),
+            format!("{what} {} does not exist", excerpt(id)),
         )
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, "INTERNAL", message)
     }
+}
+
+/// Client input as an error text may quote it: at most [`EXCERPT_CHARS`]
+/// characters, quoted, with control and invisible characters escaped, and
+/// an ellipsis when cut. A message must never carry what a client sent in
+/// full: a status travels in HTTP/2 headers (twice, in `grpc-message` and
+/// in the details), whose size is limited, and ends up in logs.
+pub fn excerpt(input: &str) -> String {
+    let mut out = String::with_capacity(EXCERPT_CHARS + 8);
+    out.push('\'');
+    for (i, c) in input.chars().enumerate() {
+        if i == EXCERPT_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || c == '\'' || c == '\\' || crate::text::is_format(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// The most characters of client input an error message quotes.
+pub const EXCERPT_CHARS: usize = 40;
+/// Caps on what one status carries, in bytes, whatever a service wrote:
+/// with base64 and percent-encoding still far under the HTTP/2
+/// header-list limit (16 KiB by default), so an error can never turn into
+/// a reset stream.
+const MAX_MESSAGE_BYTES: usize = 512;
+const MAX_FIELD_BYTES: usize = 128;
+const MAX_REASON_BYTES: usize = 64;
+const MAX_VIOLATIONS: usize = 12;
+
+fn capped(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max - '…'.len_utf8();
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
 }
 
 impl From<ServiceError> for Status {
@@ -118,16 +162,18 @@ impl From<ServiceError> for Status {
             let violations: Vec<PbFieldViolation> = err
                 .violations
                 .into_iter()
+                .take(MAX_VIOLATIONS)
                 .map(|v| PbFieldViolation {
-                    field: v.field,
-                    description: v.message,
-                    reason: v.code.into_owned(),
+                    field: capped(v.field, MAX_FIELD_BYTES),
+                    description: capped(v.message, MAX_MESSAGE_BYTES / 2),
+                    reason: capped(v.code.into_owned(), MAX_REASON_BYTES),
                     localized_message: None,
                 })
                 .collect();
             details.set_bad_request(violations);
         }
-        Status::with_error_details(err.kind.grpc_code(), err.message, details)
+        let message = capped(err.message, MAX_MESSAGE_BYTES);
+        Status::with_error_details(err.kind.grpc_code(), message, details)
     }
 }
 
@@ -173,6 +219,38 @@ pub fn status_details(status: &Status) -> (Option<String>, Vec<FieldViolation>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn client_input_is_quoted_short_and_escaped() {
+        assert_eq!(excerpt("p-1"), "'p-1'");
+        let long = excerpt(&"x".repeat(10_000));
+        assert_eq!(long.chars().count(), EXCERPT_CHARS + 3, "{long}");
+        assert!(long.ends_with("…'"));
+        let hostile = excerpt("a\nb\u{202E}c'd");
+        assert_eq!(hostile, "'a\\u{a}b\\u{202e}c\\u{27}d'");
+    }
+
+    #[test]
+    fn a_status_stays_small_whatever_the_service_wrote() {
+        let mut err = ServiceError::new(
+            ErrorKind::Validation,
+            "VALIDATION_ERROR",
+            "€".repeat(100_000),
+        );
+        for _ in 0..1_000 {
+            err = err.with_violation(FieldViolation::new(
+                "f".repeat(10_000),
+                "C".repeat(999),
+                "é".repeat(10_000),
+            ));
+        }
+        let status = Status::from(err);
+        let total = status.message().len() + status.details().len();
+        assert!(total < 8 * 1024, "{total} bytes");
+        assert!(status.message().ends_with('…'));
+        let (_, violations) = status_details(&status);
+        assert_eq!(violations.len(), MAX_VIOLATIONS);
+    }
 
     #[test]
     fn details_survive_the_status_round_trip() {

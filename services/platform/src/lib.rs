@@ -18,4 +18,5 @@ pub mod shutdown;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
+pub mod text;
 pub mod topology;

@@ -197,14 +197,14 @@ impl Caller {
 
     /// Feeds the breaker with one call's outcome (reads and writes alike).
     /// It counts calls, not attempts: one read that exhausted its retries
-    /// is one failure. Only the peer failing counts: a deadline may be one
-    /// expensive request's own (heavy queries must not open the circuit
-    /// for everyone), and a shed call was never sent; the concurrency
-    /// limit bounds what a hung peer holds. Any answer, an error included,
-    /// shows the peer is up.
+    /// is one failure. Only the peer failing counts (see
+    /// [`peer_failed`]): a deadline may be one expensive request's own
+    /// (heavy queries must not open the circuit for everyone), and a shed
+    /// call was never sent; the concurrency limit bounds what a hung peer
+    /// holds. Any other answer, an error included, shows the peer is up.
     fn record<R>(&self, outcome: &Result<R, tonic::Status>) {
         match outcome {
-            Err(s) if s.code() == tonic::Code::Unavailable => {
+            Err(s) if peer_failed(s) => {
                 if self.breaker.failed() {
                     tracing::warn!(peer = self.name(), "circuit opened");
                 }
@@ -218,6 +218,20 @@ impl Caller {
             _ => self.breaker.succeeded(),
         }
     }
+}
+
+/// Whether a failed call says the peer itself is failing: UNAVAILABLE
+/// from the transport (no connection, a connection lost, a stream
+/// refused) or from a peer without a word of its own. A peer that answers
+/// UNAVAILABLE in its own words (our ErrorInfo: "the catalog is
+/// unreachable") is up and saying so; counting that against it would let
+/// one request that upsets a peer's peer pause the peer for everyone. A
+/// reset stream, a protocol error or any other code is about the call,
+/// not the peer, and a shed call was never sent.
+pub fn peer_failed(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::Unavailable
+        && !is_shed(status)
+        && crate::error::status_details(status).0.is_none()
 }
 
 /// A typed client over a [`Caller`]: one method per gRPC method the
