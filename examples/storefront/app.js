@@ -114,10 +114,18 @@ function account() {
     location.hash = "#/";
   };
   login.addEventListener("submit", guarded(() => start(values(login)), login));
+  // Sign-up answers a new and a taken address alike (202): a new account
+  // logs in at once; for a taken one the login fails and the shopper is
+  // pointed to their mail, as the answer says.
   signUp.addEventListener("submit", guarded(async () => {
     const body = values(signUp);
-    await api.signUp(body);
-    await start({ emailAddress: body.emailAddress, password: body.password, gRecaptchaResponse: body.gRecaptchaResponse });
+    const accepted = await api.signUp(body);
+    try {
+      await start({ emailAddress: body.emailAddress, password: body.password, gRecaptchaResponse: body.gRecaptchaResponse });
+    } catch (e) {
+      if (e.status === 401) throw new Error(accepted.message);
+      throw e;
+    }
   }, signUp));
   render(login, signUp);
 }

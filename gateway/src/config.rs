@@ -85,6 +85,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::Search, "RATE_LIMIT_SEARCH", "120/60s"),
         (Scope::Login, "RATE_LIMIT_LOGIN", "20/60s"),
         (Scope::LoginEmail, "RATE_LIMIT_LOGIN_EMAIL", "10/1h"),
+        (Scope::SignUp, "RATE_LIMIT_SIGNUP", "20/60s"),
         (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
     ] {
         let raw = env.string(var, default);
@@ -98,7 +99,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
     let trusted_proxies = TrustedProxies::parse(&env.list("TRUSTED_PROXIES", ""))
         .map_err(|e| ConfigError::new("TRUSTED_PROXIES", e))?;
     let mut fail_closed = HashSet::new();
-    for name in env.list("RATE_LIMIT_FAIL_CLOSED", "login,login-email") {
+    for name in env.list("RATE_LIMIT_FAIL_CLOSED", "login,login-email,signup") {
         let scope = Scope::from_name(&name).ok_or_else(|| {
             ConfigError::new("RATE_LIMIT_FAIL_CLOSED", format!("{name:?} is not a scope"))
         })?;

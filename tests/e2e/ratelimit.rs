@@ -246,3 +246,31 @@ async fn failed_password_checks_alone_spend_the_login_budget_in_memory() {
 async fn failed_password_checks_alone_spend_the_login_budget_on_redis() {
     malformed_logins_never_lock_the_owner_out(Backend::Redis).await;
 }
+
+/// Sign-up hashes a password: it has a per-IP budget like login's, so no
+/// client gets argon2id on demand.
+#[tokio::test]
+async fn sign_up_has_its_own_budget_per_client() {
+    let vars = [
+        ("RATE_LIMIT_SIGNUP", "2/60s"),
+        ("TRUSTED_PROXIES", "127.0.0.1"),
+    ];
+    let t = spawn_mesh_on(Backend::Memory, &vars).await;
+    let sign_up = |ip: &str| {
+        let email = format!("s-{}@example.com", uuid::Uuid::new_v4().simple());
+        let body = json!({"emailAddress": email, "password": "correct horse 42", "firstName": "S", "lastName": "U", "gRecaptchaResponse": "x"});
+        t.send(
+            t.json(Method::POST, "/customers", None, &body)
+                .header("X-Forwarded-For", ip.to_string()),
+        )
+    };
+    for _ in 0..2 {
+        assert_eq!(sign_up("203.0.113.7").await.status, 202);
+    }
+    limited(&sign_up("203.0.113.7").await, "signup");
+    assert_eq!(
+        sign_up("203.0.113.8").await.status,
+        202,
+        "another client has its own budget"
+    );
+}

@@ -86,7 +86,7 @@ clients! {
 
     /// Accounts, sessions, profiles, addresses and preferences.
     Customers = customers via CustomerServiceClient {
-        Write sign_up(customers::SignUpRequest) -> customers::CustomerSummary;
+        Write sign_up(customers::SignUpRequest) -> customers::SignUpResponse;
         Write login(customers::LoginRequest) -> customers::Session;
         Write refresh(customers::RefreshRequest) -> customers::Session;
         Write logout(customers::LogoutRequest) -> customers::LogoutResponse;

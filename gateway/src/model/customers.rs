@@ -57,10 +57,12 @@ pub struct SignUpBody {
         pattern = r"^(?!(.)\1*$)"
     )]
     pub password: Option<String>,
-    /// Up to 100 characters, not blank, no control characters.
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    /// Up to 100 characters with something visible, no control or bidi
+    /// characters.
+    // `<name>` is completed by `openapi::patterns`.
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub last_name: Option<String>,
     #[serde(rename = "gRecaptchaResponse")]
     #[schema(required = true, value_type = String, min_length = 1, pattern = r"\S")]
@@ -77,6 +79,18 @@ impl From<SignUpBody> for pb::SignUpRequest {
             captcha_response: text(b.g_recaptcha_response),
         }
     }
+}
+
+/// The answer to a sign-up: the same whether the address was new or
+/// already had an account (its owner is told by mail), so it reveals
+/// nothing about who has an account.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SignUpAccepted {
+    /// The address as it will be used, trimmed and lower-cased.
+    pub email_address: String,
+    #[schema(example = "Check your email to continue; a new account can log in now.")]
+    pub message: &'static str,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -197,9 +211,9 @@ pub struct ProfileBody {
     /// CONCURRENT_MODIFICATION.
     #[schema(required = true, value_type = i64, minimum = 1)]
     pub version: Option<i64>,
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub last_name: Option<String>,
     /// 6 to 15 digits, spaces and hyphens between them, optionally a
     /// leading `+` (E.164 as people type it); empty clears it.
@@ -231,19 +245,19 @@ impl ProfileBody {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AddressBody {
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub first_name: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub last_name: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 200, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 200, pattern = "<name>")]
     pub street_name: Option<String>,
-    #[schema(value_type = Option<String>, max_length = 20, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(value_type = Option<String>, max_length = 20, pattern = "<optional text>")]
     pub street_number: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub city: Option<String>,
-    #[schema(required = true, value_type = String, max_length = 20, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*[^\s\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(required = true, value_type = String, max_length = 20, pattern = "<name>")]
     pub postal_code: Option<String>,
-    #[schema(value_type = Option<String>, max_length = 100, pattern = r"^[^\u0000-\u001F\u007F-\u009F]*$")]
+    #[schema(value_type = Option<String>, max_length = 100, pattern = "<optional text>")]
     pub state: Option<String>,
     /// ISO 3166-1 alpha-2, e.g. AU.
     #[schema(required = true, value_type = String, pattern = "^[A-Z]{2}$")]

@@ -3,6 +3,7 @@
 //! correlation headers, and the errors any request can meet.
 
 mod links;
+mod patterns;
 
 use axum::extract::State;
 use axum::http::header;
@@ -379,6 +380,7 @@ pub fn complete(doc: &mut OpenApi) {
         body.required = Some(Required::False);
     }
     links::add(doc);
+    patterns::complete(doc);
     for (path, spec) in SORTED {
         if let Some(get) = doc.paths.paths.get_mut(*path).and_then(|i| i.get.as_mut()) {
             state_query_values(get, spec);

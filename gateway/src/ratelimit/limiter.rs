@@ -20,17 +20,20 @@ pub enum Scope {
     Search,
     Login,
     LoginEmail,
+    /// Sign-ups per client IP: each one hashes a password.
+    SignUp,
     /// A calling service account, on the internal port.
     Service,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 6] = [
+    pub const ALL: [Scope; 7] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
         Scope::Login,
         Scope::LoginEmail,
+        Scope::SignUp,
         Scope::Service,
     ];
 
@@ -45,6 +48,7 @@ impl Scope {
             Scope::Search => "search",
             Scope::Login => "login",
             Scope::LoginEmail => "login-email",
+            Scope::SignUp => "signup",
             Scope::Service => "service",
         }
     }

@@ -13,16 +13,17 @@ use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::customers::{
-    CustomerProfile, CustomerSummary, Preferences, PreferencesBody, ProfileBody, SignUpBody,
+    CustomerProfile, Preferences, PreferencesBody, ProfileBody, SignUpAccepted, SignUpBody,
 };
+use crate::ratelimit::normalise;
 use crate::state::AppState;
 
-/// Creates an account (public, with captcha).
+/// Signs up (public, with captcha), without revealing whether the address
+/// has an account.
 #[utoipa::path(post, path = "/customers", tag = "Customers", request_body = SignUpBody,
     responses(
-        (status = 201, description = "Signed up", body = CustomerSummary),
+        (status = 202, description = "Accepted, for a new address and an existing one alike (same status, body and cost): a new account is created and can log in at once; the owner of an existing one is told by mail that someone tried to sign up with it. Budget: RATE_LIMIT_SIGNUP per client IP", body = SignUpAccepted),
         (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
-        (status = 409, description = "DUPLICATE_EMAIL (compared case-insensitively)", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR, one entry per bad field (emailAddress, password, firstName, lastName, gRecaptchaResponse)", body = ErrorBody),
     ))]
@@ -30,13 +31,22 @@ pub async fn sign_up(
     State(state): State<AppState>,
     correlation: CallContext,
     ApiJson(body): ApiJson<SignUpBody>,
-) -> Result<(StatusCode, Json<CustomerSummary>), ApiError> {
-    let ds = &state.downstreams;
-    let summary = ds
+) -> Result<(StatusCode, Json<SignUpAccepted>), ApiError> {
+    let email_address = body
+        .email_address
+        .as_deref()
+        .map(normalise)
+        .unwrap_or_default();
+    state
+        .downstreams
         .customers()
         .sign_up(&correlation, SignUpRequest::from(body))
         .await?;
-    Ok((StatusCode::CREATED, Json(summary.into())))
+    let accepted = SignUpAccepted {
+        email_address,
+        message: "Check your email to continue; a new account can log in now.",
+    };
+    Ok((StatusCode::ACCEPTED, Json(accepted)))
 }
 
 /// The caller's profile.

@@ -99,6 +99,14 @@ const POLICIES: &[(Paths, RoutePolicy)] = &[
             ..RESOURCE
         },
     ),
+    // Sign-up hashes a password too, and must not become a free hasher.
+    (
+        Paths::Exact("/customers"),
+        RoutePolicy {
+            budget: Some(Scope::SignUp),
+            ..RESOURCE
+        },
+    ),
 ];
 
 /// The policy of the route serving `path` (an unversioned path: `/v1`
@@ -136,6 +144,8 @@ mod tests {
             assert_eq!(of(path).budget, Some(Scope::Search), "{path}");
         }
         assert_eq!(of("/auth/login").budget, Some(Scope::Login));
+        assert_eq!(of("/customers").budget, Some(Scope::SignUp));
+        assert_eq!(of("/customers/me").budget, None);
         for path in ["/auth/token", "/auth/login/x", "/carts/1", "/orders/v2"] {
             assert_eq!(of(path), RESOURCE, "{path}");
         }

@@ -12,6 +12,8 @@ use storefront_proto::customers::v1::{
     CustomerSummary, LoginRequest, LogoutRequest, Session, SignUpRequest,
 };
 
+use crate::mail::{Mail, Notice, Outbox};
+
 use crate::captcha::{self, Captcha};
 use crate::model::{CustomerDoc, PreferencesDoc, customer_key, email_key, now_ms};
 use crate::password::{self, Hasher};
@@ -34,6 +36,15 @@ pub struct Accounts {
     pub captcha: Captcha,
     pub refresh_ttl: Duration,
     pub max_sessions: usize,
+    pub outbox: Outbox,
+}
+
+/// What [`Accounts::create`] did with an address.
+#[derive(Debug)]
+pub enum Created {
+    New(CustomerSummary),
+    /// The address already has this account (its id).
+    Existing(String),
 }
 
 fn invalid_credentials() -> ServiceError {
@@ -53,7 +64,11 @@ fn invalid_refresh(code: &'static str) -> ServiceError {
 }
 
 impl Accounts {
-    pub async fn sign_up(&self, req: SignUpRequest) -> Result<CustomerSummary, ServiceError> {
+    /// Signs up an address without saying whether it had an account: a
+    /// new one is created, an existing one's owner is told by mail, and
+    /// both answers are the same and cost the same (the password is hashed
+    /// either way, the mail leaves through the outbox).
+    pub async fn sign_up(&self, req: SignUpRequest) -> Result<(), ServiceError> {
         let mut v = Violations::default();
         let email = v.email(&req.email_address);
         if let Some(problem) = password::policy(&req.password, &email) {
@@ -66,18 +81,31 @@ impl Accounts {
         }
         v.finish()?;
         self.captcha.verify(&req.captcha_response).await?;
-        self.create(email, req.password, first_name, last_name)
-            .await
+        let to = email.clone();
+        let (notice, customer_id) = match self
+            .create(email, req.password, first_name, last_name)
+            .await?
+        {
+            Created::New(summary) => (Notice::Welcome, summary.id),
+            Created::Existing(id) => (Notice::SignUpAttempt, id),
+        };
+        self.outbox.post(Mail {
+            notice,
+            customer_id,
+            to,
+        });
+        Ok(())
     }
 
-    /// Creates a validated account (sign-up after its captcha, or seeding).
+    /// Creates a validated account (sign-up after its captcha, or seeding),
+    /// unless the address has one.
     pub async fn create(
         &self,
         email: String,
         password: String,
         first_name: String,
         last_name: String,
-    ) -> Result<CustomerSummary, ServiceError> {
+    ) -> Result<Created, ServiceError> {
         let now = now_ms();
         let doc = CustomerDoc {
             id: uuid::Uuid::new_v4().to_string(),
@@ -103,14 +131,12 @@ impl Accounts {
             )
             .await?;
         if !created {
-            return Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "DUPLICATE_EMAIL",
-                "an account with this email address exists",
-            ));
+            let owner = self.store.get(&email_key(&doc.email)).await?;
+            let owner = owner.map(|o| String::from_utf8_lossy(&o.value).into_owned());
+            return Ok(Created::Existing(owner.unwrap_or_default()));
         }
         tracing::info!(customer_id = %doc.id, "customer signed up");
-        Ok(doc.summary())
+        Ok(Created::New(doc.summary()))
     }
 
     async fn find_by_email(&self, email: &str) -> Result<Option<CustomerDoc>, ServiceError> {

@@ -24,8 +24,9 @@ fn ok<T>(value: T) -> Reply<T> {
 
 #[tonic::async_trait]
 impl CustomerService for CustomersApi {
-    async fn sign_up(&self, request: Request<SignUpRequest>) -> Reply<CustomerSummary> {
-        ok(self.accounts.sign_up(request.into_inner()).await?)
+    async fn sign_up(&self, request: Request<SignUpRequest>) -> Reply<SignUpResponse> {
+        self.accounts.sign_up(request.into_inner()).await?;
+        ok(SignUpResponse {})
     }
 
     async fn login(&self, request: Request<LoginRequest>) -> Reply<Session> {

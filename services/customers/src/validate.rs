@@ -2,6 +2,7 @@
 //! field (422 `VALIDATION_ERROR`).
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::text::{NameProblem, name_problem};
 use storefront_proto::customers::v1::{AddressInput, Preferences};
 
 pub use storefront_proto::names::CURRENCIES;
@@ -29,35 +30,40 @@ impl Violations {
         Err(err)
     }
 
-    /// A required, trimmed text of at most `max` characters.
+    /// A required, trimmed text of at most `max` characters, with something
+    /// visible in it (see [`Violations::optional_text`]).
     pub fn text(&mut self, field: &str, value: &str, max: usize) -> String {
         if value.trim().is_empty() {
             self.add(field, "REQUIRED", format!("{field} is required"));
             String::new()
         } else {
-            self.optional_text(field, value, max)
+            self.checked_text(field, value, max, true)
         }
     }
 
     /// Control characters are refused even at the ends (a trailing newline
-    /// is junk, not spacing); spaces around the text are trimmed.
+    /// is junk, not spacing), and so are bidi controls, which reorder what
+    /// a packing slip or an order screen shows (`text::name_problem`);
+    /// spaces around the text are trimmed.
     pub fn optional_text(&mut self, field: &str, value: &str, max: usize) -> String {
-        let raw = value;
-        let value = value.trim();
-        if value.chars().count() > max {
+        self.checked_text(field, value, max, false)
+    }
+
+    fn checked_text(&mut self, field: &str, value: &str, max: usize, required: bool) -> String {
+        let trimmed = value.trim();
+        if trimmed.chars().count() > max {
             self.add(
                 field,
                 "OUT_OF_RANGE",
                 format!("{field} has more than {max} characters"),
             );
-        } else if raw.chars().any(char::is_control) {
-            self.add(
-                field,
-                "INVALID_FORMAT",
-                format!("{field} contains control characters"),
-            );
+        } else if let Some(problem) =
+            name_problem(value).filter(|p| required || *p != NameProblem::Invisible)
+        {
+            let (code, what) = problem.describe();
+            self.add(field, code, format!("{field} {what}"));
         }
-        value.to_string()
+        trimmed.to_string()
     }
 
     /// A syntactically valid email address, lower-cased.
@@ -287,6 +293,30 @@ mod tests {
                 "firstName:INVALID_FORMAT",
                 "state:INVALID_FORMAT",
                 "lastName:REQUIRED"
+            ]
+        );
+    }
+
+    /// Issue 25: a right-to-left override spoofed order screens, and a
+    /// lone zero-width space counted as a name.
+    #[test]
+    fn names_that_reorder_or_show_nothing_are_refused() {
+        let mut v = Violations::default();
+        assert_eq!(v.text("firstName", "محمد", 100), "محمد");
+        v.text("firstName", "\u{202E}avA", 100);
+        v.text("lastName", "\u{200B}", 100);
+        v.optional_text("state", "N\u{2066}SW", 100);
+        assert_eq!(v.optional_text("streetNumber", "", 20), "");
+        let codes: Vec<String> =
+            v.0.iter()
+                .map(|x| format!("{}:{}", x.field, x.code))
+                .collect();
+        assert_eq!(
+            codes,
+            [
+                "firstName:INVALID_FORMAT",
+                "lastName:REQUIRED",
+                "state:INVALID_FORMAT"
             ]
         );
     }
