@@ -14,7 +14,9 @@ use jsonwebtoken::jwk::{
     EllipticCurveKeyType, Jwk, JwkSet,
 };
 use jsonwebtoken::{Algorithm, AlgorithmFamily, Validation};
-use storefront_domain::customer_token::{CustomerClaims, revoked_session_key, revoked_token_key};
+use storefront_domain::customer_token::{
+    CustomerClaims, low_s, revoked_session_key, revoked_token_key,
+};
 use storefront_platform::identity::keys::{KeyCache, KeyError};
 use storefront_platform::store::Store;
 use storefront_proto::customers::v1::GetSigningKeysRequest;
@@ -111,6 +113,11 @@ impl CustomerAuth {
         Fut: std::future::Future<Output = Result<JwkSet, String>>,
     {
         let invalid = || unauthorized("INVALID_TOKEN", "the session token is invalid");
+        // One spelling per token: the other form of the same signature is
+        // refused (see `low_s`), so no two strings carry one session.
+        if !low_s::is_low(token) {
+            return Err(invalid());
+        }
         let header = jsonwebtoken::decode_header(token).map_err(|_| invalid())?;
         if header.alg != Algorithm::ES256 {
             return Err(invalid());

@@ -9,6 +9,8 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use storefront_domain::customer_token::low_s;
+
 use crate::both_backends;
 use crate::helpers::{Backend, TestMesh, spawn_mesh_on};
 use crate::logs;
@@ -164,7 +166,7 @@ fn signing_key() -> (String, EncodingKey, String) {
 fn sign(claims: &Value, key: &EncodingKey, kid: &str) -> String {
     let mut header = Header::new(Algorithm::ES256);
     header.kid = Some(kid.to_string());
-    jsonwebtoken::encode(&header, claims, key).unwrap()
+    low_s::normalise(jsonwebtoken::encode(&header, claims, key).unwrap())
 }
 
 #[tokio::test]
@@ -222,6 +224,11 @@ async fn forged_and_mangled_tokens_are_401_auth_errors() {
             "INVALID_TOKEN",
         ),
         ("HS256 keyed with the public key", hs256, "INVALID_TOKEN"),
+        (
+            "the same signature's other form (r, n - s)",
+            low_s::flip(&valid),
+            "INVALID_TOKEN",
+        ),
         (
             "expired",
             with(&|c| {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use reqwest::Method;
-use storefront_domain::customer_token::CustomerClaims;
+use storefront_domain::customer_token::{CustomerClaims, low_s};
 use storefront_gateway::GatewayConfig;
 use storefront_gateway::config::dev_identity_url;
 use storefront_platform::env::EnvReader;
@@ -142,7 +142,7 @@ impl Customers {
         };
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some("k1".into());
-        jsonwebtoken::encode(&header, &claims, &self.key).unwrap()
+        low_s::normalise(jsonwebtoken::encode(&header, &claims, &self.key).unwrap())
     }
 }
 

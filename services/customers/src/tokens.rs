@@ -9,7 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use storefront_domain::customer_token::CustomerClaims;
+use storefront_domain::customer_token::{CustomerClaims, low_s};
 use storefront_platform::error::ServiceError;
 use storefront_proto::customers::v1::{SigningKey, SigningKeys};
 
@@ -96,6 +96,7 @@ impl Signer {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, &claims, &self.key)
+            .map(low_s::normalise)
             .map_err(|_| ServiceError::internal("token signing failed"))
     }
 }
