@@ -86,6 +86,12 @@ impl CustomerAuth {
         correlation: &CallContext,
     ) -> Result<Customer, ApiError> {
         let claims = self.claims(token, || fetch_keys(ds, correlation)).await?;
+        self.admit(claims).await
+    }
+
+    /// The customer of verified `claims`, unless their token or session
+    /// was revoked.
+    async fn admit(&self, claims: CustomerClaims) -> Result<Customer, ApiError> {
         let revoked = self
             .revocations
             .exists_any(&[
@@ -171,10 +177,46 @@ pub fn p256_jwk(kid: String, x: String, y: String) -> Jwk {
     }
 }
 
+/// The claims of the request's X-BFF-Token, verified once by the edge
+/// (the rate-limit layer keys the session budget by their `sid`) and read
+/// again by [`Customer`], which checks only revocation then.
+#[derive(Debug, Clone)]
+pub struct VerifiedToken(pub CustomerClaims);
+
+/// The session of the request's token if it verifies (signature, issuer,
+/// audience, times; not revocation), kept in the request for [`Customer`].
+/// None without a token or with one that does not verify: such a request
+/// is no session's, and a customer route refuses it later.
+pub async fn verified_session(
+    state: &AppState,
+    req: &mut axum::extract::Request,
+) -> Option<String> {
+    let token = req
+        .headers()
+        .get(TOKEN_HEADER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .to_string();
+    let correlation = req.extensions().get::<CallContext>()?.clone();
+    let ds = &state.downstreams;
+    let claims = state
+        .auth
+        .claims(&token, || fetch_keys(ds, &correlation))
+        .await
+        .ok()?;
+    let sid = claims.sid.clone();
+    req.extensions_mut().insert(VerifiedToken(claims));
+    Some(sid)
+}
+
 impl FromRequestParts<AppState> for Customer {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if let Some(VerifiedToken(claims)) = parts.extensions.get::<VerifiedToken>() {
+            return state.auth.admit(claims.clone()).await;
+        }
         let token = parts
             .headers
             .get(TOKEN_HEADER)

@@ -85,8 +85,10 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::Search, "RATE_LIMIT_SEARCH", "120/60s"),
         (Scope::Login, "RATE_LIMIT_LOGIN", "20/60s"),
         (Scope::LoginEmail, "RATE_LIMIT_LOGIN_EMAIL", "10/1h"),
+        (Scope::LoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "100/1h"),
         (Scope::SignUp, "RATE_LIMIT_SIGNUP", "20/60s"),
         (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
+        (Scope::Maintenance, "RATE_LIMIT_MAINTENANCE", "1/10s"),
     ] {
         let raw = env.string(var, default);
         if raw != "off" {
@@ -99,7 +101,10 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
     let trusted_proxies = TrustedProxies::parse(&env.list("TRUSTED_PROXIES", ""))
         .map_err(|e| ConfigError::new("TRUSTED_PROXIES", e))?;
     let mut fail_closed = HashSet::new();
-    for name in env.list("RATE_LIMIT_FAIL_CLOSED", "login,login-email,signup") {
+    for name in env.list(
+        "RATE_LIMIT_FAIL_CLOSED",
+        "login,login-email,login-account,signup",
+    ) {
         let scope = Scope::from_name(&name).ok_or_else(|| {
             ConfigError::new("RATE_LIMIT_FAIL_CLOSED", format!("{name:?} is not a scope"))
         })?;
@@ -173,7 +178,7 @@ impl GatewayConfig {
             env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             env.list(
                 "INTERNAL_CALLERS",
-                "fulfilment@storefront.iam.gserviceaccount.com,ops@storefront.iam.gserviceaccount.com",
+                "fulfilment@storefront.iam.gserviceaccount.com=status,ops@storefront.iam.gserviceaccount.com=reindex|reload",
             ),
             "INTERNAL_CALLERS",
         )?;

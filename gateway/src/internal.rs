@@ -38,7 +38,7 @@ pub struct InternalState {
 }
 
 /// A verified calling service account.
-pub struct ServiceCaller(#[allow(dead_code)] pub String);
+pub struct ServiceCaller(pub String);
 
 impl FromRequestParts<InternalState> for ServiceCaller {
     type Rejection = Response;
@@ -126,17 +126,34 @@ async fn set_status(
     )?))
 }
 
+/// Maintenance routes (a reindex, a reload) are costly: each caller may
+/// run each at most once per `RATE_LIMIT_MAINTENANCE` (one per 10 s by
+/// default), shared by every replica through Redis; sooner is 429.
+async fn cool_down(
+    state: &InternalState,
+    caller: &ServiceCaller,
+    route: &str,
+) -> Result<(), Response> {
+    let key = format!("{}:{route}", caller.0);
+    match state.limiter.check(Scope::Maintenance, &key).await {
+        Some(decision) if !decision.allowed => Err(too_many(&[decision])),
+        _ => Ok(()),
+    }
+}
+
 /// Rebuilds the search index from the catalog now.
 async fn reindex(
     State(state): State<InternalState>,
     correlation: CallContext,
-    _caller: ServiceCaller,
-) -> Result<Json<serde_json::Value>, ApiError> {
+    caller: ServiceCaller,
+) -> Result<Json<serde_json::Value>, Response> {
+    cool_down(&state, &caller, "reindex").await?;
     let reply = state
         .downstreams
         .search()
         .reindex(&correlation, ReindexRequest {})
-        .await?;
+        .await
+        .map_err(|e| ApiError::from(e).into_response())?;
     Ok(Json(
         serde_json::json!({"catalogVersion": reply.catalog_version, "documents": reply.documents}),
     ))
@@ -146,13 +163,15 @@ async fn reindex(
 async fn reload_content(
     State(state): State<InternalState>,
     correlation: CallContext,
-    _caller: ServiceCaller,
-) -> Result<Json<serde_json::Value>, ApiError> {
+    caller: ServiceCaller,
+) -> Result<Json<serde_json::Value>, Response> {
+    cool_down(&state, &caller, "reload").await?;
     let reply = state
         .downstreams
         .content()
         .reload(&correlation, ContentReload {})
-        .await?;
+        .await
+        .map_err(|e| ApiError::from(e).into_response())?;
     Ok(Json(serde_json::json!({"documents": reply.documents})))
 }
 

@@ -97,10 +97,12 @@ pub fn app(
         .split_for_parts();
     openapi::complete(&mut doc);
     let openapi = bytes::Bytes::from(doc.to_json()?);
+    let fail_closed = &config.rate_limits.fail_closed;
     let login_failures = LoginFailures::new(
         limiter.quota(Scope::LoginEmail),
+        limiter.quota(Scope::LoginAccount),
         store.clone(),
-        config.rate_limits.fail_closed.contains(&Scope::LoginEmail),
+        fail_closed.contains(&Scope::LoginEmail) || fail_closed.contains(&Scope::LoginAccount),
     );
     let limits = Arc::new(RateLimits {
         limiter,
@@ -115,7 +117,7 @@ pub fn app(
     let state = AppState {
         downstreams,
         auth,
-        limits: limits.clone(),
+        limits,
         ready,
         openapi,
     };
@@ -128,7 +130,10 @@ pub fn app(
             Arc::new(config.route_timeouts.clone()),
             route_deadline,
         ))
-        .layer(axum::middleware::from_fn_with_state(limits, rate_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rate_limit,
+        ))
         .with_state(state);
     Ok(with_edge_layers(inner, &config.cors))
 }

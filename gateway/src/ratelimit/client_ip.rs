@@ -96,6 +96,20 @@ impl Client {
     }
 }
 
+impl Client {
+    /// The network the client is in: an IPv4 address's /24, an IPv6 /64
+    /// (already its key), or the key itself when it is no address.
+    pub fn network(&self) -> String {
+        match self {
+            Client::V4(ip) => {
+                let [a, b, c, _] = ip.octets();
+                format!("{a}.{b}.{c}.0/24")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 impl std::fmt::Display for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -178,6 +192,9 @@ mod tests {
         assert_eq!(key("2001:db8:1:2:ffff::9"), "2001:db8:1:2::/64");
         assert_eq!(key("2001:db8:1:3::1"), "2001:db8:1:3::/64");
         assert_eq!(key("::ffff:1.2.3.4"), "1.2.3.4");
+        let network = |xff: &str| client_ip(peer, &headers(xff), &trusted).network();
+        assert_eq!(network("198.51.100.7"), "198.51.100.0/24");
+        assert_eq!(network("2001:db8:1:2::1"), "2001:db8:1:2::/64");
         let v6_peer = Some("2001:db8::1".parse().unwrap());
         assert_eq!(
             client_ip(v6_peer, &HeaderMap::new(), &trusted).to_string(),

@@ -20,21 +20,29 @@ pub enum Scope {
     Search,
     Login,
     LoginEmail,
+    /// Failed password checks per account over every network: the ceiling
+    /// past which only the account's usual networks may try.
+    LoginAccount,
     /// Sign-ups per client IP: each one hashes a password.
     SignUp,
     /// A calling service account, on the internal port.
     Service,
+    /// One maintenance route (reindex, reload) per calling account: the
+    /// least interval between two runs.
+    Maintenance,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 7] = [
+    pub const ALL: [Scope; 9] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
         Scope::Login,
         Scope::LoginEmail,
+        Scope::LoginAccount,
         Scope::SignUp,
         Scope::Service,
+        Scope::Maintenance,
     ];
 
     pub fn from_name(name: &str) -> Option<Scope> {
@@ -48,8 +56,10 @@ impl Scope {
             Scope::Search => "search",
             Scope::Login => "login",
             Scope::LoginEmail => "login-email",
+            Scope::LoginAccount => "login-account",
             Scope::SignUp => "signup",
             Scope::Service => "service",
+            Scope::Maintenance => "maintenance",
         }
     }
 }
@@ -155,7 +165,7 @@ impl Limiter {
             Store::Memory(_) => Backend::Local(
                 quotas
                     .iter()
-                    .filter(|(scope, _)| **scope != Scope::LoginEmail)
+                    .filter(|(scope, _)| !matches!(scope, Scope::LoginEmail | Scope::LoginAccount))
                     .map(|(scope, q)| {
                         let burst = NonZeroU32::new(q.count).unwrap_or(NonZeroU32::MIN);
                         let quota = GQuota::with_period(q.interval())

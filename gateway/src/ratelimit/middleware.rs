@@ -6,16 +6,16 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use aws_lc_rs::digest::{SHA256, digest};
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
-use crate::bff_token::TOKEN_HEADER;
+use crate::bff_token::verified_session;
 use crate::error::ApiError;
 use crate::routes::policy;
+use crate::state::AppState;
 
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
@@ -26,35 +26,36 @@ pub struct RateLimits {
 
 impl RateLimits {
     /// The decisions of every scope a request falls in: its client's, its
-    /// session's, and the route's own `budget`.
+    /// session's (the verified `sid`: every token of one session, however
+    /// spelt or refreshed, spends one budget), and the route's own
+    /// `budget`.
     async fn decide(
         &self,
         budget: Option<Scope>,
-        peer: Option<std::net::IpAddr>,
-        headers: &HeaderMap,
+        client: &str,
+        session: Option<&str>,
     ) -> Vec<Decision> {
-        let ip = client_ip(peer, headers, &self.trusted).to_string();
-        let mut scopes = vec![(Scope::Ip, ip.clone())];
+        let mut scopes = vec![(Scope::Ip, client)];
         if let Some(budget) = budget {
-            scopes.push((budget, ip));
+            scopes.push((budget, client));
         }
-        if let Some(token) = headers.get(TOKEN_HEADER) {
-            let hash = digest(&SHA256, token.as_bytes());
-            let key: String = hash.as_ref()[..12]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            scopes.push((Scope::Session, key));
+        if let Some(sid) = session {
+            scopes.push((Scope::Session, sid));
         }
         let mut decisions = Vec::with_capacity(scopes.len());
         for (scope, key) in scopes {
-            if let Some(d) = self.limiter.check(scope, &key).await {
+            if let Some(d) = self.limiter.check(scope, key).await {
                 decisions.push(d);
             }
         }
         decisions
     }
 }
+
+/// The network a request comes from (an IPv4 /24, an IPv6 /64), for the
+/// handlers that key on it (login's failure budget).
+#[derive(Debug, Clone)]
+pub struct ClientNetwork(pub String);
 
 /// Adds `RateLimit-Policy` (every scope) and `RateLimit` (the tightest).
 pub fn annotate(headers: &mut HeaderMap, decisions: &[Decision]) {
@@ -127,23 +128,25 @@ pub fn too_many(decisions: &[Decision]) -> Response {
     response
 }
 
-pub async fn rate_limit(
-    State(limits): State<Arc<RateLimits>>,
-    req: Request,
-    next: Next,
-) -> Response {
+pub async fn rate_limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let route = policy::of(req.uri().path());
     if route.operational {
         return next.run(req).await;
     }
+    let limits = &state.limits;
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
-    let decisions = limits.decide(route.budget, peer, req.headers()).await;
+    let client = client_ip(peer, req.headers(), &limits.trusted);
+    let session = verified_session(&state, &mut req).await;
+    let decisions = limits
+        .decide(route.budget, &client.to_string(), session.as_deref())
+        .await;
     if decisions.iter().any(|d| !d.allowed) {
         return too_many(&decisions);
     }
+    req.extensions_mut().insert(ClientNetwork(client.network()));
     let mut response = next.run(req).await;
     // A handler's own limit (login per email) already said what applies.
     if !response.headers().contains_key("ratelimit-policy") {

@@ -1,5 +1,6 @@
 //! Sessions: login, refresh, logout.
 
+use axum::Extension;
 use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
@@ -13,7 +14,7 @@ use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::bounded::Id;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
-use crate::ratelimit::middleware::too_many;
+use crate::ratelimit::middleware::{ClientNetwork, too_many};
 use crate::ratelimit::normalise;
 use crate::state::AppState;
 
@@ -25,17 +26,19 @@ use crate::state::AppState;
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: a missing field, an emailAddress over 254 characters once trimmed (TOO_LONG), or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
-        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this IP address, or too many failed password checks for this account (RATE_LIMIT_LOGIN_EMAIL; requests refused for validation or the captcha never count); see Retry-After", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this IP address; too many failed password checks for this account from this network (login-email, RATE_LIMIT_LOGIN_EMAIL); or, past the account's ceiling over all networks (login-account, RATE_LIMIT_LOGIN_ACCOUNT), an attempt from a network the account has not logged in from. Requests refused for validation or the captcha never count; see Retry-After", body = ErrorBody),
         (status = 503, description = "RATE_LIMITER_UNAVAILABLE (login limits cannot be checked), or the customers service or captcha verifier is unavailable", body = ErrorBody),
     ))]
 pub async fn login(
     State(state): State<AppState>,
     correlation: CallContext,
+    network: Option<Extension<ClientNetwork>>,
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
-    // Password guessing is slowed per account, whichever addresses it comes
-    // from; only failed password checks count, so a stranger's malformed or
-    // captcha-less requests cannot lock the owner out.
+    // Password guessing is slowed per account and client network; only
+    // failed password checks count, so a stranger's malformed or
+    // captcha-less requests cannot lock the owner out, nor can guesses
+    // from a stranger's network (see `ratelimit::failures`).
     // Counted before lower-casing, which can lengthen a text, as the
     // customers service counts it.
     if body
@@ -54,9 +57,10 @@ pub async fn login(
         .as_deref()
         .map(normalise)
         .filter(|e| !e.is_empty());
+    let network = network.map_or_else(String::new, |n| n.0.0);
     let failures = &state.limits.login_failures;
     if let Some(email) = &email
-        && let Some(budget) = failures.budget(email).await
+        && let Some(budget) = failures.budget(email, &network).await
         && !budget.allowed
     {
         return Ok(too_many(&[budget]));
@@ -67,13 +71,18 @@ pub async fn login(
         .login(&correlation, LoginRequest::from(body))
         .await
     {
-        Ok(reply) => Ok(Json(LoginResult::try_from(reply)?).into_response()),
+        Ok(reply) => {
+            if let Some(email) = &email {
+                failures.succeeded(email, &network).await;
+            }
+            Ok(Json(LoginResult::try_from(reply)?).into_response())
+        }
         Err(error) => {
             let error = ApiError::from(error);
             if error.code.as_deref() == Some("INVALID_CREDENTIALS")
                 && let Some(email) = &email
             {
-                failures.record(email).await;
+                failures.record(email, &network).await;
             }
             Err(error)
         }

@@ -489,6 +489,15 @@ fn every_environment_configures_programs_they_accept() {
             config_accepts(program, &pod_env(&docs, program))
                 .unwrap_or_else(|e| panic!("{env}: {e}"));
         }
+        // Least privilege: every internal caller names the routes it may call.
+        let gateway = pod_env(&docs, "gateway");
+        let callers = gateway.raw("INTERNAL_CALLERS").unwrap_or_default();
+        for caller in callers.split(',') {
+            assert!(
+                caller.contains('='),
+                "{env}: {caller} may call every internal route"
+            );
+        }
         let dev_issuer = docs
             .iter()
             .any(|d| d["metadata"]["name"] == format!("{RELEASE}-dev-issuer"));
