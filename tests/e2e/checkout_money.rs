@@ -112,3 +112,41 @@ both_backends!(
     opening_a_checkout_supersedes_the_cart_s_open_one,
     one_open_session
 );
+
+/// However often a checkout is opened on a cart, the cart keeps two
+/// session records: the current one and the one it replaced; older ones
+/// are gone (404), so a script opening checkouts in a loop stores nothing.
+async fn superseded_sessions_are_not_kept(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 1).await;
+    let cart = shopper.cart().await;
+    shopper.add(&cart, &products[0].0, 1, 1).await;
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        let opened = shopper.checkout(&cart).await;
+        ids.push(opened.body["id"].as_str().unwrap().to_string());
+    }
+    let status = |id: String| {
+        let shopper = &shopper;
+        async move {
+            let reply = shopper
+                .send(Method::GET, &format!("/checkout/{id}"), None)
+                .await;
+            (reply.status.as_u16(), reply.body["status"].clone())
+        }
+    };
+    for old in &ids[..3] {
+        assert_eq!(status(old.clone()).await.0, 404, "{old} dropped");
+    }
+    assert_eq!(status(ids[3].clone()).await, (200, "EXPIRED".into()));
+    shopper
+        .confirm(&ids[3])
+        .await
+        .error(409, "CHECKOUT_SUPERSEDED");
+    assert_eq!(status(ids[4].clone()).await, (200, "OPEN".into()));
+    assert_eq!(shopper.confirm(&ids[4]).await.status, 200);
+}
+both_backends!(
+    a_cart_keeps_its_current_and_previous_session_only,
+    superseded_sessions_are_not_kept
+);

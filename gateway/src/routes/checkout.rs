@@ -22,7 +22,7 @@ use crate::state::AppState;
 /// Opens a checkout session for a cart, shipping to an address of the caller's.
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
-        (status = 201, description = "An OPEN session with its expiresAt, its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). It replaces the cart's previous OPEN session, if any, which then shows EXPIRED and answers 409 CHECKOUT_SUPERSEDED to confirm", body = CheckoutSession),
+        (status = 201, description = "An OPEN session with its expiresAt, its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). It replaces the cart's previous OPEN session, if any, which then shows EXPIRED and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
         (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED; LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),

@@ -8,7 +8,9 @@
 //!
 //! A cart has at most one OPEN session: opening another supersedes the
 //! previous one (it shows EXPIRED and its confirm is 409
-//! `CHECKOUT_SUPERSEDED`). The cart is repriced at open (the session shows
+//! `CHECKOUT_SUPERSEDED`). Only that one is kept: the session it had
+//! replaced is dropped then, so however often a shopper (or a script)
+//! opens a checkout, a cart holds at most two session records. The cart is repriced at open (the session shows
 //! the fresh total) and again at confirm, where any change is 409
 //! `CART_REPRICED` and no order.
 
@@ -135,6 +137,7 @@ impl Checkout {
             cart_version: version(&cart),
             planned_order_id: uuid::Uuid::new_v4().to_string(),
             superseded_by: String::new(),
+            supersedes: String::new(),
         };
         self.store
             .insert_message(&session_key(&session.id), &record, Some(self.keep()))
@@ -188,15 +191,35 @@ impl Checkout {
         ))
     }
 
-    /// A superseded session is kept an hour, to answer its late confirms.
+    /// A superseded session is kept an hour, to answer its late confirms;
+    /// the one it had superseded is dropped now, and the new session
+    /// remembers this one, to drop it in turn.
     async fn supersede(&self, session_id: &str, by: &str) -> Result<(), ServiceError> {
-        self.store
+        let updated = self
+            .store
             .update_message(
                 &session_key(session_id),
                 MAX_ATTEMPTS,
                 Some(Duration::from_secs(3600).min(self.keep())),
                 |record: &mut CheckoutRecord| {
                     record.superseded_by = by.to_string();
+                    Ok::<_, ServiceError>(std::mem::take(&mut record.supersedes))
+                },
+            )
+            .await?;
+        if let Updated::Done { result: older, .. } = updated
+            && !older.is_empty()
+            && older != by
+        {
+            self.store.delete(&session_key(&older)).await?;
+        }
+        self.store
+            .update_message(
+                &session_key(by),
+                MAX_ATTEMPTS,
+                None,
+                |record: &mut CheckoutRecord| {
+                    record.supersedes = session_id.to_string();
                     Ok::<_, ServiceError>(())
                 },
             )
