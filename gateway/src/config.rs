@@ -4,13 +4,14 @@ use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::cors::CorsConfig;
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::identity::verifier::VerifierConfig;
 use storefront_platform::settings::ProgramSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
+use crate::cors::CorsConfig;
 use crate::middleware::caching::CachePolicy;
+use crate::openapi::settings::DocumentSettings;
 use crate::ratelimit::{Quota, Scope, TrustedProxies};
 
 /// A downstream gRPC service: where it is and the audience of its tokens.
@@ -164,6 +165,8 @@ pub struct GatewayConfig {
     /// `DOWNSTREAM_CONCURRENCY`: calls in flight per downstream before
     /// more are shed (503 `DOWNSTREAM_BUSY`).
     pub downstream_concurrency: usize,
+    /// `OPENAPI_*`: the servers, contact and license the document names.
+    pub document: DocumentSettings,
 }
 
 pub fn dev_identity_url(issuer_base: &str) -> String {
@@ -218,6 +221,7 @@ impl GatewayConfig {
             route_timeouts: route_timeouts(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
+            document: DocumentSettings::from_env(env, environment)?,
             program,
         };
         config.validate()?;

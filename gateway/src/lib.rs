@@ -79,7 +79,7 @@ pub fn openapi_json(config: &GatewayConfig) -> anyhow::Result<String> {
     let (_, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
         .split_for_parts();
-    openapi::complete(&mut doc);
+    openapi::complete(&mut doc, &config.document);
     Ok(doc.to_pretty_json()?)
 }
 
@@ -95,7 +95,7 @@ pub fn app(
     let (router, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
         .split_for_parts();
-    openapi::complete(&mut doc);
+    openapi::complete(&mut doc, &config.document);
     let openapi = bytes::Bytes::from(doc.to_json()?);
     let fail_closed = &config.rate_limits.fail_closed;
     let login_failures = LoginFailures::new(

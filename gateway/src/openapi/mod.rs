@@ -4,6 +4,7 @@
 
 mod links;
 mod patterns;
+pub mod settings;
 
 use axum::extract::State;
 use axum::http::header;
@@ -340,14 +341,13 @@ fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
     }
 }
 
-/// Adds the shared headers, errors, schemas and security schemes.
-pub fn complete(doc: &mut OpenApi) {
+/// Adds the shared headers, errors, schemas and security schemes, and
+/// what `settings` say of the shop (servers, contact, license).
+pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
     doc.info.title = "Storefront BFF".to_string();
     doc.info.version = "1.0".to_string();
     doc.info.description = Some(DESCRIPTION.to_string());
-    doc.servers = Some(vec![utoipa::openapi::server::Server::new(
-        "http://127.0.0.1:8080",
-    )]);
+    settings.apply(doc);
     for (path, item) in doc.paths.paths.iter_mut() {
         let route = policy::of(path);
         let versioned = !route.operational;
