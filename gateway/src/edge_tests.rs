@@ -38,6 +38,7 @@ fn app() -> Router {
             storefront_platform::env::AppEnvironment::Local,
         )
         .expect("cors"),
+        &Default::default(),
     )
 }
 

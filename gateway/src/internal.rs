@@ -191,7 +191,10 @@ pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<L
         ServiceBuilder::new()
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(call_context::correlation_id))
-            .layer(axum::middleware::from_fn(observe::observe))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(observe::TraceTrust::Everyone),
+                observe::observe,
+            ))
             .layer(CatchPanicLayer::custom(errors::panic_response))
             .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
     )

@@ -47,7 +47,7 @@ use crate::middleware::{
     call_context, errors, header_size, observe, path_ids, raw_request, version,
 };
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
-use crate::ratelimit::{Limiter, LoginFailures, Scope};
+use crate::ratelimit::{Limiter, LoginFailures, Scope, TrustedProxies};
 use crate::state::AppState;
 use storefront_platform::shutdown::{DrainTimes, drain};
 use storefront_platform::store::Store;
@@ -56,14 +56,23 @@ async fn not_found() -> impl IntoResponse {
     ApiError::for_status(axum::http::StatusCode::NOT_FOUND)
 }
 
-/// Wraps a router in the edge layers every request passes through.
-pub fn with_edge_layers(inner: Router, cors: &cors::CorsConfig) -> Router {
+/// Wraps a router in the edge layers every request passes through; spans
+/// continue the trace context only of peers `trusted` (TRUSTED_PROXIES).
+pub fn with_edge_layers(
+    inner: Router,
+    cors: &cors::CorsConfig,
+    trusted: &TrustedProxies,
+) -> Router {
+    let trust = Arc::new(observe::TraceTrust::Proxies(trusted.clone()));
     Router::new().fallback_service(inner).layer(
         ServiceBuilder::new()
             .layer(cors.layer())
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(call_context::correlation_id))
-            .layer(axum::middleware::from_fn(observe::observe))
+            .layer(axum::middleware::from_fn_with_state(
+                trust,
+                observe::observe,
+            ))
             .layer(axum::middleware::from_fn(header_size::limit_headers))
             .layer(axum::middleware::from_fn(raw_request::require_text))
             .layer(axum::middleware::from_fn(version::api_version))
@@ -135,7 +144,11 @@ pub fn app(
             rate_limit,
         ))
         .with_state(state);
-    Ok(with_edge_layers(inner, &config.cors))
+    Ok(with_edge_layers(
+        inner,
+        &config.cors,
+        &config.rate_limits.trusted_proxies,
+    ))
 }
 
 /// Runs the gateway as its own program, configured by `env`, until

@@ -156,6 +156,13 @@ async fn sweep(t: TestMesh) {
         .map(|l| l.chars().take(300).collect())
         .collect();
     assert!(leaked.is_empty(), "{leaked:#?}");
+    // A path is logged once per line and cut short, never whole.
+    let logged = logs::captured();
+    let echoed = logged
+        .lines()
+        .filter(|l| l.contains(&correlation))
+        .find(|l| l.contains(&"x".repeat(200)));
+    assert!(echoed.is_none(), "{:?}", echoed.map(|l| &l[..300]));
     // Nothing paused: the cart and the catalog still answer.
     let product = &buyable(&t, 1).await[0].0;
     let added = shopper.add(&cart, product, 1, 1).await;

@@ -1,21 +1,60 @@
-//! What each request leaves behind: its span (continuing a W3C
-//! `traceparent`), one access log line, and the HTTP metrics, labelled by
-//! the route template that served it.
+//! What each request leaves behind: its span, one access log line, and
+//! the HTTP metrics, labelled by the route template that served it. The
+//! span continues a W3C `traceparent` only from a caller the edge trusts
+//! (a proxy in `TRUSTED_PROXIES`, or anyone on the internal port); a
+//! public client's starts a trace of its own, linked to the one it sent,
+//! so no client picks its traces' ids or sampling. The path is logged
+//! once, on the access line, cut to `LOGGED_PATH_CHARS`.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
-use storefront_platform::telemetry::continue_trace;
+use storefront_platform::telemetry::{continue_trace, link_trace};
 use tracing::Instrument;
 
 use super::call_context::CallContext;
+use crate::ratelimit::TrustedProxies;
+
+/// Whose `traceparent` a request's span continues.
+#[derive(Debug, Clone)]
+pub enum TraceTrust {
+    /// Every caller (the internal port: callers are verified services).
+    Everyone,
+    /// Only these peers (the public port's trusted proxies).
+    Proxies(TrustedProxies),
+}
+
+impl TraceTrust {
+    fn trusts(&self, peer: Option<IpAddr>) -> bool {
+        match self {
+            TraceTrust::Everyone => true,
+            TraceTrust::Proxies(proxies) => peer.is_some_and(|p| proxies.trusts(p)),
+        }
+    }
+}
+
+/// The most of a path the access log shows.
+const LOGGED_PATH_CHARS: usize = 128;
+
+/// A path as the log shows it: cut at `LOGGED_PATH_CHARS`, marked when cut.
+struct LoggedPath<'a>(&'a str);
+
+impl std::fmt::Display for LoggedPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.char_indices().nth(LOGGED_PATH_CHARS) {
+            Some((cut, _)) => write!(f, "{}…", &self.0[..cut]),
+            None => f.write_str(self.0),
+        }
+    }
+}
 
 /// Runs inside `call_context::correlation_id`, whose id the span carries.
-pub async fn observe(req: Request, next: Next) -> Response {
+pub async fn observe(State(trust): State<Arc<TraceTrust>>, req: Request, next: Next) -> Response {
     // The span copies its fields when it opens: the id is borrowed, not
     // allocated per request.
     let span = {
@@ -28,23 +67,37 @@ pub async fn observe(req: Request, next: Next) -> Response {
             "http",
             otel.kind = "server",
             method = %req.method(),
-            path = %req.uri().path(),
             correlation_id,
             trace_id = tracing::field::Empty,
+            http.route = tracing::field::Empty,
             http.response.status_code = tracing::field::Empty,
         )
     };
-    continue_trace(&span, req.headers());
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    if trust.trusts(peer) {
+        continue_trace(&span, req.headers());
+    } else {
+        link_trace(&span, req.headers());
+    }
     let method = req.method().clone();
+    // A clone of the URI shares its bytes.
+    let uri = req.uri().clone();
     let started = std::time::Instant::now();
     let response = next.run(req).instrument(span.clone()).await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     span.record("http.response.status_code", status);
+    if let Some(route) = response.extensions().get::<MatchedPath>() {
+        span.record("http.route", route.as_str());
+    }
     span.in_scope(|| {
         tracing::info!(
             status,
             latency_us = elapsed.as_micros() as u64,
+            path = %LoggedPath(uri.path()),
             "request served"
         );
     });
@@ -97,5 +150,19 @@ fn method_label(method: &Method) -> &'static str {
         Method::HEAD => "HEAD",
         Method::OPTIONS => "OPTIONS",
         _ => "OTHER",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logged_path_is_cut() {
+        assert_eq!(LoggedPath("/products/p-1").to_string(), "/products/p-1");
+        let long = format!("/products/{}", "é".repeat(1000));
+        let shown = LoggedPath(&long).to_string();
+        assert_eq!(shown.chars().count(), LOGGED_PATH_CHARS + 1);
+        assert!(shown.ends_with('…'));
     }
 }

@@ -26,6 +26,8 @@ struct Received {
     trace_id: String,
     span_id: String,
     parent_span_id: String,
+    /// The trace ids this span links to.
+    links: Vec<String>,
     attributes: Vec<(String, String)>,
 }
 
@@ -59,6 +61,7 @@ impl TraceService for Receiver {
                     trace_id: hex(&span.trace_id),
                     span_id: hex(&span.span_id),
                     parent_span_id: hex(&span.parent_span_id),
+                    links: span.links.iter().map(|l| hex(&l.trace_id)).collect(),
                     attributes: span
                         .attributes
                         .iter()
@@ -166,6 +169,62 @@ async fn one_request_is_one_trace_across_gateway_cart_and_catalog() {
         line.contains(&format!("\"trace_id\":\"{}\"", root.trace_id)),
         "{line}"
     );
+}
+
+/// A public client's `traceparent` is not adopted: its request gets a trace
+/// of its own, linked to the one it sent (the client cannot choose trace
+/// ids or sampling). From a trusted proxy (`TRUSTED_PROXIES`) it is
+/// continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_trusted_proxy_s_traceparent_is_continued() {
+    let sent = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let traceparent = format!("00-{sent}-00f067aa0ba902b7-01");
+    for trusted in [false, true] {
+        let (otlp, receiver) = otlp_receiver().await;
+        let mesh = Processes::start(|name, env, _| {
+            env.push(("OTEL_EXPORTER_OTLP_ENDPOINT".into(), otlp.clone()));
+            env.push(("OTEL_BSP_SCHEDULE_DELAY".into(), "100".into()));
+            if trusted && name == "gateway" {
+                env.push(("TRUSTED_PROXIES".into(), "127.0.0.1".into()));
+            }
+        })
+        .await;
+        let api = &mesh.api;
+        let reply = api
+            .send(
+                api.get("/products?limit=1")
+                    .header("traceparent", &traceparent),
+            )
+            .await;
+        assert_eq!(reply.status, 200);
+        let correlation = reply.header("correlation-id").unwrap().to_owned();
+        let root = gateway_span(&receiver, &correlation).await;
+        if trusted {
+            assert_eq!(root.trace_id, sent, "a trusted proxy's trace is continued");
+        } else {
+            assert_ne!(root.trace_id, sent, "a client's trace id is not adopted");
+            assert_eq!(root.links, [sent], "but linked");
+            assert!(root.parent_span_id.is_empty(), "{root:#?}");
+        }
+    }
+}
+
+/// The gateway's span for `correlation`, once exported.
+async fn gateway_span(receiver: &Receiver, correlation: &str) -> Received {
+    for _ in 0..100 {
+        let found = receiver
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|s| s.service == "gateway" && s.attribute("correlation_id") == Some(correlation))
+            .cloned();
+        if let Some(span) = found {
+            return span;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no gateway span for {correlation}");
 }
 
 /// The gateway's root span for `correlation` and every span of its trace,

@@ -21,7 +21,7 @@ use tracing_subscriber::filter::Targets;
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::{EnvFilter, Layer};
 
-pub use propagation::{continue_trace, inject_current_trace};
+pub use propagation::{continue_trace, inject_current_trace, link_trace};
 
 /// gRPC metadata / HTTP header carrying the correlation id between hops.
 pub const CORRELATION_ID_HEADER: &str = "correlation-id";

@@ -48,6 +48,23 @@ pub fn continue_trace(span: &Span, headers: &http::HeaderMap) {
     }
 }
 
+/// Starts `span` on a trace of its own, linked to the one `headers` carry
+/// (if any): for callers who must not choose the trace id or the sampling
+/// of what they cause (the public edge's clients).
+pub fn link_trace(span: &Span, headers: &http::HeaderMap) {
+    if headers.contains_key("traceparent") {
+        let sent = TraceContextPropagator::new().extract(&HeaderExtractor(headers));
+        let sent = sent.span().span_context().clone();
+        if sent.is_valid() {
+            span.add_link(sent);
+        }
+    }
+    let trace_id = span.context().span().span_context().trace_id();
+    if trace_id != TraceId::INVALID {
+        span.record("trace_id", tracing::field::display(trace_id));
+    }
+}
+
 /// Writes the current span's trace context into `metadata` as `traceparent`.
 pub fn inject_current_trace(metadata: &mut MetadataMap) {
     let cx = Span::current().context();
