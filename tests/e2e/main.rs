@@ -3,6 +3,7 @@
 
 mod auth_tokens;
 mod bounded_state;
+mod budgets;
 mod caching;
 mod captcha;
 mod cart_rules;
