@@ -2,6 +2,7 @@
 //! `storefront <program>`: one program of it (see [`storefront::programs`]).
 //! `storefront probe <target>`: a health check (see [`storefront::probe`]).
 //! `storefront openapi`: the OpenAPI document, as `openapi.json` holds it.
+//! `storefront catalog export|check`: the catalog feed (`docs/feed.md`).
 
 /// mimalloc: a listing allocates and frees many small strings per hop, and
 /// glibc's malloc spent a fifth of the CPU there (`bench/scale.sh`).
@@ -21,6 +22,13 @@ async fn run() -> anyhow::Result<()> {
         println!("{}", storefront_gateway::openapi_json(&config)?);
         return Ok(());
     }
+    // `storefront catalog` alone is the catalog service.
+    let rest: Vec<String> = args.collect();
+    if program == "catalog" && !rest.is_empty() {
+        let status = storefront_catalog::feed::cli::run(&rest)?;
+        std::process::exit(status);
+    }
+    let mut args = rest.into_iter();
     if program == "probe" {
         let target = args.next().unwrap_or_default();
         return storefront::probe::probe(&target).await;

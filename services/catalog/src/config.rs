@@ -4,33 +4,116 @@ use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology;
 
+use crate::feed::source::Source;
+
 /// The demo catalog size of the embedded default (at least 1,000).
 pub const DEFAULT_SIZE: usize = 1_000;
 pub const MAX_SIZE: usize = 1_000_000;
 
+/// Where the catalog comes from at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// `CATALOG_FEED`: the shop's own feed.
+    Feed(Source),
+    /// The deterministic demo generator (`CATALOG_SIZE`, `CATALOG_SEED`):
+    /// local and development only.
+    Generated { size: usize, seed: u64 },
+    /// Production and staging without a feed: nothing until an import.
+    Empty,
+}
+
 #[derive(Debug, Clone)]
 pub struct CatalogConfig {
     pub service: ServiceSettings,
-    /// `CATALOG_SIZE`: how many demo products to generate.
-    pub size: usize,
-    /// `CATALOG_SEED`: the generator seed.
-    pub seed: u64,
+    pub origin: Origin,
 }
 
 impl CatalogConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(&topology::CATALOG, env)?;
-        let size = env.parse("CATALOG_SIZE", DEFAULT_SIZE)?;
-        if !(1..=MAX_SIZE).contains(&size) {
-            return Err(ConfigError::new(
-                "CATALOG_SIZE",
-                format!("must be between 1 and {MAX_SIZE}"),
-            ));
+        let environment = service.program.environment;
+        let deployed = environment.refuses_dev_shortcuts();
+        let origin = match env.raw("CATALOG_FEED").filter(|v| !v.trim().is_empty()) {
+            Some(feed) => Origin::Feed(
+                Source::parse(feed.trim(), !deployed)
+                    .map_err(|e| ConfigError::new("CATALOG_FEED", e))?,
+            ),
+            None if deployed => {
+                if env.raw("CATALOG_SIZE").is_some() {
+                    return Err(ConfigError::new(
+                        "CATALOG_SIZE",
+                        "the demo generator is local and development only; set CATALOG_FEED",
+                    ));
+                }
+                Origin::Empty
+            }
+            None => {
+                let size = env.parse("CATALOG_SIZE", DEFAULT_SIZE)?;
+                if !(1..=MAX_SIZE).contains(&size) {
+                    return Err(ConfigError::new(
+                        "CATALOG_SIZE",
+                        format!("must be between 1 and {MAX_SIZE}"),
+                    ));
+                }
+                Origin::Generated {
+                    size,
+                    seed: env.parse("CATALOG_SEED", 42)?,
+                }
+            }
+        };
+        Ok(Self { service, origin })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin(pairs: &[(&str, &str)]) -> Result<Origin, String> {
+        let mut env = EnvReader::from_pairs(pairs.iter().copied());
+        if env.raw("APP_ENV").is_some_and(|e| e != "local") {
+            env.set("IDENTITY_ISSUER", "https://accounts.google.com");
+            env.set(
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            );
         }
-        Ok(Self {
-            service,
-            size,
-            seed: env.parse("CATALOG_SEED", 42)?,
-        })
+        CatalogConfig::from_env(&env)
+            .map(|c| c.origin)
+            .map_err(|e| e.var.to_string())
+    }
+
+    #[test]
+    fn production_never_generates_a_catalog() {
+        assert_eq!(
+            origin(&[]),
+            Ok(Origin::Generated {
+                size: 1000,
+                seed: 42
+            })
+        );
+        assert_eq!(origin(&[("APP_ENV", "production")]), Ok(Origin::Empty));
+        assert_eq!(
+            origin(&[("APP_ENV", "production"), ("CATALOG_SIZE", "1000")]),
+            Err("CATALOG_SIZE".into())
+        );
+        assert_eq!(
+            origin(&[
+                ("APP_ENV", "staging"),
+                ("CATALOG_FEED", "/data/shop.ndjson")
+            ]),
+            Ok(Origin::Feed(Source::File("/data/shop.ndjson".into())))
+        );
+        assert_eq!(
+            origin(&[
+                ("APP_ENV", "production"),
+                ("CATALOG_FEED", "http://bucket/feed")
+            ]),
+            Err("CATALOG_FEED".into())
+        );
+        assert_eq!(
+            origin(&[("CATALOG_FEED", "http://127.0.0.1:9/feed")]),
+            Ok(Origin::Feed(Source::Url("http://127.0.0.1:9/feed".into())))
+        );
     }
 }

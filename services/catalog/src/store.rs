@@ -12,8 +12,6 @@ use storefront_domain::query::{FieldType, Schema, Value};
 use storefront_platform::error::ServiceError;
 use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collection, Product};
 
-use crate::generate::Generated;
-
 /// Encodes `p` as the catalog holds it: its listing summary (no variant
 /// list, no price picked) into `summary`, its variants (repeated field 14)
 /// into `variants`, so that the two concatenated are the product. Takes
@@ -150,6 +148,28 @@ impl StoredProducts {
     }
 }
 
+/// What a catalog is built from (by the generator or a feed): products
+/// encoded in row order with their facts, categories (parents first) and
+/// collections.
+pub struct Parts {
+    pub categories: Vec<Category>,
+    pub products: StoredProducts,
+    pub facts: Vec<ProductFacts>,
+    pub collections: Vec<Collection>,
+}
+
+impl Parts {
+    /// No products, categories or collections.
+    pub fn empty() -> Self {
+        Self {
+            categories: Vec::new(),
+            products: StoredProducts::new(&Product::default()),
+            facts: Vec::new(),
+            collections: Vec::new(),
+        }
+    }
+}
+
 pub struct Catalog {
     /// Changes whenever the catalog does; indexers poll it.
     pub version: u64,
@@ -180,13 +200,13 @@ pub fn listing(facts: &[ProductFacts]) -> Listing<ProductSchema> {
 }
 
 impl Catalog {
-    pub fn new(generated: Generated) -> Self {
-        let Generated {
+    pub fn new(parts: Parts) -> Self {
+        let Parts {
             products,
             facts,
             categories,
             collections,
-        } = generated;
+        } = parts;
         // The id index and the tree beside the listing's columns: the
         // start-up's serial stretch.
         let (listing, (product_index, tree)) = std::thread::scope(|s| {
@@ -335,6 +355,15 @@ mod tests {
     use storefront_domain::query::vocabulary::{CATEGORIES, COLLECTIONS, assert_schema_follows};
 
     use super::{CategorySchema, CollectionSchema};
+
+    #[test]
+    fn an_empty_catalog_lists_nothing() {
+        let catalog = super::Catalog::new(super::Parts::empty());
+        let query = storefront_proto::common::v1::ListQuery::default();
+        let (info, rows) = catalog.listing.page(&query, 0, &[("key", false)]).unwrap();
+        assert_eq!((info.total, rows.len()), (0, 0));
+        assert!(catalog.product_row("p-1").is_none());
+    }
 
     #[test]
     fn category_and_collection_schemas_follow_the_vocabulary() {

@@ -13,7 +13,7 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
-use crate::store::StoredProducts;
+use crate::store::{Parts, StoredProducts};
 use storefront_domain::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
@@ -24,19 +24,11 @@ const LATEST: i64 = 1_793_491_200;
 const NZD_PER_MILLE_OF_AUD: i64 = 1_090;
 const IMAGE_BASE: &str = "https://images.storefront.example/products";
 
-pub struct Generated {
-    pub categories: Vec<Category>,
-    /// Each product encoded, and its facts, in generation order.
-    pub products: StoredProducts,
-    pub facts: Vec<ProductFacts>,
-    pub collections: Vec<storefront_proto::catalog::v1::Collection>,
-}
-
 /// Products come in chunks of `CHUNK`, each from its own random sequence
 /// (derived from the seed and the chunk's number), so every core generates,
 /// encodes and compresses chunks at once and the catalog is still the same
 /// for a seed. Products are never held as structs beyond their chunk.
-pub fn generate(size: usize, seed: u64) -> Generated {
+pub fn generate(size: usize, seed: u64) -> Parts {
     const CHUNK: usize = 1_000;
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
@@ -64,7 +56,7 @@ pub fn generate(size: usize, seed: u64) -> Generated {
     let facts = all;
     let products = empty.concat(parts);
     let collections = collections::build(&mut rng, &facts, &categories);
-    Generated {
+    Parts {
         categories,
         products,
         facts,
@@ -104,7 +96,9 @@ pub(crate) fn meta(rng: &mut fastrand::Rng) -> ResourceMeta {
     }
 }
 
-fn slug(text: &str) -> String {
+/// The URL form of `text`: lower-case letters and digits joined by `-`,
+/// German umlauts and ß spelt out.
+pub(crate) fn slug(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 4);
     // Whether a separator is owed before the next letter or digit.
     let mut gap = false;

@@ -1,0 +1,497 @@
+//! Feed records to the catalog's messages and back, checking each field:
+//! a record either converts whole or names every field at fault.
+//! Writing a record back gives what was read (export -> import -> export
+//! is the same bytes): defaults are never written.
+
+use std::str::FromStr;
+
+use storefront_domain::catalog::{CURRENCIES, FRACTION_DIGITS, meta_id};
+use storefront_proto::Timestamp;
+use storefront_proto::catalog::v1::{
+    Availability, Category, CategoryRef, Collection, Media, MediaType, Product, ProductStatus,
+    Variant,
+};
+use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
+use storefront_proto::names::{MAX_ID_CHARS, PRODUCT_STATUSES, product_status};
+
+use super::record::{
+    CategoryRecord, CollectionRecord, Localized, MediaRecord, PriceRecord, ProductRecord,
+    StockRecord, VariantRecord,
+};
+use crate::generate::slug;
+
+/// What is wrong with one field of one record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldProblem {
+    pub field: String,
+    pub message: String,
+}
+
+/// The problems of the record being converted.
+#[derive(Default)]
+pub struct Problems(pub Vec<FieldProblem>);
+
+impl Problems {
+    pub fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldProblem {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    /// An id, key, sku or code: 1 to `MAX_ID_CHARS` characters of text.
+    pub fn id(&mut self, field: &str, value: &str) {
+        if value.is_empty() {
+            self.add(field, "is required");
+        } else if value.chars().count() > MAX_ID_CHARS {
+            self.add(field, format!("is longer than {MAX_ID_CHARS} characters"));
+        } else if value.chars().any(char::is_control) {
+            self.add(field, "contains control characters");
+        }
+    }
+
+    /// Text per locale: keys `xx-XX`, values without control characters.
+    fn localized(&mut self, field: &str, value: &Localized, required: bool) {
+        if required && value.is_empty() {
+            self.add(
+                field,
+                "is required (text per locale, e.g. {\"en-AU\": \"...\"})",
+            );
+        }
+        for (locale, text) in value {
+            if !is_locale(locale) {
+                self.add(
+                    format!("{field}.{}", shown(locale)),
+                    "is not a locale (xx-XX, e.g. en-AU)",
+                );
+            } else if text.chars().any(char::is_control) {
+                self.add(format!("{field}.{locale}"), "contains control characters");
+            }
+        }
+    }
+
+    fn timestamp(&mut self, field: &str, value: Option<&str>, default: Timestamp) -> Timestamp {
+        match value.map(Timestamp::from_str) {
+            None => default,
+            Some(Ok(t)) => t,
+            Some(Err(_)) => {
+                self.add(field, "is not an RFC 3339 timestamp (2026-01-31T09:30:00Z)");
+                default
+            }
+        }
+    }
+}
+
+/// At most 40 characters of what a file holds, for a field name.
+fn shown(text: &str) -> String {
+    text.chars().take(40).collect()
+}
+
+fn is_locale(tag: &str) -> bool {
+    let b = tag.as_bytes();
+    b.len() == 5
+        && b[..2].iter().all(u8::is_ascii_lowercase)
+        && b[2] == b'-'
+        && b[3..].iter().all(u8::is_ascii_uppercase)
+}
+
+fn localized(values: Localized) -> Option<LocalizedString> {
+    (!values.is_empty()).then_some(LocalizedString { values })
+}
+
+fn values(ls: Option<&LocalizedString>) -> Localized {
+    ls.map(|l| l.values.clone()).unwrap_or_default()
+}
+
+/// A slug per locale of `name`, with `suffix` when given.
+fn slugs(name: &Localized, suffix: &str) -> Localized {
+    name.iter()
+        .map(|(locale, text)| {
+            let slug = slug(text);
+            let slug = match (slug.is_empty(), suffix.is_empty()) {
+                (_, true) => slug,
+                (true, false) => suffix.to_string(),
+                (false, false) => format!("{slug}-{suffix}"),
+            };
+            (locale.clone(), slug)
+        })
+        .collect()
+}
+
+struct Meta<'a> {
+    id: &'a str,
+    version: Option<i64>,
+    created_at: Option<&'a str>,
+    last_modified_at: Option<&'a str>,
+}
+
+fn meta(p: &mut Problems, m: Meta<'_>, now: Timestamp) -> ResourceMeta {
+    p.id("id", m.id);
+    let version = m.version.unwrap_or(1);
+    if version < 1 {
+        p.add("version", "must be 1 or more");
+    }
+    let created = p.timestamp("createdAt", m.created_at, now);
+    let modified = p.timestamp("lastModifiedAt", m.last_modified_at, created);
+    ResourceMeta {
+        id: m.id.to_string(),
+        version,
+        created_at: Some(created),
+        last_modified_at: Some(modified),
+    }
+}
+
+/// The meta fields as records write them.
+fn meta_fields(m: Option<&ResourceMeta>) -> (String, Option<i64>, Option<String>, Option<String>) {
+    let m = m.cloned().unwrap_or_default();
+    (
+        m.id,
+        Some(m.version),
+        m.created_at.map(|t| t.to_string()),
+        m.last_modified_at.map(|t| t.to_string()),
+    )
+}
+
+pub fn category(
+    r: &CategoryRecord,
+    ancestors: &[CategoryRef],
+    p: &mut Problems,
+    now: Timestamp,
+) -> Category {
+    let meta = meta(
+        p,
+        Meta {
+            id: &r.id,
+            version: r.version,
+            created_at: r.created_at.as_deref(),
+            last_modified_at: r.last_modified_at.as_deref(),
+        },
+        now,
+    );
+    p.id("key", &r.key);
+    p.localized("name", &r.name, true);
+    p.localized("slug", &r.slug, false);
+    let slug = if r.slug.is_empty() {
+        slugs(&r.name, "")
+    } else {
+        r.slug.clone()
+    };
+    Category {
+        meta: Some(meta),
+        key: r.key.clone(),
+        name: localized(r.name.clone()),
+        slug: localized(slug),
+        parent_id: r.parent_id.clone(),
+        position: r.position,
+        ancestors: ancestors.to_vec(),
+    }
+}
+
+pub fn category_record(c: &Category) -> CategoryRecord {
+    let (id, version, created_at, last_modified_at) = meta_fields(c.meta.as_ref());
+    CategoryRecord {
+        kind: None,
+        id,
+        version,
+        created_at,
+        last_modified_at,
+        key: c.key.clone(),
+        name: values(c.name.as_ref()),
+        slug: values(c.slug.as_ref()),
+        parent_id: c.parent_id.clone(),
+        position: c.position,
+    }
+}
+
+/// How `category` is referred to by its descendants.
+pub fn reference(c: &Category) -> CategoryRef {
+    CategoryRef {
+        id: meta_id(c.meta.as_ref()).to_string(),
+        key: c.key.clone(),
+        name: c.name.clone(),
+        slug: c.slug.clone(),
+    }
+}
+
+fn price(field: &str, r: &PriceRecord, p: &mut Problems) -> Money {
+    if r.currency_code.is_empty() {
+        p.add(format!("{field}.currencyCode"), "is required");
+    } else if !CURRENCIES.contains(&r.currency_code.as_str()) {
+        p.add(
+            format!("{field}.currencyCode"),
+            format!("must be one of {}", CURRENCIES.join(", ")),
+        );
+    }
+    if r.cent_amount < 0 {
+        p.add(format!("{field}.centAmount"), "must be 0 or more");
+    }
+    Money {
+        currency_code: r.currency_code.clone(),
+        cent_amount: r.cent_amount,
+        fraction_digits: FRACTION_DIGITS,
+    }
+}
+
+fn media(field: &str, r: MediaRecord, p: &mut Problems) -> Media {
+    p.id(&format!("{field}.id"), &r.id);
+    if r.url.is_empty() {
+        p.add(format!("{field}.url"), "is required");
+    } else if !(r.url.starts_with("https://") || r.url.starts_with("http://")) {
+        p.add(format!("{field}.url"), "must be an http(s) URL");
+    }
+    let kind = match r.kind.as_str() {
+        "image" => MediaType::Image,
+        "video" => MediaType::Video,
+        _ => {
+            p.add(format!("{field}.type"), "must be image or video");
+            MediaType::Image
+        }
+    };
+    p.localized(&format!("{field}.alt"), &r.alt, false);
+    Media {
+        id: r.id,
+        r#type: kind as i32,
+        url: r.url,
+        alt: localized(r.alt),
+        width: r.width,
+        height: r.height,
+        position: r.position,
+    }
+}
+
+fn media_record(m: &Media) -> MediaRecord {
+    MediaRecord {
+        id: m.id.clone(),
+        url: m.url.clone(),
+        kind: if m.r#type == MediaType::Video as i32 {
+            "video"
+        } else {
+            "image"
+        }
+        .to_string(),
+        alt: values(m.alt.as_ref()),
+        width: m.width,
+        height: m.height,
+        position: m.position,
+    }
+}
+
+fn variant(field: &str, r: VariantRecord, p: &mut Problems) -> Variant {
+    if r.id == 0 {
+        p.add(format!("{field}.id"), "must be 1 or more");
+    }
+    p.id(&format!("{field}.sku"), &r.sku);
+    if r.prices.is_empty() {
+        p.add(format!("{field}.prices"), "needs at least one price");
+    }
+    let prices: Vec<Money> = r
+        .prices
+        .iter()
+        .enumerate()
+        .map(|(i, m)| price(&format!("{field}.prices[{i}]"), m, p))
+        .collect();
+    for (i, m) in prices.iter().enumerate() {
+        if prices[..i]
+            .iter()
+            .any(|o| o.currency_code == m.currency_code)
+        {
+            p.add(
+                format!("{field}.prices[{i}]"),
+                "a second price in this currency",
+            );
+        }
+    }
+    let quantity = r.availability.quantity;
+    if quantity < 0 {
+        p.add(
+            format!("{field}.availability.quantity"),
+            "stock cannot be negative",
+        );
+    } else if quantity > i64::from(u32::MAX) {
+        p.add(format!("{field}.availability.quantity"), "is too large");
+    }
+    let quantity = quantity.clamp(0, i64::from(u32::MAX)) as u32;
+    Variant {
+        id: r.id,
+        sku: r.sku,
+        attributes: r.attributes,
+        price: None,
+        prices,
+        availability: Some(Availability {
+            in_stock: quantity > 0,
+            quantity,
+        }),
+        media: r
+            .media
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| media(&format!("{field}.media[{i}]"), m, p))
+            .collect(),
+    }
+}
+
+fn variant_record(v: &Variant) -> VariantRecord {
+    VariantRecord {
+        id: v.id,
+        sku: v.sku.clone(),
+        attributes: v.attributes.clone(),
+        prices: v
+            .prices
+            .iter()
+            .map(|m| PriceRecord {
+                currency_code: m.currency_code.clone(),
+                cent_amount: m.cent_amount,
+            })
+            .collect(),
+        availability: StockRecord {
+            quantity: i64::from(v.availability.map_or(0, |a| a.quantity)),
+        },
+        media: v.media.iter().map(media_record).collect(),
+    }
+}
+
+/// The product of record `r` (moved: nothing is copied); `category_ids`
+/// are its category and the ancestors, root first.
+pub fn product(
+    r: ProductRecord,
+    category_ids: Vec<String>,
+    p: &mut Problems,
+    now: Timestamp,
+) -> Product {
+    let meta = meta(
+        p,
+        Meta {
+            id: &r.id,
+            version: r.version,
+            created_at: r.created_at.as_deref(),
+            last_modified_at: r.last_modified_at.as_deref(),
+        },
+        now,
+    );
+    p.id("key", &r.key);
+    p.localized("name", &r.name, true);
+    p.localized("description", &r.description, false);
+    p.localized("slug", &r.slug, false);
+    if r.brand.chars().count() > MAX_ID_CHARS {
+        p.add("brand", format!("is longer than {MAX_ID_CHARS} characters"));
+    }
+    let status = match PRODUCT_STATUSES.iter().position(|s| *s == r.status) {
+        Some(i) => [
+            ProductStatus::Active,
+            ProductStatus::Inactive,
+            ProductStatus::Discontinued,
+        ][i],
+        None => {
+            p.add(
+                "status",
+                format!("must be one of {}", PRODUCT_STATUSES.join(", ")),
+            );
+            ProductStatus::Active
+        }
+    };
+    if r.variants.is_empty() {
+        p.add("variants", "needs at least one variant");
+    }
+    let variants: Vec<Variant> = r
+        .variants
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| variant(&format!("variants[{i}]"), v, p))
+        .collect();
+    for (i, v) in variants.iter().enumerate() {
+        if variants[..i].iter().any(|o| o.id == v.id) {
+            p.add(format!("variants[{i}].id"), "a second variant with this id");
+        }
+    }
+    let slug = if r.slug.is_empty() {
+        slugs(&r.name, &r.key)
+    } else {
+        r.slug
+    };
+    Product {
+        meta: Some(meta),
+        key: r.key,
+        name: localized(r.name),
+        description: localized(r.description),
+        slug: localized(slug),
+        brand: r.brand,
+        category_ids,
+        status: status as i32,
+        featured: r.featured,
+        popularity: r.popularity,
+        in_stock: variants
+            .iter()
+            .any(|v| v.availability.is_some_and(|a| a.in_stock)),
+        price: None,
+        master_variant: variants.first().cloned(),
+        variants,
+        media: r
+            .media
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| media(&format!("media[{i}]"), m, p))
+            .collect(),
+    }
+}
+
+pub fn product_record(product: &Product) -> ProductRecord {
+    let (id, version, created_at, last_modified_at) = meta_fields(product.meta.as_ref());
+    ProductRecord {
+        kind: None,
+        id,
+        version,
+        created_at,
+        last_modified_at,
+        key: product.key.clone(),
+        name: values(product.name.as_ref()),
+        description: values(product.description.as_ref()),
+        slug: values(product.slug.as_ref()),
+        brand: product.brand.clone(),
+        category_id: product.category_ids.last().cloned().unwrap_or_default(),
+        status: product_status(product.status).to_string(),
+        featured: product.featured,
+        popularity: product.popularity,
+        media: product.media.iter().map(media_record).collect(),
+        variants: product.variants.iter().map(variant_record).collect(),
+    }
+}
+
+pub fn collection(r: &CollectionRecord, p: &mut Problems, now: Timestamp) -> Collection {
+    let meta = meta(
+        p,
+        Meta {
+            id: &r.id,
+            version: r.version,
+            created_at: r.created_at.as_deref(),
+            last_modified_at: r.last_modified_at.as_deref(),
+        },
+        now,
+    );
+    p.id("key", &r.key);
+    p.localized("name", &r.name, true);
+    p.localized("description", &r.description, false);
+    Collection {
+        meta: Some(meta),
+        key: r.key.clone(),
+        name: localized(r.name.clone()),
+        description: localized(r.description.clone()),
+        product_ids: r.product_ids.clone(),
+        position: r.position,
+    }
+}
+
+pub fn collection_record(c: &Collection) -> CollectionRecord {
+    let (id, version, created_at, last_modified_at) = meta_fields(c.meta.as_ref());
+    CollectionRecord {
+        kind: None,
+        id,
+        version,
+        created_at,
+        last_modified_at,
+        key: c.key.clone(),
+        name: values(c.name.as_ref()),
+        description: values(c.description.as_ref()),
+        product_ids: c.product_ids.clone(),
+        position: c.position,
+    }
+}

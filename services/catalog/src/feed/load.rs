@@ -1,0 +1,594 @@
+//! Reading a feed line by line into a catalog, checking every record: each
+//! problem is reported as `line N: field: message` in line order (all of
+//! them, not the first), and a feed with any is not a catalog. Categories
+//! come first, then products, then collections, and a record may refer
+//! only to records on earlier lines, so one pass over a stream is enough
+//! and the file is never held whole. Product lines are read on every core
+//! (`batch`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+use storefront_domain::catalog::ProductFacts;
+use storefront_proto::Timestamp;
+use storefront_proto::catalog::v1::{Category, CategoryRef, Collection, Product};
+
+use storefront_domain::catalog::meta_id;
+
+use super::batch::{self, Batch, COLLECTION, CategoryPaths, Context, Done, PRODUCT, hashed};
+use super::convert::{self, FieldProblem, Problems};
+use super::record::{CategoryRecord, CollectionRecord, FORMAT_VERSION, Header, ProductRecord};
+use crate::store::{Parts, StoredProducts};
+
+/// The longest line read; a longer one is an error of its own.
+pub const MAX_LINE_BYTES: usize = 8 << 20;
+
+/// One problem of a feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedError {
+    pub line: usize,
+    /// The record's field (a JSON path: `variants[0].prices[1].currencyCode`),
+    /// or `record` for the line as a whole.
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for FeedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}: {}", self.line, self.field, self.message)
+    }
+}
+
+/// Records read, per kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub categories: usize,
+    pub products: usize,
+    pub variants: usize,
+    pub collections: usize,
+}
+
+impl std::fmt::Display for Counts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} categories, {} products ({} variants), {} collections",
+            self.categories, self.products, self.variants, self.collections
+        )
+    }
+}
+
+#[derive(Deserialize)]
+struct Kind<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// The `type` of a record written with it first (as exports are), read
+/// without parsing the line twice; None for any other line.
+fn kind_of(bytes: &[u8]) -> Option<&str> {
+    let rest = bytes.strip_prefix(br#"{"type":""#)?;
+    let end = rest.iter().position(|&b| b == b'"')?;
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// Where the reader is in the feed: each stage's records come after the
+/// previous stage's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    Categories,
+    Products,
+    Collections,
+}
+
+/// Product batches on their way through the cores.
+struct Pipeline<'s> {
+    jobs: SyncSender<(usize, Batch, Arc<Context>)>,
+    results: &'s Receiver<(usize, Done)>,
+    sent: usize,
+}
+
+/// A feed being read.
+pub struct Loader<'r> {
+    now: Timestamp,
+    line: usize,
+    records: usize,
+    report: &'r mut dyn FnMut(FeedError),
+    errors: usize,
+    counts: Counts,
+    stage: Stage,
+    categories: Vec<Category>,
+    category_index: HashMap<String, usize>,
+    /// Frozen when the first product is read.
+    context: Option<Arc<Context>>,
+    batch: Batch,
+    /// Batches read, waiting for the ones before them.
+    pending: BTreeMap<usize, Done>,
+    taken: usize,
+    /// Where each product id, sku and collection id was first seen (keys
+    /// are hashes already: hashed again cheaply).
+    first_seen: HashMap<u128, usize, foldhash::fast::RandomState>,
+    chunks: Vec<StoredProducts>,
+    facts: Vec<ProductFacts>,
+    collections: Vec<Collection>,
+}
+
+impl<'r> Loader<'r> {
+    /// `report` is told each problem as it is found, in line order.
+    pub fn new(report: &'r mut dyn FnMut(FeedError)) -> Self {
+        Self {
+            now: storefront_domain::time::now(),
+            line: 0,
+            records: 0,
+            report,
+            errors: 0,
+            counts: Counts::default(),
+            stage: Stage::Categories,
+            categories: Vec::new(),
+            category_index: HashMap::new(),
+            context: None,
+            batch: Batch::default(),
+            pending: BTreeMap::new(),
+            taken: 0,
+            first_seen: HashMap::default(),
+            chunks: Vec::new(),
+            facts: Vec::new(),
+            collections: Vec::new(),
+        }
+    }
+
+    fn fail(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        let line = self.line;
+        self.report_error(FeedError {
+            line,
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    fn report_error(&mut self, error: FeedError) {
+        self.errors += 1;
+        (self.report)(error);
+    }
+
+    fn failed(&mut self, problems: Vec<FieldProblem>) -> bool {
+        let any = !problems.is_empty();
+        for p in problems {
+            self.fail(p.field, p.message);
+        }
+        any
+    }
+
+    /// Reads every line of `reader`, product lines on every core.
+    pub fn read(&mut self, mut reader: impl BufRead) -> std::io::Result<()> {
+        let workers = std::thread::available_parallelism().map_or(2, usize::from);
+        let (jobs, queue) = sync_channel::<(usize, Batch, Arc<Context>)>(workers);
+        let (finished, results) = channel();
+        let queue = Mutex::new(queue);
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let (queue, finished) = (&queue, finished.clone());
+                scope.spawn(move || {
+                    loop {
+                        let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                        let Ok((seq, batch, cx)) = job else { return };
+                        if finished.send((seq, batch::read(&batch, &cx))).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+            let mut pipe = Pipeline {
+                jobs,
+                results: &results,
+                sent: 0,
+            };
+            let read = self.read_lines(&mut reader, &mut pipe);
+            self.flush(&mut pipe);
+            // Workers stop once the queue is closed.
+            drop(pipe);
+            read
+        })
+    }
+
+    fn read_lines(
+        &mut self,
+        reader: &mut impl BufRead,
+        pipe: &mut Pipeline<'_>,
+    ) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(64 << 10);
+        loop {
+            buf.clear();
+            let n = std::io::Read::take(&mut *reader, MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            if buf.len() > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+                self.line += 1;
+                self.flush(pipe);
+                self.fail(
+                    "record",
+                    format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+                );
+                // The rest of that line.
+                let mut rest = Vec::new();
+                reader.read_until(b'\n', &mut rest)?;
+                continue;
+            }
+            self.line(&buf, pipe);
+        }
+    }
+
+    /// One line of the feed (its newline included or not).
+    fn line(&mut self, bytes: &[u8], pipe: &mut Pipeline<'_>) {
+        self.line += 1;
+        let bytes = bytes.trim_ascii();
+        if bytes.is_empty() {
+            return;
+        }
+        self.records += 1;
+        let kind = match kind_of(bytes) {
+            Some(kind) => Some(std::borrow::Cow::Borrowed(kind)),
+            None => match serde_json::from_slice::<Kind<'_>>(bytes) {
+                Ok(k) => k.kind,
+                Err(e) => {
+                    self.flush(pipe);
+                    return self.fail("record", not_json(&e));
+                }
+            },
+        };
+        if kind.as_deref() == Some("product") {
+            return self.product(bytes, pipe);
+        }
+        // Problems are reported in line order: the batches before first.
+        self.flush(pipe);
+        match kind.as_deref() {
+            Some("header") => self.header(bytes),
+            Some("category") => self.category(bytes),
+            Some("collection") => self.collection(bytes),
+            Some(_) => self.fail("type", "must be header, category, product or collection"),
+            None => self.fail("type", "is required"),
+        }
+    }
+
+    /// `bytes` as a record of type `T`, or its problem reported.
+    fn parse<T: serde::de::DeserializeOwned>(&mut self, bytes: &[u8]) -> Option<T> {
+        match parse_record(bytes) {
+            Ok(record) => Some(record),
+            Err((field, message)) => {
+                self.fail(field, message);
+                None
+            }
+        }
+    }
+
+    /// Whether a record of `stage` may come now; a problem if not.
+    fn in_order(&mut self, stage: Stage) -> bool {
+        if stage < self.stage {
+            self.fail(
+                "type",
+                "out of order: categories come first, then products, then collections",
+            );
+            return false;
+        }
+        self.stage = stage;
+        true
+    }
+
+    fn header(&mut self, bytes: &[u8]) {
+        let Some(header) = self.parse::<Header>(bytes) else {
+            return;
+        };
+        if self.records != 1 {
+            self.fail("type", "a header may only be the first record");
+        } else if header.version != FORMAT_VERSION {
+            self.fail(
+                "version",
+                format!("this catalog reads format version {FORMAT_VERSION}"),
+            );
+        }
+    }
+
+    fn category(&mut self, bytes: &[u8]) {
+        let Some(record) = self.parse::<CategoryRecord>(bytes) else {
+            return;
+        };
+        if !self.in_order(Stage::Categories) {
+            return;
+        }
+        let mut problems = Problems::default();
+        let ancestors = self.ancestors(&record.parent_id, &mut problems);
+        let category = convert::category(&record, &ancestors, &mut problems, self.now);
+        if let Some(&first) = self.category_index.get(&record.id) {
+            problems.add(
+                "id",
+                format!("a second category with this id (first on line {first})"),
+            );
+        }
+        if self.failed(problems.0) {
+            return;
+        }
+        self.counts.categories += 1;
+        self.category_index.insert(record.id, self.categories.len());
+        self.categories.push(category);
+    }
+
+    /// The ancestors of a child of category `id` (its own and itself),
+    /// root first; a problem when `id` is not a category seen before.
+    fn ancestors(&self, id: &str, problems: &mut Problems) -> Vec<CategoryRef> {
+        if id.is_empty() {
+            return Vec::new();
+        }
+        match self.category_index.get(id) {
+            Some(&i) => path(&self.categories[i]),
+            None => {
+                problems.add(
+                    "parentId",
+                    "is not a category on an earlier line (categories come first, parents before children)",
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn product(&mut self, bytes: &[u8], pipe: &mut Pipeline<'_>) {
+        if self.stage > Stage::Products {
+            self.flush(pipe);
+            self.fail(
+                "type",
+                "out of order: categories come first, then products, then collections",
+            );
+            return;
+        }
+        self.stage = Stage::Products;
+        if self.context.is_none() {
+            self.context = Some(Arc::new(self.context_from(bytes)));
+        }
+        self.batch.push(self.line, bytes);
+        if self.batch.len() >= batch::LINES {
+            self.send(pipe);
+        }
+    }
+
+    /// The context of every product batch, with the first product line's
+    /// product as what products are compressed against.
+    fn context_from(&self, first: &[u8]) -> Context {
+        let categories: CategoryPaths = self
+            .categories
+            .iter()
+            .map(|c| (meta_id(c.meta.as_ref()).to_string(), path(c)))
+            .collect();
+        let typical = parse_record::<ProductRecord>(first)
+            .map(|r| convert::product(r, Vec::new(), &mut Problems::default(), self.now))
+            .unwrap_or_default();
+        Context {
+            categories: Arc::new(categories),
+            empty: StoredProducts::new(&typical),
+            now: self.now,
+        }
+    }
+
+    fn send(&mut self, pipe: &mut Pipeline<'_>) {
+        let batch = std::mem::take(&mut self.batch);
+        let Some(cx) = self.context.clone() else {
+            return;
+        };
+        if pipe.jobs.send((pipe.sent, batch, cx)).is_ok() {
+            pipe.sent += 1;
+        }
+        // Take what is done, so that memory stays bounded.
+        while let Ok((seq, done)) = pipe.results.try_recv() {
+            self.pending.insert(seq, done);
+        }
+        self.take_in_order();
+    }
+
+    /// Sends the last batch and takes every batch sent.
+    fn flush(&mut self, pipe: &mut Pipeline<'_>) {
+        if self.batch.len() > 0 {
+            self.send(pipe);
+        }
+        while self.taken < pipe.sent {
+            match pipe.results.recv() {
+                Ok((seq, done)) => {
+                    self.pending.insert(seq, done);
+                    self.take_in_order();
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn take_in_order(&mut self) {
+        while let Some(done) = self.pending.remove(&self.taken) {
+            self.taken += 1;
+            self.take(done);
+        }
+    }
+
+    /// A batch in its place: its keys checked unique against every line
+    /// before, its problems reported, its products kept.
+    fn take(&mut self, done: Done) {
+        let Done {
+            products,
+            facts,
+            keys,
+            mut errors,
+        } = done;
+        for key in &keys {
+            let first = *self.first_seen.entry(key.id).or_insert(key.line);
+            if first != key.line {
+                errors.push(duplicate(key.line, "id", "product", first));
+            }
+            for &(variant, sku) in &key.skus {
+                let first = *self.first_seen.entry(sku).or_insert(key.line);
+                if first != key.line {
+                    let field = format!("variants[{variant}].sku");
+                    errors.push(duplicate(key.line, &field, "variant", first));
+                }
+            }
+        }
+        errors.sort_by_key(|e| e.line);
+        for e in errors {
+            self.report_error(e);
+        }
+        self.counts.products += keys.len();
+        if self.errors > 0 {
+            // Once the feed has an error it is no catalog: only checked on.
+            return;
+        }
+        self.counts.variants += keys.iter().map(|k| k.skus.len()).sum::<usize>();
+        self.facts.extend(facts);
+        self.chunks.push(products);
+    }
+
+    fn collection(&mut self, bytes: &[u8]) {
+        let Some(record) = self.parse::<CollectionRecord>(bytes) else {
+            return;
+        };
+        if !self.in_order(Stage::Collections) {
+            return;
+        }
+        let mut problems = Problems::default();
+        let collection = convert::collection(&record, &mut problems, self.now);
+        for (i, id) in record.product_ids.iter().enumerate() {
+            if !self.first_seen.contains_key(&hashed(PRODUCT, id)) {
+                problems.add(
+                    format!("productIds[{i}]"),
+                    "is not a product on an earlier line (collections come after their products)",
+                );
+            }
+        }
+        let line = self.line;
+        let first = *self
+            .first_seen
+            .entry(hashed(COLLECTION, &record.id))
+            .or_insert(line);
+        if first != line {
+            problems.add(
+                "id",
+                format!("a second collection with this value (first on line {first})"),
+            );
+        }
+        if self.failed(problems.0) {
+            return;
+        }
+        self.counts.collections += 1;
+        self.collections.push(collection);
+    }
+
+    /// The problems found so far.
+    pub fn errors(&self) -> usize {
+        self.errors
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// The catalog read, unless the feed had a problem.
+    pub fn finish(self) -> Option<Parts> {
+        if self.errors > 0 {
+            return None;
+        }
+        let products = match self.context {
+            Some(cx) => cx.empty.clone().concat(self.chunks),
+            None => StoredProducts::new(&Product::default()),
+        };
+        Some(Parts {
+            categories: self.categories,
+            products,
+            facts: self.facts,
+            collections: self.collections,
+        })
+    }
+}
+
+/// The ancestors of `category`'s children: its own and itself, root first.
+fn path(category: &Category) -> Vec<CategoryRef> {
+    let mut chain = category.ancestors.clone();
+    chain.push(convert::reference(category));
+    chain
+}
+
+fn duplicate(line: usize, field: &str, what: &str, first: usize) -> FeedError {
+    FeedError {
+        line,
+        field: field.to_string(),
+        message: format!("a second {what} with this value (first on line {first})"),
+    }
+}
+
+/// `bytes` as a record of type `T`, or the field and message of its
+/// first problem.
+pub fn parse_record<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, (String, String)> {
+    // Tracking the path costs on every field: only a record that fails is
+    // read again to name its field.
+    serde_json::from_slice(bytes).map_err(|_| {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        match serde_path_to_error::deserialize::<_, T>(&mut de) {
+            Err(e) => {
+                let path = e.path().to_string();
+                problem(&path, &e.into_inner())
+            }
+            Ok(_) => ("record".to_string(), "could not be read".to_string()),
+        }
+    })
+}
+
+fn not_json(e: &serde_json::Error) -> String {
+    format!(
+        "not a JSON object (column {}): {}",
+        e.column(),
+        strip_position(&e.to_string())
+    )
+}
+
+/// serde_json's message without its " at line L column C".
+fn strip_position(message: &str) -> &str {
+    message.split(" at line ").next().unwrap_or(message)
+}
+
+/// A field and message from a deserialisation failure at `path`.
+fn problem(path: &str, e: &serde_json::Error) -> (String, String) {
+    let message = strip_position(&e.to_string()).to_string();
+    // The path names the field itself when serde met it (an unknown
+    // field), its record when the field is missing.
+    let join = |field: &str| {
+        if path.is_empty() || path == "." {
+            field.to_string()
+        } else if path == field || path.ends_with(&format!(".{field}")) {
+            path.to_string()
+        } else {
+            format!("{path}.{field}")
+        }
+    };
+    let quoted = |m: &str, prefix: &str| {
+        m.strip_prefix(prefix)
+            .and_then(|r| r.split('`').next())
+            .map(str::to_string)
+    };
+    if let Some(field) = quoted(&message, "missing field `") {
+        return (join(&field), "is required".to_string());
+    }
+    if let Some(field) = quoted(&message, "unknown field `") {
+        return (join(&field), "is not a field of this record".to_string());
+    }
+    let field = if path.is_empty() || path == "." {
+        "record".to_string()
+    } else {
+        path.to_string()
+    };
+    if let Some(expected) = message
+        .strip_prefix("invalid type: ")
+        .and_then(|m| m.split_once(", expected "))
+        .map(|(_, e)| e)
+    {
+        return (field, format!("has the wrong type (expected {expected})"));
+    }
+    (field, message)
+}

@@ -1,0 +1,105 @@
+use super::load::{FeedError, Loader};
+use super::*;
+use crate::generate;
+
+fn exported(parts: &Parts) -> Vec<u8> {
+    let mut out = Vec::new();
+    write(
+        &parts.categories,
+        &parts.products,
+        &parts.collections,
+        &mut out,
+    )
+    .unwrap();
+    out
+}
+
+/// Every problem of `feed`, as `catalog check` prints them.
+fn problems(feed: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut report = |e: FeedError| found.push(e.to_string());
+    let mut loader = Loader::new(&mut report);
+    loader.read(feed.as_bytes()).unwrap();
+    drop(loader);
+    found
+}
+
+#[test]
+fn export_import_export_is_the_same_bytes() {
+    // Several batches, so that they are put back in line order.
+    let generated = generate::generate(2_500, 9);
+    let first = exported(&generated);
+    let imported = read(first.as_slice()).unwrap();
+    assert_eq!(imported.facts, generated.facts);
+    assert_eq!(imported.categories, generated.categories);
+    assert_eq!(imported.collections, generated.collections);
+    let second = exported(&imported);
+    assert!(first == second, "a round trip changed the feed");
+    let text = String::from_utf8(first).unwrap();
+    assert!(text.starts_with("{\"type\":\"header\",\"version\":1}\n"));
+    assert_eq!(
+        text.lines().count(),
+        1 + 52 + 2_500 + generated.collections.len()
+    );
+}
+
+const CATEGORY: &str = r#"{"type":"category","id":"c-1","key":"home","name":{"en-AU":"Home"}}"#;
+
+fn product(id: &str, sku: &str, tail: &str) -> String {
+    format!(
+        r#"{{"type":"product","id":"{id}","key":"k-{id}","name":{{"en-AU":"Mug"}},"categoryId":"c-1","variants":[{{"id":1,"sku":"{sku}","prices":[{{"currencyCode":"AUD","centAmount":1295}}],"availability":{{"quantity":3}}}}]{tail}}}"#
+    )
+}
+
+#[test]
+fn a_good_feed_reads_with_defaults_derived() {
+    let feed = format!(
+        "{{\"type\":\"header\",\"version\":1}}\n{CATEGORY}\n\n{}\n{}\n",
+        product("p-1", "S-1", ""),
+        r#"{"type":"collection","id":"col-1","key":"picks","name":{"en-AU":"Picks"},"productIds":["p-1"]}"#
+    );
+    let parts = read(feed.as_bytes()).unwrap();
+    let p = parts.products.decode(0).unwrap();
+    assert_eq!(p.category_ids, ["c-1"]);
+    assert!(p.in_stock);
+    assert_eq!(p.slug.unwrap().values["en-AU"], "mug-k-p-1");
+    assert_eq!(p.master_variant.unwrap().sku, "S-1");
+    assert_eq!(parts.collections[0].product_ids, ["p-1"]);
+}
+
+#[test]
+fn every_kind_of_problem_is_found_with_its_line() {
+    let feed = [
+        CATEGORY.to_string(),
+        "not json".to_string(),
+        r#"{"type":"product","id":"p-0"}"#.to_string(),
+        product("p-1", "S-1", ""),
+        product("p-1", "S-1", ""),
+        product("p-2", "S-2", "").replace(r#""currencyCode":"AUD","#, ""),
+        product("p-3", "S-3", "").replace("c-1", "nowhere"),
+        product("p-4", "S-4", "").replace("en-AU", "english"),
+        product("p-5", "S-5", "").replace(r#""quantity":3"#, r#""quantity":-2"#),
+        product("p-6", "S-6", "").replace(r#"[{"currencyCode":"AUD","centAmount":1295}]"#, "[]"),
+        product("p-7", "S-7", r#","colour":"red""#),
+        r#"{"type":"widget"}"#.to_string(),
+    ]
+    .join("\n");
+    let found = problems(&feed);
+    let expected = [
+        "line 2: record: not a JSON object",
+        "line 3: key: is required",
+        "line 5: id: a second product with this value (first on line 4)",
+        "line 5: variants[0].sku: a second variant with this value (first on line 4)",
+        "line 6: variants[0].prices[0].currencyCode: is required",
+        "line 7: categoryId: is not a category on an earlier line",
+        "line 8: name.english: is not a locale (xx-XX, e.g. en-AU)",
+        "line 9: variants[0].availability.quantity: stock cannot be negative",
+        "line 10: variants[0].prices: needs at least one price",
+        "line 11: colour: is not a field of this record",
+        "line 12: type: must be header, category, product or collection",
+    ];
+    assert_eq!(found.len(), expected.len(), "{found:#?}");
+    for (found, expected) in found.iter().zip(expected) {
+        assert!(found.starts_with(expected), "{found} / {expected}");
+    }
+}
