@@ -22,7 +22,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Maps become BTreeMaps so that JSON output (and ETags) are stable.
     config.btree_map(["."]);
     // Compressed products are kept as they arrive, not copied into a Vec.
-    config.bytes([".storefront.catalog.v1.CompressedProduct.lz4"]);
+    config.bytes([
+        ".storefront.catalog.v1.CompressedProduct.lz4",
+        // Feed chunks and records pass through as they arrive.
+        ".storefront.catalog.v1.FeedChunk.data",
+        ".storefront.catalog.v1.PutProductRequest.record",
+    ]);
     // Replies carrying many products are written by hand (src/encoded.rs)
     // so that servers answer from bytes they hold; the wire is unchanged.
     for (proto, rust) in [

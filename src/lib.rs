@@ -4,6 +4,7 @@
 
 pub mod probe;
 pub mod programs;
+pub mod token;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -53,6 +54,18 @@ pub struct Mesh {
 
 async fn loopback() -> anyhow::Result<TcpListener> {
     Ok(TcpListener::bind("127.0.0.1:0").await?)
+}
+
+/// `addr`, or a free port when another process holds it (a second mesh on
+/// the machine: its issuer is then not where `storefront token` looks).
+async fn fixed_or_free(addr: &str) -> anyhow::Result<TcpListener> {
+    match TcpListener::bind(addr).await {
+        Ok(listener) => Ok(listener),
+        Err(e) => {
+            tracing::warn!(addr, error = %e, "the dev issuer takes a free port: `storefront token` will not reach it");
+            loopback().await
+        }
+    }
 }
 
 /// How to start a mesh: its environment, the gateway's listener (without
@@ -163,7 +176,15 @@ impl Mesh {
         // The issuer's RSA key takes a while to generate: beside the
         // catalog's build, which needs only the issuer's address to start.
         let issuer = tokio::task::spawn_blocking(|| DevIssuer::generate(DEV_TOKEN_TTL));
-        let issuer_listener = loopback().await?;
+        // Run for real (no gateway listener given), the issuer and the
+        // internal port are where the README says (`storefront token`
+        // reaches that issuer); a test's mesh takes free ports.
+        let fixed = gateway.is_none();
+        let issuer_listener = if fixed {
+            fixed_or_free(&topology::DEV_ISSUER.local_addr()).await?
+        } else {
+            loopback().await?
+        };
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
         let store = Store::open(env.raw("REDIS_URL"), "sf:").await?;
@@ -244,9 +265,17 @@ impl Mesh {
                     )
                 })?,
         };
-        let internal = match env.raw("INTERNAL_LISTEN_ADDR") {
-            Some(_) => TcpListener::bind(gateway_config.internal_addr).await?,
-            None => loopback().await?,
+        let internal = if fixed || env.raw("INTERNAL_LISTEN_ADDR").is_some() {
+            TcpListener::bind(gateway_config.internal_addr)
+                .await
+                .with_context(|| {
+                    format!(
+                        "binding the internal port to {}",
+                        gateway_config.internal_addr
+                    )
+                })?
+        } else {
+            loopback().await?
         };
         let gateway_addr = gateway.local_addr()?;
         let internal_addr = internal.local_addr()?;

@@ -3,6 +3,7 @@
 //! `storefront probe <target>`: a health check (see [`storefront::probe`]).
 //! `storefront openapi`: the OpenAPI document, as `openapi.json` holds it.
 //! `storefront catalog export|check`: the catalog feed (`docs/feed.md`).
+//! `storefront token [ACCOUNT] [AUDIENCE]`: a dev identity token (local).
 
 /// mimalloc: a listing allocates and frees many small strings per hop, and
 /// glibc's malloc spent a fifth of the CPU there (`bench/scale.sh`).
@@ -27,6 +28,9 @@ async fn run() -> anyhow::Result<()> {
     if program == "catalog" && !rest.is_empty() {
         let status = storefront_catalog::feed::cli::run(&rest)?;
         std::process::exit(status);
+    }
+    if program == "token" {
+        return storefront::token::token(&rest).await;
     }
     let mut args = rest.into_iter();
     if program == "probe" {

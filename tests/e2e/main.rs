@@ -7,6 +7,7 @@ mod budgets;
 mod caching;
 mod captcha;
 mod cart_rules;
+mod catalog_changes;
 mod catalog_feed;
 mod categories;
 mod checkout_money;

@@ -104,6 +104,31 @@ impl CatalogService for Records {
     async fn update_product(&self, _: Request<pb::UpdateProductRequest>) -> Reply<pb::Product> {
         absent()
     }
+    async fn put_product(&self, _: Request<pb::PutProductRequest>) -> Reply<pb::ChangeReply> {
+        absent()
+    }
+    async fn delete_product(&self, _: Request<pb::DeleteProductRequest>) -> Reply<pb::ChangeReply> {
+        absent()
+    }
+    async fn set_stock(&self, _: Request<pb::SetStockRequest>) -> Reply<pb::ChangeReply> {
+        absent()
+    }
+    async fn import_feed(
+        &self,
+        _: Request<tonic::Streaming<pb::FeedChunk>>,
+    ) -> Reply<pb::ImportReply> {
+        absent()
+    }
+    type ExportFeedStream = tokio_stream::Empty<Result<pb::FeedChunk, Status>>;
+    async fn export_feed(
+        &self,
+        _: Request<pb::ExportFeedRequest>,
+    ) -> Reply<Self::ExportFeedStream> {
+        absent()
+    }
+    async fn list_changes(&self, _: Request<pb::ListChangesRequest>) -> Reply<pb::ChangesReply> {
+        absent()
+    }
 }
 
 #[derive(Clone)]

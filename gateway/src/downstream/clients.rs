@@ -52,6 +52,9 @@ clients! {
         Read get_category_tree(catalog::GetCategoryTreeRequest) -> catalog::CategoryTree;
         Read list_collections(catalog::ListCollectionsRequest) -> catalog::ListCollectionsResponse;
         Read get_collection(catalog::GetCollectionRequest) -> catalog::Collection;
+        Write put_product(catalog::PutProductRequest) -> catalog::ChangeReply;
+        Write delete_product(catalog::DeleteProductRequest) -> catalog::ChangeReply;
+        Write set_stock(catalog::SetStockRequest) -> catalog::ChangeReply;
     }
 
     /// Full-text search and suggestions.

@@ -1,11 +1,14 @@
 //! The catalog service: products with variants and media, the category tree
 //! and collections, served over gRPC from a deterministic demo catalog.
 
+mod changes;
 pub mod config;
+mod edit;
 pub mod feed;
 mod generate;
 mod service;
 mod store;
+mod writes;
 
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
 use tokio::net::TcpListener;

@@ -15,7 +15,9 @@ use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
 use tonic::{Request, Response, Status};
 
+use crate::edit::Change;
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
+use crate::writes;
 
 /// Products per export batch unless asked otherwise.
 const EXPORT_BATCH: usize = 500;
@@ -42,6 +44,49 @@ impl CatalogApi {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// The catalog version being served.
+    pub(crate) fn current(&self) -> Arc<Catalog> {
+        self.read()
+    }
+
+    fn swap(&self, next: Arc<Catalog>) {
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = next;
+    }
+
+    /// Applies the changes `changes` makes of the current version as the
+    /// next one (writers take turns; off the async workers).
+    pub(crate) async fn change<F>(&self, changes: F) -> Result<Arc<Catalog>, ServiceError>
+    where
+        F: FnOnce(&Catalog) -> Result<Vec<Change>, ServiceError> + Send + 'static,
+    {
+        let _turn = self.writer.lock().await;
+        let current = self.read();
+        let next = tokio::task::spawn_blocking(move || {
+            let changes = changes(&current)?;
+            current.apply(changes)
+        })
+        .await
+        .map_err(|e| ServiceError::internal(e.to_string()))??;
+        let next = Arc::new(next);
+        self.swap(next.clone());
+        Ok(next)
+    }
+
+    /// Replaces the catalog whole with what `build` makes of the next
+    /// version number.
+    pub(crate) async fn replace_whole<F>(&self, build: F) -> Result<Arc<Catalog>, ServiceError>
+    where
+        F: FnOnce(u64) -> Catalog + Send + 'static,
+    {
+        let _turn = self.writer.lock().await;
+        let version = self.read().version + 1;
+        let next = Arc::new(
+            storefront_platform::cpu::run_once("catalog-build", move || build(version)).await?,
+        );
+        self.swap(next.clone());
+        Ok(next)
     }
 }
 
@@ -140,7 +185,7 @@ impl CatalogService for CatalogApi {
         &self,
         _request: Request<GetCategoryTreeRequest>,
     ) -> Reply<CategoryTree> {
-        Ok(Response::new(self.read().tree.clone()))
+        Ok(Response::new((*self.read().tree).clone()))
     }
 
     async fn list_collections(
@@ -184,11 +229,28 @@ impl CatalogService for CatalogApi {
         };
         // A consistent snapshot: the version being read, batch by batch.
         let catalog = self.read();
+        if !request.product_ids.is_empty() {
+            if request.product_ids.len() > 10_000 {
+                return Err(ServiceError::new(
+                    ErrorKind::BadRequest,
+                    "BAD_REQUEST",
+                    "at most 10,000 products by id",
+                )
+                .into());
+            }
+            let rows: Vec<u32> = request
+                .product_ids
+                .iter()
+                .filter_map(|id| catalog.product_row(id))
+                .collect();
+            let batch = export_rows(&catalog, rows.into_iter(), request.compressed);
+            return Ok(Response::new(Box::pin(futures::stream::iter([batch]))));
+        }
         let batches = (0..catalog.products.len())
             .step_by(size.max(1))
             .map(move |start| {
                 let end = (start + size).min(catalog.products.len());
-                export_batch(&catalog, start as u32..end as u32, request.compressed)
+                export_rows(&catalog, start as u32..end as u32, request.compressed)
             });
         Ok(Response::new(Box::pin(futures::stream::iter(batches))))
     }
@@ -203,41 +265,82 @@ impl CatalogService for CatalogApi {
 
     async fn update_product(&self, request: Request<UpdateProductRequest>) -> Reply<Product> {
         let req = request.into_inner();
-        let _turn = self.writer.lock().await;
-        let current = self.read();
-        let row = current
-            .product_row(&req.product_id)
-            .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
-        let mut product = current.product(row)?;
-        if req.name.is_some() {
-            product.name = req.name;
-        }
-        if req.description.is_some() {
-            product.description = req.description;
-        }
-        for update in &req.prices {
-            set_price(&mut product, update)?;
-        }
-        if let Some(meta) = product.meta.as_mut() {
-            meta.version += 1;
-            meta.last_modified_at = Some(storefront_domain::time::now());
-        }
-        // The next version's indexes take a while at retail size: built on
-        // the blocking pool while reads go on against the current one.
-        let updated = product.clone();
-        let next = tokio::task::spawn_blocking(move || current.with_product(row, &updated))
-            .await
-            .map_err(|e| ServiceError::internal(e.to_string()))??;
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
-        Ok(Response::new(product))
+        let id = req.product_id.clone();
+        let next = self
+            .change(move |current| {
+                let row = current
+                    .product_row(&req.product_id)
+                    .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
+                let mut product = current.product(row)?;
+                if req.name.is_some() {
+                    product.name = req.name;
+                }
+                if req.description.is_some() {
+                    product.description = req.description;
+                }
+                for update in &req.prices {
+                    set_price(&mut product, update)?;
+                }
+                Ok(vec![Change::Put {
+                    product: Box::new(product),
+                    expected: None,
+                }])
+            })
+            .await?;
+        let row = next
+            .product_row(&id)
+            .ok_or_else(|| ServiceError::not_found("product", &id))?;
+        Ok(Response::new(next.product(row)?))
+    }
+
+    async fn put_product(&self, request: Request<PutProductRequest>) -> Reply<ChangeReply> {
+        Ok(Response::new(
+            writes::put_product(self, request.into_inner()).await?,
+        ))
+    }
+
+    async fn delete_product(&self, request: Request<DeleteProductRequest>) -> Reply<ChangeReply> {
+        Ok(Response::new(
+            writes::delete_product(self, request.into_inner()).await?,
+        ))
+    }
+
+    async fn set_stock(&self, request: Request<SetStockRequest>) -> Reply<ChangeReply> {
+        Ok(Response::new(
+            writes::set_stock(self, request.into_inner()).await?,
+        ))
+    }
+
+    async fn import_feed(
+        &self,
+        request: Request<tonic::Streaming<FeedChunk>>,
+    ) -> Reply<ImportReply> {
+        Ok(Response::new(
+            writes::import(self, request.into_inner()).await?,
+        ))
+    }
+
+    type ExportFeedStream = Pin<Box<dyn Stream<Item = Result<FeedChunk, Status>> + Send>>;
+
+    async fn export_feed(&self, _: Request<ExportFeedRequest>) -> Reply<Self::ExportFeedStream> {
+        let catalog = self.read();
+        let (send, chunks) = tokio::sync::mpsc::channel(8);
+        tokio::task::spawn_blocking(move || writes::export(catalog, send));
+        let stream = tokio_stream::wrappers::ReceiverStream::new(chunks);
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn list_changes(&self, request: Request<ListChangesRequest>) -> Reply<ChangesReply> {
+        let since = request.into_inner().since_version;
+        Ok(Response::new(writes::changes_since(&self.read(), since)))
     }
 }
 
 /// Rows `rows` of the export: summaries as held (with what they are
 /// compressed against) or, for a reader that did not ask for that, encoded.
-fn export_batch(
+fn export_rows(
     catalog: &Catalog,
-    rows: std::ops::Range<u32>,
+    rows: impl Iterator<Item = u32>,
     compressed: bool,
 ) -> Result<ProductBatch, Status> {
     let mut batch = ProductBatch {

@@ -3,6 +3,7 @@
 //! listing summary and its variants apart), with the indexes listings need.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use prost::Message;
 use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
@@ -10,6 +11,8 @@ use storefront_domain::compact::{Dictionary, Records};
 use storefront_domain::listing::{Key, Listing};
 use storefront_domain::query::{FieldType, Schema, Value};
 use storefront_platform::error::ServiceError;
+
+use crate::changes::ChangeLog;
 use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collection, Product};
 
 /// Encodes `p` as the catalog holds it: its listing summary (no variant
@@ -108,6 +111,12 @@ impl StoredProducts {
         }
     }
 
+    /// Removes row `row`; the last row takes its number.
+    pub fn swap_remove(&mut self, row: u32) {
+        self.summaries.swap_remove(row as usize);
+        self.variants.swap_remove(row as usize);
+    }
+
     /// Row `row`'s listing summary, encoded.
     pub fn summary(&self, row: u32) -> Result<Vec<u8>, String> {
         self.summaries.get(row as usize)
@@ -149,12 +158,14 @@ impl StoredProducts {
 }
 
 /// What a catalog is built from (by the generator or a feed): products
-/// encoded in row order with their facts, categories (parents first) and
-/// collections.
+/// encoded in row order with their facts and SKUs, categories (parents
+/// first) and collections.
 pub struct Parts {
     pub categories: Vec<Category>,
     pub products: StoredProducts,
     pub facts: Vec<ProductFacts>,
+    /// Each variant's SKU (hashed, see [`sku_key`]) and its product's row.
+    pub skus: Vec<(u64, u32)>,
     pub collections: Vec<Collection>,
 }
 
@@ -165,24 +176,41 @@ impl Parts {
             categories: Vec::new(),
             products: StoredProducts::new(&Product::default()),
             facts: Vec::new(),
+            skus: Vec::new(),
             collections: Vec::new(),
         }
     }
 }
 
+/// What the SKU index holds of a SKU: a 64-bit hash (a hit is checked
+/// against the product's variants).
+pub fn sku_key(sku: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(sku.as_bytes())
+}
+
+/// One version of the catalog. Versions share everything they did not
+/// change (`Arc`s all the way down), so a new version costs what its
+/// change touches.
+#[derive(Clone)]
 pub struct Catalog {
     /// Changes whenever the catalog does; indexers poll it.
     pub version: u64,
     pub products: StoredProducts,
     /// Filters, sorts and prices by row; built from the products' facts,
-    /// which are not kept.
+    /// which are not kept, and edited product by product.
     pub listing: Listing<ProductSchema>,
-    pub categories: Vec<Category>,
-    pub collections: Vec<Collection>,
-    pub tree: CategoryTree,
-    product_index: HashMap<Box<str>, u32>,
-    category_index: HashMap<String, usize>,
-    collection_index: HashMap<String, usize>,
+    pub categories: Arc<Vec<Category>>,
+    pub collections: Arc<Vec<Collection>>,
+    pub tree: Arc<CategoryTree>,
+    /// Product ids in id order with their rows: the product index, and
+    /// where a new id falls among the others.
+    pub(crate) ids: Arc<Vec<(Arc<str>, u32)>>,
+    /// SKU key -> the row of the product with that variant.
+    pub(crate) skus: Arc<HashMap<u64, u32, foldhash::fast::RandomState>>,
+    category_index: Arc<HashMap<String, usize>>,
+    collection_index: Arc<HashMap<String, usize>>,
+    /// Which products the recent versions changed, for indexers.
+    pub changes: Arc<ChangeLog>,
 }
 
 fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
@@ -193,10 +221,20 @@ fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
         .collect()
 }
 
+/// The contexts of the product listing: one per currency of `CURRENCIES`.
+pub const CONTEXTS: [usize; storefront_domain::catalog::CURRENCIES.len()] = {
+    let mut c = [0; storefront_domain::catalog::CURRENCIES.len()];
+    let mut i = 0;
+    while i < c.len() {
+        c[i] = i;
+        i += 1;
+    }
+    c
+};
+
 /// One index per currency of `CURRENCIES` for price; one for the rest.
 pub fn listing(facts: &[ProductFacts]) -> Listing<ProductSchema> {
-    let contexts: Vec<usize> = (0..storefront_domain::catalog::CURRENCIES.len()).collect();
-    Listing::build(facts, PRODUCT_FIELDS, &contexts)
+    Listing::build(facts, PRODUCT_FIELDS, &CONTEXTS)
 }
 
 impl Catalog {
@@ -204,16 +242,21 @@ impl Catalog {
         let Parts {
             products,
             facts,
+            skus,
             categories,
             collections,
         } = parts;
         // The id index and the tree beside the listing's columns: the
         // start-up's serial stretch.
-        let (listing, (product_index, tree)) = std::thread::scope(|s| {
+        let (listing, (ids, tree)) = std::thread::scope(|s| {
             let index = s.spawn(|| {
-                let ids = facts.iter().enumerate();
-                let index = ids.map(|(i, f)| (f.id.as_str().into(), i as u32)).collect();
-                (index, tree(&categories))
+                let mut ids: Vec<(Arc<str>, u32)> = facts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| (f.id.as_str().into(), i as u32))
+                    .collect();
+                ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                (ids, tree(&categories))
             });
             let listing = listing(&facts);
             (
@@ -227,37 +270,17 @@ impl Catalog {
         std::thread::spawn(move || drop(facts));
         Self {
             version: 1,
-            product_index,
+            ids: Arc::new(ids),
+            skus: Arc::new(skus.into_iter().collect()),
             listing,
-            category_index: index(&categories, |c| meta_id(c.meta.as_ref())),
-            collection_index: index(&collections, |c| meta_id(c.meta.as_ref())),
+            category_index: Arc::new(index(&categories, |c| meta_id(c.meta.as_ref()))),
+            collection_index: Arc::new(index(&collections, |c| meta_id(c.meta.as_ref()))),
             products,
-            categories,
-            collections,
-            tree,
+            categories: Arc::new(categories),
+            collections: Arc::new(collections),
+            tree: Arc::new(tree),
+            changes: Arc::new(ChangeLog::starting_at(1)),
         }
-    }
-
-    /// This catalog with product `row` replaced, as the next version. The
-    /// facts of every product are read back from the stored products: a
-    /// merchandising write is rare, memory for a second copy is not.
-    pub fn with_product(&self, row: u32, product: &Product) -> Result<Self, ServiceError> {
-        let products = self.products.replaced(row, product.clone());
-        let facts = (0..products.len() as u32)
-            .map(|r| products.decode(r).map(|p| ProductFacts::of(&p)))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(ServiceError::internal)?;
-        Ok(Self {
-            version: self.version + 1,
-            listing: listing(&facts),
-            products,
-            categories: self.categories.clone(),
-            collections: self.collections.clone(),
-            tree: self.tree.clone(),
-            product_index: self.product_index.clone(),
-            category_index: self.category_index.clone(),
-            collection_index: self.collection_index.clone(),
-        })
     }
 
     /// The price of row `row` in the currency at `currency`.
@@ -279,7 +302,10 @@ impl Catalog {
     }
 
     pub fn product_row(&self, id: &str) -> Option<u32> {
-        self.product_index.get(id).copied()
+        self.ids
+            .binary_search_by(|(held, _)| (**held).cmp(id))
+            .ok()
+            .map(|at| self.ids[at].1)
     }
 
     pub fn category(&self, id: &str) -> Option<&Category> {

@@ -6,6 +6,8 @@
 //! record decompresses that record only. Arenas are filled once and never
 //! grow by copying; parts built on several cores join by moving arenas.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 
 /// Compressed bytes an arena is filled to before the next one starts:
@@ -66,9 +68,10 @@ impl Arena {
     }
 }
 
-/// Appends one compressed record, in the last arena while it has room.
+/// Appends one compressed record, in the last arena while it has room
+/// (copied first if another version shares it).
 fn append(
-    arenas: &mut Vec<Arena>,
+    arenas: &mut Vec<Arc<Arena>>,
     firsts: &mut Vec<usize>,
     len: &mut usize,
     compressed: &[u8],
@@ -79,9 +82,11 @@ fn append(
         .is_none_or(|a| a.bytes.len() + compressed.len() > ARENA_BYTES.max(a.bytes.capacity()));
     if full {
         firsts.push(*len);
-        arenas.push(Arena::with_capacity(ARENA_BYTES.max(compressed.len())));
+        arenas.push(Arc::new(Arena::with_capacity(
+            ARENA_BYTES.max(compressed.len()),
+        )));
     }
-    if let Some(arena) = arenas.last_mut() {
+    if let Some(arena) = arenas.last_mut().map(Arc::make_mut) {
         arena.bytes.extend_from_slice(compressed);
         arena.ends.push(arena.bytes.len() as u32);
         arena.lens.push(raw_len as u32);
@@ -93,7 +98,8 @@ fn append(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {
     dictionary: Dictionary,
-    arenas: Vec<Arena>,
+    /// Shared between versions: a change copies only the arena it touches.
+    arenas: Vec<Arc<Arena>>,
     /// The index of each arena's first record.
     firsts: Vec<usize>,
     len: usize,
@@ -170,7 +176,7 @@ impl Records {
     /// Gives back the unused end of the last arena (once no more records
     /// come): at most one arena's bytes are copied.
     pub fn finish(&mut self) {
-        if let Some(a) = self.arenas.last_mut() {
+        if let Some(a) = self.arenas.last_mut().map(Arc::make_mut) {
             a.bytes.shrink_to_fit();
             a.ends.shrink_to_fit();
             a.lens.shrink_to_fit();
@@ -215,6 +221,33 @@ impl Records {
         out.firsts
             .splice(a..=a, rebuilt.firsts.iter().map(|f| self.firsts[a] + f));
         out
+    }
+
+    /// Removes record `index`; the last record takes its place (as
+    /// `Vec::swap_remove` does). Copies at most two arenas.
+    pub fn swap_remove(&mut self, index: usize) {
+        if index >= self.len {
+            return;
+        }
+        let last = self.len - 1;
+        if index != last
+            && let Some((lz4, len)) = self.compressed(last).map(|(b, l)| (b.to_vec(), l))
+        {
+            *self = self.replaced(index, &lz4, len);
+        }
+        let Some((a, _)) = self.locate(last) else {
+            return;
+        };
+        let arena = Arc::make_mut(&mut self.arenas[a]);
+        arena.ends.pop();
+        arena.lens.pop();
+        let end = arena.ends.last().copied().unwrap_or(0) as usize;
+        arena.bytes.truncate(end);
+        if arena.ends.is_empty() {
+            self.arenas.remove(a);
+            self.firsts.remove(a);
+        }
+        self.len -= 1;
     }
 
     /// The arena and position within it of record `index`.
@@ -296,6 +329,30 @@ mod tests {
             records.push(&record(n), &mut scratch);
         }
         records
+    }
+
+    #[test]
+    fn swap_remove_keeps_records_dense_and_versions_apart() {
+        let dictionary = Dictionary::new(record(3));
+        let mut records = filled(0, 2_000, &dictionary);
+        let mut model: Vec<Vec<u8>> = (0..2_000).map(record).collect();
+        let before = records.clone();
+        for index in [0, 1_999, 777, 5, 1_000, 1_000] {
+            let index = index % model.len();
+            records.swap_remove(index);
+            model.swap_remove(index);
+        }
+        records.push(&record(9_999), &mut Vec::new());
+        model.push(record(9_999));
+        assert_eq!(records.len(), model.len());
+        for (i, want) in model.iter().enumerate() {
+            assert_eq!(&records.get(i).unwrap(), want, "record {i}");
+        }
+        assert_eq!(before.len(), 2_000, "the version removed from is untouched");
+        assert_eq!(before.get(0).unwrap(), record(0));
+        let mut one = filled(0, 1, &dictionary);
+        one.swap_remove(0);
+        assert!(one.is_empty() && one.get(0).is_err());
     }
 
     #[test]

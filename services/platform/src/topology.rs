@@ -116,7 +116,7 @@ pub const ORDERS: Program = Program {
 pub const SEARCH: Program = Program {
     calls: &[Call {
         callee: "catalog",
-        methods: Methods::Only(&["GetCatalogInfo", "ListCategories", "ExportProducts"]),
+        methods: Methods::Only(&["ListChanges", "ListCategories", "ExportProducts"]),
     }],
     ..service("search", 50055, "search@storefront.iam.gserviceaccount.com")
 };
@@ -278,7 +278,7 @@ mod tests {
             CATALOG.dev_allowed_callers(),
             "gateway@storefront.iam.gserviceaccount.com,\
              cart@storefront.iam.gserviceaccount.com=GetProduct|ListCategories,\
-             search@storefront.iam.gserviceaccount.com=GetCatalogInfo|ListCategories|ExportProducts"
+             search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts"
         );
         assert_eq!(
             ORDERS.dev_allowed_callers(),

@@ -32,7 +32,7 @@ fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
 }
 
 /// Category id -> its name in each of `LOCALES`.
-type CategoryNames<'a> = HashMap<&'a str, [&'a str; 2]>;
+pub type CategoryNames = HashMap<String, [String; 2]>;
 
 /// Products of the export, as the catalog sent them: compressed against
 /// the catalog's dictionary (kept as they are), or encoded (compressed
@@ -79,7 +79,9 @@ struct Prepared {
     words: [Counter; 2],
 }
 
-fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> TantivyDocument {
+/// A product's document: its text per language, brand and id (its row,
+/// `ord`, is added by the caller).
+pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
     for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
         .into_iter()
@@ -92,17 +94,21 @@ fn document(p: &Product, fields: &Fields, categories: &CategoryNames<'_>) -> Tan
             .iter()
             .filter_map(|id| categories.get(id.as_str()))
         {
-            doc.add_text(lang.category, names[i]);
+            doc.add_text(lang.category, &names[i]);
         }
     }
     doc.add_text(fields.brand, &p.brand);
+    doc.add_text(
+        fields.id,
+        storefront_domain::catalog::meta_id(p.meta.as_ref()),
+    );
     doc
 }
 
 /// What preparing a batch reads.
 struct Context<'a> {
     fields: &'a Fields,
-    categories: &'a CategoryNames<'a>,
+    categories: &'a CategoryNames,
     /// Name words, as queries split them.
     words: &'a TextAnalyzer,
 }
@@ -245,6 +251,28 @@ fn listing(
     Ok((listing, facets, tie_order))
 }
 
+/// Category id -> its name in each of `LOCALES`.
+pub fn category_names(categories: &[Category]) -> CategoryNames {
+    categories
+        .iter()
+        .filter_map(|c| {
+            let id = c.meta.as_ref()?.id.clone();
+            Some((id, LOCALES.map(|l| local(c.name.as_ref(), l).to_string())))
+        })
+        .collect()
+}
+
+/// Product ids in id order with their rows.
+fn ids(facts: &[ProductFacts]) -> Vec<(std::sync::Arc<str>, u32)> {
+    let mut ids: Vec<(std::sync::Arc<str>, u32)> = facts
+        .iter()
+        .enumerate()
+        .map(|(row, f)| (f.id.as_str().into(), row as u32))
+        .collect();
+    ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    ids
+}
+
 /// Indexes the products of `batches` (encoded summaries, in export order)
 /// as they arrive.
 pub fn build(
@@ -253,13 +281,7 @@ pub fn build(
 ) -> tantivy::Result<Indexed> {
     let started = Instant::now();
     let (index, fields) = index::create();
-    let names: CategoryNames<'_> = categories
-        .iter()
-        .filter_map(|c| {
-            let id = c.meta.as_ref()?.id.as_str();
-            Some((id, LOCALES.map(|l| local(c.name.as_ref(), l))))
-        })
-        .collect();
+    let names = category_names(categories);
     let category_keys = categories
         .iter()
         .filter_map(|c| Some((c.meta.as_ref()?.id.clone(), c.key.clone())))
@@ -284,6 +306,7 @@ pub fn build(
     } = feed(&writer, &cx, batches)?;
     let fed = started.elapsed();
     let rows_total = facts.len();
+    let ids = ids(&facts);
     let (listed, reader) = std::thread::scope(|scope| {
         let listed = scope.spawn(|| listing(facts));
         let merged = (|| {
@@ -307,7 +330,8 @@ pub fn build(
     });
     let (listing, facets, tie_order) = listed?;
     let reader = reader?;
-    let rows = index::rows_of_docs(&reader, fields.ord, rows_total)?;
+    let searcher = reader.searcher();
+    let rows = index::rows_of_docs(&searcher, fields.ord, rows_total)?;
     let segments = index::segments(rows, &facets, &tie_order);
     drop(facets);
     tracing::info!(
@@ -319,12 +343,17 @@ pub fn build(
         listing,
         tie_order: tie_order.into(),
         summaries,
-        vocabularies: words.map(Counter::finish),
-        index,
-        reader,
+        vocabularies: std::sync::Arc::new(words.map(Counter::finish)),
+        live: std::sync::Arc::new(index::Live {
+            index,
+            reader,
+            category_names: names,
+        }),
+        searcher,
         fields,
-        segments,
+        segments: segments.into(),
         catalog_version: 0,
-        category_keys,
+        category_keys: std::sync::Arc::new(category_keys),
+        ids: std::sync::Arc::new(ids),
     })
 }

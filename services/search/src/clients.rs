@@ -5,15 +5,15 @@
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
-    CatalogInfo, ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
-    ListCategoriesResponse,
+    ChangesReply, ExportProductsRequest, ListCategoriesRequest, ListCategoriesResponse,
+    ListChangesRequest,
 };
 use storefront_proto::encoded::ProductBatch;
 
 typed_client! {
-    /// The catalog's products, categories and version.
+    /// The catalog's products, categories and changes.
     pub Catalog via CatalogServiceClient {
-        Read get_catalog_info(GetCatalogInfoRequest) -> CatalogInfo;
+        Read list_changes(ListChangesRequest) -> ChangesReply;
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
         Read export_products(ExportProductsRequest) -> tonic::Streaming<ProductBatch>;
     }

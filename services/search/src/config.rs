@@ -15,8 +15,8 @@ pub struct SearchConfig {
     /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
     pub catalog: PeerConfig,
     pub identity_token_url: String,
-    /// `SEARCH_REFRESH_SECS`: how often the catalog version is checked.
-    pub refresh: Duration,
+    /// `SEARCH_FOLLOW_MS`: how often the catalog is asked what changed.
+    pub follow: Duration,
     /// `SEARCH_SYNONYMS`.
     pub synonyms: Vec<Vec<String>>,
     pub grpc_timeout: Duration,
@@ -42,15 +42,15 @@ impl SearchConfig {
             catalog: topology::CATALOG.peer_config(env)?,
             identity_token_url: env
                 .identity_token_url(service.program.environment, &dev_token_url)?,
-            refresh: Duration::from_secs(env.parse("SEARCH_REFRESH_SECS", 30)?),
+            follow: env.millis("SEARCH_FOLLOW_MS", 250)?,
             synonyms,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
             service,
         };
-        if config.refresh.is_zero() {
+        if config.follow.is_zero() || config.follow > Duration::from_secs(1) {
             return Err(ConfigError::new(
-                "SEARCH_REFRESH_SECS",
-                "must be greater than 0",
+                "SEARCH_FOLLOW_MS",
+                "must be 1 to 1000: search follows a change within 2 s",
             ));
         }
         Ok(config)

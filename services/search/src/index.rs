@@ -13,8 +13,10 @@ use storefront_domain::catalog::ProductSchema;
 use storefront_domain::compact::Records;
 use storefront_domain::listing::Listing;
 use storefront_platform::error::ServiceError;
-use tantivy::schema::{FAST, Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
-use tantivy::{Index, IndexReader};
+use tantivy::schema::{
+    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::{Index, IndexReader, Searcher};
 
 use crate::analyzer;
 use crate::facets::FacetRows;
@@ -36,6 +38,8 @@ pub struct Fields {
     pub de: LanguageFields,
     pub brand: Field,
     pub ord: Field,
+    /// The product id, indexed whole: what a change deletes by.
+    pub id: Field,
 }
 
 impl Fields {
@@ -49,10 +53,23 @@ impl Fields {
     }
 }
 
-/// One built index and the listing index over the same products.
-pub struct Indexed {
+/// What every version of one built index shares: the tantivy index, its
+/// reader (reloaded when a change is committed) and what documents are
+/// made from.
+pub struct Live {
     pub index: Index,
     pub reader: IndexReader,
+    /// Category id -> its name per indexed language, for documents.
+    pub category_names: HashMap<String, [String; 2]>,
+}
+
+/// One version of the index and the listing index over the same products:
+/// a search reads one version from start to end (its `searcher` is a
+/// point-in-time view), while changes make the next.
+#[derive(Clone)]
+pub struct Indexed {
+    pub live: Arc<Live>,
+    pub searcher: Searcher,
     pub fields: Fields,
     /// Filters, sorts and facet values by row (`ord`).
     pub listing: Listing<ProductSchema>,
@@ -61,13 +78,16 @@ pub struct Indexed {
     pub tie_order: Arc<[u32]>,
     /// Each row's encoded listing summary.
     pub summaries: Records,
-    /// Name words per language (by `LanguageFields::slot`).
-    pub vocabularies: [Vocabulary; 2],
+    /// Name words per language (by `LanguageFields::slot`), as of the last
+    /// full build.
+    pub vocabularies: Arc<[Vocabulary; 2]>,
     /// What a search reads per hit, per segment, by document.
-    pub segments: Vec<Segment>,
+    pub segments: Arc<[Segment]>,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
-    pub category_keys: HashMap<String, String>,
+    pub category_keys: Arc<HashMap<String, String>>,
+    /// Product ids in id order with their rows.
+    pub ids: Arc<Vec<(Arc<str>, u32)>>,
 }
 
 impl Indexed {
@@ -78,6 +98,14 @@ impl Indexed {
     /// The encoded summary of row `row`.
     pub fn summary(&self, row: u32) -> Result<Bytes, String> {
         self.summaries.get(row as usize).map(Bytes::from)
+    }
+
+    /// The row of product `id`.
+    pub fn row(&self, id: &str) -> Option<u32> {
+        self.ids
+            .binary_search_by(|(held, _)| (**held).cmp(id))
+            .ok()
+            .map(|at| self.ids[at].1)
     }
 }
 
@@ -112,6 +140,7 @@ pub fn create() -> (Index, Fields) {
         de: language(&mut b, "de", analyzer::GERMAN, 1),
         brand: b.add_text_field("brand", text("default")),
         ord: b.add_u64_field("ord", FAST),
+        id: b.add_text_field("id", STRING),
     };
     let index = Index::create_in_ram(b.build());
     analyzer::register(&index);
@@ -158,8 +187,7 @@ pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceEr
 }
 
 /// Per segment, each document's row, from the `ord` column.
-pub fn rows_of_docs(reader: &IndexReader, ord: Field, len: usize) -> tantivy::Result<RowsOfDocs> {
-    let searcher = reader.searcher();
+pub fn rows_of_docs(searcher: &Searcher, ord: Field, len: usize) -> tantivy::Result<RowsOfDocs> {
     let mut rows = Vec::new();
     let name = searcher.schema().get_field_name(ord).to_string();
     for reader in searcher.segment_readers() {

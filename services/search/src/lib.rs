@@ -1,12 +1,14 @@
 //! The search service: a tantivy index built from the catalog's streamed
-//! export at start and rebuilt whenever the catalog's version moves (a
-//! periodic check, or a reindex call), swapped in without a gap.
+//! export at start, then following the catalog change by change
+//! (`follow`: within a second), rebuilt whole when the catalog was
+//! replaced (an import) or on a reindex call; swapped in without a gap.
 
 mod analyzer;
 mod build;
 mod clients;
 pub mod config;
 mod facets;
+mod follow;
 mod index;
 mod search;
 mod service;
@@ -57,6 +59,7 @@ pub async fn serve(
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,
         synonyms: Arc::new(config.synonyms.clone()),
+        updating: Arc::default(),
     };
     // The first index before serving: until then every search would be
     // empty. The catalog is usually still starting: asked again every
@@ -73,7 +76,7 @@ pub async fn serve(
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
     }
-    tokio::spawn(keep_fresh(api.clone(), config.refresh, shutdown.clone()));
+    tokio::spawn(keep_following(api.clone(), config.follow, shutdown.clone()));
     storefront_platform::server::serve_grpc(
         &config.service,
         SearchServiceServer::new(api),
@@ -83,21 +86,15 @@ pub async fn serve(
     .await
 }
 
-/// Rebuilds when the catalog's version differs from the index's.
-async fn keep_fresh(api: service::SearchApi, every: Duration, shutdown: CancellationToken) {
+/// Follows the catalog's changes every `every`.
+async fn keep_following(api: service::SearchApi, every: Duration, shutdown: CancellationToken) {
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
-        match api.catalog_version().await {
-            Ok(version) if version != api.index().catalog_version => {
-                if let Err(e) = api.rebuild().await {
-                    tracing::warn!(error = %e, "search index refresh failed; serving the previous one");
-                }
-            }
-            Ok(_) => {}
-            Err(e) => tracing::debug!(error = %e, "catalog version check failed"),
+        if let Err(e) = api.follow().await {
+            tracing::debug!(error = %e, "search could not follow the catalog; serving the version it has");
         }
     }
 }

@@ -100,14 +100,14 @@ impl<'a> Plan<'a> {
         let Some(text_query) = text_query else {
             return Ok(matched);
         };
-        let searcher = self.indexed.reader.searcher();
+        let searcher = self.indexed.searcher.clone();
         let weight = text_query
             .weight(EnableScoring::enabled_from_searcher(&searcher))
             .map_err(internal)?;
         for (reader, segment) in searcher
             .segment_readers()
             .iter()
-            .zip(&self.indexed.segments)
+            .zip(self.indexed.segments.iter())
         {
             let alive = reader.alive_bitset();
             let mut hit = |doc: DocId, score: Score| {
@@ -231,7 +231,7 @@ fn below(worst: i64) -> Score {
 /// then popularity, then id, as a search ranks them, so equal scores
 /// never come back in an arbitrary order.
 pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::Result<Vec<u32>> {
-    let searcher = indexed.reader.searcher();
+    let searcher = indexed.searcher.clone();
     let tie_order = indexed.tie_order.clone();
     let ord = searcher
         .schema()

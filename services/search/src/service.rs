@@ -6,9 +6,7 @@ use std::sync::{Arc, RwLock};
 use storefront_domain::catalog::currency_index;
 use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::{ErrorKind, ServiceError};
-use storefront_proto::catalog::v1::{
-    ExportProductsRequest, GetCatalogInfoRequest, ListCategoriesRequest,
-};
+use storefront_proto::catalog::v1::{ExportProductsRequest, ListCategoriesRequest};
 use storefront_proto::common::v1::{ListQuery, PageRequest};
 use storefront_proto::search::v1::search_service_server::SearchService;
 use storefront_proto::search::v1::*;
@@ -29,6 +27,8 @@ pub struct SearchApi {
     pub current: Arc<RwLock<Arc<Indexed>>>,
     pub catalog: Caller,
     pub synonyms: Arc<Vec<Vec<String>>>,
+    /// Builds and follows take turns (one writer per index).
+    pub updating: Arc<tokio::sync::Mutex<()>>,
 }
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -51,17 +51,16 @@ impl SearchApi {
             .clone()
     }
 
-    pub async fn catalog_version(&self) -> Result<u64, ServiceError> {
-        let info = Catalog(&self.catalog)
-            .get_catalog_info(&Current, GetCatalogInfoRequest {})
-            .await
-            .map_err(unavailable)?;
-        Ok(info.version)
+    /// Builds a fresh index from the catalog's export and swaps it in (in
+    /// turn with other builds and follows).
+    pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
+        let _turn = self.updating.lock().await;
+        self.rebuild_now().await
     }
 
-    /// Builds a fresh index from the catalog's export and swaps it in. The
-    /// export streams into the builder, so indexing overlaps the transfer.
-    pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
+    /// As `rebuild`, the caller holding the turn. The export streams into
+    /// the builder, so indexing overlaps the transfer.
+    pub(crate) async fn rebuild_now(&self) -> Result<ReindexResponse, ServiceError> {
         let catalog = Catalog(&self.catalog);
         let query = ListQuery {
             page: Some(PageRequest {
@@ -78,6 +77,7 @@ impl SearchApi {
         let export = ExportProductsRequest {
             batch_size: 1000,
             compressed: true,
+            product_ids: Vec::new(),
         };
         let mut stream = catalog
             .export_products(&Current, export)

@@ -46,10 +46,15 @@ pub struct Analyzers {
 impl Analyzers {
     pub fn new(indexed: &Indexed, lang: LanguageFields) -> tantivy::Result<Self> {
         Ok(Self {
-            words: indexed.index.tokenizers().get("default").ok_or_else(|| {
-                tantivy::TantivyError::InternalError("no default tokenizer".into())
-            })?,
-            stem: indexed.index.tokenizer_for_field(lang.name)?,
+            words: indexed
+                .live
+                .index
+                .tokenizers()
+                .get("default")
+                .ok_or_else(|| {
+                    tantivy::TantivyError::InternalError("no default tokenizer".into())
+                })?,
+            stem: indexed.live.index.tokenizer_for_field(lang.name)?,
         })
     }
 

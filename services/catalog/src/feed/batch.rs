@@ -12,7 +12,7 @@ use storefront_proto::catalog::v1::CategoryRef;
 use super::convert::{self, Problems};
 use super::load::{FeedError, parse_record};
 use super::record::ProductRecord;
-use crate::store::{Scratch, StoredProducts};
+use crate::store::{Scratch, StoredProducts, sku_key};
 
 /// Product lines a batch holds at most.
 pub const LINES: usize = 1_000;
@@ -62,6 +62,8 @@ pub struct Keys {
     pub line: usize,
     pub id: u128,
     pub skus: Vec<(usize, u128)>,
+    /// The SKUs' keys in the catalog's SKU index.
+    pub sku_keys: Vec<u64>,
 }
 
 /// A batch read: its products (those without problems, in order), their
@@ -114,6 +116,7 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
                 .filter(|(_, v)| !v.sku.is_empty())
                 .map(|(i, v)| (i, hashed(SKU, &v.sku)))
                 .collect(),
+            sku_keys: record.variants.iter().map(|v| sku_key(&v.sku)).collect(),
         });
         let mut problems = Problems::default();
         let category_ids = ancestors(&cx.categories, &record.category_id, &mut problems);
@@ -134,7 +137,11 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
 }
 
 /// The ids of a product's category and its ancestors, root first.
-fn ancestors(categories: &CategoryPaths, id: &str, problems: &mut Problems) -> Vec<String> {
+pub(crate) fn ancestors(
+    categories: &CategoryPaths,
+    id: &str,
+    problems: &mut Problems,
+) -> Vec<String> {
     if id.is_empty() {
         return Vec::new();
     }

@@ -113,6 +113,7 @@ pub struct Loader<'r> {
     first_seen: HashMap<u128, usize, foldhash::fast::RandomState>,
     chunks: Vec<StoredProducts>,
     facts: Vec<ProductFacts>,
+    skus: Vec<(u64, u32)>,
     collections: Vec<Collection>,
 }
 
@@ -136,6 +137,7 @@ impl<'r> Loader<'r> {
             first_seen: HashMap::default(),
             chunks: Vec::new(),
             facts: Vec::new(),
+            skus: Vec::new(),
             collections: Vec::new(),
         }
     }
@@ -442,6 +444,11 @@ impl<'r> Loader<'r> {
             return;
         }
         self.counts.variants += keys.iter().map(|k| k.skus.len()).sum::<usize>();
+        let first_row = self.facts.len() as u32;
+        for (i, key) in keys.iter().enumerate() {
+            let row = first_row + i as u32;
+            self.skus.extend(key.sku_keys.iter().map(|&k| (k, row)));
+        }
         self.facts.extend(facts);
         self.chunks.push(products);
     }
@@ -503,6 +510,7 @@ impl<'r> Loader<'r> {
             categories: self.categories,
             products,
             facts: self.facts,
+            skus: self.skus,
             collections: self.collections,
         })
     }
@@ -555,7 +563,12 @@ fn strip_position(message: &str) -> &str {
 
 /// A field and message from a deserialisation failure at `path`.
 fn problem(path: &str, e: &serde_json::Error) -> (String, String) {
-    let message = strip_position(&e.to_string()).to_string();
+    problem_of(path, &e.to_string())
+}
+
+/// A field and message from serde's `message` at `path`.
+pub(crate) fn problem_of(path: &str, message: &str) -> (String, String) {
+    let message = strip_position(message).to_string();
     // The path names the field itself when serde met it (an unknown
     // field), its record when the field is missing.
     let join = |field: &str| {

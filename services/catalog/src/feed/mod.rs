@@ -3,7 +3,7 @@
 //! internal export route, read at start (`CATALOG_FEED`), by
 //! `storefront catalog check` and by an import.
 
-mod batch;
+pub(crate) mod batch;
 pub mod cli;
 pub mod convert;
 pub mod load;

@@ -79,15 +79,22 @@ fn download(mut response: reqwest::Response) -> Chunks {
             }
         }
     });
-    Chunks {
-        chunks,
-        current: Bytes::new(),
-    }
+    Chunks::new(chunks)
 }
 
-struct Chunks {
+/// Bytes arriving in chunks from a task, read by a blocking thread.
+pub(crate) struct Chunks {
     chunks: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>,
     current: Bytes,
+}
+
+impl Chunks {
+    pub(crate) fn new(chunks: tokio::sync::mpsc::Receiver<std::io::Result<Bytes>>) -> Self {
+        Self {
+            chunks,
+            current: Bytes::new(),
+        }
+    }
 }
 
 impl Read for Chunks {

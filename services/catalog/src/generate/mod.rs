@@ -13,7 +13,7 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
-use crate::store::{Parts, StoredProducts};
+use crate::store::{Parts, StoredProducts, sku_key};
 use storefront_domain::catalog::ProductFacts;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
@@ -40,26 +40,31 @@ pub fn generate(size: usize, seed: u64) -> Parts {
         let mut rng = chunk_rng(c as u64);
         let range = c * CHUNK..((c + 1) * CHUNK).min(size);
         let (mut facts, mut stored) = (Vec::with_capacity(CHUNK), empty.clone());
+        let mut skus = Vec::with_capacity(CHUNK * 3);
         let mut scratch = Default::default();
         for n in range {
             let p = product(&mut rng, n, &leaves);
             facts.push(ProductFacts::of(&p));
+            skus.extend(p.variants.iter().map(|v| (sku_key(&v.sku), n as u32)));
             stored.push(p, &mut scratch);
         }
-        (facts, stored)
+        (facts, skus, stored)
     });
-    let (facts, parts): (Vec<Vec<ProductFacts>>, Vec<StoredProducts>) = chunks.into_iter().unzip();
-    let mut all = Vec::with_capacity(size);
-    facts
-        .into_iter()
-        .for_each(|mut chunk| all.append(&mut chunk));
-    let facts = all;
+    let mut facts = Vec::with_capacity(size);
+    let mut skus = Vec::new();
+    let mut parts = Vec::with_capacity(chunks.len());
+    for (mut f, mut s, stored) in chunks {
+        facts.append(&mut f);
+        skus.append(&mut s);
+        parts.push(stored);
+    }
     let products = empty.concat(parts);
     let collections = collections::build(&mut rng, &facts, &categories);
     Parts {
         categories,
         products,
         facts,
+        skus,
         collections,
     }
 }

@@ -12,7 +12,7 @@ use crate::query::{OwnedValue, Value};
 /// `Value::Missing` sorts above every value.
 pub const MISSING: u32 = u32::MAX;
 /// Fields with at most this many distinct values keep a bitmap per value.
-const BITMAP_VALUES: usize = 64;
+pub(super) const BITMAP_VALUES: usize = 64;
 
 /// An owned field value, ordered as `Value` is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -25,7 +25,7 @@ pub enum Key {
 }
 
 impl Key {
-    fn of(value: Value<'_>) -> Option<Key> {
+    pub(super) fn of(value: Value<'_>) -> Option<Key> {
         Some(match value {
             Value::Text(s) => Key::Text(s.into()),
             Value::Integer(i) => Key::Integer(i),
@@ -46,6 +46,7 @@ impl Key {
     }
 }
 
+#[derive(Debug, Clone)]
 pub struct Column {
     /// Distinct values, ascending.
     pub distinct: Vec<Key>,
@@ -62,6 +63,9 @@ pub struct Column {
     pub bitmaps: Vec<RoaringBitmap>,
     /// For sets of ids: the records containing each id.
     pub members: HashMap<Box<str>, RoaringBitmap>,
+    /// Whether `bitmaps` are kept (few values); an edit that brings more
+    /// values than that drops them for good.
+    pub(super) keeps_bitmaps: bool,
 }
 
 /// The first eight bytes of `text`, big-endian, zero-padded: ordered as
@@ -165,7 +169,8 @@ impl Column {
         for v in (0..distinct.len()).rev() {
             desc.extend_from_slice(&asc[starts[v] as usize..starts[v + 1] as usize]);
         }
-        let bitmaps = if distinct.len() <= BITMAP_VALUES {
+        let keeps_bitmaps = distinct.len() <= BITMAP_VALUES;
+        let bitmaps = if keeps_bitmaps {
             (0..distinct.len())
                 .map(|v| sorted_bitmap(&asc[starts[v] as usize..starts[v + 1] as usize]))
                 .collect()
@@ -180,6 +185,7 @@ impl Column {
             desc,
             starts,
             bitmaps,
+            keeps_bitmaps,
         }
     }
 

@@ -9,12 +9,14 @@
 //! Records are named by their position (`row`) in the slice indexed.
 
 mod column;
+mod edit;
 mod filter;
 mod rank;
 #[cfg(test)]
 mod tests;
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 use storefront_proto::common::v1::{ListQuery, PageInfo, SortDirection};
@@ -60,12 +62,25 @@ type Job<'c, S> = (
     &'c <S as Schema>::Context,
 );
 
+/// Versions share what they did not change: cloning a listing is a few
+/// `Arc`s, and an edit copies only the columns it changes.
 pub struct Listing<S: Schema> {
     len: u32,
     /// Each record's rank by id: the tie break of every order.
-    id_rank: Vec<u32>,
-    columns: Vec<Indexed>,
+    id_rank: Arc<Vec<u32>>,
+    columns: Vec<Arc<Indexed>>,
     schema: PhantomData<fn() -> S>,
+}
+
+impl<S: Schema> Clone for Listing<S> {
+    fn clone(&self) -> Self {
+        Self {
+            len: self.len,
+            id_rank: self.id_rank.clone(),
+            columns: self.columns.clone(),
+            schema: PhantomData,
+        }
+    }
 }
 
 impl<S: Schema> Listing<S> {
@@ -102,15 +117,15 @@ impl<S: Schema> Listing<S> {
         let columns = storefront_platform::cpu::map_on_cores(jobs.len(), |j| {
             let (name, field, context, ctx) = jobs[j];
             let values: Vec<Value<'_>> = records.iter().map(|r| S::value(r, field, ctx)).collect();
-            Indexed {
+            Arc::new(Indexed {
                 name,
                 context,
                 column: Column::build(&values, &by_id),
-            }
+            })
         });
         Self {
             len: records.len() as u32,
-            id_rank,
+            id_rank: Arc::new(id_rank),
             columns,
             schema: PhantomData,
         }

@@ -85,6 +85,8 @@ pub struct Peer {
     /// The same connection without the limit, for health checks, which
     /// must not fail because the peer is busy.
     pub unguarded: Channel,
+    /// Where the peer is, for a call that outlasts the channel's deadline.
+    endpoint: Endpoint,
     tokens: Arc<TokenSource>,
     timeout: Duration,
 }
@@ -115,16 +117,15 @@ impl Peer {
         timeout: Duration,
         concurrency: usize,
     ) -> anyhow::Result<Self> {
-        let unguarded = Endpoint::from_shared(url.to_string())?
+        let endpoint = Endpoint::from_shared(url.to_string())?
             .connect_timeout(Duration::from_secs(1))
-            .timeout(timeout)
             .tcp_nodelay(true)
             .http2_keep_alive_interval(Duration::from_secs(30))
             // HTTP/2's 64 KiB default windows make a large reply (an
             // export) a ping-pong of window updates.
             .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW)
-            .connect_lazy();
+            .initial_connection_window_size(CONNECTION_WINDOW);
+        let unguarded = endpoint.clone().timeout(timeout).connect_lazy();
         let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
         let channel = MarkShed(LoadShed::new(limited));
         Ok(Self {
@@ -132,9 +133,16 @@ impl Peer {
             audience: audience.to_string(),
             channel,
             unguarded,
+            endpoint,
             tokens,
             timeout,
         })
+    }
+
+    /// A connection of its own for one long call (a whole feed streamed
+    /// in or out), held to `timeout` instead of the channel's deadline.
+    pub fn long_running(&self, timeout: Duration) -> Channel {
+        self.endpoint.clone().timeout(timeout).connect_lazy()
     }
 
     /// `message` with this peer's identity token, the correlation id of

@@ -137,7 +137,7 @@ fn plain(
     let query = text_query::build(indexed, lang, &[], text, Typos::Exact)
         .unwrap()
         .unwrap();
-    let searcher = indexed.reader.searcher();
+    let searcher = indexed.searcher.clone();
     let docs = searcher
         .search(
             query.as_ref(),

@@ -1,0 +1,211 @@
+//! The internal REST surface, served on its own port that is never
+//! published: fulfilment moves orders along (`orders`), operations reindex
+//! and reload (`maintenance`), merchandising changes the catalog
+//! (`catalog`). Callers present a cloud identity token in
+//! `Authorization: Bearer`, checked like the services check theirs, and
+//! may call only the routes `INTERNAL_CALLERS` names for them (a route is
+//! named by the last literal segment of its path). The port has its own
+//! OpenAPI document at `/internal/openapi.json`.
+
+mod catalog;
+mod maintenance;
+mod orders;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, MatchedPath, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use storefront_platform::identity::verifier::{IdentityVerifier, VerifyError};
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::limit::RequestBodyLimitLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::config::GatewayConfig;
+use crate::downstream::Downstreams;
+use crate::error::ApiError;
+use crate::middleware::call_context;
+use crate::middleware::errors;
+use crate::middleware::json_body::MAX_BODY_BYTES;
+use crate::middleware::observe;
+use crate::ratelimit::Limiter;
+use crate::ratelimit::Scope;
+use crate::ratelimit::middleware::too_many;
+
+#[derive(Clone)]
+pub struct InternalState {
+    downstreams: Arc<Downstreams>,
+    verifier: Arc<IdentityVerifier>,
+    limiter: Arc<Limiter>,
+}
+
+/// A verified calling service account.
+pub struct ServiceCaller(pub String);
+
+impl FromRequestParts<InternalState> for ServiceCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &InternalState,
+    ) -> Result<Self, Response> {
+        let caller = verified(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        // Each service account has its own budget (RATE_LIMIT_SERVICE).
+        if let Some(decision) = state.limiter.check(Scope::Service, &caller.0).await
+            && !decision.allowed
+        {
+            return Err(too_many(&[decision]));
+        }
+        Ok(caller)
+    }
+}
+
+/// `/internal/catalog/products/{productId}` -> `products`.
+fn route_name(template: &str) -> &str {
+    template
+        .rsplit('/')
+        .find(|s| !s.is_empty() && !s.starts_with('{'))
+        .unwrap_or_default()
+}
+
+async fn verified(parts: &Parts, state: &InternalState) -> Result<ServiceCaller, ApiError> {
+    let token = parts
+        .headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_string)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "UNAUTHORIZED",
+                "an identity token is required",
+            )
+        })?;
+    // A route is named by the last literal segment of its path template.
+    let method = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(|m| route_name(m.as_str()))
+        .unwrap_or_default();
+    match state.verifier.verify(&token, method).await {
+        Ok(caller) => Ok(ServiceCaller(caller.account)),
+        Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "INVALID_TOKEN",
+            "the identity token was not accepted",
+        )),
+        Err(VerifyError::PermissionDenied(_)) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "this service account may not call here",
+        )),
+        Err(e @ VerifyError::Unavailable(_)) => {
+            Err(ApiError::unavailable("identity verification", e))
+        }
+    }
+}
+
+/// The most a feed import streams in (`/internal/catalog/import`); other
+/// internal bodies are held to `MAX_BODY_BYTES`.
+pub const MAX_FEED_BYTES: usize = 16 << 30;
+
+/// The routes of the internal port, with their document.
+fn routes() -> OpenApiRouter<InternalState> {
+    let small = OpenApiRouter::new()
+        .routes(routes!(orders::set_status))
+        .routes(routes!(maintenance::reindex))
+        .routes(routes!(maintenance::reload_content))
+        .routes(routes!(catalog::put_product, catalog::delete_product))
+        .routes(routes!(catalog::set_stock))
+        .routes(routes!(catalog::export))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
+    let feeds = OpenApiRouter::new()
+        .routes(routes!(catalog::import))
+        .layer(RequestBodyLimitLayer::new(MAX_FEED_BYTES));
+    small.merge(feeds)
+}
+
+fn document(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
+    use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+    doc.info.title = "Storefront BFF: internal port".to_string();
+    doc.info.version = "1.0".to_string();
+    doc.info.description = Some(INTERNAL_DESCRIPTION.to_string());
+    doc.info.contact = None;
+    doc.info.license = None;
+    let components = doc.components.get_or_insert_with(Default::default);
+    components.schemas.insert(
+        "ErrorBody".into(),
+        <crate::error::ErrorBody as utoipa::PartialSchema>::schema(),
+    );
+    components.schemas.insert(
+        "FieldError".into(),
+        <crate::error::FieldError as utoipa::PartialSchema>::schema(),
+    );
+    components.security_schemes.insert(
+        "BearerAuth".into(),
+        SecurityScheme::Http(
+            HttpBuilder::new()
+                .scheme(HttpAuthScheme::Bearer)
+                .bearer_format("JWT")
+                .description(Some(
+                    "A cloud identity token (OIDC, audience INTERNAL_AUDIENCE) of an account INTERNAL_CALLERS allows for the route",
+                ))
+                .build(),
+        )
+        .into(),
+    );
+    doc
+}
+
+const INTERNAL_DESCRIPTION: &str = "The internal port of the Storefront BFF: never published. \
+Every route needs `Authorization: Bearer <identity token>` of a service account that \
+INTERNAL_CALLERS allows for it (a route is named by the last literal segment of its path: \
+status, reindex, reload, products, stock, import, export). 401 without a valid token, 403 for \
+an account not allowed there, 429 over RATE_LIMIT_SERVICE (and, for reindex and reload, \
+RATE_LIMIT_MAINTENANCE). Errors have the public API's shape.";
+
+async fn internal_openapi(State(doc): State<Arc<String>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        doc.as_str().to_owned(),
+    )
+}
+
+pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
+    let verifier = Arc::new(IdentityVerifier::new(config.internal_identity.clone()));
+    let (router, doc) = routes().split_for_parts();
+    let doc = Arc::new(document(doc).to_pretty_json().unwrap_or_default());
+    let inner = router
+        .route_layer(axum::middleware::from_fn(
+            crate::middleware::path_ids::bounded_ids,
+        ))
+        .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
+        .with_state(InternalState {
+            limiter,
+            downstreams,
+            verifier,
+        })
+        .merge(
+            Router::new()
+                .route("/internal/openapi.json", get(internal_openapi))
+                .with_state(doc),
+        );
+    inner.layer(
+        ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(errors::normalize))
+            .layer(axum::middleware::from_fn(call_context::correlation_id))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(observe::TraceTrust::Everyone),
+                observe::observe,
+            ))
+            .layer(CatchPanicLayer::custom(errors::panic_response)),
+    )
+}

@@ -1,0 +1,415 @@
+//! Changing the catalog product by product: a put (create or replace), a
+//! delete, stock levels. A set of changes makes one new version, all of
+//! them or none; the version shares everything it did not change with the
+//! one before, and the listing's indexes are edited, not rebuilt.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use storefront_domain::catalog::{ProductFacts, meta_id};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_proto::catalog::v1::{Availability, Product};
+
+use crate::store::{CONTEXTS, Catalog, Scratch, sku_key};
+
+/// One change of a catalog.
+#[derive(Debug, Clone)]
+pub enum Change {
+    /// Create or replace a product; `expected`: the version it must be at
+    /// (None: whatever it is; a product that does not exist yet has none).
+    Put {
+        product: Box<Product>,
+        expected: Option<i64>,
+    },
+    Delete {
+        id: String,
+        expected: Option<i64>,
+    },
+    /// Stock levels by SKU, applied together.
+    Stock(Vec<Stock>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stock {
+    pub sku: String,
+    pub level: Level,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Units on hand now.
+    Quantity(u32),
+    /// Units added (or, negative, taken).
+    Delta(i64),
+}
+
+/// 409: the version a change expected is not the product's.
+fn stale(current: Option<i64>) -> ServiceError {
+    let message = match current {
+        Some(v) => format!("the product is at version {v}; read it again"),
+        None => "the product does not exist, so it has no version yet".to_string(),
+    };
+    ServiceError::new(ErrorKind::Conflict, "CONCURRENT_MODIFICATION", message)
+}
+
+fn version_of(p: &Product) -> i64 {
+    p.meta.as_ref().map_or(0, |m| m.version)
+}
+
+/// Keeps the derived fields of a product in step with its variants.
+fn derive(p: &mut Product) {
+    p.in_stock = p
+        .variants
+        .iter()
+        .any(|v| v.availability.is_some_and(|a| a.in_stock));
+    p.master_variant = p.variants.first().cloned();
+}
+
+impl Catalog {
+    /// The next version: this one with `changes` applied, or the first
+    /// change's refusal (nothing applied). The products each change
+    /// touched are in the next version's change log.
+    pub fn apply(&self, changes: Vec<Change>) -> Result<Catalog, ServiceError> {
+        let mut next = self.clone();
+        next.version = self.version + 1;
+        let mut touched: Vec<Arc<str>> = Vec::new();
+        let now = storefront_domain::time::now();
+        for change in changes {
+            match change {
+                Change::Put { product, expected } => {
+                    let id = next.put(*product, expected, now)?;
+                    touched.push(id);
+                }
+                Change::Delete { id, expected } => {
+                    next.delete(&id, expected)?;
+                    touched.push(id.into());
+                }
+                Change::Stock(levels) => {
+                    for product in next.stocked(&levels, now)? {
+                        touched.push(next.put(product, None, now)?);
+                    }
+                }
+            }
+        }
+        next.changes = Arc::new(self.changes.with(next.version, touched));
+        Ok(next)
+    }
+
+    /// Creates or replaces `product` (its version, timestamps kept or
+    /// set); its id.
+    fn put(
+        &mut self,
+        mut product: Product,
+        expected: Option<i64>,
+        now: prost_types::Timestamp,
+    ) -> Result<Arc<str>, ServiceError> {
+        derive(&mut product);
+        let id: Arc<str> = meta_id(product.meta.as_ref()).into();
+        let meta = product.meta.get_or_insert_with(Default::default);
+        match self.product_row(&id) {
+            Some(row) => {
+                let current = self.product(row)?;
+                let version = version_of(&current);
+                if expected.is_some_and(|e| e != version) {
+                    return Err(stale(Some(version)));
+                }
+                meta.version = version + 1;
+                meta.created_at = current.meta.as_ref().and_then(|m| m.created_at);
+                meta.last_modified_at = Some(now);
+                self.replace(row, &current, product);
+            }
+            None => {
+                if expected.is_some() {
+                    return Err(stale(None));
+                }
+                meta.version = 1;
+                self.create(id.clone(), product);
+            }
+        }
+        Ok(id)
+    }
+
+    fn replace(&mut self, row: u32, current: &Product, product: Product) {
+        let facts = ProductFacts::of(&product);
+        let skus = Arc::make_mut(&mut self.skus);
+        for v in &current.variants {
+            skus.remove(&sku_key(&v.sku));
+        }
+        for v in &product.variants {
+            skus.insert(sku_key(&v.sku), row);
+        }
+        self.products = self.products.replaced(row, product);
+        self.listing.replace(row, &facts, &CONTEXTS);
+    }
+
+    fn create(&mut self, id: Arc<str>, product: Product) {
+        let row = self.products.len() as u32;
+        let facts = ProductFacts::of(&product);
+        let ids = Arc::make_mut(&mut self.ids);
+        let at = ids.partition_point(|(held, _)| *held < id);
+        ids.insert(at, (id, row));
+        let skus = Arc::make_mut(&mut self.skus);
+        for v in &product.variants {
+            skus.insert(sku_key(&v.sku), row);
+        }
+        self.products.push(product, &mut Scratch::default());
+        self.listing.push(&facts, &CONTEXTS, at as u32);
+    }
+
+    fn delete(&mut self, id: &str, expected: Option<i64>) -> Result<(), ServiceError> {
+        let row = self
+            .product_row(id)
+            .ok_or_else(|| ServiceError::not_found("product", id))?;
+        let current = self.product(row)?;
+        let version = version_of(&current);
+        if expected.is_some_and(|e| e != version) {
+            return Err(stale(Some(version)));
+        }
+        let last = self.products.len() as u32 - 1;
+        let skus = Arc::make_mut(&mut self.skus);
+        for v in &current.variants {
+            skus.remove(&sku_key(&v.sku));
+        }
+        let ids = Arc::make_mut(&mut self.ids);
+        if row != last {
+            // The last product takes the row: its index entries follow.
+            let moved = self.products.decode(last).map_err(ServiceError::internal)?;
+            for v in &moved.variants {
+                skus.insert(sku_key(&v.sku), row);
+            }
+            let moved_id = meta_id(moved.meta.as_ref());
+            if let Ok(at) = ids.binary_search_by(|(held, _)| (**held).cmp(moved_id)) {
+                ids[at].1 = row;
+            }
+        }
+        if let Ok(at) = ids.binary_search_by(|(held, _)| (**held).cmp(id)) {
+            ids.remove(at);
+        }
+        self.products.swap_remove(row);
+        self.listing.swap_remove(row);
+        Ok(())
+    }
+
+    /// The products `levels` change, with their new stock; a refusal
+    /// naming each SKU that is unknown or would go below zero.
+    fn stocked(
+        &self,
+        levels: &[Stock],
+        now: prost_types::Timestamp,
+    ) -> Result<Vec<Product>, ServiceError> {
+        let mut changed: BTreeMap<u32, Product> = BTreeMap::new();
+        let mut problems = Vec::new();
+        for (i, level) in levels.iter().enumerate() {
+            let field = format!("changes[{i}]");
+            let row = self.skus.get(&sku_key(&level.sku)).copied();
+            let Some(row) = row else {
+                problems.push(FieldViolation::new(
+                    format!("{field}.sku"),
+                    "INVALID_VALUE",
+                    "no variant has this SKU",
+                ));
+                continue;
+            };
+            let product = match changed.entry(row) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => e.insert(self.product(row)?),
+            };
+            let Some(variant) = product.variants.iter_mut().find(|v| v.sku == level.sku) else {
+                problems.push(FieldViolation::new(
+                    format!("{field}.sku"),
+                    "INVALID_VALUE",
+                    "no variant has this SKU",
+                ));
+                continue;
+            };
+            let on_hand = i64::from(variant.availability.map_or(0, |a| a.quantity));
+            let quantity = match level.level {
+                Level::Quantity(q) => i64::from(q),
+                Level::Delta(d) => on_hand.saturating_add(d),
+            };
+            if !(0..=i64::from(u32::MAX)).contains(&quantity) {
+                problems.push(FieldViolation::new(
+                    format!("{field}.delta"),
+                    "OUT_OF_RANGE",
+                    format!("stock would be {quantity}; it cannot go below 0"),
+                ));
+                continue;
+            }
+            let quantity = quantity as u32;
+            variant.availability = Some(Availability {
+                in_stock: quantity > 0,
+                quantity,
+            });
+        }
+        if !problems.is_empty() {
+            let mut e = ServiceError::new(
+                ErrorKind::Validation,
+                "VALIDATION_ERROR",
+                "stock changes refused; none applied",
+            );
+            e.violations = problems;
+            return Err(e);
+        }
+        Ok(changed
+            .into_values()
+            .map(|mut p| {
+                if let Some(meta) = p.meta.as_mut() {
+                    meta.last_modified_at = Some(now);
+                }
+                p
+            })
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_proto::common::v1::{ListQuery, PageRequest, SortField};
+
+    use super::*;
+    use crate::store::{Parts, StoredProducts};
+
+    fn catalog(size: usize) -> Catalog {
+        Catalog::new(crate::generate::generate(size, 3))
+    }
+
+    /// Every product of `c` in row order.
+    fn products(c: &Catalog) -> Vec<Product> {
+        (0..c.products.len() as u32)
+            .map(|r| c.product(r).unwrap())
+            .collect()
+    }
+
+    /// What a page of `c` shows: ids in order, and the total.
+    fn page(c: &Catalog, sort: &str, desc: bool) -> (u64, Vec<String>) {
+        let q = ListQuery {
+            page: Some(PageRequest {
+                limit: 50,
+                offset: 0,
+            }),
+            sort: vec![SortField {
+                field: sort.into(),
+                direction: i32::from(desc) + 1,
+            }],
+            filters: Vec::new(),
+        };
+        let (info, rows) = c.listing.page(&q, 0, &[("key", false)]).unwrap();
+        let ids = rows
+            .iter()
+            .map(|&r| meta_id(c.product(r).unwrap().meta.as_ref()).to_string())
+            .collect();
+        (info.total, ids)
+    }
+
+    #[test]
+    fn an_edited_catalog_answers_as_one_built_from_its_products() {
+        let base = catalog(600);
+        let all = products(&base);
+        let mut cheaper = all[10].clone();
+        cheaper.variants[0].prices[0].cent_amount = 1;
+        let mut fresh = all[20].clone();
+        fresh.meta.as_mut().unwrap().id = "00000000-new".into();
+        for (i, v) in fresh.variants.iter_mut().enumerate() {
+            v.sku = format!("NEW-{i}");
+        }
+        let last_id = meta_id(all[599].meta.as_ref()).to_string();
+        let sku = all[30].variants[0].sku.clone();
+        let edited = base
+            .apply(vec![
+                Change::Put {
+                    product: Box::new(cheaper),
+                    expected: Some(version_of(&all[10])),
+                },
+                Change::Put {
+                    product: Box::new(fresh),
+                    expected: None,
+                },
+                Change::Delete {
+                    id: meta_id(all[5].meta.as_ref()).into(),
+                    expected: None,
+                },
+                Change::Stock(vec![Stock {
+                    sku: sku.clone(),
+                    level: Level::Quantity(0),
+                }]),
+            ])
+            .unwrap();
+        assert_eq!(edited.version, base.version + 1);
+        assert_eq!(base.products.len(), 600, "the version before is untouched");
+        assert_eq!(edited.products.len(), 600);
+        assert!(edited.product_row(meta_id(all[5].meta.as_ref())).is_none());
+        // The product created last took the deleted one's row.
+        assert_eq!(edited.product_row("00000000-new"), Some(5));
+        assert_eq!(edited.product_row(&last_id), Some(599));
+        let row = edited.product_row("00000000-new").unwrap();
+        assert_eq!(edited.skus.get(&sku_key("NEW-0")).copied(), Some(row));
+        assert!(
+            !edited.skus.contains_key(&sku_key(&all[5].variants[0].sku)),
+            "a deleted product's SKUs go"
+        );
+        let stocked = edited
+            .product(edited.product_row(meta_id(all[30].meta.as_ref())).unwrap())
+            .unwrap();
+        assert_eq!(stocked.variants[0].availability.unwrap().quantity, 0);
+        // The same answers as a catalog built from the edited products.
+        let built = {
+            let edited_products = products(&edited);
+            let facts: Vec<_> = edited_products.iter().map(ProductFacts::of).collect();
+            let mut stored = StoredProducts::new(&edited_products[0]);
+            for p in edited_products {
+                stored.push(p, &mut Scratch::default());
+            }
+            Catalog::new(Parts {
+                products: stored,
+                facts,
+                ..Parts::empty()
+            })
+        };
+        for (sort, desc) in [
+            ("price", false),
+            ("price", true),
+            ("inStock", false),
+            ("name", true),
+            ("createdAt", false),
+        ] {
+            assert_eq!(
+                page(&edited, sort, desc),
+                page(&built, sort, desc),
+                "{sort} {desc}"
+            );
+        }
+    }
+
+    #[test]
+    fn stale_versions_unknown_skus_and_negative_stock_change_nothing() {
+        let base = catalog(50);
+        let p = base.product(0).unwrap();
+        let stale = base.apply(vec![Change::Put {
+            product: Box::new(p.clone()),
+            expected: Some(99),
+        }]);
+        assert_eq!(stale.err().unwrap().code, "CONCURRENT_MODIFICATION");
+        let levels = vec![
+            Stock {
+                sku: p.variants[0].sku.clone(),
+                level: Level::Delta(-1_000_000),
+            },
+            Stock {
+                sku: "NO-SUCH-SKU".into(),
+                level: Level::Quantity(3),
+            },
+        ];
+        let refused = base.apply(vec![Change::Stock(levels)]).err().unwrap();
+        let fields: Vec<&str> = refused
+            .violations
+            .iter()
+            .map(|v| v.field.as_str())
+            .collect();
+        assert_eq!(fields, ["changes[0].delta", "changes[1].sku"]);
+        let missing = base.apply(vec![Change::Delete {
+            id: "nope".into(),
+            expected: None,
+        }]);
+        assert_eq!(missing.err().unwrap().code, "NOT_FOUND");
+    }
+}

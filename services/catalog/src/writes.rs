@@ -1,0 +1,400 @@
+//! The shop's changes to the catalog (behind the gateway's internal port):
+//! a product put from its feed record, a delete, stock levels, a whole
+//! feed imported (or checked: a dry run), the catalog exported as a feed,
+//! and what changed since a version for indexers. Each write is one new
+//! version, whole or not at all; writers take turns, readers never wait.
+
+use std::io::BufReader;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use storefront_domain::catalog::meta_id;
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_proto::catalog::v1::{
+    ChangeReply, ChangesReply, DeleteProductRequest, FeedChunk, FeedProblem, ImportReply,
+    PutProductRequest, SetStockRequest, stock_level,
+};
+use tokio::sync::mpsc;
+
+use crate::changes::{ChangeLog, Since};
+use crate::edit::{Change, Level, Stock};
+use crate::feed::batch::CategoryPaths;
+use crate::feed::convert::{self, Problems};
+use crate::feed::load::FeedError;
+use crate::feed::record::{ProductRecord, Record};
+use crate::feed::source::Chunks;
+use crate::feed::{self, ReadError};
+use crate::service::CatalogApi;
+use crate::store::{Catalog, Parts};
+
+fn invalid(violations: Vec<FieldViolation>) -> ServiceError {
+    let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
+    let message = format!("invalid fields: {}", fields.join(", "));
+    let mut e = ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message);
+    e.violations = violations;
+    e
+}
+
+fn violation(field: String, message: String) -> FieldViolation {
+    let code = if message == "is required" {
+        "REQUIRED"
+    } else {
+        "INVALID_VALUE"
+    };
+    FieldViolation::new(field, code, message)
+}
+
+/// Every category as products name it: its id, and the ids of its
+/// ancestors and itself.
+fn category_paths(catalog: &Catalog) -> CategoryPaths {
+    catalog
+        .categories
+        .iter()
+        .map(|c| {
+            let mut path = c.ancestors.clone();
+            path.push(convert::reference(c));
+            (meta_id(c.meta.as_ref()).to_string(), path)
+        })
+        .collect()
+}
+
+/// The product a put's record describes, and the version it expects.
+fn product_of(
+    catalog: &Catalog,
+    id: &str,
+    record: &[u8],
+) -> Result<(storefront_proto::catalog::v1::Product, Option<i64>), ServiceError> {
+    let mut fields: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(record)
+        .map_err(|_| {
+            invalid(vec![violation(
+                "body".into(),
+                "is not a JSON object".into(),
+            )])
+        })?;
+    match fields.get("id") {
+        None => {
+            fields.insert("id".into(), serde_json::Value::String(id.to_string()));
+        }
+        Some(serde_json::Value::String(given)) if given == id => {}
+        Some(_) => {
+            let message = "must be the product id of the path (or left out)".to_string();
+            return Err(invalid(vec![violation("id".into(), message)]));
+        }
+    }
+    let record: ProductRecord = serde_path_to_error::deserialize(serde_json::Value::Object(fields))
+        .map_err(|e| {
+            let path = e.path().to_string();
+            let (field, message) =
+                crate::feed::load::problem_of(&path, &e.into_inner().to_string());
+            invalid(vec![violation(field, message)])
+        })?;
+    let expected = record.version;
+    let mut problems = Problems::default();
+    let category_ids =
+        crate::feed::batch::ancestors(&category_paths(catalog), &record.category_id, &mut problems);
+    let product = convert::product(
+        record,
+        category_ids,
+        &mut problems,
+        storefront_domain::time::now(),
+    );
+    if !problems.0.is_empty() {
+        let violations = problems
+            .0
+            .into_iter()
+            .map(|p| violation(p.field, p.message));
+        return Err(invalid(violations.collect()));
+    }
+    let skus = &catalog.skus;
+    let mut taken = Vec::new();
+    for (i, v) in product.variants.iter().enumerate() {
+        let elsewhere = skus
+            .get(&crate::store::sku_key(&v.sku))
+            .and_then(|&row| catalog.product(row).ok())
+            .filter(|p| {
+                meta_id(p.meta.as_ref()) != id && p.variants.iter().any(|o| o.sku == v.sku)
+            });
+        if elsewhere.is_some() {
+            taken.push(violation(
+                format!("variants[{i}].sku"),
+                "another product has a variant with this SKU".into(),
+            ));
+        }
+    }
+    if !taken.is_empty() {
+        return Err(invalid(taken));
+    }
+    Ok((product, expected))
+}
+
+/// The reply to a change: the new version, and each product named as its
+/// feed record.
+fn reply(catalog: &Catalog, ids: &[&str]) -> ChangeReply {
+    let records = ids
+        .iter()
+        .filter_map(|id| catalog.product_row(id))
+        .filter_map(|row| catalog.product(row).ok())
+        .filter_map(|p| {
+            let record = Record::Product(convert::product_record(&p));
+            serde_json::to_vec(&record).ok()
+        })
+        .collect();
+    ChangeReply {
+        catalog_version: catalog.version,
+        records,
+    }
+}
+
+pub async fn put_product(
+    api: &CatalogApi,
+    req: PutProductRequest,
+) -> Result<ChangeReply, ServiceError> {
+    let id = req.product_id;
+    let target = id.clone();
+    let next = api
+        .change(move |current| {
+            let (product, expected) = product_of(current, &target, &req.record)?;
+            Ok(vec![Change::Put {
+                product: Box::new(product),
+                expected,
+            }])
+        })
+        .await?;
+    Ok(reply(&next, &[&id]))
+}
+
+pub async fn delete_product(
+    api: &CatalogApi,
+    req: DeleteProductRequest,
+) -> Result<ChangeReply, ServiceError> {
+    let next = api
+        .change(move |_| {
+            Ok(vec![Change::Delete {
+                id: req.product_id,
+                expected: req.expected_version,
+            }])
+        })
+        .await?;
+    Ok(reply(&next, &[]))
+}
+
+pub async fn set_stock(
+    api: &CatalogApi,
+    req: SetStockRequest,
+) -> Result<ChangeReply, ServiceError> {
+    let mut levels = Vec::with_capacity(req.changes.len());
+    let mut problems = Vec::new();
+    for (i, change) in req.changes.into_iter().enumerate() {
+        let level = match change.level {
+            Some(stock_level::Level::Quantity(q)) => Level::Quantity(q),
+            Some(stock_level::Level::Delta(d)) => Level::Delta(d),
+            None => {
+                let message = "give quantity or delta".to_string();
+                problems.push(violation(format!("changes[{i}]"), message));
+                continue;
+            }
+        };
+        levels.push(Stock {
+            sku: change.sku,
+            level,
+        });
+    }
+    if levels.is_empty() && problems.is_empty() {
+        problems.push(violation("changes".into(), "is required".into()));
+    }
+    if !problems.is_empty() {
+        return Err(invalid(problems));
+    }
+    let skus: Vec<String> = levels.iter().map(|l| l.sku.clone()).collect();
+    let next = api.change(move |_| Ok(vec![Change::Stock(levels)])).await?;
+    let mut ids: Vec<&str> = Vec::new();
+    let products: Vec<_> = skus
+        .iter()
+        .filter_map(|sku| next.skus.get(&crate::store::sku_key(sku)).copied())
+        .filter_map(|row| next.product(row).ok())
+        .collect();
+    for p in &products {
+        ids.push(meta_id(p.meta.as_ref()));
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(reply(&next, &ids))
+}
+
+fn problems(errors: Vec<FeedError>) -> Vec<FeedProblem> {
+    errors
+        .into_iter()
+        .map(|e| FeedProblem {
+            line: e.line as u64,
+            field: e.field,
+            message: e.message,
+        })
+        .collect()
+}
+
+/// What an import would do to `current`: products created, replaced and
+/// deleted.
+fn counts(current: &Catalog, parts: &Parts) -> (u64, u64, u64) {
+    let kept = parts
+        .facts
+        .iter()
+        .filter(|f| current.product_row(&f.id).is_some())
+        .count() as u64;
+    let created = parts.facts.len() as u64 - kept;
+    (created, kept, current.products.len() as u64 - kept)
+}
+
+/// Imports the feed `chunks` carry: checked whole, then (unless a dry run)
+/// the catalog it describes replaces the current one as the next version.
+pub async fn import(
+    api: &CatalogApi,
+    mut chunks: tonic::Streaming<FeedChunk>,
+) -> Result<ImportReply, ServiceError> {
+    let first = chunks
+        .message()
+        .await
+        .map_err(|e| {
+            ServiceError::new(
+                ErrorKind::BadRequest,
+                "BAD_REQUEST",
+                e.message().to_string(),
+            )
+        })?
+        .unwrap_or_default();
+    let dry_run = first.dry_run;
+    let (send, receive) = mpsc::channel::<std::io::Result<Bytes>>(64);
+    tokio::spawn(async move {
+        let mut next = Some(first.data);
+        while let Some(data) = next {
+            if send.send(Ok(data)).await.is_err() {
+                return;
+            }
+            next = match chunks.message().await {
+                Ok(Some(chunk)) => Some(chunk.data),
+                Ok(None) => None,
+                Err(e) => {
+                    let _ = send
+                        .send(Err(std::io::Error::other(e.message().to_string())))
+                        .await;
+                    None
+                }
+            };
+        }
+    });
+    let reader = BufReader::with_capacity(1 << 20, Chunks::new(receive));
+    let read =
+        storefront_platform::cpu::run_once("catalog-import", move || feed::read(reader)).await?;
+    api.import(read, dry_run).await
+}
+
+impl CatalogApi {
+    /// The import's end: its counts against the current catalog and, unless
+    /// `dry_run` or the feed had problems, the new catalog swapped in.
+    async fn import(
+        &self,
+        read: Result<Parts, ReadError>,
+        dry_run: bool,
+    ) -> Result<ImportReply, ServiceError> {
+        let parts = match read {
+            Ok(parts) => parts,
+            Err(ReadError::Io(e)) => {
+                return Err(ServiceError::new(
+                    ErrorKind::BadRequest,
+                    "BAD_REQUEST",
+                    format!("the feed could not be read: {e}"),
+                ));
+            }
+            Err(ReadError::Refused(refused)) => {
+                return Ok(ImportReply {
+                    catalog_version: self.current().version,
+                    applied: false,
+                    error_count: refused.total as u64,
+                    errors: problems(refused.errors),
+                    ..Default::default()
+                });
+            }
+        };
+        let (to_create, to_update, to_delete) = counts(&self.current(), &parts);
+        let mut reply = ImportReply {
+            to_create,
+            to_update,
+            to_delete,
+            ..Default::default()
+        };
+        if dry_run {
+            reply.catalog_version = self.current().version;
+            return Ok(reply);
+        }
+        let next = self
+            .replace_whole(move |version| {
+                let mut catalog = Catalog::new(parts);
+                catalog.version = version;
+                catalog.changes = Arc::new(ChangeLog::starting_at(version));
+                catalog
+            })
+            .await?;
+        reply.catalog_version = next.version;
+        reply.applied = true;
+        Ok(reply)
+    }
+}
+
+/// The products changed since `version`, for an indexer.
+pub fn changes_since(catalog: &Catalog, version: u64) -> ChangesReply {
+    let mut reply = ChangesReply {
+        catalog_version: catalog.version,
+        ..Default::default()
+    };
+    match catalog.changes.since(version) {
+        Since::Rebuild => reply.rebuild = true,
+        Since::Changed(ids) => reply.product_ids = ids.iter().map(|id| id.to_string()).collect(),
+    }
+    reply
+}
+
+/// Writes `catalog` as a feed into 256 KB chunks on `send`, on the
+/// calling (blocking) thread.
+pub fn export(catalog: Arc<Catalog>, send: mpsc::Sender<Result<FeedChunk, tonic::Status>>) {
+    struct Sink {
+        buf: Vec<u8>,
+        send: mpsc::Sender<Result<FeedChunk, tonic::Status>>,
+    }
+    impl std::io::Write for Sink {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            self.buf.extend_from_slice(data);
+            if self.buf.len() >= 256 << 10 {
+                self.flush()?;
+            }
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            if self.buf.is_empty() {
+                return Ok(());
+            }
+            let data = Bytes::from(std::mem::take(&mut self.buf));
+            self.send
+                .blocking_send(Ok(FeedChunk {
+                    data,
+                    dry_run: false,
+                }))
+                .map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+        }
+    }
+    let mut sink = Sink {
+        buf: Vec::with_capacity(256 << 10),
+        send,
+    };
+    let written = feed::write(
+        &catalog.categories,
+        &catalog.products,
+        &catalog.collections,
+        &mut sink,
+    );
+    if let Err(e) = written
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        let _ = sink
+            .send
+            .blocking_send(Err(tonic::Status::internal(e.to_string())));
+    }
+}

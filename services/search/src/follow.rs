@@ -1,0 +1,238 @@
+//! The index follows the catalog change by change: every
+//! `SEARCH_FOLLOW_MS` (250 ms) it asks what changed since its version (`ListChanges`), re-reads those
+//! products (`ExportProducts` by id), and makes the next version of the
+//! index: each product's document deleted by id and added again (tantivy),
+//! its listing entry and summary edited, one commit, the reader reloaded.
+//! A search reads one version start to end. When the catalog no longer
+//! knows what changed since (an import; a version too far back), the
+//! index is rebuilt whole, as at start.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use prost::Message;
+use storefront_domain::catalog::{CURRENCIES, ProductFacts, meta_id};
+use storefront_domain::compact::Records;
+use storefront_platform::client::call::Current;
+use storefront_platform::error::ServiceError;
+use storefront_proto::catalog::v1::{ExportProductsRequest, ListChangesRequest, Product};
+use storefront_proto::encoded::ProductBatch;
+use tantivy::schema::Term;
+use tantivy::{IndexWriter, TantivyDocument, TantivyError};
+
+use crate::build::document;
+use crate::clients::Catalog;
+use crate::facets::FacetRows;
+use crate::index::{self, Indexed};
+use crate::service::SearchApi;
+use crate::view::IndexedProduct;
+
+/// Products re-read per export call.
+const BY_ID: usize = 5_000;
+
+fn unavailable(e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::new(
+        storefront_platform::error::ErrorKind::Unavailable,
+        "CATALOG_UNAVAILABLE",
+        format!("catalog unreachable: {e}"),
+    )
+}
+
+impl SearchApi {
+    /// Catches up with the catalog once; whether anything changed.
+    pub async fn follow(&self) -> Result<bool, ServiceError> {
+        let _turn = self.updating.lock().await;
+        let current = self.index();
+        let catalog = Catalog(&self.catalog);
+        let since = ListChangesRequest {
+            since_version: current.catalog_version,
+        };
+        let changes = catalog
+            .list_changes(&Current, since)
+            .await
+            .map_err(unavailable)?;
+        if changes.catalog_version == current.catalog_version {
+            return Ok(false);
+        }
+        if changes.rebuild {
+            self.rebuild_now().await?;
+            return Ok(true);
+        }
+        let mut batches = Vec::new();
+        for ids in changes.product_ids.chunks(BY_ID) {
+            let request = ExportProductsRequest {
+                batch_size: 0,
+                compressed: true,
+                product_ids: ids.to_vec(),
+            };
+            let mut stream = catalog
+                .export_products(&Current, request)
+                .await
+                .map_err(unavailable)?;
+            while let Some(batch) = stream
+                .message()
+                .await
+                .map_err(|s| unavailable(s.message()))?
+            {
+                batches.push(batch);
+            }
+        }
+        let version = changes.catalog_version;
+        let started = std::time::Instant::now();
+        let next = storefront_platform::cpu::run_once("search-follow", move || {
+            apply(&current, &changes.product_ids, batches, version)
+        })
+        .await?;
+        match next {
+            Ok(next) => {
+                tracing::debug!(
+                    products = next.len(),
+                    catalog_version = version,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "search index followed the catalog"
+                );
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+            }
+            // The catalog's dictionary changed (it was replaced whole).
+            Err(e) => {
+                tracing::info!(error = %e, "search index rebuilt instead of followed");
+                self.rebuild_now().await?;
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A product re-read: its summary as held (compressed) and decoded.
+struct Read {
+    product: Product,
+    lz4: bytes::Bytes,
+    length: u32,
+}
+
+fn internal(e: impl std::fmt::Display) -> TantivyError {
+    TantivyError::InternalError(e.to_string())
+}
+
+/// The products of `batches` by id, checked to be compressed against
+/// `summaries`' dictionary.
+fn read(batches: Vec<ProductBatch>, summaries: &Records) -> tantivy::Result<HashMap<String, Read>> {
+    let dictionary = summaries.dictionary();
+    let mut found = HashMap::new();
+    for batch in batches {
+        if batch.compressed.is_empty() {
+            continue;
+        }
+        if batch.dictionary != *dictionary.bytes() {
+            return Err(internal("the catalog's dictionary changed"));
+        }
+        for p in batch.compressed {
+            let bytes = dictionary.decompress(&p.lz4, p.length).map_err(internal)?;
+            let product: Product = IndexedProduct::decode(bytes.as_slice())
+                .map_err(internal)?
+                .into();
+            let id = meta_id(product.meta.as_ref()).to_string();
+            found.insert(
+                id,
+                Read {
+                    product,
+                    lz4: p.lz4,
+                    length: p.length,
+                },
+            );
+        }
+    }
+    Ok(found)
+}
+
+/// The next version of `current`: the products `changed` names made as
+/// `batches` say (absent from them: deleted).
+fn apply(
+    current: &Indexed,
+    changed: &[String],
+    batches: Vec<ProductBatch>,
+    version: u64,
+) -> tantivy::Result<Indexed> {
+    let found = read(batches, &current.summaries)?;
+    let live = current.live.clone();
+    let fields = current.fields;
+    let mut next = current.clone();
+    let mut writer: IndexWriter = live.index.writer_with_num_threads(1, 15_000_000)?;
+    let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
+    let names = &live.category_names;
+    let id_term = |id: &str| Term::from_field_text(fields.id, id);
+    let doc = |p: &Product, row: u32| -> TantivyDocument {
+        let mut doc = document(p, &fields, names);
+        doc.add_u64(fields.ord, u64::from(row));
+        doc
+    };
+    for id in changed {
+        match (found.get(id.as_str()), next.row(id)) {
+            (Some(read), Some(row)) => {
+                writer.delete_term(id_term(id));
+                writer.add_document(doc(&read.product, row))?;
+                next.listing
+                    .replace(row, &ProductFacts::of(&read.product), &contexts);
+                next.summaries = next
+                    .summaries
+                    .replaced(row as usize, &read.lz4, read.length);
+            }
+            (Some(read), None) => {
+                let row = next.len() as u32;
+                let ids = Arc::make_mut(&mut next.ids);
+                let at = ids.partition_point(|(held, _)| **held < **id);
+                ids.insert(at, (id.as_str().into(), row));
+                writer.add_document(doc(&read.product, row))?;
+                next.listing
+                    .push(&ProductFacts::of(&read.product), &contexts, at as u32);
+                next.summaries.push_compressed(&read.lz4, read.length);
+            }
+            (None, Some(row)) => remove(&mut next, &mut writer, row, id, &doc)?,
+            (None, None) => {}
+        }
+    }
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    live.reader.reload()?;
+    next.searcher = live.reader.searcher();
+    let rows = index::rows_of_docs(&next.searcher, fields.ord, next.len())?;
+    let facets = FacetRows::build(&next.listing).map_err(internal)?;
+    let tie_order = index::tie_order(&next.listing).map_err(internal)?;
+    next.segments = index::segments(rows, &facets, &tie_order).into();
+    next.tie_order = tie_order.into();
+    next.catalog_version = version;
+    Ok(next)
+}
+
+/// Removes row `row` (product `id`): the last row takes its place, and its
+/// document is added again with the new row.
+fn remove(
+    next: &mut Indexed,
+    writer: &mut IndexWriter,
+    row: u32,
+    id: &str,
+    doc: &impl Fn(&Product, u32) -> TantivyDocument,
+) -> tantivy::Result<()> {
+    let fields = next.fields;
+    writer.delete_term(Term::from_field_text(fields.id, id));
+    let last = next.len() as u32 - 1;
+    let ids = Arc::make_mut(&mut next.ids);
+    if row != last {
+        let bytes = next.summaries.get(last as usize).map_err(internal)?;
+        let moved: Product = IndexedProduct::decode(bytes.as_slice())
+            .map_err(internal)?
+            .into();
+        let moved_id = meta_id(moved.meta.as_ref());
+        writer.delete_term(Term::from_field_text(fields.id, moved_id));
+        writer.add_document(doc(&moved, row))?;
+        if let Ok(at) = ids.binary_search_by(|(held, _)| (**held).cmp(moved_id)) {
+            ids[at].1 = row;
+        }
+    }
+    if let Ok(at) = ids.binary_search_by(|(held, _)| (**held).cmp(id)) {
+        ids.remove(at);
+    }
+    next.listing.swap_remove(row);
+    next.summaries.swap_remove(row as usize);
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! The shop changes its catalog live on the internal port: a product put
+//! and deleted, stock levels, a whole feed imported (or checked), the
+//! catalog exported. Listings and detail follow at once, search within
+//! 2 s, carts at checkout.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::helpers::{Reply, TestMesh};
+use crate::journey::Shopper;
+
+const MERCHANDISING: &str = "merchandising@storefront.iam.gserviceaccount.com";
+
+/// A request to the internal port as `account`.
+fn internal(t: &TestMesh, account: &str, method: Method, path: &str) -> reqwest::RequestBuilder {
+    let token = t.mesh.issuer.mint(account, "gateway-internal").unwrap();
+    let url = format!("http://{}{path}", t.mesh.internal_addr);
+    t.http.request(method, url).bearer_auth(token)
+}
+
+async fn put(t: &TestMesh, id: &str, record: &Value) -> Reply {
+    let path = format!("/internal/catalog/products/{id}");
+    t.send(internal(t, MERCHANDISING, Method::PUT, &path).json(record))
+        .await
+}
+
+async fn stock(t: &TestMesh, changes: Value) -> Reply {
+    let request = internal(t, MERCHANDISING, Method::POST, "/internal/catalog/stock");
+    t.send(request.json(&json!({ "changes": changes }))).await
+}
+
+/// Waits (2 s at most, the bound promised) until search for `text` finds
+/// `total` products.
+async fn search_finds(t: &TestMesh, text: &str, total: u64) {
+    let mut found = Value::Null;
+    for _ in 0..20 {
+        found = t.ok(&format!("/search?query={text}")).await;
+        if found["total"] == total {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("search for {text} did not find {total} within 2 s: {found}");
+}
+
+fn lamp(category: &Value, cents: i64) -> Value {
+    json!({
+        "key": "zanzibar-lamp", "name": {"en-AU": "Zanzibar Lamp"}, "brand": "Lumen",
+        "categoryId": category,
+        "variants": [{"id": 1, "sku": "ZL-1", "prices": [{"currencyCode": "AUD", "centAmount": cents}], "availability": {"quantity": 4}}]
+    })
+}
+
+async fn a_product_changes_everywhere(t: TestMesh) {
+    let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    let listed = format!("/products?category={}&limit=1", category.as_str().unwrap());
+    let in_category = async |t: &TestMesh| t.ok(&listed).await["total"].as_u64().unwrap();
+    let before = in_category(&t).await;
+    let created = put(&t, "p-zanzibar", &lamp(&category, 5000)).await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    assert_eq!(created.body["products"][0]["version"], 1);
+    let version = created.body["catalogVersion"].as_u64().unwrap();
+    assert_eq!(
+        t.ok("/products/p-zanzibar").await["price"]["centAmount"],
+        5000
+    );
+    assert_eq!(in_category(&t).await, before + 1, "listings follow at once");
+    search_finds(&t, "zanzibar", 1).await;
+
+    // A shopper holds it; then its price changes: checkout says so.
+    let shopper = Shopper::new(&t).await;
+    let cart = shopper.cart().await;
+    assert_eq!(shopper.add(&cart, "p-zanzibar", 1, 1).await.status, 200);
+    let session = shopper.checkout(&cart).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut dearer = lamp(&category, 6500);
+    dearer["version"] = json!(1);
+    let replaced = put(&t, "p-zanzibar", &dearer).await;
+    assert_eq!(replaced.status, 200, "{}", replaced.body);
+    assert_eq!(replaced.body["products"][0]["version"], 2);
+    assert!(replaced.body["catalogVersion"].as_u64().unwrap() > version);
+    put(&t, "p-zanzibar", &dearer)
+        .await
+        .error(409, "CONCURRENT_MODIFICATION");
+    assert_eq!(
+        t.ok("/products/p-zanzibar").await["price"]["centAmount"],
+        6500
+    );
+    shopper.confirm(&session).await.error(409, "CART_REPRICED");
+
+    // Stock: at once, together or not at all.
+    let sold_out = stock(&t, json!([{"sku": "ZL-1", "quantity": 0}])).await;
+    assert_eq!(sold_out.status, 200, "{}", sold_out.body);
+    assert_eq!(t.ok("/products/p-zanzibar").await["inStock"], false);
+    let refused = stock(
+        &t,
+        json!([{"sku": "ZL-1", "quantity": 3}, {"sku": "ZL-1", "delta": -9}]),
+    )
+    .await;
+    refused.error(422, "VALIDATION_ERROR");
+    assert_eq!(refused.field_error(), ("changes[1].delta", "OUT_OF_RANGE"));
+    assert_eq!(
+        t.ok("/products/p-zanzibar").await["inStock"],
+        false,
+        "nothing applied"
+    );
+    let restocked = stock(&t, json!([{"sku": "ZL-1", "delta": 2}])).await;
+    assert_eq!(
+        restocked.body["products"][0]["variants"][0]["availability"]["quantity"],
+        2
+    );
+
+    // Deleted: gone from detail, its category and search; a cart holding
+    // it cannot check out.
+    let path = "/internal/catalog/products/p-zanzibar";
+    let deleted = t
+        .send(internal(&t, MERCHANDISING, Method::DELETE, path))
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    t.fetch("/products/p-zanzibar")
+        .await
+        .error(404, "NOT_FOUND");
+    assert_eq!(in_category(&t).await, before);
+    search_finds(&t, "zanzibar", 0).await;
+    shopper.checkout(&cart).await.error(409, "LINE_UNAVAILABLE");
+}
+both_backends!(
+    a_product_changes_everywhere_live,
+    a_product_changes_everywhere
+);
+
+async fn export_lines(t: &TestMesh) -> Vec<String> {
+    let reply = internal(t, MERCHANDISING, Method::GET, "/internal/catalog/export")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert_eq!(reply.headers()["content-type"], "application/x-ndjson");
+    let text = reply.text().await.unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+async fn import(t: &TestMesh, feed: String, dry_run: bool) -> Reply {
+    let path = format!("/internal/catalog/import?dryRun={dry_run}");
+    let request = internal(t, MERCHANDISING, Method::POST, &path)
+        .header("content-type", "application/x-ndjson")
+        .body(feed);
+    t.send(request).await
+}
+
+async fn a_feed_is_imported_whole_or_not_at_all(t: TestMesh) {
+    let lines = export_lines(&t).await;
+    let products = lines
+        .iter()
+        .filter(|l| l.contains(r#""type":"product""#))
+        .count();
+    assert_eq!(products, 1000);
+    let whole = lines.join("\n");
+    let checked = import(&t, whole.clone(), true).await;
+    assert_eq!(checked.status, 200, "{}", checked.body);
+    assert_eq!(
+        (
+            &checked.body["applied"],
+            &checked.body["toCreate"],
+            &checked.body["toUpdate"],
+            &checked.body["toDelete"]
+        ),
+        (&json!(false), &json!(0), &json!(1000), &json!(0))
+    );
+    let version = checked.body["catalogVersion"].clone();
+
+    // One bad line refuses the whole feed; the catalog stays as it was.
+    let mut bad: Vec<String> = lines.clone();
+    bad[60] = bad[60].replace(r#""currencyCode":"AUD""#, r#""currencyCode":"EUR""#);
+    let refused = import(&t, bad.join("\n"), false).await;
+    refused.error(422, "INVALID_FEED");
+    let (field, _) = refused.field_error();
+    assert!(field.starts_with("lines[61].variants["), "{field}");
+    assert_eq!(
+        import(&t, whole, true).await.body["catalogVersion"],
+        version
+    );
+
+    // A smaller catalog: applied as the next version, search rebuilt.
+    let kept: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.contains(r#""type":"collection""#))
+        .take(1 + 52 + 100)
+        .collect();
+    let smaller = kept
+        .iter()
+        .map(|l| l.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let applied = import(&t, smaller, false).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    assert_eq!(
+        (&applied.body["applied"], &applied.body["toDelete"]),
+        (&json!(true), &json!(900))
+    );
+    assert!(applied.body["catalogVersion"].as_u64() > version.as_u64());
+    assert_eq!(t.ok("/products").await["total"], 100);
+    let mut total = Value::Null;
+    for _ in 0..30 {
+        total = t.ok("/search?query=a&limit=1").await["total"].clone();
+        if total.as_u64().is_some_and(|n| n <= 100) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        total.as_u64().is_some_and(|n| n <= 100),
+        "search rebuilt: {total}"
+    );
+    assert_eq!(export_lines(&t).await.len(), 1 + 52 + 100);
+}
+both_backends!(
+    a_feed_is_imported_whole_or_not_at_all_live,
+    a_feed_is_imported_whole_or_not_at_all
+);
+
+/// The internal port documents itself; each route is its callers' only.
+#[tokio::test]
+async fn internal_routes_are_documented_and_least_privilege() {
+    let t = crate::helpers::spawn_mesh().await;
+    let url = format!("http://{}/internal/openapi.json", t.mesh.internal_addr);
+    let doc = t.send(t.http.get(url)).await.body;
+    for path in [
+        "/internal/catalog/products/{productId}",
+        "/internal/catalog/stock",
+        "/internal/catalog/import",
+        "/internal/catalog/export",
+        "/internal/orders/{orderId}/status",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} undocumented");
+    }
+    let fulfilment = "fulfilment@storefront.iam.gserviceaccount.com";
+    let path = "/internal/catalog/products/p-1";
+    let refused = t
+        .send(internal(&t, fulfilment, Method::PUT, path).json(&json!({})))
+        .await;
+    refused.error(403, "FORBIDDEN");
+}
