@@ -13,6 +13,7 @@ const PROTOS: &[&str] = &[
     "storefront/content/v1/content.proto",
     "storefront/orders/storage/v1/storage.proto",
     "storefront/cart/storage/v1/storage.proto",
+    "storefront/catalog/storage/v1/storage.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

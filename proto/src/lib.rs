@@ -20,6 +20,11 @@ pub mod catalog {
         pub use crate::category_tree::CategoryTree;
         pub use crate::encoded::{ListProductsResponse, ProductBatch};
     }
+    pub mod storage {
+        pub mod v1 {
+            tonic::include_proto!("storefront.catalog.storage.v1");
+        }
+    }
 }
 
 pub mod cart {

@@ -246,3 +246,88 @@ async fn internal_routes_are_documented_and_least_privilege() {
         .await;
     refused.error(403, "FORBIDDEN");
 }
+
+/// A second catalog process on the same Redis, and a restarted one, serve
+/// the catalog as changed through the first: the same version, the same
+/// product, the change followed within 2 s.
+#[tokio::test]
+async fn replicas_on_one_redis_serve_the_same_catalog() {
+    use storefront_platform::env::EnvReader;
+    use storefront_platform::identity::dev_issuer::JWKS_PATH;
+    use storefront_proto::catalog::v1::GetProductRequest;
+    use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+
+    let mut t = crate::helpers::spawn_mesh_on(crate::helpers::Backend::Redis, &[]).await;
+    let redis = t._redis.as_ref().unwrap().url.clone();
+    let replica = async |t: &TestMesh| {
+        let env = EnvReader::from_pairs([
+            (
+                "IDENTITY_JWKS_URL",
+                format!("{}{JWKS_PATH}", t.mesh.issuer_url),
+            ),
+            ("REDIS_URL", redis.clone()),
+        ]);
+        let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = tokio_util::sync::CancellationToken::new();
+        tokio::spawn(storefront_catalog::serve(config, listener, stop.clone()));
+        (format!("http://{addr}"), stop)
+    };
+    let token = t
+        .mesh
+        .issuer
+        .mint("gateway@storefront.iam.gserviceaccount.com", "catalog")
+        .unwrap();
+    let price = async |url: &str, id: &str| -> Option<i64> {
+        let mut client = CatalogServiceClient::connect(url.to_string()).await.ok()?;
+        let mut request = tonic::Request::new(GetProductRequest {
+            product_id: id.into(),
+            currency_code: "AUD".into(),
+        });
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        client
+            .get_product(request)
+            .await
+            .ok()?
+            .into_inner()
+            .price
+            .map(|m| m.cent_amount)
+    };
+    let (second, second_stop) = replica(&t).await;
+    let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    assert_eq!(
+        put(&t, "p-shared", &lamp(&category, 4200)).await.status,
+        200
+    );
+    let mut seen = None;
+    for _ in 0..40 {
+        seen = price(&second, "p-shared").await;
+        if seen == Some(4200) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen, Some(4200), "the second replica follows within 2 s");
+    second_stop.cancel();
+
+    // The mesh's own catalog stops; a new one starts on the same Redis.
+    t.mesh.stop("catalog").await.unwrap();
+    let (restarted, stop) = replica(&t).await;
+    let mut seen = None;
+    for _ in 0..100 {
+        seen = price(&restarted, "p-shared").await;
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        seen,
+        Some(4200),
+        "a restarted catalog serves what was changed"
+    );
+    stop.cancel();
+}

@@ -32,7 +32,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 
 {{/* Programs that keep state in Redis. */}}
 {{- define "storefront.usesRedis" -}}
-{{- if has .program (list "gateway" "cart" "orders" "customers") }}true{{ end -}}
+{{- if has .program (list "gateway" "catalog" "cart" "orders" "customers") }}true{{ end -}}
 {{- end -}}
 
 {{/* Downstream programs each program calls over gRPC. */}}

@@ -54,6 +54,14 @@ impl ChangeLog {
         next
     }
 
+    /// The products the newest version changed.
+    pub fn last_ids(&self) -> Vec<Arc<str>> {
+        let mut ids = self.entries.back().map(|e| e.1.clone()).unwrap_or_default();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     /// What changed after `version` (None: nothing).
     pub fn since(&self, version: u64) -> Since {
         if version < self.floor {

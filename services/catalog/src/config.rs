@@ -26,6 +26,9 @@ pub enum Origin {
 pub struct CatalogConfig {
     pub service: ServiceSettings,
     pub origin: Origin,
+    /// `REDIS_URL`: where the catalog is kept for restarts and replicas
+    /// (required in production and staging).
+    pub redis_url: Option<String>,
 }
 
 impl CatalogConfig {
@@ -61,7 +64,12 @@ impl CatalogConfig {
                 }
             }
         };
-        Ok(Self { service, origin })
+        let redis_url = env.redis_url(environment, "the catalog (shared by its replicas)")?;
+        Ok(Self {
+            service,
+            origin,
+            redis_url,
+        })
     }
 }
 

@@ -95,6 +95,51 @@ impl Catalog {
         Ok(next)
     }
 
+    /// The next version, `version`, as another replica made it: products
+    /// put and deleted exactly as its journal entry says.
+    pub fn replay(
+        &self,
+        puts: Vec<Product>,
+        deletes: &[String],
+        version: u64,
+    ) -> Result<Catalog, ServiceError> {
+        let mut next = self.clone();
+        next.version = version;
+        let mut touched: Vec<Arc<str>> = Vec::with_capacity(puts.len() + deletes.len());
+        for product in puts {
+            let id: Arc<str> = meta_id(product.meta.as_ref()).into();
+            match next.product_row(&id) {
+                Some(row) => {
+                    let current = next.product(row)?;
+                    next.replace(row, &current, product);
+                }
+                None => next.create(id.clone(), product),
+            }
+            touched.push(id);
+        }
+        for id in deletes {
+            if next.product_row(id).is_some() {
+                next.delete(id, None)?;
+            }
+            touched.push(id.as_str().into());
+        }
+        next.changes = Arc::new(self.changes.with(version, touched));
+        Ok(next)
+    }
+
+    /// What this version changed against the one before, as the journal
+    /// keeps it: each product it touched as it is now, or its deletion.
+    pub fn journal_entry(&self) -> (Vec<Product>, Vec<String>) {
+        let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+        for id in self.changes.last_ids() {
+            match self.product_row(&id).map(|row| self.product(row)) {
+                Some(Ok(product)) => puts.push(product),
+                _ => deletes.push(id.to_string()),
+            }
+        }
+        (puts, deletes)
+    }
+
     /// Creates or replaces `product` (its version, timestamps kept or
     /// set); its id.
     fn put(

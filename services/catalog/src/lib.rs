@@ -7,7 +7,9 @@ mod edit;
 pub mod feed;
 mod generate;
 mod service;
+mod shared;
 mod store;
+mod versions;
 mod writes;
 
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
@@ -44,17 +46,69 @@ pub async fn run(
     serve(config, listener, shutdown).await
 }
 
-/// Builds the catalog from its origin and serves it on `listener` until
-/// `shutdown`. A feed with any problem stops the service before it
-/// listens, its problems (with line numbers) in the error.
+/// Builds the catalog from its origin (or, with a shared store that holds
+/// one, from there) and serves it on `listener` until `shutdown`. A feed
+/// with any problem stops the service before it listens, its problems
+/// (with line numbers) in the error.
 pub async fn serve(
     config: CatalogConfig,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let catalog = build(&config.origin).await?;
-    let service = CatalogServiceServer::new(service::CatalogApi::new(catalog));
+    let shared = match &config.redis_url {
+        Some(url) => Some(shared::Shared::new(
+            storefront_platform::store::Store::redis(url, "sf:").await?,
+        )),
+        None => None,
+    };
+    let catalog = match &shared {
+        Some(shared) => open_shared(shared, &config.origin).await?,
+        None => build(&config.origin).await?,
+    };
+    let api = service::CatalogApi::new(catalog, shared.clone());
+    if shared.is_some() {
+        let (api, stop) = (api.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            loop {
+                if let Err(e) = api.follow_shared().await {
+                    tracing::warn!(error = %e, "the catalog could not follow the shared store");
+                }
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(shared::FOLLOW_EVERY) => {}
+                }
+            }
+        });
+    }
+    let service = CatalogServiceServer::new(api);
     storefront_platform::server::serve_grpc(&config.service, service, listener, shutdown).await
+}
+
+/// The catalog the shared store holds; or, the first time, the one built
+/// from `origin`, written there (a replica starting at the same moment
+/// may win that race: its catalog is taken then). The shared store wins
+/// over `CATALOG_FEED` once it holds a catalog: a restart never undoes
+/// live changes (a new feed goes in by an import).
+async fn open_shared(shared: &shared::Shared, origin: &Origin) -> anyhow::Result<store::Catalog> {
+    if let Some(head) = shared.head().await? {
+        tracing::info!(
+            version = head.version,
+            "catalog loading from the shared store"
+        );
+        return shared.load(&head).await;
+    }
+    let catalog = std::sync::Arc::new(build(origin).await?);
+    let mut head = shared.write_generation(catalog.clone()).await?;
+    head.version = catalog.version;
+    if shared.publish_first(&head).await? {
+        return Ok(std::sync::Arc::unwrap_or_clone(catalog));
+    }
+    shared.forget_later(head);
+    let theirs = shared
+        .head()
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("the shared catalog's head vanished"))?;
+    shared.load(&theirs).await
 }
 
 async fn build(origin: &Origin) -> anyhow::Result<store::Catalog> {

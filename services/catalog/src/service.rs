@@ -16,6 +16,7 @@ use storefront_proto::encoded::{EncodedProduct, Products};
 use tonic::{Request, Response, Status};
 
 use crate::edit::Change;
+use crate::shared::Shared;
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
 use crate::writes;
 
@@ -24,69 +25,30 @@ const EXPORT_BATCH: usize = 500;
 
 #[derive(Clone)]
 pub struct CatalogApi {
-    current: Arc<RwLock<Arc<Catalog>>>,
-    /// Writers take turns; readers never wait for them.
-    writer: Arc<tokio::sync::Mutex<()>>,
+    pub(crate) current: Arc<RwLock<Arc<Catalog>>>,
+    /// Writers (and, with a shared store, catching up with other
+    /// replicas) take turns; readers never wait for them (`versions`).
+    pub(crate) writer: Arc<tokio::sync::Mutex<()>>,
+    /// The shared store the catalog is kept in, if any.
+    pub(crate) shared: Option<Shared>,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
 
 impl CatalogApi {
-    pub fn new(catalog: Catalog) -> Self {
+    pub fn new(catalog: Catalog, shared: Option<Shared>) -> Self {
         Self {
             current: Arc::new(RwLock::new(Arc::new(catalog))),
             writer: Arc::default(),
+            shared,
         }
     }
 
-    fn read(&self) -> Arc<Catalog> {
+    pub(crate) fn read(&self) -> Arc<Catalog> {
         self.current
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
-    }
-
-    /// The catalog version being served.
-    pub(crate) fn current(&self) -> Arc<Catalog> {
-        self.read()
-    }
-
-    fn swap(&self, next: Arc<Catalog>) {
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = next;
-    }
-
-    /// Applies the changes `changes` makes of the current version as the
-    /// next one (writers take turns; off the async workers).
-    pub(crate) async fn change<F>(&self, changes: F) -> Result<Arc<Catalog>, ServiceError>
-    where
-        F: FnOnce(&Catalog) -> Result<Vec<Change>, ServiceError> + Send + 'static,
-    {
-        let _turn = self.writer.lock().await;
-        let current = self.read();
-        let next = tokio::task::spawn_blocking(move || {
-            let changes = changes(&current)?;
-            current.apply(changes)
-        })
-        .await
-        .map_err(|e| ServiceError::internal(e.to_string()))??;
-        let next = Arc::new(next);
-        self.swap(next.clone());
-        Ok(next)
-    }
-
-    /// Replaces the catalog whole with what `build` makes of the next
-    /// version number.
-    pub(crate) async fn replace_whole<F>(&self, build: F) -> Result<Arc<Catalog>, ServiceError>
-    where
-        F: FnOnce(u64) -> Catalog + Send + 'static,
-    {
-        let _turn = self.writer.lock().await;
-        let version = self.read().version + 1;
-        let next = Arc::new(
-            storefront_platform::cpu::run_once("catalog-build", move || build(version)).await?,
-        );
-        self.swap(next.clone());
-        Ok(next)
     }
 }
 
@@ -273,10 +235,10 @@ impl CatalogService for CatalogApi {
                     .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
                 let mut product = current.product(row)?;
                 if req.name.is_some() {
-                    product.name = req.name;
+                    product.name = req.name.clone();
                 }
                 if req.description.is_some() {
-                    product.description = req.description;
+                    product.description = req.description.clone();
                 }
                 for update in &req.prices {
                     set_price(&mut product, update)?;

@@ -16,7 +16,7 @@ use storefront_proto::catalog::v1::{
 };
 use tokio::sync::mpsc;
 
-use crate::changes::{ChangeLog, Since};
+use crate::changes::Since;
 use crate::edit::{Change, Level, Stock};
 use crate::feed::batch::CategoryPaths;
 use crate::feed::convert::{self, Problems};
@@ -170,7 +170,7 @@ pub async fn delete_product(
     let next = api
         .change(move |_| {
             Ok(vec![Change::Delete {
-                id: req.product_id,
+                id: req.product_id.clone(),
                 expected: req.expected_version,
             }])
         })
@@ -206,7 +206,9 @@ pub async fn set_stock(
         return Err(invalid(problems));
     }
     let skus: Vec<String> = levels.iter().map(|l| l.sku.clone()).collect();
-    let next = api.change(move |_| Ok(vec![Change::Stock(levels)])).await?;
+    let next = api
+        .change(move |_| Ok(vec![Change::Stock(levels.clone())]))
+        .await?;
     let mut ids: Vec<&str> = Vec::new();
     let products: Vec<_> = skus
         .iter()
@@ -325,14 +327,10 @@ impl CatalogApi {
             reply.catalog_version = self.current().version;
             return Ok(reply);
         }
-        let next = self
-            .replace_whole(move |version| {
-                let mut catalog = Catalog::new(parts);
-                catalog.version = version;
-                catalog.changes = Arc::new(ChangeLog::starting_at(version));
-                catalog
-            })
-            .await?;
+        let built =
+            storefront_platform::cpu::run_once("catalog-build", move || Catalog::new(parts))
+                .await?;
+        let next = self.replace_whole(built).await?;
         reply.catalog_version = next.version;
         reply.applied = true;
         Ok(reply)
