@@ -181,7 +181,7 @@ impl GatewayConfig {
             env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             env.list(
                 "INTERNAL_CALLERS",
-                "fulfilment@storefront.iam.gserviceaccount.com=status,ops@storefront.iam.gserviceaccount.com=reindex|reload,merchandising@storefront.iam.gserviceaccount.com=products|stock|import|export",
+                "fulfilment@storefront.iam.gserviceaccount.com=status,ops@storefront.iam.gserviceaccount.com=reindex|reload,merchandising@storefront.iam.gserviceaccount.com=products|stock|import|export|promotions",
             ),
             "INTERNAL_CALLERS",
         )?;

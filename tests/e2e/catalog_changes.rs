@@ -12,10 +12,15 @@ use crate::both_backends;
 use crate::helpers::{Reply, TestMesh};
 use crate::journey::Shopper;
 
-const MERCHANDISING: &str = "merchandising@storefront.iam.gserviceaccount.com";
+pub const MERCHANDISING: &str = "merchandising@storefront.iam.gserviceaccount.com";
 
 /// A request to the internal port as `account`.
-fn internal(t: &TestMesh, account: &str, method: Method, path: &str) -> reqwest::RequestBuilder {
+pub fn internal(
+    t: &TestMesh,
+    account: &str,
+    method: Method,
+    path: &str,
+) -> reqwest::RequestBuilder {
     let token = t.mesh.issuer.mint(account, "gateway-internal").unwrap();
     let url = format!("http://{}{path}", t.mesh.internal_addr);
     t.http.request(method, url).bearer_auth(token)

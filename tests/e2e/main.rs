@@ -33,3 +33,4 @@ mod query_errors;
 mod ratelimit;
 mod resilience;
 mod search;
+mod shop_promotions;

@@ -77,6 +77,7 @@ clients! {
         Write create_cart(cart::CreateCartRequest) -> cart::Cart;
         Read get_cart(cart::GetCartRequest) -> cart::Cart;
         Write delete_cart(cart::DeleteCartRequest) -> cart::DeleteCartResponse;
+        Write set_promotions(cart::SetPromotionsRequest) -> cart::SetPromotionsResponse;
         Write update_cart(cart::UpdateCartRequest) -> cart::Cart;
         Write add_line_item(cart::AddLineItemRequest) -> cart::Cart;
         Write update_line_item(cart::UpdateLineItemRequest) -> cart::Cart;

@@ -19,6 +19,18 @@ pub struct CartConfig {
     pub checkout_ttl: Duration,
     pub grpc_timeout: Duration,
     pub limits: CartLimits,
+    /// Where the promotions come from when the shared store has none yet.
+    pub promotions: PromotionsSource,
+}
+
+/// `PROMOTIONS_FILE`, or the demo set (local and development only), or
+/// none (production and staging without a file: until one is set on the
+/// internal port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromotionsSource {
+    File(std::path::PathBuf),
+    Demo,
+    None,
 }
 
 /// What one customer's carts may hold.
@@ -59,6 +71,13 @@ impl CartConfig {
                 active_carts: env.parse("MAX_ACTIVE_CARTS", 20)?,
                 lines: env.parse("MAX_CART_LINES", 100)?,
             },
+            promotions: match env.raw("PROMOTIONS_FILE").filter(|f| !f.trim().is_empty()) {
+                Some(file) => PromotionsSource::File(file.trim().into()),
+                None if service.program.environment.refuses_dev_shortcuts() => {
+                    PromotionsSource::None
+                }
+                None => PromotionsSource::Demo,
+            },
             service,
         };
         let l = config.limits;
@@ -75,5 +94,41 @@ impl CartConfig {
             ));
         }
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn promotions(pairs: &[(&str, &str)]) -> PromotionsSource {
+        let mut env = EnvReader::from_pairs(pairs.iter().copied());
+        if env.raw("APP_ENV").is_some_and(|e| e != "local") {
+            env.set("IDENTITY_ISSUER", "https://accounts.google.com");
+            env.set(
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            );
+            env.set(
+                "IDENTITY_TOKEN_URL",
+                "http://metadata.google.internal/token",
+            );
+            env.set("REDIS_URL", "rediss://redis.internal:6380");
+        }
+        CartConfig::from_env(&env).unwrap().promotions
+    }
+
+    #[test]
+    fn deployed_shops_never_run_the_demo_promotions() {
+        assert_eq!(promotions(&[]), PromotionsSource::Demo);
+        let production = [("APP_ENV", "production")];
+        assert_eq!(promotions(&production), PromotionsSource::None);
+        assert_eq!(
+            promotions(&[
+                ("APP_ENV", "staging"),
+                ("PROMOTIONS_FILE", "/data/promotions.json")
+            ]),
+            PromotionsSource::File("/data/promotions.json".into())
+        );
     }
 }

@@ -7,6 +7,7 @@ mod clients;
 pub mod config;
 mod owned;
 pub mod pricing;
+pub mod promotion_set;
 pub mod promotions;
 mod refresh;
 mod service;
@@ -26,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::CartConfig;
+use crate::config::PromotionsSource;
 use crate::promotions::Catalogue;
 
 /// Runs the cart service as its own program, configured by `env`, until
@@ -58,10 +60,20 @@ pub async fn serve(
     };
     let catalog = Caller::new(peer(&config.catalog)?);
     let orders = Caller::new(peer(&config.orders)?);
-    let promotions = Arc::new(RwLock::new(Catalogue::new(promotions::demo(Vec::new()))));
-    tokio::spawn(scope_promotions(
-        Caller::for_background(catalog.peer.clone()),
+    let (initial, seen) = initial_promotions(&config.promotions, &store).await?;
+    let demo = initial.demo;
+    let promotions = Arc::new(RwLock::new(initial));
+    if demo {
+        tokio::spawn(scope_promotions(
+            Caller::for_background(catalog.peer.clone()),
+            promotions.clone(),
+            shutdown.clone(),
+        ));
+    }
+    tokio::spawn(promotion_set::follow(
+        store.clone(),
         promotions.clone(),
+        seen,
         shutdown.clone(),
     ));
     let carts = Arc::new(carts::Carts {
@@ -83,6 +95,46 @@ pub async fn serve(
         shutdown,
     )
     .await
+}
+
+/// The promotions to start with, and the shared store's version of them
+/// (0: not from the store): the set the shared store holds; else the
+/// file's (checked, and then kept there for every replica); else the
+/// demo set or none.
+async fn initial_promotions(
+    source: &PromotionsSource,
+    store: &Store,
+) -> anyhow::Result<(Catalogue, u64)> {
+    if let Some((version, set)) = promotion_set::stored(store).await? {
+        return Ok((Catalogue::new(set), version));
+    }
+    Ok(match source {
+        PromotionsSource::File(path) => {
+            let bytes = std::fs::read(path)
+                .map_err(|e| anyhow::anyhow!("PROMOTIONS_FILE {}: {e}", path.display()))?;
+            let set = promotion_set::parse(&bytes).map_err(|e| {
+                let problems: Vec<String> = e
+                    .violations
+                    .iter()
+                    .map(|v| format!("{}: {}", v.field, v.message))
+                    .collect();
+                anyhow::anyhow!(
+                    "PROMOTIONS_FILE {}: {}",
+                    path.display(),
+                    problems.join("; ")
+                )
+            })?;
+            promotion_set::store(store, &bytes).await?;
+            (Catalogue::new(set), 0)
+        }
+        PromotionsSource::Demo => (Catalogue::demo(promotions::demo(Vec::new())), 0),
+        PromotionsSource::None => {
+            tracing::warn!(
+                "no promotions: PROMOTIONS_FILE is not set; none apply until some are set"
+            );
+            (Catalogue::new(Vec::new()), 0)
+        }
+    })
 }
 
 /// Resolves the category scopes of the demo promotions from the catalog,
@@ -117,8 +169,10 @@ async fn scope_promotions(
                 .filter(|c| c.key.ends_with("-shoes"))
                 .filter_map(|c| c.meta.map(|m| m.id))
                 .collect();
-            *promotions.write().unwrap_or_else(|p| p.into_inner()) =
-                Catalogue::new(promotions::demo(shoes));
+            let mut current = promotions.write().unwrap_or_else(|p| p.into_inner());
+            if current.demo {
+                *current = Catalogue::demo(promotions::demo(shoes));
+            }
             return;
         }
         tokio::time::sleep(Duration::from_millis(200 * (attempt + 1).min(25))).await;

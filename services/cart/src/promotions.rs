@@ -2,7 +2,7 @@
 //! optional minimum subtotal, scoped to categories or products, between
 //! dates, reached by one or several codes, stackable or not.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::Timestamp;
@@ -13,6 +13,12 @@ use crate::pricing::{discount_of, money};
 
 pub struct Catalogue {
     promotions: Vec<Promotion>,
+    /// Each code, in ASCII capitals, to its promotion: a shop may run
+    /// 1,000 promotions and every priced cart looks its codes up.
+    codes: HashMap<String, usize>,
+    /// The demo set, which the demo's category scopes may still replace;
+    /// a set the shop gave is never replaced by the demo.
+    pub demo: bool,
 }
 
 fn seconds(ts: Option<&Timestamp>) -> Option<i64> {
@@ -46,13 +52,30 @@ fn rejected(message: String) -> ServiceError {
 
 impl Catalogue {
     pub fn new(promotions: Vec<Promotion>) -> Self {
-        Self { promotions }
+        let mut codes = HashMap::new();
+        for (at, p) in promotions.iter().enumerate() {
+            for code in &p.codes {
+                codes.entry(code.to_ascii_uppercase()).or_insert(at);
+            }
+        }
+        Self {
+            promotions,
+            codes,
+            demo: false,
+        }
+    }
+
+    /// The demo set (local and development only).
+    pub fn demo(promotions: Vec<Promotion>) -> Self {
+        Self {
+            demo: true,
+            ..Self::new(promotions)
+        }
     }
 
     pub fn by_code(&self, code: &str) -> Option<&Promotion> {
-        self.promotions
-            .iter()
-            .find(|p| p.codes.iter().any(|c| c.eq_ignore_ascii_case(code)))
+        let at = self.codes.get(code.to_ascii_uppercase().as_str())?;
+        self.promotions.get(*at)
     }
 
     pub fn active(&self, p: &Promotion, now: i64) -> bool {

@@ -76,6 +76,22 @@ impl CartService for CartApi {
         })
     }
 
+    async fn set_promotions(
+        &self,
+        request: Request<SetPromotionsRequest>,
+    ) -> Reply<SetPromotionsResponse> {
+        let document = request.into_inner().document;
+        let set = crate::promotion_set::parse(&document)?;
+        crate::promotion_set::store(&self.carts.store, &document).await?;
+        let count = set.len() as u32;
+        *self
+            .carts
+            .promotions
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = crate::promotions::Catalogue::new(set);
+        ok(SetPromotionsResponse { promotions: count })
+    }
+
     async fn create_checkout(
         &self,
         request: Request<CreateCheckoutRequest>,
