@@ -335,7 +335,7 @@ mod tests {
     use super::*;
 
     fn fields(json: &str) -> Vec<String> {
-        let refused = parse(json.as_bytes()).err().expect("refused");
+        let refused = parse(json.as_bytes()).expect_err("refused");
         refused.violations.into_iter().map(|v| v.field).collect()
     }
 

@@ -85,10 +85,30 @@ mod tests {
                 "IDENTITY_JWKS_URL",
                 "https://www.googleapis.com/oauth2/v3/certs",
             );
+            env.set("REDIS_URL", "rediss://redis.internal:6380");
         }
         CatalogConfig::from_env(&env)
             .map(|c| c.origin)
             .map_err(|e| e.var.to_string())
+    }
+
+    #[test]
+    fn deployed_catalogs_need_redis() {
+        let mut env = EnvReader::from_pairs([
+            ("APP_ENV", "production"),
+            ("CATALOG_FEED", "/data/shop.ndjson"),
+            ("IDENTITY_ISSUER", "https://accounts.google.com"),
+            (
+                "IDENTITY_JWKS_URL",
+                "https://www.googleapis.com/oauth2/v3/certs",
+            ),
+        ]);
+        let refused = CatalogConfig::from_env(&env)
+            .map(|_| ())
+            .map_err(|e| e.var.to_string());
+        assert_eq!(refused, Err("REDIS_URL".into()));
+        env.set("REDIS_URL", "rediss://redis.internal:6380");
+        assert!(CatalogConfig::from_env(&env).is_ok());
     }
 
     #[test]
