@@ -11,13 +11,20 @@ use std::sync::Arc;
 /// oldest go (readers that far behind rebuild).
 const MAX_VERSIONS: usize = 4_096;
 const MAX_IDS: usize = 200_000;
+/// Versions per chunk: every version of the catalog holds the log, so a
+/// change copies the list of chunks and the last chunk, not the log.
+const CHUNK: usize = 64;
+
+/// A version and the products it changed.
+type Entry = Arc<(u64, Vec<Arc<str>>)>;
 
 #[derive(Debug, Clone, Default)]
 pub struct ChangeLog {
-    /// Oldest first: a version and the products it changed.
-    entries: VecDeque<Arc<(u64, Vec<Arc<str>>)>>,
+    /// Oldest first, in chunks of at most `CHUNK` versions.
+    chunks: VecDeque<Arc<Vec<Entry>>>,
     /// A reader at this version or before it must rebuild.
     floor: u64,
+    versions: usize,
     ids: usize,
 }
 
@@ -39,24 +46,36 @@ impl ChangeLog {
         }
     }
 
-    /// This log with `version` having changed `ids`.
+    /// This log with `version` having changed `ids`. The oldest chunk goes
+    /// whole when the log holds too much.
     pub fn with(&self, version: u64, ids: Vec<Arc<str>>) -> Self {
         let mut next = self.clone();
         next.ids += ids.len();
-        next.entries.push_back(Arc::new((version, ids)));
-        while next.entries.len() > MAX_VERSIONS || next.ids > MAX_IDS {
-            let Some(old) = next.entries.pop_front() else {
+        next.versions += 1;
+        let entry = Arc::new((version, ids));
+        match next.chunks.back_mut() {
+            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(entry),
+            _ => next.chunks.push_back(Arc::new(vec![entry])),
+        }
+        while next.versions > MAX_VERSIONS || next.ids > MAX_IDS {
+            let Some(old) = next.chunks.pop_front() else {
                 break;
             };
-            next.ids -= old.1.len();
-            next.floor = old.0;
+            next.versions -= old.len();
+            next.ids -= old.iter().map(|e| e.1.len()).sum::<usize>();
+            next.floor = old.last().map_or(next.floor, |e| e.0);
         }
         next
     }
 
+    fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
     /// The products the newest version changed.
     pub fn last_ids(&self) -> Vec<Arc<str>> {
-        let mut ids = self.entries.back().map(|e| e.1.clone()).unwrap_or_default();
+        let last = self.chunks.back().and_then(|c| c.last());
+        let mut ids = last.map(|e| e.1.clone()).unwrap_or_default();
         ids.sort_unstable();
         ids.dedup();
         ids
@@ -68,8 +87,7 @@ impl ChangeLog {
             return Since::Rebuild;
         }
         let mut ids: Vec<Arc<str>> = self
-            .entries
-            .iter()
+            .entries()
             .filter(|e| e.0 > version)
             .flat_map(|e| e.1.iter().cloned())
             .collect();
@@ -98,5 +116,9 @@ mod tests {
             long = long.with(v, vec![id("x")]);
         }
         assert_eq!(long.since(3), Since::Rebuild, "beyond the log's reach");
+        let newest = MAX_VERSIONS as u64 + 9;
+        assert_eq!(long.since(newest - 100), Since::Changed(vec![id("x")]));
+        assert!(long.versions <= MAX_VERSIONS && long.versions > MAX_VERSIONS - CHUNK);
+        assert_eq!(long.entries().count(), long.versions);
     }
 }

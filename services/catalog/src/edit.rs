@@ -176,12 +176,23 @@ impl Catalog {
 
     fn replace(&mut self, row: u32, current: &Product, product: Product) {
         let facts = ProductFacts::of(&product);
-        let skus = Arc::make_mut(&mut self.skus);
-        for v in &current.variants {
-            skus.remove(&sku_key(&v.sku));
-        }
-        for v in &product.variants {
-            skus.insert(sku_key(&v.sku), row);
+        // The index is shared with every reader of the previous version:
+        // touching it copies it whole, which a price or stock change (the
+        // same SKUs) must not pay.
+        let same_skus = current.variants.len() == product.variants.len()
+            && current
+                .variants
+                .iter()
+                .zip(&product.variants)
+                .all(|(a, b)| a.sku == b.sku);
+        if !same_skus {
+            let skus = Arc::make_mut(&mut self.skus);
+            for v in &current.variants {
+                skus.remove(&sku_key(&v.sku));
+            }
+            for v in &product.variants {
+                skus.insert(sku_key(&v.sku), row);
+            }
         }
         self.products = self.products.replaced(row, product);
         self.listing.replace(row, &facts, &CONTEXTS);

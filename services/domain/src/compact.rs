@@ -1,7 +1,7 @@
 //! Records held compactly: each one compressed on its own with LZ4 against
 //! a shared dictionary (one typical record: most of a record's bytes are
 //! field tags, locales, URLs and words that every record repeats), packed
-//! into arenas of 128 KiB, so a record costs its compressed bytes
+//! into arenas of 32 KiB, so a record costs its compressed bytes
 //! and eight bytes of bookkeeping, not an allocation of its own. Reading a
 //! record decompresses that record only. Arenas are filled once and never
 //! grow by copying; parts built on several cores join by moving arenas.
@@ -13,7 +13,7 @@ use bytes::Bytes;
 /// Compressed bytes an arena is filled to before the next one starts:
 /// small enough that a part's last, unfilled arena wastes little, large
 /// enough that the bookkeeping of arenas is nothing.
-const ARENA_BYTES: usize = 128 << 10;
+const ARENA_BYTES: usize = 32 << 10;
 
 /// What records are compressed against.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -199,27 +199,29 @@ impl Records {
     }
 
     /// These records with record `index` replaced by one compressed
-    /// elsewhere (as `compressed` gives it): the arena holding it is
-    /// rebuilt from the stored bytes, the others are copied as they are.
+    /// elsewhere (as `compressed` gives it): the arena holding it is copied
+    /// once with the new bytes in place of the old (the arena is shared
+    /// with the previous version, so it cannot be edited in place), the
+    /// others are shared as they are.
     pub fn replaced(&self, index: usize, lz4: &[u8], len: u32) -> Records {
         let mut out = self.clone();
         let Some((a, i)) = self.locate(index) else {
             return out;
         };
-        let mut rebuilt = Records::new(self.dictionary.clone());
-        for r in 0..self.arenas[a].ends.len() {
-            match self.compressed(self.firsts[a] + r) {
-                _ if r == i => rebuilt.push_compressed(lz4, len),
-                Some((other, other_len)) => rebuilt.push_compressed(other, other_len),
-                None => {}
-            }
+        let old = &self.arenas[a];
+        let (start, end) = old.span(i);
+        let mut bytes = Vec::with_capacity(old.bytes.len() - (end - start) + lz4.len());
+        bytes.extend_from_slice(&old.bytes[..start]);
+        bytes.extend_from_slice(lz4);
+        bytes.extend_from_slice(&old.bytes[end..]);
+        let shift = |e: u32| (e as usize - end + start + lz4.len()) as u32;
+        let mut ends = old.ends.clone();
+        for e in &mut ends[i..] {
+            *e = shift(*e);
         }
-        // One arena's worth of records refills one arena (or two, when the
-        // new record is larger): spliced in place of the old one.
-        rebuilt.finish();
-        out.arenas.splice(a..=a, rebuilt.arenas);
-        out.firsts
-            .splice(a..=a, rebuilt.firsts.iter().map(|f| self.firsts[a] + f));
+        let mut lens = old.lens.clone();
+        lens[i] = len;
+        out.arenas[a] = Arc::new(Arena { bytes, ends, lens });
         out
     }
 

@@ -37,8 +37,25 @@ where
 /// (mimalloc's `purge_delay`), and a little more.
 const PURGE_DELAY: std::time::Duration = std::time::Duration::from_millis(1100);
 
+/// The priority of a build's threads at most (Linux nice: at 10 a thread
+/// weighs about a tenth of one at 0 when both want a core).
+const BUILD_NICE: i32 = 10;
+
+/// Lowers the calling thread's priority for good (a thread may not raise
+/// it again), so that a build running while the shop serves (an import, a
+/// search rebuild or follow step) takes the cores only when requests leave
+/// them idle: it takes longer, answers do not. Threads it starts inherit it.
+fn yield_to_requests() {
+    #[cfg(target_os = "linux")]
+    if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), BUILD_NICE)
+    {
+        tracing::debug!(error = %e, "a build thread keeps its priority");
+    }
+}
+
 /// Runs a one-off build (catalog generation, a search index) on a thread
-/// of its own, which ends a purge delay after the build. The allocator
+/// of its own, at a lower priority than requests (`yield_to_requests`),
+/// which ends a purge delay after the build. The allocator
 /// hands freed memory back to the system only at a collection at least a
 /// purge delay after the free; an idle process makes none until a thread
 /// ends, and a blocking-pool thread idles 10 s first: the build's garbage
@@ -53,6 +70,7 @@ where
     let started = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
+            yield_to_requests();
             let _ = done.send(work());
             // mimalloc returns freed memory to the system at its next
             // collection once a purge delay (1 s) has passed; a thread's
@@ -120,6 +138,20 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("the build ran before its answer was awaited");
         assert!(build.await.unwrap());
+        #[cfg(target_os = "linux")]
+        {
+            let nice = || rustix::process::getpriority_process(Some(rustix::thread::gettid()));
+            let before = nice().unwrap();
+            let build = super::run_once("yielding", move || nice().unwrap())
+                .await
+                .unwrap();
+            assert_eq!(
+                build,
+                (before + super::BUILD_NICE).min(19),
+                "a build yields to requests"
+            );
+            assert_eq!(nice().unwrap(), before, "the caller keeps its priority");
+        }
         let failed = super::run_once("broken", || -> u8 { panic!("broken build") }).await;
         assert!(failed.unwrap_err().to_string().contains("broken"));
     }

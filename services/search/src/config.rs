@@ -42,7 +42,7 @@ impl SearchConfig {
             catalog: topology::CATALOG.peer_config(env)?,
             identity_token_url: env
                 .identity_token_url(service.program.environment, &dev_token_url)?,
-            follow: env.millis("SEARCH_FOLLOW_MS", 250)?,
+            follow: env.millis("SEARCH_FOLLOW_MS", 500)?,
             synonyms,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
             service,

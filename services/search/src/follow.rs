@@ -1,5 +1,5 @@
 //! The index follows the catalog change by change: every
-//! `SEARCH_FOLLOW_MS` (250 ms) it asks what changed since its version (`ListChanges`), re-reads those
+//! `SEARCH_FOLLOW_MS` (500 ms) it asks what changed since its version (`ListChanges`), re-reads those
 //! products (`ExportProducts` by id), and makes the next version of the
 //! index: each product's document deleted by id and added again (tantivy),
 //! its listing entry and summary edited, one commit, the reader reloaded.
@@ -79,7 +79,10 @@ impl SearchApi {
         }
         let version = changes.catalog_version;
         let started = std::time::Instant::now();
-        let next = storefront_platform::cpu::run_once("search-follow", move || {
+        // A step is small (milliseconds): it takes its turn with requests,
+        // at their priority, not yielding as a rebuild does, so that search
+        // keeps its bound under load.
+        let next = storefront_platform::cpu::run(move || {
             apply(&current, &changes.product_ids, batches, version)
         })
         .await?;

@@ -3,6 +3,7 @@
 //! fields with few values (or sets of ids) a bitmap per value.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
@@ -48,8 +49,9 @@ impl Key {
 
 #[derive(Debug, Clone)]
 pub struct Column {
-    /// Distinct values, ascending.
-    pub distinct: Vec<Key>,
+    /// Distinct values, ascending. Shared between versions (as `members`):
+    /// a change that brings no new value and drops none copies neither.
+    pub distinct: Arc<Vec<Key>>,
     /// Per record: the index of its value in `distinct`, or `MISSING`.
     pub rank: Vec<u32>,
     /// Records by (value, id).
@@ -62,7 +64,7 @@ pub struct Column {
     /// Per distinct value, its records (fields with few values only).
     pub bitmaps: Vec<RoaringBitmap>,
     /// For sets of ids: the records containing each id.
-    pub members: HashMap<Box<str>, RoaringBitmap>,
+    pub members: Arc<HashMap<Box<str>, RoaringBitmap>>,
     /// Whether `bitmaps` are kept (few values); an edit that brings more
     /// values than that drops them for good.
     pub(super) keeps_bitmaps: bool,
@@ -178,8 +180,8 @@ impl Column {
             Vec::new()
         };
         Column {
-            members: members(values),
-            distinct,
+            members: Arc::new(members(values)),
+            distinct: Arc::new(distinct),
             rank,
             asc,
             desc,

@@ -74,11 +74,12 @@ impl Column {
             bitmap.remove(row);
         }
         if let Key::TextSet(elements) = &self.distinct[slot] {
+            let members = Arc::make_mut(&mut self.members);
             for e in elements.iter() {
-                if let Some(rows) = self.members.get_mut(e) {
+                if let Some(rows) = members.get_mut(e) {
                     rows.remove(row);
                     if rows.is_empty() {
-                        self.members.remove(e);
+                        members.remove(e);
                     }
                 }
             }
@@ -90,7 +91,7 @@ impl Column {
 
     /// Forgets value `slot`, which no record holds any more.
     fn drop_value(&mut self, slot: usize) {
-        self.distinct.remove(slot);
+        Arc::make_mut(&mut self.distinct).remove(slot);
         self.starts.remove(slot);
         if !self.bitmaps.is_empty() {
             self.bitmaps.remove(slot);
@@ -107,7 +108,7 @@ impl Column {
 
     /// Ranks a value no record held yet; its slot.
     fn add_value(&mut self, key: Key, at: usize) -> usize {
-        self.distinct.insert(at, key);
+        Arc::make_mut(&mut self.distinct).insert(at, key);
         self.starts.insert(at, self.starts[at]);
         let at32 = at as u32;
         for r in self
@@ -157,8 +158,9 @@ impl Column {
             bitmap.insert(row);
         }
         if let Key::TextSet(elements) = &self.distinct[slot] {
+            let members = Arc::make_mut(&mut self.members);
             for e in elements.iter() {
-                self.members.entry(e.clone()).or_default().insert(row);
+                members.entry(e.clone()).or_default().insert(row);
             }
         }
     }
@@ -179,8 +181,9 @@ impl Column {
             bitmap.insert(to);
         }
         if let Key::TextSet(elements) = &self.distinct[slot] {
+            let members = Arc::make_mut(&mut self.members);
             for e in elements.iter() {
-                if let Some(rows) = self.members.get_mut(e) {
+                if let Some(rows) = members.get_mut(e) {
                     rows.remove(from);
                     rows.insert(to);
                 }
