@@ -168,16 +168,30 @@ async fn a_feed_is_imported_whole_or_not_at_all(t: TestMesh) {
     let whole = lines.join("\n");
     let checked = import(&t, whole.clone(), true).await;
     assert_eq!(checked.status, 200, "{}", checked.body);
+    let counts = |body: &Value| {
+        ["applied", "toCreate", "toUpdate", "unchanged", "toDelete"].map(|k| body[k].clone())
+    };
     assert_eq!(
-        (
-            &checked.body["applied"],
-            &checked.body["toCreate"],
-            &checked.body["toUpdate"],
-            &checked.body["toDelete"]
-        ),
-        (&json!(false), &json!(0), &json!(1000), &json!(0))
+        counts(&checked.body),
+        [json!(false), json!(0), json!(0), json!(1000), json!(0)],
+        "the catalog's own export changes nothing"
     );
     let version = checked.body["catalogVersion"].clone();
+
+    // A dry run counts as updated only the products whose record changes.
+    let mut repriced: Vec<String> = lines.clone();
+    let first_product = repriced
+        .iter()
+        .position(|l| l.contains(r#""type":"product""#))
+        .expect("a product line");
+    repriced[first_product] =
+        repriced[first_product].replacen(r#""centAmount":"#, r#""centAmount":1"#, 1);
+    let checked = import(&t, repriced.join("\n"), true).await;
+    assert_eq!(checked.status, 200, "{}", checked.body);
+    assert_eq!(
+        counts(&checked.body),
+        [json!(false), json!(0), json!(1), json!(999), json!(0)]
+    );
 
     // One bad line refuses the whole feed; the catalog stays as it was.
     let mut bad: Vec<String> = lines.clone();

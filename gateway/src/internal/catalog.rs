@@ -221,8 +221,11 @@ pub struct Imported {
     /// The catalog version now (a new one when applied).
     pub catalog_version: u64,
     pub to_create: u64,
-    /// Products in both the catalog and the feed: replaced by the feed's.
+    /// Products in both the catalog and the feed whose record the feed
+    /// changes (compared byte for byte, as encoded).
     pub to_update: u64,
+    /// Products in both whose record the feed leaves exactly as it is.
+    pub unchanged: u64,
     pub to_delete: u64,
 }
 
@@ -304,6 +307,7 @@ pub async fn import(
         catalog_version: reply.catalog_version,
         to_create: reply.to_create,
         to_update: reply.to_update,
+        unchanged: reply.unchanged,
         to_delete: reply.to_delete,
     })
     .into_response()

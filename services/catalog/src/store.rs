@@ -134,12 +134,19 @@ impl StoredProducts {
 
     /// Row `row`'s whole product, variants included, prices not picked.
     pub fn decode(&self, row: u32) -> Result<Product, String> {
+        let bytes = self.encoded(row)?;
+        Product::decode(bytes.as_slice()).map_err(corrupt)
+    }
+
+    /// Row `row`'s whole product as encoded: equal bytes, equal products
+    /// (maps are ordered, so an encoding is unique).
+    pub fn encoded(&self, row: u32) -> Result<Vec<u8>, String> {
         let mut bytes = self.summaries.get(row as usize)?;
         let mut against = Vec::new();
         self.against(&bytes, &mut against);
         let variants = self.variants.get_against(row as usize, &against)?;
         bytes.extend_from_slice(&variants);
-        Product::decode(bytes.as_slice()).map_err(corrupt)
+        Ok(bytes)
     }
 
     pub fn len(&self) -> usize {

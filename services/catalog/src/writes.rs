@@ -234,16 +234,45 @@ fn problems(errors: Vec<FeedError>) -> Vec<FeedProblem> {
         .collect()
 }
 
-/// What an import would do to `current`: products created, replaced and
-/// deleted.
-fn counts(current: &Catalog, parts: &Parts) -> (u64, u64, u64) {
-    let kept = parts
-        .facts
-        .iter()
-        .filter(|f| current.product_row(&f.id).is_some())
-        .count() as u64;
-    let created = parts.facts.len() as u64 - kept;
-    (created, kept, current.products.len() as u64 - kept)
+/// What an import would do to `current`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Counts {
+    created: u64,
+    updated: u64,
+    unchanged: u64,
+    deleted: u64,
+}
+
+/// Products of `parts` compared with `current`'s, on every core: a kept
+/// product is updated only when its record's bytes differ.
+fn counts(current: &Catalog, parts: &Parts) -> Counts {
+    const CHUNK: usize = 4096;
+    let facts = &parts.facts;
+    let per_chunk = storefront_platform::cpu::map_on_cores(facts.len().div_ceil(CHUNK), |j| {
+        let mut c = Counts::default();
+        for (row, f) in facts.iter().enumerate().skip(j * CHUNK).take(CHUNK) {
+            let Some(held) = current.product_row(&f.id) else {
+                c.created += 1;
+                continue;
+            };
+            let theirs = parts.products.encoded(row as u32);
+            match (current.products.encoded(held), theirs) {
+                (Ok(a), Ok(b)) if a == b => c.unchanged += 1,
+                _ => c.updated += 1,
+            }
+        }
+        c
+    });
+    let mut all = per_chunk
+        .into_iter()
+        .fold(Counts::default(), |a, c| Counts {
+            created: a.created + c.created,
+            updated: a.updated + c.updated,
+            unchanged: a.unchanged + c.unchanged,
+            deleted: 0,
+        });
+    all.deleted = current.products.len() as u64 - all.updated - all.unchanged;
+    all
 }
 
 /// Imports the feed `chunks` carry: checked whole, then (unless a dry run)
@@ -316,20 +345,25 @@ impl CatalogApi {
                 });
             }
         };
-        let (to_create, to_update, to_delete) = counts(&self.current(), &parts);
+        // Compared and built off the runtime's threads, at build priority.
+        let current = self.current();
+        let (counted, built) = storefront_platform::cpu::run_once("catalog-import", move || {
+            let counted = counts(&current, &parts);
+            drop(current);
+            (counted, (!dry_run).then(|| Catalog::new(parts)))
+        })
+        .await?;
         let mut reply = ImportReply {
-            to_create,
-            to_update,
-            to_delete,
+            to_create: counted.created,
+            to_update: counted.updated,
+            unchanged: counted.unchanged,
+            to_delete: counted.deleted,
             ..Default::default()
         };
-        if dry_run {
+        let Some(built) = built else {
             reply.catalog_version = self.current().version;
             return Ok(reply);
-        }
-        let built =
-            storefront_platform::cpu::run_once("catalog-build", move || Catalog::new(parts))
-                .await?;
+        };
         let next = self.replace_whole(built).await?;
         reply.catalog_version = next.version;
         reply.applied = true;
