@@ -69,10 +69,10 @@ for _ in $(seq 1 18); do
   idle_rss=$next
   [ "$settled" -eq 1 ] && break
 done
-catalog_ms=$(grep -o '"message":"catalog generated and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
+catalog_ms=$(grep -o '"message":"catalog built and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
 search_ms=$(grep -o '"message":"search index built"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
 [ -n "$search_ms" ] || search_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"search index built"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
-[ -n "$catalog_ms" ] || catalog_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"catalog generated and indexed"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
+[ -n "$catalog_ms" ] || catalog_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"catalog built and indexed"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
 base="http://127.0.0.1:$port"
 H=(-H 'X-Api-Version: v1.0')
 

@@ -17,7 +17,7 @@ for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
   sleep 0.2
 done
-grep -o '"message":"catalog generated and indexed"[^}]*' "$log" | head -1
+grep -o '"message":"catalog built and indexed"[^}]*' "$log" | head -1
 grep -o '"message":"search index built"[^}]*' "$log" | head -1
 
 run() { # name, url
