@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRef, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use jsonwebtoken::errors::ErrorKind as JwtErrorKind;
@@ -24,7 +24,6 @@ use storefront_proto::customers::v1::GetSigningKeysRequest;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::call_context::CallContext;
-use crate::state::AppState;
 
 pub const TOKEN_HEADER: &str = "x-bff-token";
 
@@ -188,7 +187,8 @@ pub struct VerifiedToken(pub CustomerClaims);
 /// None without a token or with one that does not verify: such a request
 /// is no session's, and a customer route refuses it later.
 pub async fn verified_session(
-    state: &AppState,
+    auth: &CustomerAuth,
+    ds: &Downstreams,
     req: &mut axum::extract::Request,
 ) -> Option<String> {
     let token = req
@@ -199,9 +199,7 @@ pub async fn verified_session(
         .trim()
         .to_string();
     let correlation = req.extensions().get::<CallContext>()?.clone();
-    let ds = &state.downstreams;
-    let claims = state
-        .auth
+    let claims = auth
         .claims(&token, || fetch_keys(ds, &correlation))
         .await
         .ok()?;
@@ -210,12 +208,18 @@ pub async fn verified_session(
     Some(sid)
 }
 
-impl FromRequestParts<AppState> for Customer {
+impl<S> FromRequestParts<S> for Customer
+where
+    S: Send + Sync,
+    SharedAuth: FromRef<S>,
+    Arc<Downstreams>: FromRef<S>,
+{
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let auth = SharedAuth::from_ref(state);
         if let Some(VerifiedToken(claims)) = parts.extensions.get::<VerifiedToken>() {
-            return state.auth.admit(claims.clone()).await;
+            return auth.admit(claims.clone()).await;
         }
         let token = parts
             .headers
@@ -231,9 +235,7 @@ impl FromRequestParts<AppState> for Customer {
                 )
             })?;
         let correlation = CallContext::from_request_parts(parts, state).await?;
-        state
-            .auth
-            .verify(&token, &state.downstreams, &correlation)
+        auth.verify(&token, &Arc::<Downstreams>::from_ref(state), &correlation)
             .await
     }
 }

@@ -10,23 +10,12 @@ use storefront_platform::settings::ProgramSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
 use crate::cors::CorsConfig;
-use crate::middleware::caching::CachePolicy;
 use crate::openapi::settings::DocumentSettings;
+use crate::policy::{CachePolicies, CachePolicy, Policies};
 use crate::ratelimit::{Quota, Scope, TrustedProxies};
 
 /// A downstream gRPC service: where it is and the audience of its tokens.
 pub type DownstreamConfig = PeerConfig;
-
-/// `Cache-Control` freshness per public resource group.
-#[derive(Debug, Clone, Copy)]
-pub struct CachePolicies {
-    /// `CACHE_CATALOG`: `max-age,stale-while-revalidate` in seconds.
-    pub catalog: CachePolicy,
-    /// `CACHE_SEARCH`.
-    pub search: CachePolicy,
-    /// `CACHE_CONTENT`.
-    pub content: CachePolicy,
-}
 
 fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy, ConfigError> {
     let raw = env.string(var, default);
@@ -45,26 +34,26 @@ fn cache_policy(env: &EnvReader, var: &str, default: &str) -> Result<CachePolicy
     })
 }
 
-fn route_timeouts(env: &EnvReader) -> Result<Vec<(String, Duration)>, ConfigError> {
-    env.list(
-        "ROUTE_TIMEOUTS",
-        &crate::routes::policy::default_deadlines(),
-    )
-    .into_iter()
-    .map(|pair| {
-        let parsed = pair.split_once('=').and_then(|(p, ms)| {
-            let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms > 0)?;
-            Some((p.trim().to_string(), Duration::from_millis(ms)))
-                .filter(|(p, _)| p.starts_with('/'))
-        });
-        parsed.ok_or_else(|| {
-            ConfigError::new(
-                "ROUTE_TIMEOUTS",
-                format!("{pair:?}: expected /path-prefix=milliseconds"),
-            )
+/// `ROUTE_TIMEOUTS` folded into the edge's policy table.
+fn policies(env: &EnvReader) -> Result<Policies, ConfigError> {
+    let deadlines = env
+        .list("ROUTE_TIMEOUTS", "")
+        .into_iter()
+        .map(|pair| {
+            let parsed = pair.split_once('=').and_then(|(p, ms)| {
+                let ms: u64 = ms.trim().parse().ok().filter(|ms| *ms > 0)?;
+                Some((p.trim().to_string(), Duration::from_millis(ms)))
+                    .filter(|(p, _)| p.starts_with('/'))
+            });
+            parsed.ok_or_else(|| {
+                ConfigError::new(
+                    "ROUTE_TIMEOUTS",
+                    format!("{pair:?}: expected /path-prefix=milliseconds"),
+                )
+            })
         })
-    })
-    .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Policies::new(&deadlines))
 }
 
 /// Rate limits per scope; a scope set to `off` is not limited.
@@ -153,9 +142,11 @@ pub struct GatewayConfig {
     /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
     /// gateway's service account.
     pub identity_token_url: String,
-    /// `ROUTE_TIMEOUTS`: `path-prefix=ms` pairs, a route's own downstream
-    /// deadline (the longest matching prefix wins; others use GRPC_TIMEOUT_MS).
-    pub route_timeouts: Vec<(String, Duration)>,
+    /// Each route's edge policy, with `ROUTE_TIMEOUTS` (`path-prefix=ms`
+    /// pairs: the downstream deadline of the routes under a prefix, the
+    /// longest prefix winning; routes without one use GRPC_TIMEOUT_MS)
+    /// folded in.
+    pub policies: Policies,
     /// `BREAKER_THRESHOLD`: failed reads in a row that open a downstream's circuit.
     pub breaker_threshold: u32,
     /// `BREAKER_OPEN_MS`: how long an open circuit refuses calls.
@@ -218,7 +209,7 @@ impl GatewayConfig {
                 "DOWNSTREAM_CONCURRENCY",
                 storefront_platform::client::DEFAULT_CONCURRENCY,
             )?,
-            route_timeouts: route_timeouts(env)?,
+            policies: policies(env)?,
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             document: DocumentSettings::from_env(env, environment)?,

@@ -39,6 +39,7 @@ fn app() -> Router {
         )
         .expect("cors"),
         &Default::default(),
+        &Default::default(),
     )
 }
 

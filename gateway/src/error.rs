@@ -37,8 +37,9 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<FieldError>,
     /// `CART_REPRICED` only: the cart as repriced, for the shopper to review.
+    // A `Cart`: the OpenAPI step names it (the models sit above errors).
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<crate::model::cart::Cart>)]
+    #[schema(value_type = Option<Object>)]
     pub cart: Option<serde_json::Value>,
 }
 

@@ -2,9 +2,12 @@
 //!
 //! Layers, outermost first: error normaliser -> call context (correlation
 //! id) -> observation (span, access log, metrics) -> header and raw-request
-//! checks -> API version -> panic catcher -> body limit -> router; request bodies are read
-//! through `ApiJson`, which answers 415/400/413/422 itself. The version layer sits outside the router because it
-//! rewrites versioned paths before routing.
+//! checks -> API version and route policy -> panic catcher -> body limit ->
+//! rate limits -> router (caching, then the handler). Request bodies are
+//! read through `ApiJson`, which answers 415/400/413/422 itself. The
+//! version layer sits outside the router because it rewrites versioned
+//! paths before routing; it resolves the route's [`policy`] on the path it
+//! routes, once, for every layer inside it.
 
 mod bff_token;
 
@@ -18,6 +21,7 @@ mod internal;
 pub mod middleware;
 pub mod model;
 mod openapi;
+pub mod policy;
 mod query;
 mod ratelimit;
 mod routes;
@@ -41,11 +45,11 @@ use crate::bff_token::CustomerAuth;
 pub use crate::config::GatewayConfig;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
-use crate::middleware::deadline::route_deadline;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::middleware::{
     call_context, errors, header_size, observe, path_ids, raw_request, version,
 };
+use crate::policy::Policies;
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope, TrustedProxies};
 use crate::state::AppState;
@@ -57,11 +61,14 @@ async fn not_found() -> impl IntoResponse {
 }
 
 /// Wraps a router in the edge layers every request passes through; spans
-/// continue the trace context only of peers `trusted` (TRUSTED_PROXIES).
+/// continue the trace context only of peers `trusted` (TRUSTED_PROXIES);
+/// each request's route policy is resolved from `policies` once, by the
+/// version layer, for the layers inside it.
 pub fn with_edge_layers(
     inner: Router,
     cors: &cors::CorsConfig,
     trusted: &TrustedProxies,
+    policies: &Policies,
 ) -> Router {
     let trust = Arc::new(observe::TraceTrust::Proxies(trusted.clone()));
     Router::new().fallback_service(inner).layer(
@@ -75,7 +82,10 @@ pub fn with_edge_layers(
             ))
             .layer(axum::middleware::from_fn(header_size::limit_headers))
             .layer(axum::middleware::from_fn(raw_request::require_text))
-            .layer(axum::middleware::from_fn(version::api_version))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::new(policies.clone()),
+                version::api_version,
+            ))
             .layer(CatchPanicLayer::custom(errors::panic_response))
             .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES)),
     )
@@ -136,10 +146,6 @@ pub fn app(
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(
-            Arc::new(config.route_timeouts.clone()),
-            route_deadline,
-        ))
-        .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             rate_limit,
         ))
@@ -148,6 +154,7 @@ pub fn app(
         inner,
         &config.cors,
         &config.rate_limits.trusted_proxies,
+        &config.policies,
     ))
 }
 

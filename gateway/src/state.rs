@@ -3,13 +3,16 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use axum::extract::FromRef;
 use bytes::Bytes;
 
 use crate::bff_token::SharedAuth;
 use crate::downstream::Downstreams;
 use crate::ratelimit::middleware::RateLimits;
 
-#[derive(Clone)]
+/// Layers and extractors take the part they need (`FromRef`), so none of
+/// them depends on the whole.
+#[derive(Clone, FromRef)]
 pub struct AppState {
     /// Shared, not copied: axum clones the state for every extraction, and
     /// six callers with their channels cost a few percent of a request.

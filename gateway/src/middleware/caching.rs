@@ -9,29 +9,11 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::config::CachePolicies;
-use crate::routes::policy::{self, CacheGroup, Caching};
+use crate::policy::{CachePolicies, CachePolicy, Caching, RoutePolicy};
 
 /// What a cached body may weigh: far above any bounded page (100
 /// products are about 250 KB), so reaching it is a bug answered with 500.
 const MAX_HASHED_BYTES: usize = 4 * 1024 * 1024;
-
-/// Freshness of one resource group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CachePolicy {
-    pub max_age: u32,
-    pub stale_while_revalidate: u32,
-}
-
-impl CachePolicy {
-    fn header(self) -> HeaderValue {
-        let value = format!(
-            "public, max-age={}, stale-while-revalidate={}",
-            self.max_age, self.stale_while_revalidate
-        );
-        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static("no-store"))
-    }
-}
 
 fn etag_of(bytes: &[u8]) -> HeaderValue {
     let hash = xxhash_rust::xxh3::xxh3_128(bytes);
@@ -50,19 +32,12 @@ fn matches(sent: Option<&HeaderValue>, etag: &HeaderValue) -> bool {
         .any(|t| t == "*" || t == ours || t.strip_prefix("W/") == Some(ours))
 }
 
-/// Caching as the route's policy says (`routes::policy`): public GETs
+/// Caching as the route's policy says (`crate::policy`): public GETs
 /// validated and marked with their group's freshness, answers tied to a
 /// customer marked `private, no-store`.
 pub async fn caching(State(groups): State<CachePolicies>, req: Request, next: Next) -> Response {
-    match policy::of(req.uri().path()).caching {
-        Caching::Public(group) => {
-            let freshness = match group {
-                CacheGroup::Catalog => groups.catalog,
-                CacheGroup::Search => groups.search,
-                CacheGroup::Content => groups.content,
-            };
-            public_cache(freshness, req, next).await
-        }
+    match RoutePolicy::of_request(req.extensions()).caching {
+        Caching::Public(group) => public_cache(groups.of(group), req, next).await,
         Caching::Private => {
             let mut response = next.run(req).await;
             response.headers_mut().insert(

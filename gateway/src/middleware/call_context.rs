@@ -12,8 +12,8 @@ use axum::response::Response;
 use storefront_platform::telemetry::CORRELATION_ID_HEADER;
 use uuid::Uuid;
 
-use super::deadline::RouteDeadline;
 use crate::error::ApiError;
+use crate::policy::RoutePolicy;
 
 /// What every downstream call of a request carries: the correlation id (as
 /// the header value sent on) and the route's deadline, if it has its own.
@@ -53,7 +53,7 @@ impl<S: Send + Sync> FromRequestParts<S> for CallContext {
             .get::<CallContext>()
             .cloned()
             .ok_or_else(ApiError::internal)?;
-        context.deadline = parts.extensions.get::<RouteDeadline>().map(|d| d.0);
+        context.deadline = RoutePolicy::of_request(&parts.extensions).deadline;
         Ok(context)
     }
 }

@@ -5,7 +5,6 @@
 
 pub mod caching;
 pub mod call_context;
-pub mod deadline;
 pub mod errors;
 pub mod header_size;
 pub mod json_body;

@@ -1,15 +1,19 @@
 //! API versions (as `openapi.json` describes them): the `X-Api-Version` header is
 //! required, validated and echoed; a trailing path segment `v<major>[.minor]`
 //! after a versioned resource wins over it and is stripped before routing.
+//! Knowing the path that will be routed, this layer also resolves the
+//! route's policy, once per request, into the request's extensions.
 
-use axum::extract::{FromRequestParts, Request};
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
-use crate::routes::policy;
+use crate::policy::Policies;
 
 pub const VERSION_HEADER: &str = "x-api-version";
 
@@ -114,11 +118,19 @@ fn with_path(uri: &Uri, path: &str) -> Option<Uri> {
     Uri::builder().path_and_query(path_and_query).build().ok()
 }
 
-pub async fn api_version(mut req: Request, next: Next) -> Response {
+pub async fn api_version(
+    State(policies): State<Arc<Policies>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let path = req.uri().path();
-    if policy::of(path).operational {
+    let routed = path_version(path).map_or(path, |(.., stripped)| stripped);
+    let policy = policies.of(if routed.is_empty() { "/" } else { routed });
+    req.extensions_mut().insert(policy);
+    if policy.operational {
         return next.run(req).await;
     }
+    let path = req.uri().path();
     let header = req.headers().get(VERSION_HEADER).cloned();
     let (major, minor) = match header_version(header.as_ref()) {
         Ok(v) => v,

@@ -13,18 +13,18 @@ use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn}
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{
-    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
+    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Schema, Type,
 };
 
 use storefront_proto::names::MAX_ID_CHARS;
 
 use crate::error::{ErrorBody, FieldError};
+use crate::policy::{Caching, Policies};
 use crate::query::schema::NO_CONTROL_CHARACTERS;
 use crate::query::{
     self,
     spec::{self, CollectionSpec},
 };
-use crate::routes::policy;
 use crate::state::AppState;
 
 const DESCRIPTION: &str = include_str!("description.md");
@@ -341,6 +341,23 @@ fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
     }
 }
 
+/// `ErrorBody`, its `cart` a `Cart` (the error module sits below the
+/// models, so it cannot name it).
+fn error_body_schema() -> RefOr<Schema> {
+    let plain = <ErrorBody as utoipa::PartialSchema>::schema();
+    let Ok(mut schema) = serde_json::to_value(&plain) else {
+        return plain;
+    };
+    if let Some(cart) = schema.pointer_mut("/properties/cart") {
+        let description = cart.get("description").cloned();
+        *cart = serde_json::json!({"oneOf": [
+            {"$ref": "#/components/schemas/Cart", "description": description},
+            {"type": "null"},
+        ]});
+    }
+    serde_json::from_value(schema).unwrap_or(plain)
+}
+
 /// Adds the shared headers, errors, schemas and security schemes, and
 /// what `settings` say of the shop (servers, contact, license).
 pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
@@ -348,11 +365,12 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
     doc.info.version = "1.0".to_string();
     doc.info.description = Some(DESCRIPTION.to_string());
     settings.apply(doc);
+    let policies = Policies::default();
     for (path, item) in doc.paths.paths.iter_mut() {
-        let route = policy::of(path);
+        let route = policies.of(path);
         let versioned = !route.operational;
         if let Some(get) = item.get.as_mut()
-            && matches!(route.caching, policy::Caching::Public(_))
+            && matches!(route.caching, Caching::Public(_))
         {
             cacheable(get);
         }
@@ -387,10 +405,9 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
         }
     }
     let components = doc.components.get_or_insert_with(Default::default);
-    components.schemas.insert(
-        "ErrorBody".into(),
-        <ErrorBody as utoipa::PartialSchema>::schema(),
-    );
+    components
+        .schemas
+        .insert("ErrorBody".into(), error_body_schema());
     components.schemas.insert(
         "FieldError".into(),
         <FieldError as utoipa::PartialSchema>::schema(),

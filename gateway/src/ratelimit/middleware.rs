@@ -12,10 +12,10 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
-use crate::bff_token::verified_session;
+use crate::bff_token::{SharedAuth, verified_session};
+use crate::downstream::Downstreams;
 use crate::error::ApiError;
-use crate::routes::policy;
-use crate::state::AppState;
+use crate::policy::RoutePolicy;
 
 pub struct RateLimits {
     pub limiter: Arc<Limiter>,
@@ -128,18 +128,23 @@ pub fn too_many(decisions: &[Decision]) -> Response {
     response
 }
 
-pub async fn rate_limit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let route = policy::of(req.uri().path());
+pub async fn rate_limit(
+    State(limits): State<Arc<RateLimits>>,
+    State(auth): State<SharedAuth>,
+    State(downstreams): State<Arc<Downstreams>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let route = RoutePolicy::of_request(req.extensions());
     if route.operational {
         return next.run(req).await;
     }
-    let limits = &state.limits;
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|c| c.0.ip());
     let client = client_ip(peer, req.headers(), &limits.trusted);
-    let session = verified_session(&state, &mut req).await;
+    let session = verified_session(&auth, &downstreams, &mut req).await;
     let decisions = limits
         .decide(route.budget, &client.to_string(), session.as_deref())
         .await;

@@ -10,7 +10,6 @@ pub mod content;
 pub mod customers;
 pub mod health;
 pub mod orders;
-pub mod policy;
 pub mod products;
 pub mod promotions;
 pub mod search;
@@ -18,13 +17,13 @@ pub mod search;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::config::CachePolicies;
 use crate::middleware::caching::caching;
+use crate::policy::CachePolicies;
 use crate::state::AppState;
 
 /// Every documented route; the OpenAPI document is generated from these.
 /// What the edge does around them (caching here, the version, rate-limit
-/// and deadline layers around the whole app) is their [`policy`].
+/// and deadline layers around the whole app) is their [`crate::policy`].
 pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(catalog())
