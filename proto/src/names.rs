@@ -13,6 +13,10 @@ pub const MAX_EMAIL_CHARS: usize = 254;
 /// the gateway refuses more (422 `TOO_LONG`) before anything is called.
 pub const MAX_ID_CHARS: usize = 128;
 
+/// The most product ids one batch lookup (`GetProducts`) takes: a cart's
+/// lines fit (`MAX_CART_LINES`, 100 by default); more are asked in turn.
+pub const MAX_BATCH_PRODUCTS: usize = 250;
+
 /// ISO 4217 codes the shop prices in, the default first.
 pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
 

@@ -64,6 +64,12 @@ impl CatalogService for Records {
     async fn get_product(&self, _: Request<pb::GetProductRequest>) -> Reply<pb::Product> {
         absent()
     }
+    async fn get_products(
+        &self,
+        _: Request<pb::GetProductsRequest>,
+    ) -> Reply<pb::GetProductsResponse> {
+        absent()
+    }
     async fn list_categories(
         &self,
         _: Request<pb::ListCategoriesRequest>,

@@ -85,7 +85,7 @@ clients! {
         Read list_promotions(cart::ListPromotionsRequest) -> cart::ListPromotionsResponse;
         Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
         Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
-        Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::CheckoutSession;
+        Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
     }
 
     /// Accounts, sessions, profiles, addresses and preferences.

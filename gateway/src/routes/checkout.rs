@@ -5,8 +5,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::de::IgnoredAny;
 use storefront_platform::client::call::CallError;
+use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{
-    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCartRequest, GetCheckoutRequest,
+    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCheckoutRequest, Repriced,
 };
 use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::customers::v1::GetAddressRequest;
@@ -126,42 +127,31 @@ pub async fn confirm_checkout(
         customer_id: customer.id().to_string(),
         session_id: session_id.clone(),
     };
-    match state
+    let reply = state
         .downstreams
         .cart()
         .confirm_checkout(&correlation, message)
-        .await
-    {
-        Ok(reply) => Ok(Json(CheckoutSession::try_from(reply)?)),
-        Err(error) => {
-            let mut error = ApiError::from(error);
-            if error.code.as_deref() == Some("CART_REPRICED") {
-                error.cart = repriced_cart(&state, &correlation, &customer, &session_id).await;
-            }
-            Err(error)
-        }
+        .await?;
+    match reply.outcome {
+        Some(Outcome::Confirmed(session)) => Ok(Json(CheckoutSession::try_from(session)?)),
+        Some(Outcome::Repriced(repriced)) => Err(repriced_error(repriced)),
+        // A cart service that answers neither is a bug, not the client's.
+        None => Err(ApiError::internal()),
     }
 }
 
-/// The cart of `session_id` as it is now, for a `CART_REPRICED` answer
-/// (None if it cannot be read: the error still says what happened).
-async fn repriced_cart(
-    state: &AppState,
-    correlation: &CallContext,
-    customer: &Customer,
-    session_id: &str,
-) -> Option<serde_json::Value> {
-    let ds = &state.downstreams;
-    let customer_id = customer.id().to_string();
-    let message = GetCheckoutRequest {
-        customer_id: customer_id.clone(),
-        session_id: session_id.to_string(),
-    };
-    let session = ds.cart().get_checkout(correlation, message).await.ok()?;
-    let message = GetCartRequest {
-        customer_id,
-        cart_id: session.cart_id,
-    };
-    let cart = ds.cart().get_cart(correlation, message).await.ok()?;
-    serde_json::to_value(Cart::try_from(cart).ok()?).ok()
+/// 409 `CART_REPRICED`: no order; the cart as repriced, for the shopper to
+/// review (as the cart service answered it: no second call).
+fn repriced_error(repriced: Repriced) -> ApiError {
+    let mut error = ApiError::new(
+        StatusCode::CONFLICT,
+        "CART_REPRICED",
+        repriced.message.clone(),
+    )
+    .field("totalPrice", "CHANGED", repriced.message);
+    error.cart = repriced
+        .cart
+        .and_then(|cart| Cart::try_from(cart).ok())
+        .and_then(|cart| serde_json::to_value(cart).ok());
+    error
 }

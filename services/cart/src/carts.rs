@@ -3,17 +3,15 @@
 
 use std::sync::Arc;
 
-use storefront_platform::client::call::{CallError, Caller, Current};
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError, excerpt};
+use storefront_platform::client::call::Caller;
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
-use storefront_proto::catalog::v1::{GetProductRequest, ProductStatus};
 use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
 
-use crate::clients::Catalog;
 use crate::config::CartLimits;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
@@ -30,7 +28,7 @@ pub fn cart_key(id: &str) -> String {
 
 pub use storefront_domain::time::now;
 
-fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
+pub(crate) fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
     ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone())
         .with_violation(FieldViolation::new(field, code, message))
 }
@@ -256,9 +254,9 @@ impl Carts {
     pub async fn add_line(&self, req: AddLineItemRequest) -> Result<Cart, ServiceError> {
         let wanted = quantity(req.quantity)?;
         let cart = self.get(&req.customer_id, &req.cart_id).await?;
-        let line = self.priced_line(&req, &cart.currency_code).await?;
-        let available = line.1;
-        let line = line.0;
+        let (line, available) = self
+            .priced_line(&req.product_id, req.variant_id, &cart.currency_code)
+            .await?;
         self.modify(&req.customer_id, &req.cart_id, |cart| {
             let lines = cart.line_items.len();
             let existing = cart
@@ -298,101 +296,6 @@ impl Carts {
         .await
     }
 
-    /// The line for a product variant at the catalog's price, and the stock.
-    pub(crate) async fn priced_line(
-        &self,
-        req: &AddLineItemRequest,
-        currency: &str,
-    ) -> Result<(LineItem, u32), ServiceError> {
-        if req.product_id.is_empty() {
-            return Err(invalid(
-                "productId",
-                "REQUIRED",
-                "productId is required".into(),
-            ));
-        }
-        let message = GetProductRequest {
-            product_id: req.product_id.clone(),
-            currency_code: currency.to_string(),
-        };
-        let product = match Catalog(&self.catalog).get_product(&Current, message).await {
-            Ok(p) => p,
-            Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
-                return Err(invalid(
-                    "productId",
-                    "INVALID_VALUE",
-                    format!("product {} does not exist", excerpt(&req.product_id)),
-                ));
-            }
-            Err(e) => {
-                // The catalog's words stay in the log: they may quote what
-                // the client sent.
-                tracing::warn!(error = %e, "catalog call failed");
-                return Err(ServiceError::new(
-                    ErrorKind::Unavailable,
-                    "CATALOG_UNAVAILABLE",
-                    "the catalog is unreachable",
-                ));
-            }
-        };
-        if product.status != ProductStatus::Active as i32 {
-            return Err(invalid(
-                "productId",
-                "INVALID_VALUE",
-                "this product is not for sale".into(),
-            ));
-        }
-        let variant = product
-            .variants
-            .iter()
-            .find(|v| v.id == req.variant_id)
-            .ok_or_else(|| {
-                invalid(
-                    "variantId",
-                    "INVALID_VALUE",
-                    format!("variant {} does not exist", req.variant_id),
-                )
-            })?;
-        let stock = variant.availability.map_or(0, |a| a.quantity);
-        if stock == 0 {
-            return Err(invalid(
-                "variantId",
-                "INVALID_VALUE",
-                "this variant is out of stock".into(),
-            ));
-        }
-        // A variant without a price in the cart's currency is not for sale
-        // in it: never priced 0.
-        let price = variant
-            .prices
-            .iter()
-            .find(|p| p.currency_code == currency)
-            .or(variant
-                .price
-                .as_ref()
-                .filter(|p| p.currency_code == currency))
-            .cloned()
-            .ok_or_else(|| {
-                invalid(
-                    "variantId",
-                    "INVALID_VALUE",
-                    format!("this variant is not sold in {currency}"),
-                )
-            })?;
-        let line = LineItem {
-            id: uuid::Uuid::new_v4().to_string(),
-            product_id: req.product_id.clone(),
-            variant_id: variant.id,
-            sku: variant.sku.clone(),
-            name: product.name.clone(),
-            quantity: 0,
-            unit_price: Some(price),
-            total_price: None,
-            category_ids: product.category_ids.clone(),
-        };
-        Ok((line, stock))
-    }
-
     /// Sets a line's quantity, checked against the variant's stock (and
     /// that it is still for sale) exactly as adding it is.
     pub async fn set_quantity(&self, req: UpdateLineItemRequest) -> Result<Cart, ServiceError> {
@@ -404,14 +307,9 @@ impl Carts {
             .iter()
             .find(|l| l.id == line_id)
             .ok_or_else(|| ServiceError::not_found("line item", line_id))?;
-        let variant = AddLineItemRequest {
-            customer_id: req.customer_id.clone(),
-            cart_id: req.cart_id.clone(),
-            product_id: line.product_id.clone(),
-            variant_id: line.variant_id,
-            quantity: q,
-        };
-        let (_, available) = self.priced_line(&variant, &cart.currency_code).await?;
+        let (_, available) = self
+            .priced_line(&line.product_id, line.variant_id, &cart.currency_code)
+            .await?;
         if q > available {
             return Err(invalid(
                 "quantity",

@@ -11,8 +11,8 @@
 //! `CHECKOUT_SUPERSEDED`). Only that one is kept: the session it had
 //! replaced is dropped then, so however often a shopper (or a script)
 //! opens a checkout, a cart holds at most two session records. The cart is repriced at open (the session shows
-//! the fresh total) and again at confirm, where any change is 409
-//! `CART_REPRICED` and no order.
+//! the fresh total) and again at confirm, where any change is no order and
+//! an answer carrying the repriced cart (the gateway's 409 `CART_REPRICED`).
 
 use std::time::Duration;
 
@@ -21,7 +21,8 @@ use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
-use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus};
+use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
+use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus, Repriced};
 use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::orders::v1::{CreateOrderRequest, Totals};
 
@@ -55,10 +56,11 @@ fn superseded() -> ServiceError {
     )
 }
 
-/// 409 for a cart whose prices or codes changed since the session opened.
-fn repriced(cart: &Cart) -> ServiceError {
-    let total = cart.total_price.as_ref();
-    let cents = total.map_or(0, |m| m.cent_amount);
+/// A cart whose prices or codes changed since the session opened: no
+/// order, the cart as it now is, and the new total in words (the gateway
+/// answers 409 `CART_REPRICED` with both).
+fn repriced(cart: Cart) -> Repriced {
+    let cents = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
     let message = format!(
         "prices or discount codes changed since checkout began; the cart total is now {}.{:02} {}; \
          review the cart and check out again",
@@ -66,11 +68,10 @@ fn repriced(cart: &Cart) -> ServiceError {
         cents % 100,
         cart.currency_code
     );
-    conflict("CART_REPRICED", &message).with_violation(FieldViolation::new(
-        "totalPrice",
-        "CHANGED",
-        message.clone(),
-    ))
+    Repriced {
+        cart: Some(cart),
+        message,
+    }
 }
 
 pub struct Checkout {
@@ -268,11 +269,11 @@ impl Checkout {
         carts: &Carts,
         customer_id: &str,
         session_id: &str,
-    ) -> Result<CheckoutSession, ServiceError> {
+    ) -> Result<Outcome, ServiceError> {
         let record = self.record(customer_id, session_id).await?;
         let session = view(record.clone());
         match CheckoutStatus::try_from(session.status) {
-            Ok(CheckoutStatus::Confirmed) => return Ok(session),
+            Ok(CheckoutStatus::Confirmed) => return Ok(Outcome::Confirmed(session)),
             Ok(CheckoutStatus::Expired) if !record.superseded_by.is_empty() => {
                 return Err(superseded());
             }
@@ -291,7 +292,7 @@ impl Checkout {
             self.ensure_current(&record).await?;
             let (cart, changed) = carts.refresh(customer_id, &session.cart_id).await?;
             if changed {
-                return Err(repriced(&cart));
+                return Ok(Outcome::Repriced(repriced(cart)));
             }
             // The cart becomes this session's order before the order exists:
             // any other session of the cart is refused from here on.
@@ -307,7 +308,7 @@ impl Checkout {
                 // Perhaps a concurrent confirmation of this session ordered it.
                 let again = view(self.record(customer_id, session_id).await?);
                 if again.status == CheckoutStatus::Confirmed as i32 {
-                    return Ok(again);
+                    return Ok(Outcome::Confirmed(again));
                 }
                 return Err(e);
             }
@@ -317,7 +318,7 @@ impl Checkout {
             .mark_confirmed(session_id, &record.planned_order_id)
             .await?;
         tracing::info!(session_id, order_id = %record.planned_order_id, "checkout confirmed");
-        Ok(confirmed)
+        Ok(Outcome::Confirmed(confirmed))
     }
 
     async fn create_order(&self, record: &CheckoutRecord, cart: &Cart) -> Result<(), ServiceError> {

@@ -3,7 +3,9 @@
 
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
-use storefront_proto::catalog::v1::{GetProductRequest, Product};
+use storefront_proto::catalog::v1::{
+    GetProductRequest, GetProductsRequest, GetProductsResponse, Product,
+};
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::orders::v1::{CreateOrderRequest, Order};
@@ -12,6 +14,7 @@ typed_client! {
     /// Prices and stock of the products in carts; category ids for promotions.
     pub Catalog via CatalogServiceClient {
         Read get_product(GetProductRequest) -> Product;
+        Read get_products(GetProductsRequest) -> GetProductsResponse;
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
     }
 }

@@ -5,6 +5,7 @@ pub mod carts;
 mod checkout;
 mod clients;
 pub mod config;
+mod lines;
 mod owned;
 pub mod pricing;
 pub mod promotion_set;

@@ -6,10 +6,11 @@
 use std::collections::HashMap;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_proto::cart::v1::{AddLineItemRequest, Cart};
-use storefront_proto::common::v1::Money;
+use storefront_proto::cart::v1::Cart;
+use storefront_proto::common::v1::{LineItem, Money};
 
 use crate::carts::Carts;
+use crate::lines::{line_of, no_such_product};
 
 /// A line that can no longer be bought as it is (gone, not for sale, not
 /// priced in the cart's currency, or more than the stock).
@@ -20,7 +21,54 @@ fn unavailable(line_id: &str, name: &str, why: &str) -> ServiceError {
     )
 }
 
+/// The name a shopper knows a line by.
+fn shown_name(line: &LineItem) -> &str {
+    line.name
+        .as_ref()
+        .and_then(|n| n.values.values().next())
+        .map_or(line.sku.as_str(), String::as_str)
+}
+
 impl Carts {
+    /// Each line's current unit price, by (product, variant), from one
+    /// catalog call for the whole cart; a line that can no longer be bought
+    /// as it is refuses the whole (`LINE_UNAVAILABLE`, naming the line).
+    async fn current_prices(
+        &self,
+        cart: &Cart,
+    ) -> Result<HashMap<(String, u32), Money>, ServiceError> {
+        let mut ids: Vec<&str> = cart
+            .line_items
+            .iter()
+            .map(|l| l.product_id.as_str())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let products = self.products(&ids, &cart.currency_code).await?;
+        let mut prices = HashMap::with_capacity(cart.line_items.len());
+        for line in &cart.line_items {
+            let priced = products
+                .get(&line.product_id)
+                .ok_or_else(|| no_such_product(&line.product_id))
+                .and_then(|p| line_of(p, line.variant_id, &cart.currency_code));
+            let (priced, stock) = match priced {
+                Ok(found) => found,
+                Err(e) if e.kind == ErrorKind::Validation => {
+                    return Err(unavailable(&line.id, shown_name(line), &e.message));
+                }
+                Err(e) => return Err(e),
+            };
+            if line.quantity > stock {
+                let why = format!("only {stock} left in stock");
+                return Err(unavailable(&line.id, shown_name(line), &why));
+            }
+            if let Some(price) = priced.unit_price {
+                prices.insert((line.product_id.clone(), line.variant_id), price);
+            }
+        }
+        Ok(prices)
+    }
+
     /// The cart at current prices with its codes re-checked, and whether
     /// that changed it. Written back (a new version) only when it did.
     pub async fn refresh(
@@ -29,35 +77,7 @@ impl Carts {
         cart_id: &str,
     ) -> Result<(Cart, bool), ServiceError> {
         let cart = self.get(customer_id, cart_id).await?;
-        let mut prices: HashMap<(String, u32), Money> = HashMap::new();
-        for line in &cart.line_items {
-            let probe = AddLineItemRequest {
-                customer_id: customer_id.to_string(),
-                cart_id: cart_id.to_string(),
-                product_id: line.product_id.clone(),
-                variant_id: line.variant_id,
-                quantity: line.quantity,
-            };
-            let name = line
-                .name
-                .as_ref()
-                .and_then(|n| n.values.values().next())
-                .map_or(line.sku.as_str(), String::as_str);
-            let (priced, stock) = match self.priced_line(&probe, &cart.currency_code).await {
-                Ok(found) => found,
-                Err(e) if e.kind == ErrorKind::Validation => {
-                    return Err(unavailable(&line.id, name, &e.message));
-                }
-                Err(e) => return Err(e),
-            };
-            if line.quantity > stock {
-                let why = format!("only {stock} left in stock");
-                return Err(unavailable(&line.id, name, &why));
-            }
-            if let Some(price) = priced.unit_price {
-                prices.insert((line.product_id.clone(), line.variant_id), price);
-            }
-        }
+        let prices = self.current_prices(&cart).await?;
         let current = |c: &mut Cart| {
             for line in &mut c.line_items {
                 if let Some(p) = prices.get(&(line.product_id.clone(), line.variant_id)) {

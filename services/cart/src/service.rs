@@ -116,11 +116,14 @@ impl CartService for CartApi {
     async fn confirm_checkout(
         &self,
         request: Request<ConfirmCheckoutRequest>,
-    ) -> Reply<CheckoutSession> {
+    ) -> Reply<ConfirmCheckoutReply> {
         let req = request.into_inner();
-        ok(self
+        let outcome = self
             .checkout
             .confirm(&self.carts, &req.customer_id, &req.session_id)
-            .await?)
+            .await?;
+        ok(ConfirmCheckoutReply {
+            outcome: Some(outcome),
+        })
     }
 }

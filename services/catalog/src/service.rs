@@ -13,6 +13,7 @@ use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
 use storefront_proto::catalog::v1::*;
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
+use storefront_proto::names::MAX_BATCH_PRODUCTS;
 use tonic::{Request, Response, Status};
 
 use crate::edit::Change;
@@ -107,12 +108,31 @@ impl CatalogService for CatalogApi {
         let row = catalog
             .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
-        let mut product = catalog.product(row)?;
-        price_in(&mut product, currency);
-        if product.price.is_none() {
-            product.price = Some(default_money(currency));
+        Ok(Response::new(priced(&catalog, row, currency)?))
+    }
+
+    async fn get_products(
+        &self,
+        request: Request<GetProductsRequest>,
+    ) -> Reply<GetProductsResponse> {
+        let req = request.into_inner();
+        if req.product_ids.len() > MAX_BATCH_PRODUCTS {
+            return Err(ServiceError::new(
+                ErrorKind::Validation,
+                "TOO_MANY_IDS",
+                format!("at most {MAX_BATCH_PRODUCTS} product ids at once"),
+            )
+            .into());
         }
-        Ok(Response::new(product))
+        let currency = CURRENCIES[currency_index(&req.currency_code)?];
+        let catalog = self.read();
+        let products = req
+            .product_ids
+            .iter()
+            .filter_map(|id| catalog.product_row(id))
+            .map(|row| priced(&catalog, row, currency))
+            .collect::<Result<_, _>>()?;
+        Ok(Response::new(GetProductsResponse { products }))
     }
 
     async fn list_categories(
@@ -368,4 +388,15 @@ fn set_price(product: &mut Product, update: &PriceUpdate) -> Result<(), ServiceE
         ));
     }
     Ok(())
+}
+
+/// Row `row`'s product, its price picked in `currency` (0 when it has
+/// none there: the cart refuses such a variant).
+fn priced(catalog: &Catalog, row: u32, currency: &str) -> Result<Product, ServiceError> {
+    let mut product = catalog.product(row)?;
+    price_in(&mut product, currency);
+    if product.price.is_none() {
+        product.price = Some(default_money(currency));
+    }
+    Ok(product)
 }

@@ -97,7 +97,7 @@ pub const CART: Program = Program {
     calls: &[
         Call {
             callee: "catalog",
-            methods: Methods::Only(&["GetProduct", "ListCategories"]),
+            methods: Methods::Only(&["GetProduct", "GetProducts", "ListCategories"]),
         },
         Call {
             callee: "orders",
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(
             CATALOG.dev_allowed_callers(),
             "gateway@storefront.iam.gserviceaccount.com,\
-             cart@storefront.iam.gserviceaccount.com=GetProduct|ListCategories,\
+             cart@storefront.iam.gserviceaccount.com=GetProduct|GetProducts|ListCategories,\
              search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts"
         );
         assert_eq!(
