@@ -25,3 +25,21 @@ typed_client! {
         Write create_order(CreateOrderRequest) -> Order;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use storefront_platform::topology::CART;
+
+    use super::{Catalog, Orders};
+
+    /// Each account is granted exactly what its code calls: a method added
+    /// to a client without its allow-list would be refused in every
+    /// environment, one left in the list grants more than is used.
+    #[test]
+    fn the_allow_lists_are_what_the_clients_call() {
+        assert_eq!(CART.methods_on("catalog"), Some(Catalog::methods()));
+        assert_eq!(CART.methods_on("orders"), Some(Orders::methods()));
+        let callees: Vec<&str> = CART.downstreams().map(|p| p.name).collect();
+        assert_eq!(callees, ["catalog", "orders"]);
+    }
+}

@@ -177,6 +177,21 @@ impl Program {
         self.calls.iter().filter_map(|c| program(c.callee))
     }
 
+    /// The gRPC methods it may call on `callee`, sorted (`None`: every
+    /// one, or `callee` is not one of its calls: see
+    /// [`Program::downstreams`]).
+    pub fn methods_on(&self, callee: &str) -> Option<Vec<String>> {
+        let call = self.calls.iter().find(|c| c.callee == callee)?;
+        match call.methods {
+            Methods::All => None,
+            Methods::Only(names) => {
+                let mut names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+                names.sort();
+                Some(names)
+            }
+        }
+    }
+
     /// The programs that call it, with the methods each may call.
     pub fn callers(&self) -> impl Iterator<Item = (&'static Program, Methods)> + '_ {
         PROGRAMS.iter().filter_map(move |caller| {
@@ -224,6 +239,20 @@ pub struct PeerConfig {
     pub audience: String,
 }
 
+/// The gRPC name of a generated client method: `get_product` ->
+/// `GetProduct`.
+pub fn grpc_name(method: &str) -> String {
+    method
+        .split('_')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
+}
+
 impl Program {
     /// How `env` says to reach this program.
     pub fn peer_config(&self, env: &EnvReader) -> Result<PeerConfig, ConfigError> {
@@ -247,6 +276,13 @@ pub fn dev_jwks_url() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn client_methods_have_their_grpc_names() {
+        assert_eq!(super::grpc_name("get_product"), "GetProduct");
+        assert_eq!(super::grpc_name("list_categories"), "ListCategories");
+        assert_eq!(super::grpc_name("export_products"), "ExportProducts");
+    }
+
     use super::*;
 
     #[test]

@@ -18,3 +18,18 @@ typed_client! {
         Read export_products(ExportProductsRequest) -> tonic::Streaming<ProductBatch>;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use storefront_platform::topology::SEARCH;
+
+    use super::Catalog;
+
+    /// Search's account is granted exactly what its code calls.
+    #[test]
+    fn the_allow_list_is_what_the_client_calls() {
+        assert_eq!(SEARCH.methods_on("catalog"), Some(Catalog::methods()));
+        let callees: Vec<&str> = SEARCH.downstreams().map(|p| p.name).collect();
+        assert_eq!(callees, ["catalog"]);
+    }
+}

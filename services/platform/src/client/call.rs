@@ -250,6 +250,17 @@ macro_rules! typed_client {
         $vis struct $client<'a>(pub &'a $crate::client::call::Caller);
 
         impl $client<'_> {
+            /// The gRPC methods this client calls, as the topology's
+            /// allow-lists name them (`GetProduct`), sorted.
+            pub fn methods() -> Vec<String> {
+                let mut names: Vec<String> = [$(stringify!($method)),*]
+                    .iter()
+                    .map(|m| $crate::topology::grpc_name(m))
+                    .collect();
+                names.sort();
+                names
+            }
+
             $(
                 pub async fn $method(
                     self,
