@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use storefront_platform::client::call::CallError;
-use storefront_platform::error::{is_validation, status_details};
+use storefront_platform::error::{ErrorKind, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
 
@@ -159,55 +159,64 @@ impl ApiError {
         Self::for_status(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
-    /// The one mapping from a downstream gRPC status to an HTTP error.
+    /// A status without this mesh's ErrorInfo: tonic's, a proxy's, the
+    /// identity layer's. Its HTTP status, or the whole answer when the
+    /// condition is the hop's own.
+    fn from_hop(status: &tonic::Status) -> Result<StatusCode, Self> {
+        match status.code() {
+            Code::InvalidArgument | Code::OutOfRange => Ok(StatusCode::BAD_REQUEST),
+            Code::NotFound => Ok(StatusCode::NOT_FOUND),
+            Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition => {
+                Ok(StatusCode::CONFLICT)
+            }
+            // The gateway's own credentials were refused, not the customer's.
+            Code::Unauthenticated | Code::PermissionDenied => Err(Self::bad_gateway(format!(
+                "downstream refused the gateway identity: {status:?}"
+            ))),
+            // A peer out of room (tonic's own load shedding, a message over
+            // its limits) is the server's condition, not the client's
+            // budget: 503 with Retry-After, never a 429.
+            Code::ResourceExhausted => {
+                tracing::warn!(message = status.message(), "downstream exhausted");
+                Err(Self::busy())
+            }
+            Code::Unavailable => Err(Self::unavailable("a downstream service", status.message())),
+            // The gateway cancels a call only when its deadline passes
+            // (tonic reports its own timeout as Cancelled).
+            Code::DeadlineExceeded | Code::Cancelled => {
+                tracing::warn!(message = status.message(), "downstream deadline exceeded");
+                Err(Self::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "GATEWAY_TIMEOUT",
+                    "a downstream service did not respond in time",
+                ))
+            }
+            Code::Ok | Code::Unknown | Code::Internal | Code::DataLoss | Code::Unimplemented => {
+                Err(Self::bad_gateway(format!("{status:?}")))
+            }
+        }
+    }
+
+    /// The one mapping from a downstream gRPC status to an HTTP error: a
+    /// service's refusal by the kind it carries (`ErrorKind::TABLE`, the
+    /// mesh's one status table); anything else by what the hop says.
     pub fn from_status(status: &tonic::Status) -> Self {
         if storefront_platform::client::is_shed(status) {
             return Self::busy();
         }
-        let (reason, violations) = status_details(status);
-        let http = match (status.code(), reason.as_deref()) {
-            (Code::InvalidArgument, _) if is_validation(status) => StatusCode::UNPROCESSABLE_ENTITY,
-            (Code::InvalidArgument | Code::OutOfRange, _) => StatusCode::BAD_REQUEST,
-            (Code::NotFound, _) => StatusCode::NOT_FOUND,
-            (Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition, _) => {
-                StatusCode::CONFLICT
-            }
-            // Without our ErrorInfo these come from the identity layer: the
-            // gateway's own credentials were refused, not the customer's.
-            (Code::Unauthenticated | Code::PermissionDenied, None) => {
-                return Self::bad_gateway(format!(
-                    "downstream refused the gateway identity: {status:?}"
-                ));
-            }
-            (Code::Unauthenticated, Some(_)) => StatusCode::UNAUTHORIZED,
-            (Code::PermissionDenied, Some(_)) => StatusCode::FORBIDDEN,
-            // A peer out of room (tonic's own load shedding, a message
-            // over its limits) is the server's condition, not the
-            // client's budget: 503 with Retry-After, never a 429.
-            (Code::ResourceExhausted, _) => {
-                tracing::warn!(message = status.message(), "downstream exhausted");
-                return Self::busy();
-            }
-            (Code::Unavailable, _) => {
+        let http = match ErrorKind::of_status(status) {
+            Some(ErrorKind::Unavailable) => {
                 return Self::unavailable("a downstream service", status.message());
             }
-            // The gateway cancels a call only when its deadline passes
-            // (tonic reports its own timeout as Cancelled).
-            (Code::DeadlineExceeded | Code::Cancelled, _) => {
-                tracing::warn!(message = status.message(), "downstream deadline exceeded");
-                return Self::new(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    "GATEWAY_TIMEOUT",
-                    "a downstream service did not respond in time",
-                );
-            }
-            (
-                Code::Ok | Code::Unknown | Code::Internal | Code::DataLoss | Code::Unimplemented,
-                _,
-            ) => {
-                return Self::bad_gateway(format!("{status:?}"));
-            }
+            Some(ErrorKind::Internal) => return Self::bad_gateway(format!("{status:?}")),
+            Some(kind) => StatusCode::from_u16(kind.http_status())
+                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            None => match Self::from_hop(status) {
+                Ok(http) => http,
+                Err(answer) => return answer,
+            },
         };
+        let (reason, violations) = status_details(status);
         // Only a service's own refusal (it carries our ErrorInfo) speaks to
         // the client in its words; anything else (tonic's, a proxy's) might
         // describe internals, so the client gets the status's generic text.

@@ -1,19 +1,22 @@
 //! The one crate holding the generated protobuf code of the mesh: shared
 //! messages in [`common`], one module per domain service.
 
-#![allow(clippy::all)]
-
 mod address;
 pub mod category_tree;
 pub mod encoded;
+pub mod error;
 pub mod names;
+pub mod text;
 
+// Generated code is not held to the workspace's lints.
+#[allow(clippy::all)]
 pub mod common {
     pub mod v1 {
         tonic::include_proto!("storefront.common.v1");
     }
 }
 
+#[allow(clippy::all)]
 pub mod catalog {
     pub mod v1 {
         tonic::include_proto!("storefront.catalog.v1");
@@ -27,6 +30,7 @@ pub mod catalog {
     }
 }
 
+#[allow(clippy::all)]
 pub mod cart {
     pub mod v1 {
         tonic::include_proto!("storefront.cart.v1");
@@ -39,6 +43,7 @@ pub mod cart {
     }
 }
 
+#[allow(clippy::all)]
 pub mod orders {
     pub mod v1 {
         tonic::include_proto!("storefront.orders.v1");
@@ -51,6 +56,7 @@ pub mod orders {
     }
 }
 
+#[allow(clippy::all)]
 pub mod search {
     pub mod v1 {
         tonic::include_proto!("storefront.search.v1");
@@ -58,12 +64,14 @@ pub mod search {
     }
 }
 
+#[allow(clippy::all)]
 pub mod content {
     pub mod v1 {
         tonic::include_proto!("storefront.content.v1");
     }
 }
 
+#[allow(clippy::all)]
 pub mod customers {
     pub mod v1 {
         tonic::include_proto!("storefront.customers.v1");

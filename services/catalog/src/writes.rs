@@ -248,7 +248,7 @@ struct Counts {
 fn counts(current: &Catalog, parts: &Parts) -> Counts {
     const CHUNK: usize = 4096;
     let facts = &parts.facts;
-    let per_chunk = storefront_platform::cpu::map_on_cores(facts.len().div_ceil(CHUNK), |j| {
+    let per_chunk = storefront_domain::cores::map_on_cores(facts.len().div_ceil(CHUNK), |j| {
         let mut c = Counts::default();
         for (row, f) in facts.iter().enumerate().skip(j * CHUNK).take(CHUNK) {
             let Some(held) = current.product_row(&f.id) else {

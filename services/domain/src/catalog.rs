@@ -6,7 +6,7 @@ use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use crate::query::{FieldType, Schema, Value};
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_proto::error::{ErrorKind, FieldViolation, ServiceError};
 
 /// Currencies every product is priced in; the first is the default.
 pub use storefront_proto::names::CURRENCIES;

@@ -2,12 +2,15 @@
 //! product facts listings filter and sort by (`catalog`), the query
 //! language of every collection and its vocabulary (`query`), the indexed
 //! listing (`listing`), compact product records (`compact`), customer
-//! token claims (`customer_token`) and resource timestamps (`time`).
-//! Infrastructure (configuration, errors, identity, calls, servers,
+//! token claims (`customer_token`), resource timestamps (`time`) and
+//! builds over every core (`cores`). It depends on the proto crate alone
+//! (its errors are `storefront_proto::error`'s, the mesh's one status
+//! table); infrastructure (configuration, identity, calls, servers,
 //! stores, telemetry) is `storefront_platform`'s.
 
 pub mod catalog;
 pub mod compact;
+pub mod cores;
 pub mod customer_token;
 pub mod listing;
 pub mod query;

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{Filter, FilterOperator, ListQuery, PageInfo, SortDirection};
 
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError, excerpt};
+use storefront_proto::error::{ErrorKind, FieldViolation, ServiceError, excerpt};
 
 pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_LIMIT: u32 = 100;

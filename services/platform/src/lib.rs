@@ -9,7 +9,9 @@ pub mod call_context;
 pub mod client;
 pub mod cpu;
 pub mod env;
-pub mod error;
+/// The mesh's one error type and status table (defined beside the wire
+/// types, so that the pure domain crate needs nothing of this one).
+pub use storefront_proto::error;
 pub mod identity;
 pub mod process;
 pub mod server;
@@ -18,5 +20,5 @@ pub mod shutdown;
 pub mod store;
 pub mod telemetry;
 pub mod testing;
-pub mod text;
+pub use storefront_proto::text;
 pub mod topology;

@@ -36,7 +36,7 @@ pub fn generate(size: usize, seed: u64) -> Parts {
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
     let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
-    let chunks = storefront_platform::cpu::map_on_cores(size.div_ceil(CHUNK), |c| {
+    let chunks = storefront_domain::cores::map_on_cores(size.div_ceil(CHUNK), |c| {
         let mut rng = chunk_rng(c as u64);
         let range = c * CHUNK..((c + 1) * CHUNK).min(size);
         let (mut facts, mut stored) = (Vec::with_capacity(CHUNK), empty.clone());

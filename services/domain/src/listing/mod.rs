@@ -24,7 +24,7 @@ use storefront_proto::common::v1::{ListQuery, PageInfo, SortDirection};
 pub use self::column::{Column, Key, MISSING};
 use self::filter::Predicate;
 use crate::query::{self, Schema, Value};
-use storefront_platform::error::ServiceError;
+use storefront_proto::error::ServiceError;
 
 /// What records are ordered by: an indexed column, or a value the caller
 /// supplies per record (a search's relevance).
@@ -114,7 +114,7 @@ impl<S: Schema> Listing<S> {
                 jobs.push((name, field, None, c));
             }
         }
-        let columns = storefront_platform::cpu::map_on_cores(jobs.len(), |j| {
+        let columns = crate::cores::map_on_cores(jobs.len(), |j| {
             let (name, field, context, ctx) = jobs[j];
             let values: Vec<Value<'_>> = records.iter().map(|r| S::value(r, field, ctx)).collect();
             Arc::new(Indexed {

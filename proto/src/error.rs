@@ -1,6 +1,8 @@
-//! The one error type services answer with, and its mapping onto gRPC status
-//! codes with rich details (ErrorInfo reason + BadRequest field violations),
-//! so the gateway can rebuild its error bodies without guessing.
+//! The one error type services answer with, and the one status table: each
+//! kind's gRPC code and the HTTP status the gateway answers it with, side
+//! by side ([`ErrorKind::TABLE`]). A service's status carries its kind, its
+//! code (ErrorInfo reason) and its field violations (BadRequest) across the
+//! hop, so the gateway rebuilds its error bodies without guessing.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -11,8 +13,8 @@ use tonic_types::{ErrorDetails, FieldViolation as PbFieldViolation, StatusExt};
 /// The ErrorInfo domain of every error this mesh produces.
 pub const ERROR_DOMAIN: &str = "storefront";
 
-/// What went wrong, independent of transport. Mapped to a gRPC code in
-/// [`ErrorKind::grpc_code`] and to HTTP by the gateway.
+/// What went wrong, independent of transport: mapped to gRPC and HTTP by
+/// [`ErrorKind::TABLE`] alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// A malformed request parameter (HTTP 400).
@@ -28,16 +30,88 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Each kind: its name on the wire (ErrorInfo metadata `kind`), its
+    /// gRPC code, and the HTTP status the gateway answers (a service's
+    /// internal failure is the gateway's 502: the fault is past the hop).
+    /// A code shared by two kinds reads back as the first.
+    pub const TABLE: [(ErrorKind, &'static str, Code, u16); 8] = [
+        (
+            ErrorKind::BadRequest,
+            "bad_request",
+            Code::InvalidArgument,
+            400,
+        ),
+        (
+            ErrorKind::Validation,
+            "validation",
+            Code::InvalidArgument,
+            422,
+        ),
+        (ErrorKind::NotFound, "not_found", Code::NotFound, 404),
+        (
+            ErrorKind::Conflict,
+            "conflict",
+            Code::FailedPrecondition,
+            409,
+        ),
+        (
+            ErrorKind::Unauthenticated,
+            "unauthenticated",
+            Code::Unauthenticated,
+            401,
+        ),
+        (
+            ErrorKind::PermissionDenied,
+            "permission_denied",
+            Code::PermissionDenied,
+            403,
+        ),
+        (
+            ErrorKind::Unavailable,
+            "unavailable",
+            Code::Unavailable,
+            503,
+        ),
+        (ErrorKind::Internal, "internal", Code::Internal, 502),
+    ];
+
+    fn row(self) -> (ErrorKind, &'static str, Code, u16) {
+        Self::TABLE
+            .into_iter()
+            .find(|row| row.0 == self)
+            .unwrap_or(Self::TABLE[7])
+    }
+
     pub fn grpc_code(self) -> Code {
-        match self {
-            ErrorKind::BadRequest | ErrorKind::Validation => Code::InvalidArgument,
-            ErrorKind::NotFound => Code::NotFound,
-            ErrorKind::Conflict => Code::FailedPrecondition,
-            ErrorKind::Unauthenticated => Code::Unauthenticated,
-            ErrorKind::PermissionDenied => Code::PermissionDenied,
-            ErrorKind::Unavailable => Code::Unavailable,
-            ErrorKind::Internal => Code::Internal,
-        }
+        self.row().2
+    }
+
+    pub fn http_status(self) -> u16 {
+        self.row().3
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().1
+    }
+
+    /// The kind a service's status carries: `None` for a status without
+    /// this mesh's ErrorInfo (tonic's, a proxy's, the identity layer's).
+    /// A status from a service that sent no kind reads back by its code.
+    pub fn of_status(status: &Status) -> Option<ErrorKind> {
+        let details = status.get_error_details();
+        let info = details.error_info()?;
+        let named = info.metadata.get(KIND_KEY).and_then(|name| {
+            Self::TABLE
+                .into_iter()
+                .find(|row| row.1 == name)
+                .map(|row| row.0)
+        });
+        named.or_else(|| {
+            Self::TABLE
+                .into_iter()
+                .find(|row| row.2 == status.code())
+                .map(|row| row.0)
+        })
     }
 }
 
@@ -156,7 +230,7 @@ impl From<ServiceError> for Status {
     fn from(err: ServiceError) -> Self {
         let mut details = ErrorDetails::new();
         // The kind travels too: 400 and 422 share InvalidArgument.
-        let metadata = HashMap::from([(KIND_KEY.to_string(), kind_name(err.kind).to_string())]);
+        let metadata = HashMap::from([(KIND_KEY.to_string(), err.kind.name().to_string())]);
         details.set_error_info(err.code.as_ref(), ERROR_DOMAIN, metadata);
         if !err.violations.is_empty() {
             let violations: Vec<PbFieldViolation> = err
@@ -179,22 +253,10 @@ impl From<ServiceError> for Status {
 
 const KIND_KEY: &str = "kind";
 
-fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Validation => "validation",
-        _ => "other",
-    }
-}
-
 /// Whether a status carries a field-validation failure (HTTP 422) rather
 /// than a malformed request (400).
 pub fn is_validation(status: &Status) -> bool {
-    let details = status.get_error_details();
-    details.error_info().is_some_and(|info| {
-        info.metadata
-            .get(KIND_KEY)
-            .is_some_and(|k| k == "validation")
-    })
+    ErrorKind::of_status(status) == Some(ErrorKind::Validation)
 }
 
 /// Reads back what [`From<ServiceError> for Status`] wrote: the ErrorInfo
@@ -219,6 +281,30 @@ pub fn status_details(status: &Status) -> (Option<String>, Vec<FieldViolation>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_crosses_the_hop_as_itself() {
+        for (kind, _, code, _) in ErrorKind::TABLE {
+            let status = Status::from(ServiceError::new(kind, "X", "m"));
+            assert_eq!(status.code(), code);
+            assert_eq!(ErrorKind::of_status(&status), Some(kind), "{kind:?}");
+        }
+        // Not ours: the hop decides, not the table.
+        assert_eq!(ErrorKind::of_status(&Status::not_found("x")), None);
+        let names: std::collections::HashSet<_> =
+            ErrorKind::TABLE.iter().map(|row| row.1).collect();
+        assert_eq!(names.len(), ErrorKind::TABLE.len(), "one name each");
+    }
+
+    #[test]
+    fn a_status_without_a_kind_reads_back_by_its_code() {
+        // As services before the table wrote it: only `validation` named.
+        let mut details = ErrorDetails::new();
+        let other = HashMap::from([(KIND_KEY.to_string(), "other".to_string())]);
+        details.set_error_info("CART_ORDERED", ERROR_DOMAIN, other);
+        let status = Status::with_error_details(Code::FailedPrecondition, "m", details);
+        assert_eq!(ErrorKind::of_status(&status), Some(ErrorKind::Conflict));
+    }
 
     #[test]
     fn client_input_is_quoted_short_and_escaped() {
