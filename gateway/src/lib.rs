@@ -15,6 +15,9 @@ pub mod config;
 pub mod cors;
 pub mod downstream;
 pub mod error;
+/// Entry points for `fuzz/`, which turns on the `testsuite` feature; never
+/// compiled into a program.
+#[cfg(feature = "testsuite")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod internal;

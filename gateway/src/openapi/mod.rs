@@ -89,6 +89,16 @@ fn header_param(name: &str, required: bool, description: &str, schema: ObjectBui
         .build()
 }
 
+/// The 401 of every operation that needs an X-BFF-Token.
+const CUSTOMER_TOKEN_REFUSED: &str = "No, invalid, expired or revoked X-BFF-Token";
+
+/// Whether `op`'s security names the customer token (`BFFToken`).
+fn needs_customer_token(op: &Operation) -> bool {
+    op.security.iter().flatten().any(|requirement| {
+        serde_json::to_value(requirement).is_ok_and(|value| value.get("BFFToken").is_some())
+    })
+}
+
 fn error_response(description: &str) -> utoipa::openapi::Response {
     ResponseBuilder::new()
         .description(description)
@@ -178,6 +188,14 @@ fn decorate(op: &mut Operation, versioned: bool) {
                 .entry((*status).to_string())
                 .or_insert_with(|| RefOr::T(error_response(description)));
         }
+    }
+    // Every operation that needs a customer's token can be refused for it;
+    // one that says more (login, refresh) keeps its own words.
+    if needs_customer_token(op) {
+        op.responses
+            .responses
+            .entry("401".to_string())
+            .or_insert_with(|| RefOr::T(error_response(CUSTOMER_TOKEN_REFUSED)));
     }
     for response in op.responses.responses.values_mut() {
         let RefOr::T(response) = response else {

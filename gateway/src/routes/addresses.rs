@@ -28,7 +28,6 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "A page of addresses", body = Paged<Address>),
         (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
     ))]
 pub async fn list_addresses(
@@ -63,7 +62,6 @@ pub async fn list_addresses(
     request_body = AddressBody,
     responses(
         (status = 201, description = "The new address", body = Address),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "LIMIT_REACHED: the customer has MAX_ADDRESSES (50) addresses", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -96,7 +94,6 @@ pub async fn create_address(
     params(("customerId" = String, Path, description = "`me` or the caller's own id"), ("addressId" = String, Path, description = "Address id")),
     responses(
         (status = 200, description = "The address", body = Address),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 404, description = "No such address", body = ErrorBody),
     ))]
@@ -126,7 +123,6 @@ pub async fn get_address(
     request_body = AddressBody,
     responses(
         (status = 200, description = "The address now", body = Address),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 404, description = "No such address", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -159,7 +155,6 @@ pub async fn replace_address(
     params(("customerId" = String, Path, description = "`me` or the caller's own id"), ("addressId" = String, Path, description = "Address id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 404, description = "No such address", body = ErrorBody),
     ))]

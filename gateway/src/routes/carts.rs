@@ -24,7 +24,6 @@ fn required(field: &str) -> ApiError {
 #[utoipa::path(post, path = "/carts", tag = "Cart", security(("BFFToken" = [])), request_body(content = CreateCartBody, description = "Optional: without a body (and then no Content-Type) the cart is in AUD"),
     responses(
         (status = 201, description = "The new, empty cart; it expires after CART_IDLE_TTL_SECS (30 days) without a change", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 409, description = "LIMIT_REACHED: the caller has MAX_ACTIVE_CARTS (20) active carts", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: currencyCode must be AUD or NZD", body = ErrorBody),
     ))]
@@ -54,7 +53,6 @@ pub async fn create_cart(
     params(("cartId" = String, Path, description = "Cart id")),
     responses(
         (status = 200, description = "The cart", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
     ))]
 pub async fn get_cart(
@@ -81,7 +79,6 @@ pub async fn get_cart(
     params(("cartId" = String, Path, description = "Cart id")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
     ))]
 pub async fn delete_cart(
@@ -107,7 +104,6 @@ pub async fn delete_cart(
     params(("cartId" = String, Path, description = "Cart id")), request_body = UpdateCartBody,
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CONCURRENT_MODIFICATION (stale version) or CART_ORDERED", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -146,7 +142,6 @@ pub async fn update_cart(
     params(("cartId" = String, Path, description = "Cart id")), request_body = AddLineItemBody,
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED, or LIMIT_REACHED: the cart has MAX_CART_LINES (100) distinct lines", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -187,7 +182,6 @@ pub async fn add_line_item(
     request_body = QuantityBody,
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart or line", body = ErrorBody),
         (status = 409, description = "CART_ORDERED", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -221,7 +215,6 @@ pub async fn update_line_item(
     params(("cartId" = String, Path, description = "Cart id"), ("lineItemId" = String, Path, description = "Line item id")),
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart or line", body = ErrorBody),
         (status = 409, description = "CART_ORDERED", body = ErrorBody),
     ))]

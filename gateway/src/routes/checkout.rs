@@ -24,7 +24,6 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
         (status = 201, description = "An OPEN session with its expiresAt, its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). It replaces the cart's previous OPEN session, if any, which then shows EXPIRED and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED; LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -82,7 +81,6 @@ pub async fn create_checkout(
     params(("sessionId" = String, Path, description = "Checkout session id")),
     responses(
         (status = 200, description = "The session (EXPIRED once past expiresAt unconfirmed)", body = CheckoutSession),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
     ))]
 pub async fn get_checkout(
@@ -111,7 +109,6 @@ pub async fn get_checkout(
     params(("sessionId" = String, Path, description = "Checkout session id")),
     responses(
         (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
         (status = 409, description = "CHECKOUT_EXPIRED; CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),

@@ -54,7 +54,6 @@ pub async fn sign_up(
     params(("customerId" = String, Path, description = "`me` or the caller's own id")),
     responses(
         (status = 200, description = "The profile", body = CustomerProfile),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
     ))]
 pub async fn get_customer(
@@ -82,7 +81,6 @@ pub async fn get_customer(
     request_body = ProfileBody,
     responses(
         (status = 200, description = "The updated profile, with its new version", body = CustomerProfile),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "CONCURRENT_MODIFICATION: the version sent is stale", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -111,7 +109,6 @@ pub async fn update_customer(
     params(("customerId" = String, Path, description = "`me` or the caller's own id")),
     responses(
         (status = 200, description = "Preferences (defaults en-AU, AUD, no marketing)", body = Preferences),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
     ))]
 pub async fn get_preferences(
@@ -140,7 +137,6 @@ pub async fn get_preferences(
     request_body = PreferencesBody,
     responses(
         (status = 200, description = "The preferences now", body = Preferences),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: preferredLocale (xx-XX), preferredCurrency (AUD, NZD)", body = ErrorBody),

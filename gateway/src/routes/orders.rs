@@ -90,7 +90,6 @@ async fn list(
     responses(
         (status = 200, description = "A page of orders (v2 shape; v1 has totalAmount in place of totals and carries Deprecation, Sunset and Link headers)", body = Paged<OrderV2>),
         (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
     ))]
 pub async fn list_orders(
     State(state): State<AppState>,
@@ -107,7 +106,6 @@ pub async fn list_orders(
     params(("customerId" = String, Path, description = "`me` or the caller's own id"), PageParams),
     responses(
         (status = 200, description = "A page of orders, as GET /orders", body = Paged<OrderV2>),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
     ))]
 pub async fn customer_orders(
@@ -127,7 +125,6 @@ pub async fn customer_orders(
     params(("orderId" = String, Path, description = "Order id")),
     responses(
         (status = 200, description = "The order (latest representation, v2)", body = OrderV2),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such order of the caller's", body = ErrorBody),
     ))]
 pub async fn get_order(
@@ -156,7 +153,6 @@ pub async fn get_order(
     params(("orderId" = String, Path, description = "Order id")), request_body = StatusBody,
     responses(
         (status = 200, description = "The cancelled order", body = OrderV2),
-        (status = 401, description = "No, invalid, expired or revoked X-BFF-Token", body = ErrorBody),
         (status = 404, description = "No such order of the caller's", body = ErrorBody),
         (status = 409, description = "INVALID_STATE_TRANSITION: the order has shipped or been delivered", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),

@@ -19,6 +19,10 @@ pub mod settings;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+/// Test support: compiled for tests only (this crate's, and others' through
+/// the `testsuite` feature their dev-dependencies turn on), never into a
+/// program.
+#[cfg(any(test, feature = "testsuite"))]
 pub mod testing;
 pub use storefront_proto::text;
 pub mod topology;
