@@ -11,7 +11,7 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::response::ResponseBuilder;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{
     ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Schema, Type,
 };
@@ -63,6 +63,10 @@ const COMMON_ERRORS: &[(&str, &str)] = &[
     ),
     ("504", "A downstream service did not respond in time"),
 ];
+
+/// Of `COMMON_ERRORS`, the answers of the edge's request checks, which
+/// every path gives (the others are a versioned resource's).
+const EDGE_REFUSALS: &[&str] = &["405", "414", "431"];
 
 fn string_schema(pattern: Option<&str>, format: Option<&str>) -> ObjectBuilder {
     let mut b = ObjectBuilder::new().schema_type(Type::String);
@@ -172,7 +176,21 @@ fn decorate(op: &mut Operation, versioned: bool) {
                 .entry((*status).to_string())
                 .or_insert_with(|| RefOr::T(error_response(description)));
         }
+    } else {
+        // Probes and the document pass the edge's request checks too.
+        let edge = COMMON_ERRORS
+            .iter()
+            .filter(|(status, _)| EDGE_REFUSALS.contains(status));
+        for (status, description) in edge {
+            op.responses
+                .responses
+                .entry((*status).to_string())
+                .or_insert_with(|| RefOr::T(error_response(description)));
+        }
     }
+    // No security named is no customer token needed, said so (an operation
+    // without the key reads as "unspecified" to linters and generators).
+    op.security.get_or_insert_with(Vec::new);
     let has_path_ids = params
         .iter()
         .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Path));
@@ -359,6 +377,41 @@ fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
     }
 }
 
+/// Each `Paged_X` envelope's `results` as a list of `X` by reference
+/// rather than a copy of it (utoipa inlines a generic's argument): one
+/// named type per resource for clients, and no component left unused.
+fn name_paged_items(components: &mut utoipa::openapi::Components) {
+    let paged: Vec<String> = components
+        .schemas
+        .keys()
+        .filter(|name| name.starts_with("Paged_"))
+        .cloned()
+        .collect();
+    for name in paged {
+        let item = &name["Paged_".len()..];
+        let (Some(envelope), Some(named)) =
+            (components.schemas.get(&name), components.schemas.get(item))
+        else {
+            continue;
+        };
+        let (Ok(mut envelope), Ok(named)) =
+            (serde_json::to_value(envelope), serde_json::to_value(named))
+        else {
+            continue;
+        };
+        let Some(items) = envelope.pointer_mut("/properties/results/items") else {
+            continue;
+        };
+        if *items != named {
+            continue;
+        }
+        *items = serde_json::json!({ "$ref": format!("#/components/schemas/{item}") });
+        if let Ok(schema) = serde_json::from_value(envelope) {
+            components.schemas.insert(name, schema);
+        }
+    }
+}
+
 /// `ErrorBody`, its `cart` a `Cart` (the error module sits below the
 /// models, so it cannot name it).
 fn error_body_schema() -> RefOr<Schema> {
@@ -426,6 +479,7 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
     components
         .schemas
         .insert("ErrorBody".into(), error_body_schema());
+    name_paged_items(components);
     components.schemas.insert(
         "FieldError".into(),
         <FieldError as utoipa::PartialSchema>::schema(),
@@ -438,15 +492,6 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
                 "Customer session JWT from POST /auth/login",
             ),
         ))),
-    );
-    components.security_schemes.insert(
-        "BearerAuth".into(),
-        RefOr::T(SecurityScheme::Http(
-            HttpBuilder::new()
-                .scheme(HttpAuthScheme::Bearer)
-                .bearer_format("JWT")
-                .build(),
-        )),
     );
 }
 
