@@ -122,6 +122,8 @@ pub struct UpdateCartBody {
 pub struct AddLineItemBody {
     #[schema(required = true, value_type = Id)]
     pub product_id: Option<Id>,
+    /// The variant's id within its product (`GET /products/{id}/variants`).
+    #[schema(required = true, value_type = u32)]
     pub variant_id: Option<u32>,
     /// 1 to 99; an equal line (same product and variant) is merged.
     #[schema(required = true, value_type = u32, minimum = 1, maximum = 99)]

@@ -412,6 +412,72 @@ fn name_paged_items(components: &mut utoipa::openapi::Components) {
     }
 }
 
+/// `Section`'s variants as named schemas (`LinksSection`, `TextSection`,
+/// `ImageSection`), each with its one `type`, and `Section` a
+/// `oneOf` of them with a discriminator on `type`: generators that cannot
+/// read a `oneOf` of inline objects and `allOf`s (openapi-python-client
+/// dropped every content answer) get one type per variant.
+fn name_content_sections(components: &mut utoipa::openapi::Components) {
+    let Some(Ok(section)) = components.schemas.get("Section").map(serde_json::to_value) else {
+        return;
+    };
+    let Some(variants) = section.get("oneOf").and_then(|v| v.as_array()) else {
+        return;
+    };
+    let mut named = Vec::new();
+    for variant in variants {
+        let mut variant = variant.clone();
+        // The object that states `type`: the variant, or its `allOf` part.
+        let typed = match variant.get_mut("allOf").and_then(|all| all.as_array_mut()) {
+            Some(parts) => parts
+                .iter_mut()
+                .find(|p| p.pointer("/properties/type").is_some()),
+            None => Some(&mut variant),
+        };
+        // (A one-value `enum`: utoipa's schema model keeps no `const`.)
+        let Some(kind) = typed.and_then(|object| {
+            Some(
+                object
+                    .pointer("/properties/type/enum/0")?
+                    .as_str()?
+                    .to_string(),
+            )
+        }) else {
+            return;
+        };
+        let Some(first) = kind.chars().next() else {
+            return;
+        };
+        let rest = &kind[first.len_utf8()..];
+        let name = format!("{}{rest}Section", first.to_ascii_uppercase());
+        named.push((kind, name, variant));
+    }
+    let refs: Vec<_> = named
+        .iter()
+        .map(|(_, name, _)| serde_json::json!({ "$ref": format!("#/components/schemas/{name}") }))
+        .collect();
+    let mapping: serde_json::Map<_, _> = named
+        .iter()
+        .map(|(kind, name, _)| (kind.clone(), format!("#/components/schemas/{name}").into()))
+        .collect();
+    let mut by_type = serde_json::json!({
+        "oneOf": refs,
+        "discriminator": { "propertyName": "type", "mapping": mapping },
+    });
+    if let Some(description) = section.get("description") {
+        by_type["description"] = description.clone();
+    }
+    let Ok(by_type) = serde_json::from_value(by_type) else {
+        return;
+    };
+    for (_, name, schema) in named {
+        if let Ok(schema) = serde_json::from_value(schema) {
+            components.schemas.insert(name, schema);
+        }
+    }
+    components.schemas.insert("Section".into(), by_type);
+}
+
 /// `ErrorBody`, its `cart` a `Cart` (the error module sits below the
 /// models, so it cannot name it).
 fn error_body_schema() -> RefOr<Schema> {
@@ -480,6 +546,7 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
         .schemas
         .insert("ErrorBody".into(), error_body_schema());
     name_paged_items(components);
+    name_content_sections(components);
     components.schemas.insert(
         "FieldError".into(),
         <FieldError as utoipa::PartialSchema>::schema(),
