@@ -213,3 +213,7 @@ for r in d["routes"]:
     print(f"| {r['route']} | {r['connections']} | {r['rps']:,.0f} | {r['p50_us']/1000:.2f} | {r['p99_us']/1000:.2f} | {r['p999_us']/1000:.2f} | {r['errors']} | {r['vs_hop']:.2f} |")
 PY
 echo "written: $json"
+# The chart of every size measured so far (bench/results/scale.svg is the
+# one the README shows: copy the JSON there and redraw to update it).
+python3 bench/chart.py target/bench/scale-*.json >target/bench/scale.svg
+echo "drawn: target/bench/scale.svg"
