@@ -389,6 +389,10 @@ impl Checkout {
 }
 
 #[cfg(test)]
+#[path = "checkout_states.rs"]
+mod states;
+
+#[cfg(test)]
 mod tests {
     use storefront_proto::Timestamp;
 
