@@ -117,23 +117,14 @@ pub struct GatewayConfig {
     /// 127.0.0.1:8080), the identity issuer and its JWKS, drain and
     /// shutdown delay.
     pub program: ProgramSettings,
-    /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
-    pub catalog: DownstreamConfig,
-    /// `CUSTOMERS_URL`, `CUSTOMERS_AUDIENCE`.
-    pub customers: DownstreamConfig,
-    /// `CART_URL`, `CART_AUDIENCE`.
-    pub cart: DownstreamConfig,
-    /// `ORDERS_URL`, `ORDERS_AUDIENCE`.
-    pub orders: DownstreamConfig,
+    /// Each program the gateway calls (the topology's): `CATALOG_URL`,
+    /// `CATALOG_AUDIENCE`, `CUSTOMERS_URL`, ... `CONTENT_AUDIENCE`.
+    pub downstreams: Vec<DownstreamConfig>,
     /// `INTERNAL_LISTEN_ADDR`: the internal REST port (fulfilment), never public.
     pub internal_addr: SocketAddr,
     /// Identity tokens on the internal port: `INTERNAL_AUDIENCE`, and
     /// `INTERNAL_CALLERS` (the accounts allowed there).
     pub internal_identity: VerifierConfig,
-    /// `SEARCH_URL`, `SEARCH_AUDIENCE`.
-    pub search: DownstreamConfig,
-    /// `CONTENT_URL`, `CONTENT_AUDIENCE`.
-    pub content: DownstreamConfig,
     /// `REDIS_URL`: shared session revocations (in memory without it).
     pub redis_url: Option<String>,
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
@@ -158,6 +149,13 @@ pub struct GatewayConfig {
     pub downstream_concurrency: usize,
     /// `OPENAPI_*`: the servers, contact and license the document names.
     pub document: DocumentSettings,
+}
+
+impl GatewayConfig {
+    /// The configuration of the downstream program `name`.
+    pub fn downstream(&self, name: &str) -> Option<&DownstreamConfig> {
+        self.downstreams.iter().find(|d| d.name == name)
+    }
 }
 
 pub fn dev_identity_url(issuer_base: &str) -> String {
@@ -185,17 +183,15 @@ impl GatewayConfig {
             cache,
             cors: CorsConfig::from_env(env, environment)?,
             rate_limits: rate_limits(env)?,
-            catalog: topology::CATALOG.peer_config(env)?,
-            customers: topology::CUSTOMERS.peer_config(env)?,
-            cart: topology::CART.peer_config(env)?,
-            orders: topology::ORDERS.peer_config(env)?,
+            downstreams: topology::GATEWAY
+                .downstreams()
+                .map(|program| program.peer_config(env))
+                .collect::<Result<_, _>>()?,
             internal_addr: env.addr(
                 "INTERNAL_LISTEN_ADDR",
                 &format!("127.0.0.1:{}", topology::GATEWAY_INTERNAL_PORT),
             )?,
             internal_identity,
-            search: topology::SEARCH.peer_config(env)?,
-            content: topology::CONTENT.peer_config(env)?,
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
             identity_token_url: env.identity_token_url(

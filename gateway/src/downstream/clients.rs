@@ -20,31 +20,67 @@ use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 
 use storefront_platform::typed_client;
 
-use super::Downstreams;
+use storefront_proto::cart::v1::cart_service_server;
+use storefront_proto::catalog::v1::catalog_service_server;
+use storefront_proto::content::v1::content_service_server;
+use storefront_proto::customers::v1::customer_service_server;
+use storefront_proto::orders::v1::order_service_server;
+use storefront_proto::search::v1::search_service_server;
 
-/// Typed clients over each downstream's caller, and the accessor that
-/// hands one out.
+use super::Downstream;
+use crate::config::GatewayConfig;
+
+/// The gateway's downstreams, declared once: for each, its typed client
+/// and the accessor that hands one out, and together the [`Downstreams`]
+/// that hold their callers (each asked about its generated gRPC
+/// `SERVICE_NAME` for health), built from the configuration of the
+/// program of the topology with the field's name.
 macro_rules! clients {
     ($(
         $(#[$doc:meta])*
-        $client:ident = $field:ident via $grpc:ident { $($methods:tt)* }
-    )*) => {$(
-        typed_client! {
-            $(#[$doc])*
-            pub $client via $grpc { $($methods)* }
+        $client:ident = $field:ident via $grpc:ident of $server:ident { $($methods:tt)* }
+    )*) => {
+        $(
+            typed_client! {
+                $(#[$doc])*
+                pub $client via $grpc { $($methods)* }
+            }
+
+            impl Downstreams {
+                pub fn $field(&self) -> $client<'_> {
+                    $client(&self.$field.caller)
+                }
+            }
+        )*
+
+        /// One caller per downstream service.
+        #[derive(Clone)]
+        pub struct Downstreams {
+            $(pub $field: Downstream,)*
         }
 
         impl Downstreams {
-            pub fn $field(&self) -> $client<'_> {
-                $client(&self.$field.caller)
+            pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+                let make = Downstream::maker(config);
+                Ok(Self {
+                    $($field: make($server::SERVICE_NAME, stringify!($field))?,)*
+                })
             }
+
+            /// Every downstream, in declaration order.
+            pub fn all(&self) -> Vec<&Downstream> {
+                vec![$(&self.$field),*]
+            }
+
+            /// The downstreams' program names, in declaration order.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
         }
-    )*};
+    };
 }
 
 clients! {
     /// Products, categories and collections.
-    Catalog = catalog via CatalogServiceClient {
+    Catalog = catalog via CatalogServiceClient of catalog_service_server {
         Read list_products(catalog::ListProductsRequest) -> encoded::ListProductsResponse;
         Read get_product(catalog::GetProductRequest) -> catalog::Product;
         Read list_categories(catalog::ListCategoriesRequest) -> catalog::ListCategoriesResponse;
@@ -57,39 +93,8 @@ clients! {
         Write set_stock(catalog::SetStockRequest) -> catalog::ChangeReply;
     }
 
-    /// Full-text search and suggestions.
-    Search = search via SearchServiceClient {
-        Read search(search::SearchRequest) -> encoded::SearchResponse;
-        Read suggest(search::SuggestRequest) -> encoded::SuggestResponse;
-        Write reindex(search::ReindexRequest) -> search::ReindexResponse;
-    }
-
-    /// Footer, pages and banners.
-    Content = content via ContentServiceClient {
-        Read get_footer(content::LocalizedRequest) -> content::Document;
-        Read get_page(content::GetPageRequest) -> content::Document;
-        Read list_banners(content::LocalizedRequest) -> content::BannerList;
-        Write reload(content::ReloadRequest) -> content::ReloadResponse;
-    }
-
-    /// Carts, promotions and checkout sessions.
-    Cart = cart via CartServiceClient {
-        Write create_cart(cart::CreateCartRequest) -> cart::Cart;
-        Read get_cart(cart::GetCartRequest) -> cart::Cart;
-        Write delete_cart(cart::DeleteCartRequest) -> cart::DeleteCartResponse;
-        Write set_promotions(cart::SetPromotionsRequest) -> cart::SetPromotionsResponse;
-        Write update_cart(cart::UpdateCartRequest) -> cart::Cart;
-        Write add_line_item(cart::AddLineItemRequest) -> cart::Cart;
-        Write update_line_item(cart::UpdateLineItemRequest) -> cart::Cart;
-        Write remove_line_item(cart::RemoveLineItemRequest) -> cart::Cart;
-        Read list_promotions(cart::ListPromotionsRequest) -> cart::ListPromotionsResponse;
-        Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
-        Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
-        Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
-    }
-
     /// Accounts, sessions, profiles, addresses and preferences.
-    Customers = customers via CustomerServiceClient {
+    Customers = customers via CustomerServiceClient of customer_service_server {
         Write sign_up(customers::SignUpRequest) -> customers::SignUpResponse;
         Write login(customers::LoginRequest) -> customers::Session;
         Write refresh(customers::RefreshRequest) -> customers::Session;
@@ -106,11 +111,58 @@ clients! {
         Write update_preferences(customers::UpdatePreferencesRequest) -> customers::Preferences;
     }
 
+    /// Carts, promotions and checkout sessions.
+    Cart = cart via CartServiceClient of cart_service_server {
+        Write create_cart(cart::CreateCartRequest) -> cart::Cart;
+        Read get_cart(cart::GetCartRequest) -> cart::Cart;
+        Write delete_cart(cart::DeleteCartRequest) -> cart::DeleteCartResponse;
+        Write set_promotions(cart::SetPromotionsRequest) -> cart::SetPromotionsResponse;
+        Write update_cart(cart::UpdateCartRequest) -> cart::Cart;
+        Write add_line_item(cart::AddLineItemRequest) -> cart::Cart;
+        Write update_line_item(cart::UpdateLineItemRequest) -> cart::Cart;
+        Write remove_line_item(cart::RemoveLineItemRequest) -> cart::Cart;
+        Read list_promotions(cart::ListPromotionsRequest) -> cart::ListPromotionsResponse;
+        Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
+        Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
+        Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
+    }
+
     /// Orders and their lifecycle.
-    Orders = orders via OrderServiceClient {
+    Orders = orders via OrderServiceClient of order_service_server {
         Read get_order(orders::GetOrderRequest) -> orders::Order;
         Read list_orders(orders::ListOrdersRequest) -> orders::ListOrdersResponse;
         Write cancel_order(orders::CancelOrderRequest) -> orders::Order;
         Write advance_order(orders::AdvanceOrderRequest) -> orders::Order;
+    }
+
+    /// Full-text search and suggestions.
+    Search = search via SearchServiceClient of search_service_server {
+        Read search(search::SearchRequest) -> encoded::SearchResponse;
+        Read suggest(search::SuggestRequest) -> encoded::SuggestResponse;
+        Write reindex(search::ReindexRequest) -> search::ReindexResponse;
+    }
+
+    /// Footer, pages and banners.
+    Content = content via ContentServiceClient of content_service_server {
+        Read get_footer(content::LocalizedRequest) -> content::Document;
+        Read get_page(content::GetPageRequest) -> content::Document;
+        Read list_banners(content::LocalizedRequest) -> content::BannerList;
+        Write reload(content::ReloadRequest) -> content::ReloadResponse;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_platform::topology::GATEWAY;
+
+    use super::Downstreams;
+
+    /// The downstreams declared here are the gateway's calls in the
+    /// topology (which grants its account and renders the chart's
+    /// allow-lists), in the same order.
+    #[test]
+    fn the_downstreams_are_the_topology_s() {
+        let topology: Vec<&str> = GATEWAY.downstreams().map(|p| p.name).collect();
+        assert_eq!(Downstreams::NAMES, topology.as_slice());
     }
 }

@@ -17,7 +17,9 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::config::{DownstreamConfig, GatewayConfig};
+pub use clients::Downstreams;
+
+use crate::config::GatewayConfig;
 
 /// Health checks answer quickly or count as not serving.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
@@ -69,36 +71,34 @@ impl Downstream {
     }
 }
 
-#[derive(Clone)]
-pub struct Downstreams {
-    pub catalog: Downstream,
-    pub customers: Downstream,
-    pub cart: Downstream,
-    pub orders: Downstream,
-    pub search: Downstream,
-    pub content: Downstream,
-}
-
-impl Downstreams {
-    pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+impl Downstream {
+    /// Makes a downstream from its gRPC service name and its program's
+    /// name: its configured address and audience, the gateway's identity
+    /// tokens, deadline, concurrency and breaker settings, and one retry
+    /// budget shared by all of them (retries add at most 20% to all the
+    /// gateway's calls).
+    fn maker(
+        config: &GatewayConfig,
+    ) -> impl Fn(&'static str, &str) -> anyhow::Result<Downstream> + '_ {
         let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
-        let timeout = config.grpc_timeout;
-        // One budget: retries add at most 20% to all the gateway's calls.
         let budget = retry_budget();
-        let downstream = |grpc_service: &'static str, c: &DownstreamConfig| {
+        move |grpc_service, name| {
+            let c = config
+                .downstream(name)
+                .ok_or_else(|| anyhow::anyhow!("no configuration for the downstream {name}"))?;
             let peer = Peer::limited(
                 c.name,
                 &c.url,
                 &c.audience,
                 tokens.clone(),
-                timeout,
+                config.grpc_timeout,
                 config.downstream_concurrency,
             )?;
             let breaker = Arc::new(Breaker::new(
                 config.breaker_threshold,
                 config.breaker_open_for,
             ));
-            Ok::<_, anyhow::Error>(Downstream {
+            Ok(Downstream {
                 caller: Caller {
                     peer,
                     breaker,
@@ -107,25 +107,6 @@ impl Downstreams {
                 grpc_service,
                 health: Arc::default(),
             })
-        };
-        Ok(Self {
-            catalog: downstream("storefront.catalog.v1.CatalogService", &config.catalog)?,
-            customers: downstream("storefront.customers.v1.CustomerService", &config.customers)?,
-            cart: downstream("storefront.cart.v1.CartService", &config.cart)?,
-            orders: downstream("storefront.orders.v1.OrderService", &config.orders)?,
-            search: downstream("storefront.search.v1.SearchService", &config.search)?,
-            content: downstream("storefront.content.v1.ContentService", &config.content)?,
-        })
-    }
-
-    pub fn all(&self) -> [&Downstream; 6] {
-        [
-            &self.catalog,
-            &self.customers,
-            &self.cart,
-            &self.orders,
-            &self.search,
-            &self.content,
-        ]
+        }
     }
 }
