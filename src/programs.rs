@@ -4,10 +4,11 @@
 //! One binary rather than one per crate: one image layer, one build, and
 //! every program at the same version.
 
+use futures::future::BoxFuture;
 use storefront_platform::env::EnvReader;
 use storefront_platform::identity::dev_issuer;
 use storefront_platform::process;
-use storefront_platform::topology;
+use storefront_platform::topology::{self, Program};
 use tokio_util::sync::CancellationToken;
 
 use crate::Mesh;
@@ -22,26 +23,62 @@ async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> 
     mesh.run_until(shutdown).await
 }
 
+/// How a program runs, configured by `env`, until `shutdown`.
+type Main = fn(EnvReader, CancellationToken) -> BoxFuture<'static, anyhow::Result<()>>;
+
+/// Every program of the topology with how it runs: the one table
+/// `storefront <program>` reads (a test holds it to the topology).
+const REGISTRY: &[(&Program, Main)] = &[
+    (&topology::DEV_ISSUER, |e, s| {
+        Box::pin(dev_issuer::run(e, s))
+    }),
+    (&topology::CATALOG, |e, s| {
+        Box::pin(storefront_catalog::run(e, s))
+    }),
+    (&topology::CUSTOMERS, |e, s| {
+        Box::pin(storefront_customers::run(e, s))
+    }),
+    (&topology::ORDERS, |e, s| {
+        Box::pin(storefront_orders::run(e, s))
+    }),
+    (&topology::CART, |e, s| Box::pin(storefront_cart::run(e, s))),
+    (&topology::SEARCH, |e, s| {
+        Box::pin(storefront_search::run(e, s))
+    }),
+    (&topology::CONTENT, |e, s| {
+        Box::pin(storefront_content::run(e, s))
+    }),
+    (&topology::GATEWAY, |e, s| {
+        Box::pin(storefront_gateway::run(e, s))
+    }),
+];
+
 /// Runs `program` until SIGTERM/SIGINT.
 pub async fn run(program: &str) -> anyhow::Result<()> {
-    match program {
-        ALL => process::run("storefront", all).await,
-        "gateway" => process::run("gateway", storefront_gateway::run).await,
-        "catalog" => process::run("catalog", storefront_catalog::run).await,
-        "search" => process::run("search", storefront_search::run).await,
-        "cart" => process::run("cart", storefront_cart::run).await,
-        "orders" => process::run("orders", storefront_orders::run).await,
-        "customers" => process::run("customers", storefront_customers::run).await,
-        "content" => process::run("content", storefront_content::run).await,
-        "dev-issuer" => process::run("dev-issuer", dev_issuer::run).await,
-        other => {
-            let names: Vec<&str> = std::iter::once(ALL)
-                .chain(topology::PROGRAMS.iter().map(|p| p.name))
-                .collect();
-            anyhow::bail!(
-                "unknown program {other:?}: usage `storefront [{}]`",
-                names.join("|")
-            )
-        }
+    if program == ALL {
+        return process::run("storefront", all).await;
+    }
+    let Some((known, main)) = REGISTRY.iter().find(|(p, _)| p.name == program) else {
+        let names: Vec<&str> = std::iter::once(ALL)
+            .chain(topology::PROGRAMS.iter().map(|p| p.name))
+            .collect();
+        anyhow::bail!(
+            "unknown program {program:?}: usage `storefront [{}]`",
+            names.join("|")
+        )
+    };
+    process::run(known.name, main).await
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_platform::topology::PROGRAMS;
+
+    /// Every program of the topology can be run by its name, and nothing else.
+    #[test]
+    fn the_registry_is_the_topology() {
+        let registry: Vec<&str> = super::REGISTRY.iter().map(|(p, _)| p.name).collect();
+        let topology: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
+        assert_eq!(registry, topology);
     }
 }
