@@ -9,7 +9,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use storefront_platform::client::call::CallError;
-use storefront_platform::error::{ErrorKind, status_details};
+use storefront_platform::error::{ErrorKind, StatusDetails, status_details};
 use tonic::Code;
 use utoipa::ToSchema;
 
@@ -204,7 +204,12 @@ impl ApiError {
         if storefront_platform::client::is_shed(status) {
             return Self::busy();
         }
-        let http = match ErrorKind::of_status(status) {
+        let StatusDetails {
+            kind,
+            reason,
+            violations,
+        } = status_details(status);
+        let http = match kind {
             Some(ErrorKind::Unavailable) => {
                 return Self::unavailable("a downstream service", status.message());
             }
@@ -216,7 +221,6 @@ impl ApiError {
                 Err(answer) => return answer,
             },
         };
-        let (reason, violations) = status_details(status);
         // Only a service's own refusal (it carries our ErrorInfo) speaks to
         // the client in its words; anything else (tonic's, a proxy's) might
         // describe internals, so the client gets the status's generic text.

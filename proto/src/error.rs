@@ -98,7 +98,11 @@ impl ErrorKind {
     /// this mesh's ErrorInfo (tonic's, a proxy's, the identity layer's).
     /// A status from a service that sent no kind reads back by its code.
     pub fn of_status(status: &Status) -> Option<ErrorKind> {
-        let details = status.get_error_details();
+        Self::of_details(status, &status.get_error_details())
+    }
+
+    /// As [`ErrorKind::of_status`], from details already read.
+    fn of_details(status: &Status, details: &ErrorDetails) -> Option<ErrorKind> {
         let info = details.error_info()?;
         let named = info.metadata.get(KIND_KEY).and_then(|name| {
             Self::TABLE
@@ -253,16 +257,22 @@ impl From<ServiceError> for Status {
 
 const KIND_KEY: &str = "kind";
 
-/// Whether a status carries a field-validation failure (HTTP 422) rather
-/// than a malformed request (400).
-pub fn is_validation(status: &Status) -> bool {
-    ErrorKind::of_status(status) == Some(ErrorKind::Validation)
+/// What a service's status says, read once: its kind, its ErrorInfo
+/// reason (the error code), its field violations.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StatusDetails {
+    /// `None`: not a status of this mesh's services (see
+    /// [`ErrorKind::of_status`]).
+    pub kind: Option<ErrorKind>,
+    pub reason: Option<String>,
+    pub violations: Vec<FieldViolation>,
 }
 
-/// Reads back what [`From<ServiceError> for Status`] wrote: the ErrorInfo
-/// reason and the field violations (field, code, message).
-pub fn status_details(status: &Status) -> (Option<String>, Vec<FieldViolation>) {
+/// Reads back what [`From<ServiceError> for Status`] wrote: the kind, the
+/// ErrorInfo reason and the field violations (field, code, message).
+pub fn status_details(status: &Status) -> StatusDetails {
     let details = status.get_error_details();
+    let kind = ErrorKind::of_details(status, &details);
     let reason = details.error_info().map(|info| info.reason.clone());
     let violations = details
         .bad_request()
@@ -275,7 +285,11 @@ pub fn status_details(status: &Status) -> (Option<String>, Vec<FieldViolation>) 
                 .collect()
         })
         .unwrap_or_default();
-    (reason, violations)
+    StatusDetails {
+        kind,
+        reason,
+        violations,
+    }
 }
 
 #[cfg(test)]
@@ -334,7 +348,7 @@ mod tests {
         let total = status.message().len() + status.details().len();
         assert!(total < 8 * 1024, "{total} bytes");
         assert!(status.message().ends_with('…'));
-        let (_, violations) = status_details(&status);
+        let violations = status_details(&status).violations;
         assert_eq!(violations.len(), MAX_VIOLATIONS);
     }
 
@@ -349,7 +363,9 @@ mod tests {
         let status = Status::from(err);
         assert_eq!(status.code(), Code::InvalidArgument);
         assert_eq!(status.message(), "bad filter");
-        let (reason, violations) = status_details(&status);
+        let StatusDetails {
+            reason, violations, ..
+        } = status_details(&status);
         assert_eq!(reason.as_deref(), Some("INVALID_FILTER"));
         assert_eq!(
             violations,

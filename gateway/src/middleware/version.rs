@@ -124,13 +124,13 @@ pub async fn api_version(
     next: Next,
 ) -> Response {
     let path = req.uri().path();
-    let routed = path_version(path).map_or(path, |(.., stripped)| stripped);
+    let versioned = path_version(path);
+    let routed = versioned.map_or(path, |(.., stripped)| stripped);
     let policy = policies.of(if routed.is_empty() { "/" } else { routed });
-    req.extensions_mut().insert(policy);
     if policy.operational {
+        req.extensions_mut().insert(policy);
         return next.run(req).await;
     }
-    let path = req.uri().path();
     let header = req.headers().get(VERSION_HEADER).cloned();
     let (major, minor) = match header_version(header.as_ref()) {
         Ok(v) => v,
@@ -142,7 +142,7 @@ pub async fn api_version(
         }
         response
     };
-    let version = match path_version(path) {
+    let version = match versioned {
         Some((resource, path_major, path_minor, stripped)) => {
             if !majors(resource).is_some_and(|m| m.contains(&path_major)) {
                 let message = format!("{resource} has no version v{path_major}");
@@ -178,6 +178,7 @@ pub async fn api_version(
         }
     };
     req.extensions_mut().insert(version);
+    req.extensions_mut().insert(policy);
     echo(next.run(req).await)
 }
 

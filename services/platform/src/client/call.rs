@@ -231,7 +231,7 @@ impl Caller {
 pub fn peer_failed(status: &tonic::Status) -> bool {
     status.code() == tonic::Code::Unavailable
         && !is_shed(status)
-        && crate::error::status_details(status).0.is_none()
+        && crate::error::status_details(status).reason.is_none()
 }
 
 /// A typed client over a [`Caller`]: one method per gRPC method the
