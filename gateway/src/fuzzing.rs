@@ -26,8 +26,8 @@ pub fn query_string(raw: &str) {
     for spec in [&PRODUCTS, &CATEGORIES, &COLLECTIONS, &ADDRESSES, &ORDERS] {
         let _ = crate::query::parse(Some(raw), spec);
     }
-    let _ = crate::routes::search::text(Some(raw));
-    let _ = crate::routes::search::locale(Some(raw));
+    let _ = crate::routes::params::text(Some(raw));
+    let _ = crate::routes::params::locale(Some(raw));
 }
 
 fn body<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {

@@ -21,10 +21,6 @@ use storefront_proto::names::MAX_ID_CHARS;
 use crate::error::{ErrorBody, FieldError};
 use crate::policy::{Caching, Policies};
 use crate::query::schema::NO_CONTROL_CHARACTERS;
-use crate::query::{
-    self,
-    spec::{self, CollectionSpec},
-};
 use crate::state::AppState;
 
 const DESCRIPTION: &str = include_str!("description.md");
@@ -320,7 +316,8 @@ fn bound_raw_text(param: &mut Parameter) {
         &schema.schema_type,
         utoipa::openapi::schema::SchemaType::Type(Type::String)
     );
-    if !is_string {
+    // A closed set of values (`sort`) is bounded by the set.
+    if !is_string || schema.enum_values.is_some() {
         return;
     }
     if schema.pattern.is_none() && schema.enum_values.is_none() {
@@ -335,45 +332,6 @@ fn bound_raw_text(param: &mut Parameter) {
     }
     if schema.min_length.is_none() {
         schema.min_length = Some(1);
-    }
-}
-
-/// The collection endpoints and the fields they sort by.
-const SORTED: &[(&str, &CollectionSpec)] = &[
-    ("/products", &spec::PRODUCTS),
-    ("/search", &spec::PRODUCTS),
-    ("/categories", &spec::CATEGORIES),
-    ("/collections", &spec::COLLECTIONS),
-    ("/customers/{customerId}/addresses", &spec::ADDRESSES),
-    ("/orders", &spec::ORDERS),
-];
-
-/// `sort`, `filter` and the explicit filter parameters (after `sort`) as
-/// the gateway reads them (`query::schema`).
-fn state_query_values(op: &mut Operation, spec: &CollectionSpec) {
-    let sort = query::schema::sort(spec);
-    let filter = query::schema::filter(spec);
-    let params = op.parameters.get_or_insert_with(Vec::new);
-    let after_sort = params
-        .iter()
-        .position(|p| matches!(p, RefOr::T(p) if p.name == "sort"))
-        .map_or(params.len(), |i| i + 1);
-    for (i, e) in spec.explicit.iter().enumerate() {
-        let mut param = query::schema::explicit(e);
-        bound_raw_text(&mut param);
-        params.insert(after_sort + i, RefOr::T(param));
-    }
-    for param in op.parameters.iter_mut().flatten() {
-        let RefOr::T(param) = param else { continue };
-        match param.name.as_str() {
-            "sort" => param.schema = Some(RefOr::T(sort.clone())),
-            "filter" => {
-                if let Some(filter) = &filter {
-                    param.schema = Some(RefOr::T(filter.clone()));
-                }
-            }
-            _ => {}
-        }
     }
 }
 
@@ -536,11 +494,6 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
     }
     links::add(doc);
     patterns::complete(doc);
-    for (path, spec) in SORTED {
-        if let Some(get) = doc.paths.paths.get_mut(*path).and_then(|i| i.get.as_mut()) {
-            state_query_values(get, spec);
-        }
-    }
     let components = doc.components.get_or_insert_with(Default::default);
     components
         .schemas

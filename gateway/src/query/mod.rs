@@ -3,6 +3,7 @@
 //! endpoint's explicit filters and `filter[field]` / `filter[field[op]]`.
 //! Each endpoint declares its fields in one [`spec::CollectionSpec`].
 
+mod endpoint;
 mod filter;
 mod page;
 pub mod schema;
@@ -15,24 +16,17 @@ use axum::http::StatusCode;
 use storefront_proto::common::v1::{Filter, ListQuery, PageRequest};
 
 use crate::error::ApiError;
+pub use endpoint::{
+    Addresses, Categories, Collections, Listing, Orders, Products, Search, SubCollection,
+};
 pub use spec::CollectionSpec;
 
 /// A parsed and validated collection query, ready for the proto message.
+/// Parameters the endpoint reads itself (`currency`, `query`) and unknown
+/// ones are left to it: the contract ignores unknown parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedQuery {
     pub list: ListQuery,
-    params: Vec<(String, String)>,
-}
-
-impl ParsedQuery {
-    /// A plain parameter the endpoint handles itself (e.g. `currency`).
-    pub fn param(&self, name: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
 }
 
 pub fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
@@ -52,17 +46,17 @@ pub fn parse(raw: Option<&str>, spec: &CollectionSpec) -> Result<ParsedQuery, Ap
     let mut sorts = Vec::new();
     let mut filters: Vec<Filter> = Vec::new();
     let mut structured = Vec::new();
-    let mut params = Vec::new();
     for (key, value) in &pairs {
         match key.as_ref() {
             "limit" => page.limit = Some(value.as_ref()),
             "offset" => page.offset = Some(value.as_ref()),
             "sort" => sorts.push(value.as_ref()),
             k if k.starts_with("filter[") => structured.push((k, value.as_ref())),
-            k => match spec.explicit.iter().find(|e| e.param == k) {
-                Some(explicit) => filters.push(filter::explicit(explicit, value)?),
-                None => params.push((k.to_string(), value.to_string())),
-            },
+            k => {
+                if let Some(explicit) = spec.explicit.iter().find(|e| e.param == k) {
+                    filters.push(filter::explicit(explicit, value)?);
+                }
+            }
         }
     }
     let (limit, offset) = page.validate()?;
@@ -76,7 +70,7 @@ pub fn parse(raw: Option<&str>, spec: &CollectionSpec) -> Result<ParsedQuery, Ap
         sort,
         filters,
     };
-    Ok(ParsedQuery { list, params })
+    Ok(ParsedQuery { list })
 }
 
 #[cfg(test)]

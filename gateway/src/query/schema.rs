@@ -3,10 +3,13 @@
 //! same `CollectionSpec` the gateway validates them with.
 
 use serde_json::Value;
-use storefront_domain::query::{MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
-use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use storefront_domain::query::{DEFAULT_LIMIT, MAX_LIMIT, MAX_SORT_KEYS, MAX_STRUCTURED_FILTERS};
+use storefront_proto::common::v1::FilterOperator;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn, ParameterStyle};
 use utoipa::openapi::schema::AdditionalProperties;
-use utoipa::openapi::{ArrayBuilder, ObjectBuilder, Required, Schema, Type};
+use utoipa::openapi::{
+    ArrayBuilder, KnownFormat, ObjectBuilder, Required, Schema, SchemaFormat, Type,
+};
 
 use super::spec::{CollectionSpec, Explicit, ExplicitKind, FieldKind};
 
@@ -17,11 +20,87 @@ const MAX_VALUE_CHARS: usize = 256;
 /// A string with no control character (ECMA-262 pattern).
 pub const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
 
+/// Every query parameter of a collection endpoint, in the order a reader
+/// wants them: paging, `sort`, the explicit filters, then `filter`.
+pub fn parameters(spec: &CollectionSpec, default_order: &str) -> Vec<Parameter> {
+    let query = |name: &str, description: String, schema: Schema| {
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Query)
+            .required(Required::False)
+            .description(Some(description))
+            .schema(Some(schema))
+    };
+    let integer = |format: KnownFormat, minimum: i64, default: u64| {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .format(Some(SchemaFormat::KnownFormat(format)))
+            .minimum(Some(minimum))
+            .default(Some(default.into()))
+    };
+    let limit = integer(KnownFormat::Int32, 1, DEFAULT_LIMIT.into()).maximum(Some(MAX_LIMIT));
+    let mut params = vec![
+        query(
+            "limit",
+            format!("Page size, 1 to {MAX_LIMIT}."),
+            limit.into(),
+        )
+        .build(),
+        query(
+            "offset",
+            "Results to skip.".into(),
+            integer(KnownFormat::Int64, 0, 0).into(),
+        )
+        .build(),
+    ];
+    if !spec.sort_fields.is_empty() {
+        let description = format!(
+            "`field:asc|desc` (direction `asc` by default), repeatable or comma-separated, \
+             applied in order; fields: {}. Without it: {default_order}. Ties are broken by id.",
+            spec.sort_fields.join(", ")
+        );
+        params.push(query("sort", description, sort(spec)).build());
+    }
+    params.extend(spec.explicit.iter().map(explicit));
+    if let Some(schema) = filter(spec) {
+        params.push(
+            query("filter", filter_description(spec), schema)
+                .style(Some(ParameterStyle::DeepObject))
+                .explode(Some(true))
+                .build(),
+        );
+    }
+    params
+}
+
+/// How `filter[...]` is written, with the endpoint's fields and which of
+/// them take only `eq` and `ne`.
+fn filter_description(spec: &CollectionSpec) -> String {
+    let names = |keep: fn(FieldKind) -> bool| {
+        spec.filter_fields
+            .iter()
+            .filter(|(_, kind)| keep(*kind))
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut description = format!(
+        "`filter[<field>]=v` or `filter[<field>[<op>]]=v`, op one of eq, ne, gt, gte, lt, lte; \
+         at most {MAX_STRUCTURED_FILTERS}. Fields: {}.",
+        names(|_| true)
+    );
+    let equality = names(|kind| !kind.allows(FilterOperator::Lt));
+    if !equality.is_empty() {
+        description.push_str(&format!(" {equality}: eq and ne only."));
+    }
+    description
+}
+
 /// `sort`: each value one of the endpoint's fields, bare or with
 /// `:asc`/`:desc`, at most `MAX_SORT_KEYS` values. A field named again is
 /// redundant and ignored (the first mention decides). Comma-separated keys
 /// in one value are read too.
-pub fn sort(spec: &CollectionSpec) -> Schema {
+fn sort(spec: &CollectionSpec) -> Schema {
     let values: Vec<Value> = spec
         .sort_fields
         .iter()
@@ -41,7 +120,7 @@ pub fn sort(spec: &CollectionSpec) -> Schema {
 /// endpoint's filterable fields, typed as the gateway parses it; any
 /// other field is refused. (`filter[<field>[<op>]]` nests one level
 /// deeper than deepObject describes: the parameter's description gives it.)
-pub fn filter(spec: &CollectionSpec) -> Option<Schema> {
+fn filter(spec: &CollectionSpec) -> Option<Schema> {
     if spec.filter_fields.is_empty() {
         return None;
     }
@@ -60,9 +139,7 @@ fn value(kind: FieldKind) -> ObjectBuilder {
     let integer = |minimum: i64| {
         ObjectBuilder::new()
             .schema_type(Type::Integer)
-            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
-                utoipa::openapi::KnownFormat::Int64,
-            )))
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
             .minimum(Some(minimum))
             .maximum(Some(i64::MAX))
     };
@@ -75,9 +152,9 @@ fn value(kind: FieldKind) -> ObjectBuilder {
         FieldKind::Integer => integer(i64::MIN),
         FieldKind::Cents => integer(0),
         FieldKind::Boolean => ObjectBuilder::new().schema_type(Type::Boolean),
-        FieldKind::Timestamp => ObjectBuilder::new().schema_type(Type::String).format(Some(
-            utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
-        )),
+        FieldKind::Timestamp => ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime))),
         FieldKind::Enum(values) => ObjectBuilder::new()
             .schema_type(Type::String)
             .enum_values(Some(values.iter().copied())),
@@ -87,7 +164,7 @@ fn value(kind: FieldKind) -> ObjectBuilder {
 /// An explicit filter parameter of a collection, as `query::parse` reads
 /// it: optional, one value typed by its field (text values are bounded
 /// with every other query value when the document is completed).
-pub fn explicit(e: &Explicit) -> Parameter {
+fn explicit(e: &Explicit) -> Parameter {
     let schema: Schema = match e.kind {
         ExplicitKind::Min | ExplicitKind::Max => {
             value(FieldKind::Cents).maximum(None::<i64>).into()

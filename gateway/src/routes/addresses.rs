@@ -1,29 +1,27 @@
 //! The caller's address book: at most one address is the default.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use storefront_proto::customers::v1::{
     CreateAddressRequest, DeleteAddressRequest, GetAddressRequest, ListAddressesRequest,
     ReplaceAddressRequest,
 };
 
-use super::products::PageParams;
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::common::Paged;
 use crate::model::customers::{Address, AddressBody};
-use crate::query::{self, spec};
+use crate::query::{Addresses, Listing};
 use crate::state::AppState;
 
 /// Lists the caller's addresses.
 #[utoipa::path(get, path = "/customers/{customerId}/addresses", tag = "Customers", security(("BFFToken" = [])),
     params(
         ("customerId" = String, Path, description = "`me` or the caller's own id"),
-        PageParams,
-        ("sort" = Option<Vec<String>>, Query, description = "createdAt (default), city or country, `:asc` or `:desc`"),
+        Listing<Addresses>,
     ),
     responses(
         (status = 200, description = "A page of addresses", body = Paged<Address>),
@@ -35,10 +33,9 @@ pub async fn list_addresses(
     correlation: CallContext,
     customer: Customer,
     Path(customer_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Addresses>,
 ) -> Result<Json<Paged<Address>>, ApiError> {
     customer.owns(&customer_id)?;
-    let parsed = query::parse(raw.as_deref(), &spec::ADDRESSES)?;
     let message = ListAddressesRequest {
         customer_id: customer.id().to_string(),
         query: Some(parsed.list),

@@ -1,22 +1,21 @@
 //! Categories and the navigation tree (public).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use storefront_proto::catalog::v1::{
     GetCategoryRequest, GetCategoryTreeRequest, ListCategoriesRequest,
 };
 
-use super::products::PageParams;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Category, CategoryNode, CategoryTree};
 use crate::model::common::Paged;
-use crate::query::{self, spec};
+use crate::query::{Categories, Listing};
 use crate::state::AppState;
 
 /// Lists categories of every level.
 #[utoipa::path(get, path = "/categories", tag = "Categories",
-    params(PageParams, ("sort" = Option<Vec<String>>, Query, description = "`name` or `position`, `:asc` or `:desc`; repeatable; default position")),
+    params(Listing<Categories>),
     responses(
         (status = 200, description = "A page of categories", body = Paged<Category>),
         (status = 400, description = "INVALID_QUERY_PARAMETER or INVALID_SORT_FIELD", body = ErrorBody),
@@ -24,9 +23,8 @@ use crate::state::AppState;
 pub async fn list_categories(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Categories>,
 ) -> Result<Json<Paged<Category>>, ApiError> {
-    let parsed = query::parse(raw.as_deref(), &spec::CATEGORIES)?;
     let ds = &state.downstreams;
     let reply = ds
         .catalog()

@@ -1,20 +1,19 @@
 //! Merchandised collections (public).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use storefront_proto::catalog::v1::{GetCollectionRequest, ListCollectionsRequest};
 
-use super::products::PageParams;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::catalog::Collection;
 use crate::model::common::Paged;
-use crate::query::{self, spec};
+use crate::query::{Collections, Listing};
 use crate::state::AppState;
 
 /// Lists collections.
 #[utoipa::path(get, path = "/collections", tag = "Categories",
-    params(PageParams, ("sort" = Option<Vec<String>>, Query, description = "`name` or `position`, `:asc` or `:desc`; repeatable; default position")),
+    params(Listing<Collections>),
     responses(
         (status = 200, description = "A page of collections", body = Paged<Collection>),
         (status = 400, description = "INVALID_QUERY_PARAMETER or INVALID_SORT_FIELD", body = ErrorBody),
@@ -22,9 +21,8 @@ use crate::state::AppState;
 pub async fn list_collections(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Collections>,
 ) -> Result<Json<Paged<Collection>>, ApiError> {
-    let parsed = query::parse(raw.as_deref(), &spec::COLLECTIONS)?;
     let ds = &state.downstreams;
     let reply = ds
         .catalog()

@@ -1,27 +1,16 @@
 //! CMS content (public): footer, pages, banners, by `locale` with fallback.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use storefront_proto::content::v1::{GetPageRequest, LocalizedRequest};
-use utoipa::IntoParams;
 
-use super::search::locale;
+use super::params::Locale;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::content::{Banners, Document};
 use crate::state::AppState;
-
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct LocaleParam {
-    /// xx-XX, default en-AU. A locale without the document falls back (en-NZ -> en-AU);
-    /// the answer's `locale` and Content-Language say which was served.
-    #[param(pattern = "^[a-z]{2}-[A-Z]{2}$", default = "en-AU")]
-    locale: Option<String>,
-}
 
 fn with_language<T: serde::Serialize>(served: &str, body: &T) -> Response {
     let mut response = Json(body).into_response();
@@ -34,7 +23,7 @@ fn with_language<T: serde::Serialize>(served: &str, body: &T) -> Response {
 }
 
 /// The site footer.
-#[utoipa::path(get, path = "/content/footer", tag = "Content", params(LocaleParam),
+#[utoipa::path(get, path = "/content/footer", tag = "Content", params(Locale),
     responses(
         (status = 200, description = "The footer, with Content-Language", body = Document),
         (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
@@ -43,9 +32,8 @@ fn with_language<T: serde::Serialize>(served: &str, body: &T) -> Response {
 pub async fn footer(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Locale(locale): Locale,
 ) -> Result<Response, ApiError> {
-    let locale = locale(raw.as_deref())?;
     let reply = state
         .downstreams
         .content()
@@ -56,7 +44,7 @@ pub async fn footer(
 
 /// A content page.
 #[utoipa::path(get, path = "/content/pages/{slug}", tag = "Content",
-    params(("slug" = String, Path, description = "The page, e.g. about, shipping, returns"), LocaleParam),
+    params(("slug" = String, Path, description = "The page, e.g. about, shipping, returns"), Locale),
     responses(
         (status = 200, description = "The page, with Content-Language", body = Document),
         (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
@@ -66,9 +54,8 @@ pub async fn page(
     State(state): State<AppState>,
     correlation: CallContext,
     Path(slug): Path<String>,
-    RawQuery(raw): RawQuery,
+    Locale(locale): Locale,
 ) -> Result<Response, ApiError> {
-    let locale = locale(raw.as_deref())?;
     let reply = state
         .downstreams
         .content()
@@ -78,7 +65,7 @@ pub async fn page(
 }
 
 /// The banners inside their schedule now.
-#[utoipa::path(get, path = "/content/banners", tag = "Content", params(LocaleParam),
+#[utoipa::path(get, path = "/content/banners", tag = "Content", params(Locale),
     responses(
         (status = 200, description = "Banners in position order, with Content-Language", body = Banners),
         (status = 400, description = "INVALID_QUERY_PARAMETER: locale", body = ErrorBody),
@@ -86,9 +73,8 @@ pub async fn page(
 pub async fn banners(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Locale(locale): Locale,
 ) -> Result<Response, ApiError> {
-    let locale = locale(raw.as_deref())?;
     let reply = state
         .downstreams
         .content()

@@ -10,6 +10,7 @@ pub mod content;
 pub mod customers;
 pub mod health;
 pub mod orders;
+pub mod params;
 pub mod products;
 pub mod promotions;
 pub mod search;
@@ -89,13 +90,4 @@ fn customer() -> OpenApiRouter<AppState> {
         .routes(routes!(orders::list_orders))
         .routes(routes!(orders::customer_orders))
         .routes(routes!(orders::get_order, orders::update_order))
-}
-
-/// The value of a single query parameter, for endpoints that are not
-/// collections (`currency` on product detail).
-pub fn single_param(raw: Option<&str>, name: &str) -> Option<String> {
-    form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
-        .filter(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
-        .last()
 }

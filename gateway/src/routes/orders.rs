@@ -2,14 +2,13 @@
 //! (`totals`). A path version picks one; without it the latest answers.
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 use storefront_proto::orders::v1::{
     CancelOrderRequest, GetOrderRequest, ListOrdersRequest, Order, OrderStatus,
 };
 
-use super::products::PageParams;
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
@@ -17,7 +16,7 @@ use crate::middleware::json_body::ApiJson;
 use crate::middleware::version::ApiVersion;
 use crate::model::common::Paged;
 use crate::model::orders::{OrderV1, OrderV2, StatusBody, parse_status};
-use crate::query::{self, spec};
+use crate::query::{Listing, Orders, ParsedQuery};
 use crate::state::AppState;
 
 /// RFC 9745 `Deprecation` (2026-11-01) and RFC 8594 `Sunset` (six months on).
@@ -50,9 +49,8 @@ async fn list(
     correlation: &CallContext,
     customer: &Customer,
     version: ApiVersion,
-    raw: Option<&str>,
+    parsed: ParsedQuery,
 ) -> Result<Response, ApiError> {
-    let parsed = query::parse(raw, &spec::ORDERS)?;
     let message = ListOrdersRequest {
         customer_id: customer.id().to_string(),
         query: Some(parsed.list),
@@ -84,9 +82,7 @@ async fn list(
 /// The caller's orders; `/orders/v1` answers v1 (deprecated), `/orders/v2`
 /// and `/orders` answer v2.
 #[utoipa::path(get, path = "/orders", tag = "Orders", security(("BFFToken" = [])),
-    params(PageParams,
-        ("sort" = Option<Vec<String>>, Query, description = "createdAt (default, desc), status or totalAmount, `:asc` or `:desc`"),
-        ("filter" = Option<std::collections::HashMap<String, String>>, Query, style = DeepObject, explode, description = "filter[createdAt[gte]]=2026-01-01, filter[status]=CANCELLED, filter[totalAmount[lt]]=5000")),
+    params(Listing<Orders>),
     responses(
         (status = 200, description = "A page of orders (v2 shape; v1 has totalAmount in place of totals and carries Deprecation, Sunset and Link headers)", body = Paged<OrderV2>),
         (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
@@ -96,14 +92,14 @@ pub async fn list_orders(
     correlation: CallContext,
     version: ApiVersion,
     customer: Customer,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Orders>,
 ) -> Result<Response, ApiError> {
-    list(&state, &correlation, &customer, version, raw.as_deref()).await
+    list(&state, &correlation, &customer, version, parsed).await
 }
 
 /// The orders of `customerId` (`me` or the caller's own id; else 403).
 #[utoipa::path(get, path = "/customers/{customerId}/orders", tag = "Orders", security(("BFFToken" = [])),
-    params(("customerId" = String, Path, description = "`me` or the caller's own id"), PageParams),
+    params(("customerId" = String, Path, description = "`me` or the caller's own id"), Listing<Orders>),
     responses(
         (status = 200, description = "A page of orders, as GET /orders", body = Paged<OrderV2>),
         (status = 403, description = "Another customer's id", body = ErrorBody),
@@ -114,10 +110,10 @@ pub async fn customer_orders(
     version: ApiVersion,
     customer: Customer,
     Path(customer_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Orders>,
 ) -> Result<Response, ApiError> {
     customer.owns(&customer_id)?;
-    list(&state, &correlation, &customer, version, raw.as_deref()).await
+    list(&state, &correlation, &customer, version, parsed).await
 }
 
 /// One order of the caller's.

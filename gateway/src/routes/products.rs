@@ -1,69 +1,21 @@
 //! Products, their variants and media (public).
 
-use std::collections::HashMap;
-
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use storefront_proto::catalog::v1::{GetProductRequest, ListProductsRequest};
 use storefront_proto::common::v1::PageRequest;
-use utoipa::IntoParams;
 
-use super::single_param;
+use super::params::Currency;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Media, Product, Variant};
 use crate::model::common::Paged;
-use crate::query::{self, spec};
+use crate::query::{Listing, Products, SubCollection};
 use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
-/// Query parameters of `GET /products`; its explicit filters (`brand`,
-/// `minPrice`, ...) are written into the document from the vocabulary.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query, rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct ProductListParams {
-    /// Page size, 1 to 100.
-    #[param(minimum = 1, maximum = 100, default = 20)]
-    limit: Option<u32>,
-    /// Results to skip.
-    #[param(minimum = 0, default = 0)]
-    offset: Option<u64>,
-    /// `field:asc|desc`, repeatable, applied in order; fields: name, price, createdAt,
-    /// popularity, featured, inStock, status, brand. Ties are broken by id.
-    sort: Option<Vec<String>>,
-    /// AUD (default) or NZD: the currency of `price` and of price filters and sorts.
-    #[param(pattern = "^(AUD|NZD)$")]
-    currency: Option<String>,
-    /// `filter[<field>]=v` or `filter[<field>[<op>]]=v`, op one of eq, ne, gt, gte, lt, lte.
-    /// Fields: name, price, createdAt, popularity, featured, status, inStock, category,
-    /// brand, key. Booleans, status and category take eq and ne only.
-    #[param(style = DeepObject, explode)]
-    filter: Option<HashMap<String, String>>,
-}
-
-/// `limit` and `offset` of the small sub-collections.
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct PageParams {
-    #[param(minimum = 1, maximum = 100, default = 20)]
-    limit: Option<u32>,
-    #[param(minimum = 0, default = 0)]
-    offset: Option<u64>,
-}
-
-#[derive(IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-pub struct CurrencyParam {
-    /// AUD (default) or NZD.
-    #[param(pattern = "^(AUD|NZD)$")]
-    currency: Option<String>,
-}
-
 /// Lists products, filtered, sorted and paged.
-#[utoipa::path(get, path = "/products", tag = "Products", params(ProductListParams),
+#[utoipa::path(get, path = "/products", tag = "Products", params(Listing<Products>, Currency),
     responses(
         (status = 200, description = "A page of product summaries (no `variants`)", body = Paged<Product>),
         (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD, INVALID_FILTER or INVALID_API_VERSION", body = ErrorBody),
@@ -71,10 +23,9 @@ pub struct CurrencyParam {
 pub async fn list_products(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<Products>,
+    Currency(currency_code): Currency,
 ) -> Result<JsonBytes, ApiError> {
-    let parsed = query::parse(raw.as_deref(), &spec::PRODUCTS)?;
-    let currency_code = parsed.param("currency").unwrap_or_default().to_string();
     let message = ListProductsRequest {
         query: Some(parsed.list),
         currency_code,
@@ -91,9 +42,8 @@ async fn fetch_product(
     state: &AppState,
     correlation: &CallContext,
     product_id: String,
-    raw: Option<&str>,
+    currency_code: String,
 ) -> Result<Product, ApiError> {
-    let currency_code = single_param(raw, "currency").unwrap_or_default();
     let message = GetProductRequest {
         product_id,
         currency_code,
@@ -108,7 +58,7 @@ async fn fetch_product(
 
 /// A product with all its variants.
 #[utoipa::path(get, path = "/products/{productId}", tag = "Products",
-    params(("productId" = String, Path, description = "Product id"), CurrencyParam),
+    params(("productId" = String, Path, description = "Product id"), Currency),
     responses(
         (status = 200, description = "The product", body = Product),
         (status = 400, description = "Invalid currency", body = ErrorBody),
@@ -118,19 +68,11 @@ pub async fn get_product(
     State(state): State<AppState>,
     correlation: CallContext,
     Path(product_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Currency(currency): Currency,
 ) -> Result<Json<Product>, ApiError> {
     Ok(Json(
-        fetch_product(&state, &correlation, product_id, raw.as_deref()).await?,
+        fetch_product(&state, &correlation, product_id, currency).await?,
     ))
-}
-
-/// The `limit`/`offset` of a small list the gateway pages itself.
-pub fn sub_page(raw: Option<&str>) -> Result<PageRequest, ApiError> {
-    Ok(query::parse(raw, &spec::SUB_COLLECTION)?
-        .list
-        .page
-        .unwrap_or_default())
 }
 
 /// Pages a list held in full (variants, media).
@@ -156,7 +98,7 @@ pub fn page_of<T: utoipa::ToSchema>(items: Vec<T>, page: PageRequest) -> Paged<T
 
 /// The variants of a product.
 #[utoipa::path(get, path = "/products/{productId}/variants", tag = "Products",
-    params(("productId" = String, Path, description = "Product id"), PageParams, CurrencyParam),
+    params(("productId" = String, Path, description = "Product id"), Listing<SubCollection>, Currency),
     responses(
         (status = 200, description = "A page of variants", body = Paged<Variant>),
         (status = 400, description = "Invalid limit or offset", body = ErrorBody),
@@ -166,10 +108,11 @@ pub async fn list_variants(
     State(state): State<AppState>,
     correlation: CallContext,
     Path(product_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<SubCollection>,
+    Currency(currency): Currency,
 ) -> Result<Json<Paged<Variant>>, ApiError> {
-    let page = sub_page(raw.as_deref())?;
-    let product = fetch_product(&state, &correlation, product_id, raw.as_deref()).await?;
+    let product = fetch_product(&state, &correlation, product_id, currency).await?;
+    let page = parsed.list.page.unwrap_or_default();
     Ok(Json(page_of(product.variants.unwrap_or_default(), page)))
 }
 
@@ -178,7 +121,7 @@ pub async fn list_variants(
     params(
         ("productId" = String, Path, description = "Product id"),
         ("variantId" = u32, Path, description = "Variant id, unique within the product"),
-        CurrencyParam,
+        Currency,
     ),
     responses(
         (status = 200, description = "The variant", body = Variant),
@@ -188,9 +131,9 @@ pub async fn get_variant(
     State(state): State<AppState>,
     correlation: CallContext,
     Path((product_id, variant_id)): Path<(String, String)>,
-    RawQuery(raw): RawQuery,
+    Currency(currency): Currency,
 ) -> Result<Json<Variant>, ApiError> {
-    let product = fetch_product(&state, &correlation, product_id, raw.as_deref()).await?;
+    let product = fetch_product(&state, &correlation, product_id, currency).await?;
     let wanted: Option<u32> = variant_id.parse().ok();
     product
         .variants
@@ -203,7 +146,7 @@ pub async fn get_variant(
 
 /// The media of a product.
 #[utoipa::path(get, path = "/products/{productId}/media", tag = "Products",
-    params(("productId" = String, Path, description = "Product id"), PageParams),
+    params(("productId" = String, Path, description = "Product id"), Listing<SubCollection>),
     responses(
         (status = 200, description = "A page of media, in position order", body = Paged<Media>),
         (status = 400, description = "Invalid limit or offset", body = ErrorBody),
@@ -213,9 +156,9 @@ pub async fn list_media(
     State(state): State<AppState>,
     correlation: CallContext,
     Path(product_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<SubCollection>,
 ) -> Result<Json<Paged<Media>>, ApiError> {
-    let page = sub_page(raw.as_deref())?;
-    let product = fetch_product(&state, &correlation, product_id, None).await?;
+    let page = parsed.list.page.unwrap_or_default();
+    let product = fetch_product(&state, &correlation, product_id, String::new()).await?;
     Ok(Json(page_of(product.media, page)))
 }

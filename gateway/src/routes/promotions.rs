@@ -1,18 +1,19 @@
 //! Active promotions and their rules (public).
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use storefront_proto::cart::v1::ListPromotionsRequest;
 
-use super::products::{PageParams, page_of, sub_page};
+use super::products::page_of;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::cart::Promotion;
 use crate::model::common::Paged;
+use crate::query::{Listing, SubCollection};
 use crate::state::AppState;
 
 /// Promotions running now, with their codes and rules.
-#[utoipa::path(get, path = "/promotions", tag = "Cart", params(PageParams),
+#[utoipa::path(get, path = "/promotions", tag = "Cart", params(Listing<SubCollection>),
     responses(
         (status = 200, description = "A page of active promotions", body = Paged<Promotion>),
         (status = 400, description = "INVALID_QUERY_PARAMETER", body = ErrorBody),
@@ -20,9 +21,9 @@ use crate::state::AppState;
 pub async fn list_promotions(
     State(state): State<AppState>,
     correlation: CallContext,
-    RawQuery(raw): RawQuery,
+    Listing(parsed, _): Listing<SubCollection>,
 ) -> Result<Json<Paged<Promotion>>, ApiError> {
-    let page = sub_page(raw.as_deref())?;
+    let page = parsed.list.page.unwrap_or_default();
     let ds = &state.downstreams;
     let reply = ds
         .cart()
