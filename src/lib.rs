@@ -11,17 +11,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
-use storefront_cart::CartConfig;
-use storefront_catalog::CatalogConfig;
-use storefront_content::ContentConfig;
-use storefront_customers::CustomersConfig;
 use storefront_gateway::GatewayConfig;
-use storefront_orders::OrdersConfig;
-use storefront_platform::env::{AppEnvironment, EnvReader};
+use storefront_platform::env::EnvReader;
 use storefront_platform::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_platform::service::{Running, Serving};
 use storefront_platform::store::Store;
 use storefront_platform::topology::{self, Program};
-use storefront_search::SearchConfig;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -135,15 +130,22 @@ impl Wiring {
 #[derive(Default)]
 struct Components(Vec<Component>);
 
+/// The dev issuer's key being generated, and its listener.
+type PendingIssuer = (JoinHandle<anyhow::Result<DevIssuer>>, TcpListener);
+
 impl Components {
-    fn spawn<F, Fut>(&mut self, name: &'static str, run: F)
-    where
-        F: FnOnce(CancellationToken) -> Fut,
-        Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
-    {
-        let stop = CancellationToken::new();
-        let handle = tokio::spawn(run(stop.clone()));
+    fn push(&mut self, name: &'static str, stop: CancellationToken, running: Running) {
+        let handle = tokio::spawn(running);
         self.0.push(Component { name, stop, handle });
+    }
+
+    /// Starts the issuer once its key is ready.
+    async fn start_issuer(&mut self, (key, listener): PendingIssuer) -> anyhow::Result<DevIssuer> {
+        let issuer = key.await??;
+        let stop = CancellationToken::new();
+        let serve = issuer.clone().serve(listener, stop.clone());
+        self.push("issuer", stop, Box::pin(async move { Ok(serve.await?) }));
+        Ok(issuer)
     }
 }
 
@@ -197,57 +199,33 @@ impl Mesh {
             stand_ins,
         };
 
-        if let Some((env, listener)) = wiring.program(&topology::CATALOG).await? {
-            let config = CatalogConfig::from_env(&env)?;
-            mesh.spawn("catalog", |stop| {
-                storefront_catalog::serve(config, listener, stop)
-            });
+        let mut pending = Some((issuer, issuer_listener));
+        let mut issuer = None;
+        for service in programs::SERVICES {
+            // The issuer's key is generated beside the first builds; it
+            // serves before any program that asks it for tokens starts.
+            if !service.program.calls.is_empty()
+                && let Some(key) = pending.take()
+            {
+                issuer = Some(mesh.start_issuer(key).await?);
+            }
+            let Some((env, listener)) = wiring.program(service.program).await? else {
+                continue;
+            };
+            let stop = CancellationToken::new();
+            let serving = Serving {
+                listener,
+                store: store.clone(),
+                shutdown: stop.clone(),
+            };
+            let running = (service.start)(&env, serving)?;
+            mesh.push(service.program.name, stop, running);
         }
-        let issuer = issuer.await??;
-        mesh.spawn("issuer", |stop| {
-            let serve = issuer.clone().serve(issuer_listener, stop);
-            async move { Ok(serve.await?) }
-        });
-
-        if let Some((env, listener)) = wiring.program(&topology::CUSTOMERS).await? {
-            let config = CustomersConfig::from_env(&env)?;
-            // Demo customers exist only where the README promises them.
-            let seed = env.environment()? == AppEnvironment::Local;
-            let s = store.clone();
-            mesh.spawn("customers", |stop| {
-                storefront_customers::serve(config, s, seed, listener, stop)
-            });
-        }
-
-        if let Some((env, listener)) = wiring.program(&topology::ORDERS).await? {
-            let config = OrdersConfig::from_env(&env)?;
-            let s = store.clone();
-            mesh.spawn("orders", |stop| {
-                storefront_orders::serve(config, s, listener, stop)
-            });
-        }
-
-        if let Some((env, listener)) = wiring.program(&topology::CART).await? {
-            let config = CartConfig::from_env(&env)?;
-            let s = store.clone();
-            mesh.spawn("cart", |stop| {
-                storefront_cart::serve(config, s, listener, stop)
-            });
-        }
-
-        if let Some((env, listener)) = wiring.program(&topology::SEARCH).await? {
-            let config = SearchConfig::from_env(&env)?;
-            mesh.spawn("search", |stop| {
-                storefront_search::serve(config, listener, stop)
-            });
-        }
-
-        if let Some((env, listener)) = wiring.program(&topology::CONTENT).await? {
-            let config = ContentConfig::from_env(&env)?;
-            mesh.spawn("content", |stop| {
-                storefront_content::serve(config, listener, stop)
-            });
-        }
+        let issuer = match (issuer, pending) {
+            (Some(issuer), _) => issuer,
+            (None, Some(key)) => mesh.start_issuer(key).await?,
+            (None, None) => anyhow::bail!("the dev issuer was taken but not started"),
+        };
 
         let catalog_addr = wiring.addr(&topology::CATALOG)?;
         let customers_addr = wiring.addr(&topology::CUSTOMERS)?;
@@ -279,10 +257,15 @@ impl Mesh {
         };
         let gateway_addr = gateway.local_addr()?;
         let internal_addr = internal.local_addr()?;
-        let s = store.clone();
-        mesh.spawn("gateway", |stop| {
-            storefront_gateway::serve(gateway_config, s, gateway, internal, stop)
-        });
+        let stop = CancellationToken::new();
+        let serve = storefront_gateway::serve(
+            gateway_config,
+            store.clone(),
+            gateway,
+            internal,
+            stop.clone(),
+        );
+        mesh.push("gateway", stop, Box::pin(serve));
 
         Ok(Self {
             gateway_addr,

@@ -4,11 +4,11 @@
 //! One binary rather than one per crate: one image layer, one build, and
 //! every program at the same version.
 
-use futures::future::BoxFuture;
 use storefront_platform::env::EnvReader;
 use storefront_platform::identity::dev_issuer;
 use storefront_platform::process;
-use storefront_platform::topology::{self, Program};
+use storefront_platform::service::{Entry, Main, entry};
+use storefront_platform::topology;
 use tokio_util::sync::CancellationToken;
 
 use crate::Mesh;
@@ -23,42 +23,44 @@ async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> 
     mesh.run_until(shutdown).await
 }
 
-/// How a program runs, configured by `env`, until `shutdown`.
-type Main = fn(EnvReader, CancellationToken) -> BoxFuture<'static, anyhow::Result<()>>;
-
-/// Every program of the topology with how it runs: the one table
-/// `storefront <program>` reads (a test holds it to the topology).
-const REGISTRY: &[(&Program, Main)] = &[
-    (&topology::DEV_ISSUER, |e, s| {
-        Box::pin(dev_issuer::run(e, s))
-    }),
-    (&topology::CATALOG, |e, s| {
-        Box::pin(storefront_catalog::run(e, s))
-    }),
-    (&topology::CUSTOMERS, |e, s| {
-        Box::pin(storefront_customers::run(e, s))
-    }),
-    (&topology::ORDERS, |e, s| {
-        Box::pin(storefront_orders::run(e, s))
-    }),
-    (&topology::CART, |e, s| Box::pin(storefront_cart::run(e, s))),
-    (&topology::SEARCH, |e, s| {
-        Box::pin(storefront_search::run(e, s))
-    }),
-    (&topology::CONTENT, |e, s| {
-        Box::pin(storefront_content::run(e, s))
-    }),
-    (&topology::GATEWAY, |e, s| {
-        Box::pin(storefront_gateway::run(e, s))
-    }),
+/// The domain services, each from its one `Service` shape, in the order
+/// the all-in-one mesh starts them (the catalog first: its build is the
+/// longest).
+pub const SERVICES: &[Entry] = &[
+    entry::<storefront_catalog::Catalog>(),
+    entry::<storefront_customers::Customers>(),
+    entry::<storefront_orders::Orders>(),
+    entry::<storefront_cart::Cart>(),
+    entry::<storefront_search::Search>(),
+    entry::<storefront_content::Content>(),
 ];
+
+/// How `program` runs on its own: the services from their table; the dev
+/// issuer and the gateway (the edge, with its internal port) by their own
+/// `run`.
+fn main_of(program: &str) -> Option<(&'static str, Main)> {
+    if program == topology::DEV_ISSUER.name {
+        return Some((topology::DEV_ISSUER.name, |e, s| {
+            Box::pin(dev_issuer::run(e, s))
+        }));
+    }
+    if program == topology::GATEWAY.name {
+        return Some((topology::GATEWAY.name, |e, s| {
+            Box::pin(storefront_gateway::run(e, s))
+        }));
+    }
+    SERVICES
+        .iter()
+        .find(|s| s.program.name == program)
+        .map(|s| (s.program.name, s.run))
+}
 
 /// Runs `program` until SIGTERM/SIGINT.
 pub async fn run(program: &str) -> anyhow::Result<()> {
     if program == ALL {
         return process::run("storefront", all).await;
     }
-    let Some((known, main)) = REGISTRY.iter().find(|(p, _)| p.name == program) else {
+    let Some((name, main)) = main_of(program) else {
         let names: Vec<&str> = std::iter::once(ALL)
             .chain(topology::PROGRAMS.iter().map(|p| p.name))
             .collect();
@@ -67,18 +69,30 @@ pub async fn run(program: &str) -> anyhow::Result<()> {
             names.join("|")
         )
     };
-    process::run(known.name, main).await
+    process::run(name, main).await
 }
 
 #[cfg(test)]
 mod tests {
-    use storefront_platform::topology::PROGRAMS;
+    use storefront_platform::topology::{DEV_ISSUER, GATEWAY, PROGRAMS};
 
-    /// Every program of the topology can be run by its name, and nothing else.
+    /// Every program of the topology can be run by its name, and nothing
+    /// else; every service is in the table the mesh starts.
     #[test]
     fn the_registry_is_the_topology() {
-        let registry: Vec<&str> = super::REGISTRY.iter().map(|(p, _)| p.name).collect();
-        let topology: Vec<&str> = PROGRAMS.iter().map(|p| p.name).collect();
-        assert_eq!(registry, topology);
+        for program in PROGRAMS {
+            let (name, _) = super::main_of(program.name).expect(program.name);
+            assert_eq!(name, program.name);
+        }
+        assert!(super::main_of("nothing").is_none());
+        let mut services: Vec<&str> = super::SERVICES.iter().map(|s| s.program.name).collect();
+        let mut grpc: Vec<&str> = PROGRAMS
+            .iter()
+            .filter(|p| p.name != DEV_ISSUER.name && p.name != GATEWAY.name)
+            .map(|p| p.name)
+            .collect();
+        services.sort_unstable();
+        grpc.sort_unstable();
+        assert_eq!(services, grpc);
     }
 }

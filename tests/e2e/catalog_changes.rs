@@ -300,7 +300,14 @@ async fn replicas_on_one_redis_serve_the_same_catalog() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = tokio_util::sync::CancellationToken::new();
-        tokio::spawn(storefront_catalog::serve(config, listener, stop.clone()));
+        let serving = storefront_platform::service::Serving {
+            listener,
+            store: storefront_platform::store::Store::redis(&redis, "sf:")
+                .await
+                .unwrap(),
+            shutdown: stop.clone(),
+        };
+        tokio::spawn(storefront_catalog::serve(config, serving));
         (format!("http://{addr}"), stop)
     };
     let token = t

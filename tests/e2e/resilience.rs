@@ -121,7 +121,12 @@ async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken
     let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
     let stop = CancellationToken::new();
     let listener = socket.listen(1024).unwrap();
-    tokio::spawn(storefront_catalog::serve(config, listener, stop.clone()));
+    let serving = storefront_platform::service::Serving {
+        listener,
+        store: storefront_platform::store::Store::memory(),
+        shutdown: stop.clone(),
+    };
+    tokio::spawn(storefront_catalog::serve(config, serving));
     stop
 }
 

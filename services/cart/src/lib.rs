@@ -19,36 +19,30 @@ use std::time::Duration;
 use storefront_platform::client::Peer;
 use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::identity::token_source::TokenSource;
+use storefront_platform::service::Serving;
 use storefront_platform::store::Store;
+use storefront_platform::topology;
 use storefront_platform::topology::PeerConfig;
 use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::common::v1::{ListQuery, PageRequest};
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::CartConfig;
 use crate::config::PromotionsSource;
 use crate::promotions::Catalogue;
 
-/// Runs the cart service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = CartConfig::from_env(&env)?;
-    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, store, listener, shutdown).await
+storefront_platform::service! {
+    /// The cart service as the mesh runs it.
+    Cart: topology::CART, CartConfig, serve, state in redis_url
 }
 
-pub async fn serve(
-    config: CartConfig,
-    store: Store,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store,
+        shutdown,
+    } = serving;
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let peer = |c: &PeerConfig| {
         Peer::new(

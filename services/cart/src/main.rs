@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("cart", storefront_cart::run).await
+    storefront_platform::service::main::<storefront_cart::Cart>().await
 }

@@ -12,9 +12,10 @@ mod store;
 mod versions;
 mod writes;
 
+use storefront_platform::service::Serving;
+use storefront_platform::store::Store;
+use storefront_platform::topology;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::config::{CatalogConfig, Origin};
 
@@ -35,31 +36,25 @@ pub fn sample_products(
         .collect()
 }
 
-/// Runs the catalog service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = CatalogConfig::from_env(&env)?;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, listener, shutdown).await
+storefront_platform::service! {
+    /// The catalog service as the mesh runs it.
+    Catalog: topology::CATALOG, CatalogConfig, serve, state in redis_url
 }
 
-/// Builds the catalog from its origin (or, with a shared store that holds
-/// one, from there) and serves it on `listener` until `shutdown`. A feed
+/// Builds the catalog from its origin (or, with a Redis store that holds
+/// one, from there) and serves it until shutdown. A feed
 /// with any problem stops the service before it listens, its problems
 /// (with line numbers) in the error.
-pub async fn serve(
-    config: CatalogConfig,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let shared = match &config.redis_url {
-        Some(url) => Some(shared::Shared::new(
-            storefront_platform::store::Store::redis(url, "sf:").await?,
-        )),
-        None => None,
+pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store,
+        shutdown,
+    } = serving;
+    // In memory the catalog is this process's alone: nothing to share.
+    let shared = match store {
+        Store::Redis(_) => Some(shared::Shared::new(store)),
+        Store::Memory(_) => None,
     };
     let catalog = match &shared {
         Some(shared) => open_shared(shared, &config.origin).await?,

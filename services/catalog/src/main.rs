@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("catalog", storefront_catalog::run).await
+    storefront_platform::service::main::<storefront_catalog::Catalog>().await
 }

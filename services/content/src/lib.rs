@@ -9,28 +9,23 @@ mod service;
 
 use std::sync::{Arc, RwLock};
 
+use storefront_platform::service::Serving;
+use storefront_platform::topology;
 use storefront_proto::content::v1::content_service_server::ContentServiceServer;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::config::ContentConfig;
 
-/// Runs the content service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = ContentConfig::from_env(&env)?;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, listener, shutdown).await
+storefront_platform::service! {
+    /// The content service as the mesh runs it.
+    Content: topology::CONTENT, ContentConfig, serve
 }
 
-pub async fn serve(
-    config: ContentConfig,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn serve(config: ContentConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store: _,
+        shutdown,
+    } = serving;
     let mut api = service::ContentApi {
         library: Arc::default(),
         dir: config.dir.clone(),

@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("content", storefront_content::run).await
+    storefront_platform::service::main::<storefront_content::Content>().await
 }

@@ -16,10 +16,10 @@ mod validate;
 use std::sync::Arc;
 
 use storefront_platform::env::AppEnvironment;
+use storefront_platform::service::Serving;
 use storefront_platform::store::Store;
+use storefront_platform::topology;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::config::CustomersConfig;
 
@@ -48,31 +48,22 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
     })
 }
 
-/// Runs the customers service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = CustomersConfig::from_env(&env)?;
-    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
-    // Demo customers exist only where the README promises them: locally.
-    let seed = config.service.program.environment == AppEnvironment::Local;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, store, seed, listener, shutdown).await
+storefront_platform::service! {
+    /// The customers service as the mesh runs it.
+    Customers: topology::CUSTOMERS, CustomersConfig, serve, state in redis_url
 }
 
-/// Serves the customers service on `listener` until `shutdown`; with
-/// `seed_demo` the demo customers are created first (local only).
-pub async fn serve(
-    config: CustomersConfig,
-    store: Store,
-    seed_demo: bool,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+/// Serves the customers service until shutdown; locally (only) the demo
+/// customers are created first.
+pub async fn serve(config: CustomersConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store,
+        shutdown,
+    } = serving;
     let api = api(&config, store)?;
-    if seed_demo {
+    // Demo customers exist only where the README promises them: locally.
+    if config.service.program.environment == AppEnvironment::Local {
         anyhow::ensure!(
             !config.service.program.environment.refuses_dev_shortcuts(),
             "demo customers are never seeded in production or staging"

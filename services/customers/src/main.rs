@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("customers", storefront_customers::run).await
+    storefront_platform::service::main::<storefront_customers::Customers>().await
 }

@@ -7,31 +7,23 @@ mod service;
 
 use std::sync::Arc;
 
-use storefront_platform::store::Store;
+use storefront_platform::service::Serving;
+use storefront_platform::topology;
 use storefront_proto::orders::v1::order_service_server::OrderServiceServer;
-use tokio::net::TcpListener;
-use tokio_util::sync::CancellationToken;
 
 pub use crate::config::OrdersConfig;
 
-/// Runs the orders service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = OrdersConfig::from_env(&env)?;
-    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, store, listener, shutdown).await
+storefront_platform::service! {
+    /// The orders service as the mesh runs it.
+    Orders: topology::ORDERS, OrdersConfig, serve, state in redis_url
 }
 
-pub async fn serve(
-    config: OrdersConfig,
-    store: Store,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store,
+        shutdown,
+    } = serving;
     let api = service::OrdersApi {
         orders: Arc::new(book::Orders { store }),
     };

@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("orders", storefront_orders::run).await
+    storefront_platform::service::main::<storefront_orders::Orders>().await
 }

@@ -23,28 +23,24 @@ use std::time::Duration;
 use storefront_platform::client::Peer;
 use storefront_platform::client::call::Caller;
 use storefront_platform::identity::token_source::TokenSource;
+use storefront_platform::service::Serving;
+use storefront_platform::topology;
 use storefront_proto::search::v1::search_service_server::SearchServiceServer;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::config::SearchConfig;
 
-/// Runs the search service as its own program, configured by `env`, until
-/// `shutdown`.
-pub async fn run(
-    env: storefront_platform::env::EnvReader,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    let config = SearchConfig::from_env(&env)?;
-    let listener = TcpListener::bind(config.service.program.listen_addr).await?;
-    serve(config, listener, shutdown).await
+storefront_platform::service! {
+    /// The search service as the mesh runs it.
+    Search: topology::SEARCH, SearchConfig, serve
 }
 
-pub async fn serve(
-    config: SearchConfig,
-    listener: TcpListener,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
+pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store: _,
+        shutdown,
+    } = serving;
     let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
     let c = &config.catalog;
     let catalog = Caller::for_background(Peer::new(

@@ -1,4 +1,4 @@
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    storefront_platform::process::run("search", storefront_search::run).await
+    storefront_platform::service::main::<storefront_search::Search>().await
 }
