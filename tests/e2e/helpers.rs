@@ -6,7 +6,7 @@ use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
 use storefront::{Mesh, MeshOptions};
 use storefront_platform::env::EnvReader;
-use storefront_platform::testing::RedisServer;
+use storefront_platform::testing::{RedisCluster, RedisServer};
 use storefront_platform::topology::Program;
 use tokio::net::TcpListener;
 
@@ -19,6 +19,8 @@ pub struct TestMesh {
     pub api: Api,
     /// The redis-server of a Redis-backed mesh, stopped with it.
     pub _redis: Option<RedisServer>,
+    /// The Redis Cluster of a cluster-backed mesh, stopped with it.
+    pub _cluster: Option<RedisCluster>,
 }
 
 /// An HTTP client of one gateway, however that gateway runs.
@@ -39,6 +41,8 @@ impl std::ops::Deref for TestMesh {
 pub enum Backend {
     Memory,
     Redis,
+    /// A Redis Cluster of three primaries and three replicas.
+    Cluster,
 }
 
 /// A response with its body parsed as JSON (Null when empty).
@@ -87,15 +91,27 @@ pub async fn spawn_mesh_with(vars: &[(&str, &str)]) -> TestMesh {
 pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh {
     logs::install();
     let mut env = EnvReader::from_pairs(vars.iter().copied());
-    let redis = match backend {
-        Backend::Memory => None,
+    let (mut redis, mut cluster) = (None, None);
+    match backend {
+        Backend::Memory => {}
         Backend::Redis => {
             let server =
                 RedisServer::start().expect("redis-server on PATH (apt-get install redis-server)");
             env.set("REDIS_URL", server.url.clone());
-            Some(server)
+            redis = Some(server);
         }
-    };
+        Backend::Cluster => {
+            let nodes = RedisCluster::start().expect("a Redis Cluster on loopback");
+            // As an operator writes it: host:port, comma-separated.
+            let addrs: Vec<String> = nodes
+                .ports
+                .iter()
+                .map(|p| format!("127.0.0.1:{p}"))
+                .collect();
+            env.set("REDIS_CLUSTER_NODES", addrs.join(","));
+            cluster = Some(nodes);
+        }
+    }
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let mesh = Mesh::start(env, Some(listener)).await.expect("mesh starts");
     let base = format!("http://{}", mesh.gateway_addr);
@@ -104,6 +120,7 @@ pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh 
         mesh,
         api: Api { base, http },
         _redis: redis,
+        _cluster: cluster,
     };
     test.wait_ready().await;
     test
@@ -132,6 +149,7 @@ pub async fn spawn_mesh_standing_in(
         },
         mesh,
         _redis: None,
+        _cluster: None,
     };
     for _ in 0..100 {
         let live = test.request(Method::GET, "/health/live").send().await;

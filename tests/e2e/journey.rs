@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::both_backends;
-use crate::helpers::{Api, Reply, TestMesh};
+use crate::helpers::{Api, Backend, Reply, TestMesh, spawn_mesh_on};
 
 pub struct Shopper<'a> {
     pub t: &'a Api,
@@ -307,6 +307,19 @@ both_backends!(
     concurrent_confirms
 );
 
+/// The whole journey (sign-up's unique address, sessions, carts, the
+/// exactly-once confirm, orders) on a Redis Cluster of three primaries and
+/// three replicas, where no command may span two hash slots.
+#[tokio::test]
+async fn the_journey_runs_on_a_redis_cluster() {
+    whole_journey(spawn_mesh_on(Backend::Cluster, &[]).await).await;
+}
+
+#[tokio::test]
+async fn concurrent_confirms_make_one_order_on_a_redis_cluster() {
+    concurrent_confirms(spawn_mesh_on(Backend::Cluster, &[]).await).await;
+}
+
 async fn sessions_of_one_cart(t: TestMesh) {
     let shopper = Shopper::new(&t).await;
     let products = buyable(&t, 1).await;
@@ -385,3 +398,74 @@ async fn concurrent_adds(t: TestMesh) {
     assert_adds_up(&final_cart);
 }
 both_backends!(thirty_two_concurrent_adds_sum_exactly, concurrent_adds);
+
+/// A primary killed under a stream of writes: the cluster fails over to
+/// its replica, writes go on, and every customer, session and confirmed
+/// order made before is still there.
+#[tokio::test]
+async fn a_failed_over_primary_loses_no_customer_session_or_order() {
+    let mut t = spawn_mesh_on(Backend::Cluster, &[]).await;
+    let products = buyable(&t, 3).await;
+    let mut before = Vec::new();
+    for _ in 0..3 {
+        let shopper = Shopper::new(&t).await;
+        let cart = shopper.cart().await;
+        assert!(
+            shopper
+                .add(&cart, &products[0].0, 1, 1)
+                .await
+                .status
+                .is_success()
+        );
+        let session = shopper.checkout(&cart).await;
+        let id = session.body["id"].as_str().unwrap().to_string();
+        let confirmed = shopper.confirm(&id).await;
+        assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+        let order = confirmed.body["orderId"].as_str().unwrap().to_string();
+        before.push((shopper.token.clone(), order));
+    }
+    let cluster = t._cluster.as_mut().unwrap();
+    let killed = cluster.kill_primary().expect("a primary to kill");
+    // Writes (a customer's preferences, each time changed) until ten in a
+    // row succeed: some fail while the cluster notices, none after it has
+    // failed over.
+    let (mut streak, mut failed, mut writes) = (0, 0, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let path = "/customers/me/preferences";
+    while streak < 10 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "writes did not resume after primary {killed} died ({failed} failed)"
+        );
+        writes += 1;
+        let wanted = json!({"preferredLocale": "en-NZ", "preferredCurrency": "NZD", "marketingEmails": writes % 2 == 0});
+        let reply = t
+            .send(t.json(Method::PUT, path, Some(&before[0].0), &wanted))
+            .await;
+        if reply.status == 200 {
+            assert_eq!(reply.body, wanted);
+            streak += 1;
+        } else {
+            assert!(
+                reply.status.is_server_error(),
+                "only unavailability: {}",
+                reply.body
+            );
+            (streak, failed) = (0, failed + 1);
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    for (token, order) in &before {
+        let me = t.send(t.authed(Method::GET, "/customers/me", token)).await;
+        assert_eq!(
+            me.status, 200,
+            "the customer and session survive: {}",
+            me.body
+        );
+        let got = t
+            .send(t.authed(Method::GET, &format!("/orders/{order}"), token))
+            .await;
+        assert_eq!(got.status, 200, "the order survives: {}", got.body);
+        assert_eq!(got.body["status"], "CONFIRMED");
+    }
+}

@@ -184,14 +184,28 @@ impl EnvReader {
         self.parse("APP_ENV", AppEnvironment::Local)
     }
 
-    /// `REDIS_URL`; where `environment` refuses dev shortcuts it is
-    /// required, as the state in `holds` must be shared by every replica.
+    /// Where the state is kept: `REDIS_URL` (one server) or
+    /// `REDIS_CLUSTER_NODES` (`host:port,host:port,...`, a Redis Cluster's
+    /// nodes, any of which leads to the rest), as the store opens it (a
+    /// cluster's node URLs comma-separated). Where `environment` refuses
+    /// dev shortcuts one is required, as the state in `holds` must be
+    /// shared by every replica.
     pub fn redis_url(
         &self,
         environment: AppEnvironment,
         holds: &str,
     ) -> Result<Option<String>, ConfigError> {
-        let url = self.raw("REDIS_URL").map(str::to_string);
+        let url = match (self.raw("REDIS_URL"), self.raw("REDIS_CLUSTER_NODES")) {
+            (Some(_), Some(_)) => {
+                return Err(ConfigError::new(
+                    "REDIS_CLUSTER_NODES",
+                    "set REDIS_URL (one server) or REDIS_CLUSTER_NODES (a cluster), not both",
+                ));
+            }
+            (Some(url), None) => Some(url.to_string()),
+            (None, Some(nodes)) => Some(cluster_urls(nodes)?),
+            (None, None) => None,
+        };
         if environment.refuses_dev_shortcuts() && url.is_none() {
             return Err(ConfigError::new(
                 "REDIS_URL",
@@ -248,9 +262,73 @@ pub fn is_loopback_url(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// `REDIS_CLUSTER_NODES` as the store's comma-separated node URLs: each
+/// `host:port` (or a `redis://`/`rediss://` URL, kept as given).
+fn cluster_urls(nodes: &str) -> Result<String, ConfigError> {
+    let invalid = |message: String| ConfigError::new("REDIS_CLUSTER_NODES", message);
+    let mut urls = Vec::new();
+    for node in nodes.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if node.starts_with("redis://") || node.starts_with("rediss://") {
+            urls.push(node.to_string());
+            continue;
+        }
+        let port = node
+            .rsplit_once(':')
+            .map(|(host, port)| (host, port.parse::<u16>()));
+        match port {
+            Some((host, Ok(_))) if !host.is_empty() => urls.push(format!("redis://{node}")),
+            _ => {
+                let shown: String = node.chars().take(64).collect();
+                return Err(invalid(format!("expected host:port, got {shown:?}")));
+            }
+        }
+    }
+    if urls.is_empty() {
+        return Err(invalid(
+            "names no node: expected host:port,host:port,...".into(),
+        ));
+    }
+    Ok(urls.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redis_is_one_server_or_a_cluster_never_both() {
+        let local = AppEnvironment::Local;
+        let env = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "10.0.0.1:6379, r2:7000,")]);
+        assert_eq!(
+            env.redis_url(local, "carts").unwrap().unwrap(),
+            "redis://10.0.0.1:6379,redis://r2:7000"
+        );
+        let tls = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "rediss://r1:6380")]);
+        assert_eq!(
+            tls.redis_url(local, "carts").unwrap().unwrap(),
+            "rediss://r1:6380"
+        );
+        for bad in ["r1", "r1:port", ":6379", " , "] {
+            let env = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", bad)]);
+            assert_eq!(
+                env.redis_url(local, "carts").unwrap_err().var,
+                "REDIS_CLUSTER_NODES",
+                "{bad}"
+            );
+        }
+        let both = EnvReader::from_pairs([
+            ("REDIS_URL", "redis://r1:6379"),
+            ("REDIS_CLUSTER_NODES", "r1:6379"),
+        ]);
+        assert!(both.redis_url(local, "carts").is_err());
+        let production = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "r1:6379")]);
+        assert!(
+            production
+                .redis_url(AppEnvironment::Production, "carts")
+                .unwrap()
+                .is_some()
+        );
+    }
 
     #[test]
     fn bad_values_name_their_variable() {

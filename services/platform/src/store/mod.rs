@@ -76,7 +76,7 @@ impl Store {
     pub fn backend(&self) -> &'static str {
         match self {
             Store::Memory(_) => "memory",
-            Store::Redis(_) => "redis",
+            Store::Redis(r) => r.kind(),
         }
     }
 

@@ -1,11 +1,17 @@
 //! The Redis backend: a value is a hash `{v: version, d: data}`; every
 //! conditional write is one Lua script, so it is atomic across replicas.
+//! One server (`redis://host:port`) or a Redis Cluster (several node
+//! addresses, comma-separated): on a cluster every command and script
+//! names one key, so nothing crosses a hash slot.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use redis::aio::ConnectionManager;
-use redis::{AsyncCommands, Script};
+use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::{AsyncCommands, Cmd, Pipeline, RedisFuture, Script, Value};
 
 use super::{StoreError, Versioned};
 
@@ -67,9 +73,45 @@ struct Scripts {
     replace: Script,
 }
 
+/// A connection to one server, or to a cluster (which routes each
+/// command to the node holding its key's slot, and follows failovers).
+#[derive(Clone)]
+enum Conn {
+    Server(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Server(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Server(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Server(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: Conn,
     prefix: Arc<str>,
     scripts: Arc<Scripts>,
     /// Read-modify-write turns, by key hash (see [`RedisStore::turn`]).
@@ -80,6 +122,9 @@ pub struct RedisStore {
 /// client input); unrelated keys share one only by a hash collision.
 const TURNS: usize = 1024;
 
+/// How long a write on a cluster waits for a replica to hold it.
+const REPLICA_ACK: Duration = Duration::from_secs(1);
+
 fn unavailable(e: redis::RedisError) -> StoreError {
     StoreError::Unavailable(e.to_string())
 }
@@ -89,16 +134,31 @@ fn ttl_ms(ttl: Option<Duration>) -> u64 {
 }
 
 impl RedisStore {
+    /// `url` is one server's URL, or a cluster's node URLs separated by
+    /// commas (any reachable one will do to discover the rest).
     pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
-        let client = redis::Client::open(url).map_err(unavailable)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(2)))
-            .set_number_of_retries(2);
-        let conn = client
-            .get_connection_manager_with_config(config)
-            .await
-            .map_err(unavailable)?;
+        let conn = if url.contains(',') {
+            let nodes: Vec<&str> = url.split(',').map(str::trim).collect();
+            let client = ClusterClient::builder(nodes)
+                .connection_timeout(Duration::from_secs(2))
+                .response_timeout(Duration::from_secs(2))
+                .retries(4)
+                .build()
+                .map_err(unavailable)?;
+            Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
+        } else {
+            let client = redis::Client::open(url).map_err(unavailable)?;
+            let config = redis::aio::ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(Duration::from_secs(2)))
+                .set_response_timeout(Some(Duration::from_secs(2)))
+                .set_number_of_retries(2);
+            Conn::Server(
+                client
+                    .get_connection_manager_with_config(config)
+                    .await
+                    .map_err(unavailable)?,
+            )
+        };
         let scripts = Scripts {
             gcra: Script::new(GCRA),
             insert: Script::new(INSERT),
@@ -122,6 +182,38 @@ impl RedisStore {
         use std::hash::BuildHasher;
         let hash = foldhash::fast::FixedState::with_seed(0).hash_one(key);
         self.turns[(hash % TURNS as u64) as usize].lock().await
+    }
+
+    /// One server or a cluster.
+    pub fn kind(&self) -> &'static str {
+        match self.conn {
+            Conn::Server(_) => "redis",
+            Conn::Cluster(_) => "redis cluster",
+        }
+    }
+
+    /// On a cluster, waits (up to [`REPLICA_ACK`]) until a replica of the
+    /// written key's primary holds the write: replication is asynchronous,
+    /// and a primary lost before replicating would take an acknowledged
+    /// order with it at failover. WAIT counts the writes of the connection
+    /// it is sent on, so it goes to that primary's one connection.
+    async fn replicated(&self, full_key: &str) -> Result<(), StoreError> {
+        let Conn::Cluster(conn) = &self.conn else {
+            return Ok(());
+        };
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(1).arg(REPLICA_ACK.as_millis() as u64);
+        let primary = Route::with_key(full_key, SlotAddr::Master);
+        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(primary));
+        let acked = conn
+            .clone()
+            .route_command(wait, routing)
+            .await
+            .map_err(unavailable)?;
+        if acked == Value::Int(0) {
+            tracing::warn!("a write was not acknowledged by a replica within {REPLICA_ACK:?}");
+        }
+        Ok(())
     }
 
     fn key(&self, key: &str) -> String {
@@ -149,15 +241,19 @@ impl RedisStore {
         ttl: Option<Duration>,
     ) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
+        let full_key = self.key(key);
         let created: i64 = self
             .scripts
             .insert
-            .key(self.key(key))
+            .key(&full_key)
             .arg(value)
             .arg(ttl_ms(ttl))
             .invoke_async(&mut conn)
             .await
             .map_err(unavailable)?;
+        if created == 1 {
+            self.replicated(&full_key).await?;
+        }
         Ok(created == 1)
     }
 
@@ -168,6 +264,9 @@ impl RedisStore {
         index: &str,
         index_value: &[u8],
     ) -> Result<bool, StoreError> {
+        if let Conn::Cluster(_) = self.conn {
+            return self.insert_then_index(key, value, index, index_value).await;
+        }
         let mut conn = self.conn.clone();
         let created: i64 = self
             .scripts
@@ -182,6 +281,28 @@ impl RedisStore {
         Ok(created == 1)
     }
 
+    /// `insert_indexed` where the two keys may lie in different slots:
+    /// the value first, then the index, so that an index never names a
+    /// missing value; a taken index removes the value again. (A crash
+    /// between the two leaves a value nothing indexes: unreachable, never
+    /// wrong; the value's key is new, e.g. a fresh id.)
+    async fn insert_then_index(
+        &self,
+        key: &str,
+        value: &[u8],
+        index: &str,
+        index_value: &[u8],
+    ) -> Result<bool, StoreError> {
+        if !self.insert(key, value, None).await? {
+            return Ok(false);
+        }
+        if self.insert(index, index_value, None).await? {
+            return Ok(true);
+        }
+        self.delete(key).await?;
+        Ok(false)
+    }
+
     pub async fn replace(
         &self,
         key: &str,
@@ -190,34 +311,54 @@ impl RedisStore {
         ttl: Option<Duration>,
     ) -> Result<Option<u64>, StoreError> {
         let mut conn = self.conn.clone();
+        let full_key = self.key(key);
         let version: i64 = self
             .scripts
             .replace
-            .key(self.key(key))
+            .key(&full_key)
             .arg(expected)
             .arg(value)
             .arg(ttl_ms(ttl))
             .invoke_async(&mut conn)
             .await
             .map_err(unavailable)?;
-        Ok(u64::try_from(version).ok())
+        let version = u64::try_from(version).ok();
+        if version.is_some() {
+            self.replicated(&full_key).await?;
+        }
+        Ok(version)
     }
 
     pub async fn delete(&self, key: &str) -> Result<bool, StoreError> {
         let mut conn = self.conn.clone();
-        let removed: i64 = conn.del(self.key(key)).await.map_err(unavailable)?;
+        let full_key = self.key(key);
+        let removed: i64 = conn.del(&full_key).await.map_err(unavailable)?;
+        if removed > 0 {
+            self.replicated(&full_key).await?;
+        }
         Ok(removed > 0)
     }
 
     pub async fn exists_any(&self, keys: &[&str]) -> Result<bool, StoreError> {
-        let mut conn = self.conn.clone();
         let keys: Vec<String> = keys.iter().map(|k| self.key(k)).collect();
-        let count: i64 = redis::cmd("EXISTS")
+        if let Conn::Cluster(_) = self.conn {
+            // One key per command, all at once: the keys' slots differ.
+            let each = keys
+                .iter()
+                .map(|key| self.count_existing(std::slice::from_ref(key)));
+            let counts = futures::future::try_join_all(each).await?;
+            return Ok(counts.into_iter().any(|count| count > 0));
+        }
+        Ok(self.count_existing(&keys).await? > 0)
+    }
+
+    async fn count_existing(&self, keys: &[String]) -> Result<i64, StoreError> {
+        let mut conn = self.conn.clone();
+        redis::cmd("EXISTS")
             .arg(keys)
             .query_async(&mut conn)
             .await
-            .map_err(unavailable)?;
-        Ok(count > 0)
+            .map_err(unavailable)
     }
 
     /// Counts one request against `key` (GCRA: `interval_ms` per request,

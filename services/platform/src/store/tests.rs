@@ -4,12 +4,24 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Store;
-use crate::testing::RedisServer;
+use crate::testing::{RedisCluster, RedisServer};
 
-async fn backends() -> Vec<(Store, Option<RedisServer>)> {
+/// What keeps a backend's server running while its store is tested.
+type Server = Box<dyn std::any::Any + Send>;
+
+/// Memory, one redis-server, and a Redis Cluster of six nodes.
+async fn backends() -> Vec<(Store, Option<Server>)> {
     let redis = RedisServer::start().expect("redis-server on PATH");
     let store = Store::redis(&redis.url, "test:").await.expect("connect");
-    vec![(Store::memory(), None), (store, Some(redis))]
+    let cluster = RedisCluster::start().expect("a Redis Cluster on loopback");
+    let clustered = Store::redis(&cluster.url, "test:")
+        .await
+        .expect("connect to the cluster");
+    vec![
+        (Store::memory(), None),
+        (store, Some(Box::new(redis))),
+        (clustered, Some(Box::new(cluster))),
+    ]
 }
 
 #[tokio::test]
