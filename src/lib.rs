@@ -189,8 +189,8 @@ impl Mesh {
         };
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
-        let redis = env.redis_url(env.environment()?, "the mesh's state")?;
-        let store = Store::open(redis.as_deref(), "sf:").await?;
+        let redis = env.redis(env.environment()?, "the mesh's state")?;
+        let store = Store::open(redis.as_ref(), "sf:").await?;
         // Who may call whom, and which methods, is each service's default
         // (`topology`); here each program learns where its callees listen.
         let mut wiring = Wiring {

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::time::Duration;
+use storefront_platform::store::RedisTarget;
 
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::identity::verifier::VerifierConfig;
@@ -126,7 +127,7 @@ pub struct GatewayConfig {
     /// `INTERNAL_CALLERS` (the accounts allowed there).
     pub internal_identity: VerifierConfig,
     /// `REDIS_URL`: shared session revocations (in memory without it).
-    pub redis_url: Option<String>,
+    pub redis: Option<RedisTarget>,
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
     pub token_issuer: String,
     pub token_audience: String,
@@ -199,7 +200,7 @@ impl GatewayConfig {
                 &dev_identity_url(&topology::DEV_ISSUER.local_url()),
             )?,
             // Without shared state a logout would not reach the other replicas.
-            redis_url: env.redis_url(environment, "sessions and rate limits")?,
+            redis: env.redis(environment, "sessions and rate limits")?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             downstream_concurrency: env.parse(
                 "DOWNSTREAM_CONCURRENCY",

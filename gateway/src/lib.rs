@@ -168,7 +168,7 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let config = GatewayConfig::from_env(&env)?;
-    let store = Store::open(config.redis_url.as_deref(), "sf:").await?;
+    let store = Store::open(config.redis.as_ref(), "sf:").await?;
     let listener = TcpListener::bind(config.program.listen_addr).await?;
     let internal = TcpListener::bind(config.internal_addr).await?;
     serve(config, store, listener, internal, shutdown).await

@@ -43,6 +43,9 @@ pub enum Backend {
     Redis,
     /// A Redis Cluster of three primaries and three replicas.
     Cluster,
+    /// One redis-server over TLS (`rediss://`), its certificate signed by
+    /// a CA of the test's own (`REDIS_CA_FILE`).
+    Tls,
 }
 
 /// A response with its body parsed as JSON (Null when empty).
@@ -98,6 +101,13 @@ pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh 
             let server =
                 RedisServer::start().expect("redis-server on PATH (apt-get install redis-server)");
             env.set("REDIS_URL", server.url.clone());
+            redis = Some(server);
+        }
+        Backend::Tls => {
+            let server = RedisServer::start_tls().expect("redis-server with TLS, and openssl");
+            env.set("REDIS_URL", server.url.clone());
+            let ca = server.tls.as_ref().expect("certificates").join("ca.crt");
+            env.set("REDIS_CA_FILE", ca.display().to_string());
             redis = Some(server);
         }
         Backend::Cluster => {

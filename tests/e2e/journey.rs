@@ -315,6 +315,13 @@ async fn the_journey_runs_on_a_redis_cluster() {
     whole_journey(spawn_mesh_on(Backend::Cluster, &[]).await).await;
 }
 
+/// The whole journey with every program talking TLS to Redis, trusting a
+/// private CA.
+#[tokio::test]
+async fn the_journey_runs_on_redis_over_tls() {
+    whole_journey(spawn_mesh_on(Backend::Tls, &[]).await).await;
+}
+
 #[tokio::test]
 async fn concurrent_confirms_make_one_order_on_a_redis_cluster() {
     concurrent_confirms(spawn_mesh_on(Backend::Cluster, &[]).await).await;

@@ -53,7 +53,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- if or $redis $customers }}
 env:
 {{- if $redis }}
-  - name: REDIS_URL
+  - name: {{ ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (default false $v.redis.cluster) }}
     valueFrom:
       secretKeyRef: {name: {{ $v.redis.existingSecret }}, key: {{ $v.redis.secretKey }}}
 {{- end }}

@@ -1,6 +1,7 @@
 //! The cart service's configuration.
 
 use std::time::Duration;
+use storefront_platform::store::RedisTarget;
 
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
@@ -9,7 +10,7 @@ use storefront_platform::topology::{self, PeerConfig};
 #[derive(Debug, Clone)]
 pub struct CartConfig {
     pub service: ServiceSettings,
-    pub redis_url: Option<String>,
+    pub redis: Option<RedisTarget>,
     /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`.
     pub catalog: PeerConfig,
     pub orders: PeerConfig,
@@ -63,7 +64,7 @@ impl CartConfig {
             orders: topology::ORDERS.peer_config(env)?,
             identity_token_url: env
                 .identity_token_url(service.program.environment, &dev_token_url)?,
-            redis_url: env.redis_url(service.program.environment, "carts")?,
+            redis: env.redis(service.program.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             limits: CartLimits {

@@ -34,7 +34,7 @@ use crate::promotions::Catalogue;
 
 storefront_platform::service! {
     /// The cart service as the mesh runs it.
-    Cart: topology::CART, CartConfig, serve, state in redis_url
+    Cart: topology::CART, CartConfig, serve, state in redis
 }
 
 pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {

@@ -2,6 +2,7 @@
 
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
+use storefront_platform::store::RedisTarget;
 use storefront_platform::topology;
 
 use crate::feed::source::Source;
@@ -28,7 +29,7 @@ pub struct CatalogConfig {
     pub origin: Origin,
     /// `REDIS_URL`: where the catalog is kept for restarts and replicas
     /// (required in production and staging).
-    pub redis_url: Option<String>,
+    pub redis: Option<RedisTarget>,
 }
 
 impl CatalogConfig {
@@ -64,11 +65,11 @@ impl CatalogConfig {
                 }
             }
         };
-        let redis_url = env.redis_url(environment, "the catalog (shared by its replicas)")?;
+        let redis = env.redis(environment, "the catalog (shared by its replicas)")?;
         Ok(Self {
             service,
             origin,
-            redis_url,
+            redis,
         })
     }
 }

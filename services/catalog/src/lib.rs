@@ -38,7 +38,7 @@ pub fn sample_products(
 
 storefront_platform::service! {
     /// The catalog service as the mesh runs it.
-    Catalog: topology::CATALOG, CatalogConfig, serve, state in redis_url
+    Catalog: topology::CATALOG, CatalogConfig, serve, state in redis
 }
 
 /// Builds the catalog from its origin (or, with a Redis store that holds

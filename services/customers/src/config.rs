@@ -1,6 +1,7 @@
 //! The customers service's configuration.
 
 use std::time::Duration;
+use storefront_platform::store::RedisTarget;
 
 use storefront_platform::env::{ConfigError, EnvReader, Secret};
 use storefront_platform::settings::ServiceSettings;
@@ -44,7 +45,7 @@ pub struct Argon2Params {
 #[derive(Debug, Clone)]
 pub struct CustomersConfig {
     pub service: ServiceSettings,
-    pub redis_url: Option<String>,
+    pub redis: Option<RedisTarget>,
     pub tokens: TokenConfig,
     pub captcha: CaptchaConfig,
     pub argon2: Argon2Params,
@@ -89,7 +90,7 @@ impl CustomersConfig {
         };
         let mut config = Self {
             // Read once the dev shortcuts are refused, so they are reported first.
-            redis_url: None,
+            redis: None,
             service,
             tokens,
             captcha: captcha(env)?,
@@ -98,8 +99,7 @@ impl CustomersConfig {
             max_sessions: env.parse("MAX_SESSIONS", 20)?,
         };
         config.validate()?;
-        config.redis_url =
-            env.redis_url(config.service.program.environment, "sessions and accounts")?;
+        config.redis = env.redis(config.service.program.environment, "sessions and accounts")?;
         Ok(config)
     }
 

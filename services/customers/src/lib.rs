@@ -50,7 +50,7 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
 
 storefront_platform::service! {
     /// The customers service as the mesh runs it.
-    Customers: topology::CUSTOMERS, CustomersConfig, serve, state in redis_url
+    Customers: topology::CUSTOMERS, CustomersConfig, serve, state in redis
 }
 
 /// Serves the customers service until shutdown; locally (only) the demo

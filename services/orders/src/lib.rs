@@ -15,7 +15,7 @@ pub use crate::config::OrdersConfig;
 
 storefront_platform::service! {
     /// The orders service as the mesh runs it.
-    Orders: topology::ORDERS, OrdersConfig, serve, state in redis_url
+    Orders: topology::ORDERS, OrdersConfig, serve, state in redis
 }
 
 pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()> {

@@ -10,6 +10,8 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::store::RedisTarget;
+
 /// A configuration problem, always naming the variable at fault.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid configuration: {var}: {message}")]
@@ -186,15 +188,15 @@ impl EnvReader {
 
     /// Where the state is kept: `REDIS_URL` (one server) or
     /// `REDIS_CLUSTER_NODES` (`host:port,host:port,...`, a Redis Cluster's
-    /// nodes, any of which leads to the rest), as the store opens it (a
-    /// cluster's node URLs comma-separated). Where `environment` refuses
-    /// dev shortcuts one is required, as the state in `holds` must be
-    /// shared by every replica.
-    pub fn redis_url(
+    /// nodes, any of which leads to the rest), with `REDIS_CA_FILE` (PEM)
+    /// for `rediss://` servers whose certificates a private authority
+    /// signs. Where `environment` refuses dev shortcuts one is required, as
+    /// the state in `holds` must be shared by every replica.
+    pub fn redis(
         &self,
         environment: AppEnvironment,
         holds: &str,
-    ) -> Result<Option<String>, ConfigError> {
+    ) -> Result<Option<RedisTarget>, ConfigError> {
         let url = match (self.raw("REDIS_URL"), self.raw("REDIS_CLUSTER_NODES")) {
             (Some(_), Some(_)) => {
                 return Err(ConfigError::new(
@@ -206,13 +208,20 @@ impl EnvReader {
             (None, Some(nodes)) => Some(cluster_urls(nodes)?),
             (None, None) => None,
         };
-        if environment.refuses_dev_shortcuts() && url.is_none() {
-            return Err(ConfigError::new(
-                "REDIS_URL",
-                format!("production and staging keep {holds} in Redis"),
-            ));
+        let Some(url) = url else {
+            if environment.refuses_dev_shortcuts() {
+                return Err(ConfigError::new(
+                    "REDIS_URL",
+                    format!("production and staging keep {holds} in Redis"),
+                ));
+            }
+            return Ok(None);
+        };
+        let mut target = RedisTarget::new(url);
+        if let Some(path) = self.raw("REDIS_CA_FILE") {
+            target.ca_pem = Some(ca_bundle(path, &target)?);
         }
-        Ok(url)
+        Ok(Some(target))
     }
 
     /// `IDENTITY_TOKEN_URL`, where this program gets its identity tokens
@@ -262,6 +271,21 @@ pub fn is_loopback_url(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// `REDIS_CA_FILE`'s certificates, for a TLS target.
+fn ca_bundle(path: &str, target: &RedisTarget) -> Result<Vec<u8>, ConfigError> {
+    let invalid = |message: String| ConfigError::new("REDIS_CA_FILE", message);
+    if !target.is_tls() {
+        return Err(invalid(
+            "CA certificates are for rediss:// (TLS) URLs only".into(),
+        ));
+    }
+    let pem = std::fs::read(path).map_err(|e| invalid(format!("cannot read {path}: {e}")))?;
+    if !pem.windows(27).any(|w| w == b"-----BEGIN CERTIFICATE-----") {
+        return Err(invalid(format!("{path} holds no PEM certificate")));
+    }
+    Ok(pem)
+}
+
 /// `REDIS_CLUSTER_NODES` as the store's comma-separated node URLs: each
 /// `host:port` (or a `redis://`/`rediss://` URL, kept as given).
 fn cluster_urls(nodes: &str) -> Result<String, ConfigError> {
@@ -300,18 +324,18 @@ mod tests {
         let local = AppEnvironment::Local;
         let env = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "10.0.0.1:6379, r2:7000,")]);
         assert_eq!(
-            env.redis_url(local, "carts").unwrap().unwrap(),
+            env.redis(local, "carts").unwrap().unwrap().url,
             "redis://10.0.0.1:6379,redis://r2:7000"
         );
         let tls = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "rediss://r1:6380")]);
         assert_eq!(
-            tls.redis_url(local, "carts").unwrap().unwrap(),
+            tls.redis(local, "carts").unwrap().unwrap().url,
             "rediss://r1:6380"
         );
         for bad in ["r1", "r1:port", ":6379", " , "] {
             let env = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", bad)]);
             assert_eq!(
-                env.redis_url(local, "carts").unwrap_err().var,
+                env.redis(local, "carts").unwrap_err().var,
                 "REDIS_CLUSTER_NODES",
                 "{bad}"
             );
@@ -320,11 +344,11 @@ mod tests {
             ("REDIS_URL", "redis://r1:6379"),
             ("REDIS_CLUSTER_NODES", "r1:6379"),
         ]);
-        assert!(both.redis_url(local, "carts").is_err());
+        assert!(both.redis(local, "carts").is_err());
         let production = EnvReader::from_pairs([("REDIS_CLUSTER_NODES", "r1:6379")]);
         assert!(
             production
-                .redis_url(AppEnvironment::Production, "carts")
+                .redis(AppEnvironment::Production, "carts")
                 .unwrap()
                 .is_some()
         );

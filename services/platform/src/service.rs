@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::env::EnvReader;
 use crate::process;
 use crate::settings::ServiceSettings;
-use crate::store::Store;
+use crate::store::{RedisTarget, Store};
 use crate::topology::Program;
 
 /// What a service is handed to run.
@@ -38,7 +38,7 @@ pub trait Service: 'static {
     /// The settings every service has (its address among them).
     fn settings(config: &Self::Config) -> &ServiceSettings;
     /// The Redis it keeps its state in, when it has state.
-    fn redis_url(_config: &Self::Config) -> Option<&str> {
+    fn redis(_config: &Self::Config) -> Option<&RedisTarget> {
         None
     }
     /// Serves until `serving.shutdown`, draining in-flight calls.
@@ -58,7 +58,7 @@ pub type Main = fn(EnvReader, CancellationToken) -> Running;
 /// `S` as its own program: its store and address from its configuration.
 pub async fn run<S: Service>(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> {
     let config = S::config(&env)?;
-    let store = Store::open(S::redis_url(&config), "sf:").await?;
+    let store = Store::open(S::redis(&config), "sf:").await?;
     let addr = S::settings(&config).program.listen_addr;
     let listener = TcpListener::bind(addr)
         .await
@@ -126,8 +126,8 @@ macro_rules! service {
                 &config.service
             }
 
-            $(fn redis_url(config: &$config) -> Option<&str> {
-                config.$redis.as_deref()
+            $(fn redis(config: &$config) -> Option<&$crate::store::RedisTarget> {
+                config.$redis.as_ref()
             })?
 
             fn serve(

@@ -14,30 +14,62 @@ pub struct RedisServer {
     pub url: String,
     /// The socket, for tools that take a path (`redis-cli -s`).
     pub socket: PathBuf,
+    /// With TLS: the certificates' directory (`ca.crt` signs the server's).
+    pub tls: Option<PathBuf>,
 }
 
 impl RedisServer {
     /// Starts `redis-server` (which must be on PATH) without persistence.
     pub fn start() -> std::io::Result<Self> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let socket = std::env::temp_dir().join(format!(
-            "sf-redis-{}-{}.sock",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        Self::launch(None)
+    }
+
+    /// Starts `redis-server` serving TLS on a loopback port with a
+    /// certificate made now (openssl) for 127.0.0.1, signed by a CA of its
+    /// own (`tls/ca.crt`); `url` is its `rediss://` URL.
+    pub fn start_tls() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("sf-tls-{}-{}", std::process::id(), next()));
+        make_certificates(&dir)?;
+        Self::launch(Some(dir))
+    }
+
+    fn launch(tls: Option<PathBuf>) -> std::io::Result<Self> {
+        let socket =
+            std::env::temp_dir().join(format!("sf-redis-{}-{}.sock", std::process::id(), next()));
         let _ = std::fs::remove_file(&socket);
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", "0", "--unixsocket"])
             .arg(&socket)
             .args(["--unixsocketperm", "700"])
-            .args(["--save", "", "--appendonly", "no"])
+            .args(["--save", "", "--appendonly", "no"]);
+        let url = match &tls {
+            None => format!("redis+unix://{}", socket.display()),
+            Some(dir) => {
+                let port = std::net::TcpListener::bind("127.0.0.1:0")?
+                    .local_addr()?
+                    .port();
+                command
+                    .args(["--bind", "127.0.0.1", "--tls-port", &port.to_string()])
+                    .args(["--tls-auth-clients", "no"])
+                    .arg("--tls-cert-file")
+                    .arg(dir.join("server.crt"))
+                    .arg("--tls-key-file")
+                    .arg(dir.join("server.key"))
+                    .arg("--tls-ca-cert-file")
+                    .arg(dir.join("ca.crt"));
+                format!("rediss://127.0.0.1:{port}")
+            }
+        };
+        let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()?;
         let server = Self {
             child,
-            url: format!("redis+unix://{}", socket.display()),
+            url,
             socket,
+            tls,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -48,6 +80,44 @@ impl RedisServer {
         }
         Err(std::io::Error::other("redis-server did not answer PING"))
     }
+}
+
+fn next() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A CA (`ca.crt`) and a server certificate it signs for 127.0.0.1 and
+/// localhost (`server.crt`, `server.key`), in `dir`.
+fn make_certificates(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(
+        dir.join("san.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )?;
+    // Each step as one line of the shell, split on spaces (no argument
+    // has one; the subjects use none).
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    let steps = [
+        format!("req -x509 {ec} -keyout ca.key -out ca.crt -days 2 -subj /CN=storefront-test-CA"),
+        format!("req {ec} -keyout server.key -out server.csr -subj /CN=127.0.0.1"),
+        "x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt \
+         -days 2 -extfile san.cnf"
+            .to_string(),
+    ];
+    for step in &steps {
+        let args: Vec<&str> = step.split_whitespace().collect();
+        let status = Command::new("openssl")
+            .args(&args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if !status.success() {
+            return Err(std::io::Error::other(format!("openssl {} failed", args[0])));
+        }
+    }
+    Ok(())
 }
 
 fn ping(socket: &Path) -> bool {
@@ -65,6 +135,9 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.socket);
+        if let Some(dir) = &self.tls {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -77,6 +150,9 @@ pub struct RedisCluster {
     /// The nodes' URLs, comma-separated: what `REDIS_CLUSTER_NODES` becomes.
     pub url: String,
     dir: PathBuf,
+    /// With TLS (clients, the cluster bus and replication): the
+    /// certificates' directory (`ca.crt` signs the nodes').
+    pub tls: Option<PathBuf>,
 }
 
 /// A loopback port free now whose cluster bus port (+10000) is free too.
@@ -94,26 +170,34 @@ fn cluster_port(taken: &[u16]) -> std::io::Result<u16> {
     ))
 }
 
-fn redis_cli(args: &[&str]) -> std::io::Result<String> {
-    let out = Command::new("redis-cli").args(args).output()?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 impl RedisCluster {
     pub fn start() -> std::io::Result<Self> {
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "sf-cluster-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        Self::launch(false)
+    }
+
+    /// The cluster with TLS everywhere: clients, bus and replication, the
+    /// nodes' certificate signed by a CA of its own (`tls/ca.crt`).
+    pub fn start_tls() -> std::io::Result<Self> {
+        Self::launch(true)
+    }
+
+    fn launch(tls: bool) -> std::io::Result<Self> {
+        let dir =
+            std::env::temp_dir().join(format!("sf-cluster-{}-{}", std::process::id(), next()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
+        let tls = if tls {
+            make_certificates(&dir.join("tls"))?;
+            Some(dir.join("tls"))
+        } else {
+            None
+        };
         let mut cluster = Self {
             nodes: Vec::new(),
             ports: Vec::new(),
             url: String::new(),
             dir,
+            tls,
         };
         for _ in 0..6 {
             let port = cluster_port(&cluster.ports)?;
@@ -131,7 +215,7 @@ impl RedisCluster {
         let mut create = vec!["--cluster", "create"];
         create.extend(addrs.iter().map(String::as_str));
         create.extend(["--cluster-replicas", "1", "--cluster-yes"]);
-        redis_cli(&create)?;
+        cluster.cli(&create)?;
         for &port in &cluster.ports {
             cluster.wait(port, "cluster_state:ok", &["cluster", "info"])?;
         }
@@ -144,14 +228,44 @@ impl RedisCluster {
                 &["info", "replication"],
             )?;
         }
-        let urls: Vec<String> = addrs.iter().map(|a| format!("redis://{a}")).collect();
+        let scheme = if cluster.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let urls: Vec<String> = addrs.iter().map(|a| format!("{scheme}://{a}")).collect();
         cluster.url = urls.join(",");
         Ok(cluster)
     }
 
+    /// `redis-cli args...`, over TLS when the cluster has it.
+    fn cli(&self, args: &[&str]) -> std::io::Result<String> {
+        let mut command = Command::new("redis-cli");
+        if let Some(tls) = &self.tls {
+            command.arg("--tls").arg("--cacert").arg(tls.join("ca.crt"));
+        }
+        let out = command.args(args).output()?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     fn node(&self, port: u16) -> std::io::Result<Child> {
-        Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        let mut command = Command::new("redis-server");
+        let port = port.to_string();
+        match &self.tls {
+            None => command.args(["--port", &port]),
+            Some(tls) => command
+                .args(["--port", "0", "--tls-port", &port])
+                .args(["--tls-cluster", "yes", "--tls-replication", "yes"])
+                .args(["--tls-auth-clients", "no"])
+                .arg("--tls-cert-file")
+                .arg(tls.join("server.crt"))
+                .arg("--tls-key-file")
+                .arg(tls.join("server.key"))
+                .arg("--tls-ca-cert-file")
+                .arg(tls.join("ca.crt")),
+        };
+        command
+            .args(["--bind", "127.0.0.1"])
             .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
             .arg("--cluster-config-file")
             .arg(self.dir.join(format!("nodes-{port}.conf")))
@@ -168,7 +282,7 @@ impl RedisCluster {
     /// Kills a primary (SIGKILL: no goodbye to its peers) and returns its
     /// port; its replica takes over once the others agree it failed.
     pub fn kill_primary(&mut self) -> std::io::Result<u16> {
-        let nodes = redis_cli(&["-p", &self.ports[0].to_string(), "cluster", "nodes"])?;
+        let nodes = self.cli(&["-p", &self.ports[0].to_string(), "cluster", "nodes"])?;
         let primary = nodes
             .lines()
             .filter(|line| line.contains("master") && !line.contains("fail"))
@@ -199,7 +313,7 @@ impl RedisCluster {
         cli.extend(args);
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            let answer = redis_cli(&cli)?;
+            let answer = self.cli(&cli)?;
             if wanted.iter().any(|want| answer.contains(want)) {
                 return Ok(());
             }

@@ -316,6 +316,12 @@ fn pod_env(docs: &[Value], program: &str) -> EnvReader {
     if env.raw("REDIS_URL") == Some("stand-in") {
         env.set("REDIS_URL", "rediss://redis.example:6380/");
     }
+    if env.raw("REDIS_CLUSTER_NODES") == Some("stand-in") {
+        env.set(
+            "REDIS_CLUSTER_NODES",
+            "redis-0.example:6379,redis-1.example:6379",
+        );
+    }
     if env.raw("CONTENT_DIR").is_some() {
         env.set("CONTENT_DIR", std::env::temp_dir().display().to_string());
     }
@@ -503,4 +509,21 @@ fn every_environment_configures_programs_they_accept() {
             .any(|d| d["metadata"]["name"] == format!("{RELEASE}-dev-issuer"));
         assert_eq!(dev_issuer, matches!(*env, "development" | "local"), "{env}");
     }
+}
+
+/// `redis.cluster=true`: the Secret's key reaches every stateful program
+/// as `REDIS_CLUSTER_NODES`, never as `REDIS_URL`, and every program
+/// accepts it.
+#[test]
+fn a_redis_cluster_is_configured_by_its_nodes() {
+    let rendered = render("production", &["--set", "redis.cluster=true"]).unwrap();
+    let docs = documents(&rendered);
+    let mut clustered = 0;
+    for program in deployed() {
+        let env = pod_env(&docs, program);
+        assert!(env.raw("REDIS_URL").is_none(), "{program}");
+        clustered += usize::from(env.raw("REDIS_CLUSTER_NODES").is_some());
+        config_accepts(program, &env).unwrap_or_else(|e| panic!("{program}: {e}"));
+    }
+    assert_eq!(clustered, 5, "gateway, catalog, customers, cart, orders");
 }

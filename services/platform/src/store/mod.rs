@@ -7,8 +7,10 @@
 
 mod memory;
 mod redis_backend;
+mod target;
 
 pub use redis_backend::{GcraOutcome, RedisStore};
+pub use target::RedisTarget;
 
 use std::time::Duration;
 
@@ -58,17 +60,23 @@ impl Store {
         Store::Memory(memory::MemoryStore::default())
     }
 
-    /// Connects to Redis; keys are prefixed with `prefix`.
+    /// Connects to the Redis server at `url` (or the cluster at the node
+    /// URLs it lists); keys are prefixed with `prefix`.
     pub async fn redis(url: &str, prefix: &str) -> Result<Self, StoreError> {
+        Self::connect(&RedisTarget::new(url), prefix).await
+    }
+
+    /// Connects to the Redis `target`; keys are prefixed with `prefix`.
+    pub async fn connect(target: &RedisTarget, prefix: &str) -> Result<Self, StoreError> {
         Ok(Store::Redis(
-            redis_backend::RedisStore::connect(url, prefix).await?,
+            redis_backend::RedisStore::connect(target, prefix).await?,
         ))
     }
 
-    /// Redis when `url` is given, otherwise a new in-memory store.
-    pub async fn open(url: Option<&str>, prefix: &str) -> Result<Self, StoreError> {
-        match url {
-            Some(url) => Self::redis(url, prefix).await,
+    /// Redis when a `target` is given, otherwise a new in-memory store.
+    pub async fn open(target: Option<&RedisTarget>, prefix: &str) -> Result<Self, StoreError> {
+        match target {
+            Some(target) => Self::connect(target, prefix).await,
             None => Ok(Self::memory()),
         }
     }

@@ -13,7 +13,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{AsyncCommands, Cmd, Pipeline, RedisFuture, Script, Value};
 
-use super::{StoreError, Versioned};
+use super::{RedisTarget, StoreError, Versioned};
 
 /// KEYS[1] value; ARGV[1] data, ARGV[2] ttl ms (0 = none).
 const INSERT: &str = r"
@@ -134,20 +134,30 @@ fn ttl_ms(ttl: Option<Duration>) -> u64 {
 }
 
 impl RedisStore {
-    /// `url` is one server's URL, or a cluster's node URLs separated by
-    /// commas (any reachable one will do to discover the rest).
-    pub async fn connect(url: &str, prefix: &str) -> Result<Self, StoreError> {
-        let conn = if url.contains(',') {
-            let nodes: Vec<&str> = url.split(',').map(str::trim).collect();
-            let client = ClusterClient::builder(nodes)
+    /// One server, or a cluster; over TLS for `rediss://`, trusting the
+    /// target's CA certificates when it names some.
+    pub async fn connect(target: &RedisTarget, prefix: &str) -> Result<Self, StoreError> {
+        let certs = target.ca_pem.as_ref().map(|pem| redis::TlsCertificates {
+            client_tls: None,
+            root_cert: Some(pem.clone()),
+        });
+        let conn = if target.is_cluster() {
+            let mut builder = ClusterClient::builder(target.nodes())
                 .connection_timeout(Duration::from_secs(2))
                 .response_timeout(Duration::from_secs(2))
-                .retries(4)
-                .build()
-                .map_err(unavailable)?;
+                .retries(4);
+            if let Some(certs) = certs {
+                builder = builder.certs(certs);
+            }
+            let client = builder.build().map_err(unavailable)?;
             Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
         } else {
-            let client = redis::Client::open(url).map_err(unavailable)?;
+            let url = target.url.as_str();
+            let client = match certs {
+                Some(certs) => redis::Client::build_with_tls(url, certs),
+                None => redis::Client::open(url),
+            }
+            .map_err(unavailable)?;
             let config = redis::aio::ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(Duration::from_secs(2)))
                 .set_response_timeout(Some(Duration::from_secs(2)))

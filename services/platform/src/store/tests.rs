@@ -204,3 +204,42 @@ async fn json_values_round_trip() {
         assert!(store.get_json::<serde_json::Value>("bad").await.is_err());
     }
 }
+
+/// `rediss://` to a server whose certificate a private CA signs: refused
+/// without that CA (the system's roots do not know it), served with it.
+#[tokio::test]
+async fn tls_is_verified_against_the_configured_ca() {
+    let server = RedisServer::start_tls().expect("redis-server with TLS, and openssl");
+    let mut target = super::RedisTarget::new(server.url.clone());
+    assert!(
+        Store::connect(&target, "test:").await.is_err(),
+        "an unknown CA is refused"
+    );
+    let ca = server.tls.as_ref().unwrap().join("ca.crt");
+    target.ca_pem = Some(std::fs::read(ca).unwrap());
+    let store = Store::connect(&target, "test:")
+        .await
+        .expect("TLS with the CA");
+    assert!(store.insert("a", b"one", None).await.unwrap());
+    assert_eq!(store.replace("a", 1, b"two", None).await.unwrap(), Some(2));
+    assert_eq!(store.get("a").await.unwrap().unwrap().value, b"two");
+    store.ping().await.unwrap();
+}
+
+/// A Redis Cluster with TLS everywhere, reached with its CA.
+#[tokio::test]
+async fn a_tls_cluster_is_reached_with_its_ca() {
+    let cluster = RedisCluster::start_tls().expect("a TLS Redis Cluster, and openssl");
+    let mut target = super::RedisTarget::new(cluster.url.clone());
+    let ca = cluster.tls.as_ref().unwrap().join("ca.crt");
+    target.ca_pem = Some(std::fs::read(ca).unwrap());
+    let store = Store::connect(&target, "test:")
+        .await
+        .expect("TLS cluster with the CA");
+    assert_eq!(store.backend(), "redis cluster");
+    for key in ["a", "b", "c", "d"] {
+        assert!(store.insert(key, b"one", None).await.unwrap(), "{key}");
+        assert_eq!(store.replace(key, 1, b"two", None).await.unwrap(), Some(2));
+    }
+    assert!(store.exists_any(&["x", "y", "d"]).await.unwrap());
+}
