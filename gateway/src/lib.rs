@@ -131,6 +131,7 @@ pub fn app(
         trusted: config.rate_limits.trusted_proxies.clone(),
         login_failures,
     });
+    let redis = matches!(store, Store::Redis(_)).then(|| store.clone());
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
         &config.token_audience,
@@ -138,6 +139,7 @@ pub fn app(
     ));
     let state = AppState {
         downstreams,
+        redis,
         auth,
         limits,
         ready,

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use storefront_platform::store::Store;
 
 use axum::extract::FromRef;
 use bytes::Bytes;
@@ -17,6 +18,9 @@ pub struct AppState {
     /// Shared, not copied: axum clones the state for every extraction, and
     /// six callers with their channels cost a few percent of a request.
     pub downstreams: Arc<Downstreams>,
+    /// The Redis holding sessions and budgets, which readiness checks
+    /// (none in memory).
+    pub redis: Option<Store>,
     /// Customer token verification.
     pub auth: SharedAuth,
     pub limits: Arc<RateLimits>,

@@ -41,6 +41,8 @@ impl std::ops::Deref for TestMesh {
 pub enum Backend {
     Memory,
     Redis,
+    /// One redis-server keeping an append-only file (it can restart).
+    PersistentRedis,
     /// A Redis Cluster of three primaries and three replicas.
     Cluster,
     /// One redis-server over TLS (`rediss://`), its certificate signed by
@@ -100,6 +102,11 @@ pub async fn spawn_mesh_on(backend: Backend, vars: &[(&str, &str)]) -> TestMesh 
         Backend::Redis => {
             let server =
                 RedisServer::start().expect("redis-server on PATH (apt-get install redis-server)");
+            env.set("REDIS_URL", server.url.clone());
+            redis = Some(server);
+        }
+        Backend::PersistentRedis => {
+            let server = RedisServer::start_persistent().expect("redis-server on PATH");
             env.set("REDIS_URL", server.url.clone());
             redis = Some(server);
         }

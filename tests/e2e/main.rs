@@ -15,6 +15,7 @@ mod content;
 mod cors;
 mod customers;
 mod deploy;
+mod durability;
 mod edge;
 mod fake;
 mod handlers;

@@ -9,6 +9,8 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use storefront_platform::store::Store;
+
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 
@@ -40,12 +42,22 @@ pub struct ReadyQuery {
     pub downstreams: Option<bool>,
 }
 
-/// Every downstream the gateway needs is serving.
+/// How long readiness waits for Redis's PING.
+const REDIS_PING: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether Redis answers, when the gateway's state is there.
+async fn redis_answers(redis: Option<&Store>) -> Option<bool> {
+    let ping = tokio::time::timeout(REDIS_PING, redis?.ping()).await;
+    Some(matches!(ping, Ok(Ok(()))))
+}
+
+/// Every downstream the gateway needs is serving (and Redis answers, when
+/// the state is there).
 #[utoipa::path(get, path = "/health/ready", tag = "Health", params(ReadyQuery),
     responses(
         (status = 200, description = "Ready for traffic", body = Health),
         (status = 400, description = "INVALID_QUERY_PARAMETER: downstreams is not true or false", body = ErrorBody),
-        (status = 503, description = "NOT_READY: shutting down, or the failing downstreams are named in `errors`", body = ErrorBody),
+        (status = 503, description = "NOT_READY: shutting down, or the failing downstreams (and `redis`, when it does not answer) are named in `errors`", body = ErrorBody),
     ))]
 pub async fn ready(
     State(state): State<AppState>,
@@ -65,11 +77,18 @@ pub async fn ready(
         }));
     }
     let downstreams = state.downstreams.all();
-    let serving = futures::future::join_all(downstreams.iter().map(|d| d.serving())).await;
+    let serving = futures::future::join(
+        futures::future::join_all(downstreams.iter().map(|d| d.serving())),
+        redis_answers(state.redis.as_ref()),
+    );
+    let (serving, redis) = serving.await;
+    let mut named: Vec<(&'static str, bool)> =
+        downstreams.iter().map(|d| d.name()).zip(serving).collect();
+    named.extend(redis.map(|ok| ("redis", ok)));
     let mut checks = BTreeMap::new();
     let mut error: Option<ApiError> = None;
-    for (d, ok) in downstreams.iter().zip(serving) {
-        checks.insert(d.name(), if ok { "serving" } else { "not_serving" });
+    for (name, ok) in named {
+        checks.insert(name, if ok { "serving" } else { "not_serving" });
         if !ok {
             let e = error.take().unwrap_or_else(|| {
                 ApiError::new(
@@ -78,11 +97,7 @@ pub async fn ready(
                     "a downstream service is not serving",
                 )
             });
-            error = Some(e.field(
-                d.name(),
-                "UNAVAILABLE",
-                format!("{} is not serving", d.name()),
-            ));
+            error = Some(e.field(name, "UNAVAILABLE", format!("{name} is not serving")));
         }
     }
     match error {

@@ -11,17 +11,20 @@ use std::time::{Duration, Instant};
 
 pub struct RedisServer {
     child: Child,
+    args: Vec<std::ffi::OsString>,
     pub url: String,
     /// The socket, for tools that take a path (`redis-cli -s`).
     pub socket: PathBuf,
     /// With TLS: the certificates' directory (`ca.crt` signs the server's).
     pub tls: Option<PathBuf>,
+    /// With persistence: where its append-only file is kept.
+    pub data: Option<PathBuf>,
 }
 
 impl RedisServer {
     /// Starts `redis-server` (which must be on PATH) without persistence.
     pub fn start() -> std::io::Result<Self> {
-        Self::launch(None)
+        Self::launch(None, None)
     }
 
     /// Starts `redis-server` serving TLS on a loopback port with a
@@ -30,56 +33,110 @@ impl RedisServer {
     pub fn start_tls() -> std::io::Result<Self> {
         let dir = std::env::temp_dir().join(format!("sf-tls-{}-{}", std::process::id(), next()));
         make_certificates(&dir)?;
-        Self::launch(Some(dir))
+        Self::launch(Some(dir), None)
     }
 
-    fn launch(tls: Option<PathBuf>) -> std::io::Result<Self> {
+    /// Starts `redis-server` as the chart expects it to be run: an
+    /// append-only file fsynced every second, and no eviction.
+    pub fn start_persistent() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("sf-aof-{}-{}", std::process::id(), next()));
+        std::fs::create_dir_all(&dir)?;
+        Self::launch(None, Some(dir))
+    }
+
+    fn launch(tls: Option<PathBuf>, data: Option<PathBuf>) -> std::io::Result<Self> {
         let socket =
             std::env::temp_dir().join(format!("sf-redis-{}-{}.sock", std::process::id(), next()));
         let _ = std::fs::remove_file(&socket);
-        let mut command = Command::new("redis-server");
-        command
-            .args(["--port", "0", "--unixsocket"])
-            .arg(&socket)
-            .args(["--unixsocketperm", "700"])
-            .args(["--save", "", "--appendonly", "no"]);
+        let mut args: Vec<std::ffi::OsString> = Vec::new();
+        let mut push =
+            |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(|i| i.to_os_string()));
+        let os = |s: &'static str| std::ffi::OsStr::new(s);
+        push(&[
+            os("--port"),
+            os("0"),
+            os("--unixsocket"),
+            socket.as_os_str(),
+        ]);
+        push(&[os("--unixsocketperm"), os("700"), os("--save"), os("")]);
+        match &data {
+            None => push(&[os("--appendonly"), os("no")]),
+            Some(dir) => push(&[
+                os("--appendonly"),
+                os("yes"),
+                os("--appendfsync"),
+                os("everysec"),
+                os("--maxmemory-policy"),
+                os("noeviction"),
+                os("--dir"),
+                dir.as_os_str(),
+            ]),
+        }
         let url = match &tls {
             None => format!("redis+unix://{}", socket.display()),
             Some(dir) => {
                 let port = std::net::TcpListener::bind("127.0.0.1:0")?
                     .local_addr()?
                     .port();
-                command
-                    .args(["--bind", "127.0.0.1", "--tls-port", &port.to_string()])
-                    .args(["--tls-auth-clients", "no"])
-                    .arg("--tls-cert-file")
-                    .arg(dir.join("server.crt"))
-                    .arg("--tls-key-file")
-                    .arg(dir.join("server.key"))
-                    .arg("--tls-ca-cert-file")
-                    .arg(dir.join("ca.crt"));
+                let port_arg = std::ffi::OsString::from(port.to_string());
+                push(&[os("--bind"), os("127.0.0.1"), os("--tls-port"), &port_arg]);
+                push(&[os("--tls-auth-clients"), os("no")]);
+                for (flag, file) in [
+                    ("--tls-cert-file", "server.crt"),
+                    ("--tls-key-file", "server.key"),
+                    ("--tls-ca-cert-file", "ca.crt"),
+                ] {
+                    push(&[os(flag), dir.join(file).as_os_str()]);
+                }
                 format!("rediss://127.0.0.1:{port}")
             }
         };
-        let child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()?;
-        let server = Self {
+        let child = spawn_redis(&args, &socket)?;
+        Ok(Self {
             child,
+            args,
             url,
             socket,
             tls,
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if ping(&server.socket) {
-                return Ok(server);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Err(std::io::Error::other("redis-server did not answer PING"))
+            data,
+        })
     }
+
+    /// Shuts the server down as an operator's restart does (SHUTDOWN: the
+    /// append-only file is flushed) and waits for it to exit.
+    pub fn stop(&mut self) -> std::io::Result<()> {
+        let _ = Command::new("redis-cli")
+            .arg("-s")
+            .arg(&self.socket)
+            .arg("shutdown")
+            .output()?;
+        self.child.wait()?;
+        Ok(())
+    }
+
+    /// Starts it again as it was (its data from its append-only file).
+    pub fn start_again(&mut self) -> std::io::Result<()> {
+        self.child = spawn_redis(&self.args, &self.socket)?;
+        Ok(())
+    }
+}
+
+/// `redis-server args...`, once it answers PING on `socket`.
+fn spawn_redis(args: &[std::ffi::OsString], socket: &Path) -> std::io::Result<Child> {
+    let mut child = Command::new("redis-server")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if ping(socket) {
+            return Ok(child);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    Err(std::io::Error::other("redis-server did not answer PING"))
 }
 
 fn next() -> u32 {
@@ -135,7 +192,7 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.socket);
-        if let Some(dir) = &self.tls {
+        for dir in [&self.tls, &self.data].into_iter().flatten() {
             let _ = std::fs::remove_dir_all(dir);
         }
     }

@@ -1,0 +1,122 @@
+//! What survives the loss of Redis: a primary of a cluster killed under
+//! writes (failover), and a server with its append-only file restarted
+//! under a running mesh. Money (confirmed orders), accounts and sessions
+//! must all be there afterwards.
+
+use reqwest::Method;
+use serde_json::json;
+
+use crate::helpers::{Backend, TestMesh, spawn_mesh_on};
+use crate::journey::{Shopper, buyable};
+
+/// Three shoppers, each with a confirmed order: their tokens and orders.
+async fn confirmed_orders(t: &TestMesh) -> Vec<(String, String)> {
+    let products = buyable(t, 3).await;
+    let mut made = Vec::new();
+    for _ in 0..3 {
+        let shopper = Shopper::new(t).await;
+        let cart = shopper.cart().await;
+        assert!(
+            shopper
+                .add(&cart, &products[0].0, 1, 1)
+                .await
+                .status
+                .is_success()
+        );
+        let session = shopper.checkout(&cart).await;
+        let id = session.body["id"].as_str().unwrap().to_string();
+        let confirmed = shopper.confirm(&id).await;
+        assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+        let order = confirmed.body["orderId"].as_str().unwrap().to_string();
+        made.push((shopper.token.clone(), order));
+    }
+    made
+}
+
+/// Every customer's session still admits them and their order is there.
+async fn all_there(t: &TestMesh, made: &[(String, String)]) {
+    for (token, order) in made {
+        let me = t.send(t.authed(Method::GET, "/customers/me", token)).await;
+        assert_eq!(
+            me.status, 200,
+            "the customer and session survive: {}",
+            me.body
+        );
+        let got = t
+            .send(t.authed(Method::GET, &format!("/orders/{order}"), token))
+            .await;
+        assert_eq!(got.status, 200, "the order survives: {}", got.body);
+        assert_eq!(got.body["status"], "CONFIRMED");
+    }
+}
+
+/// A primary killed under a stream of writes: the cluster fails over to
+/// its replica, writes go on, and every customer, session and confirmed
+/// order made before is still there.
+#[tokio::test]
+async fn a_failed_over_primary_loses_no_customer_session_or_order() {
+    let mut t = spawn_mesh_on(Backend::Cluster, &[]).await;
+    let before = confirmed_orders(&t).await;
+    let cluster = t._cluster.as_mut().unwrap();
+    let killed = cluster.kill_primary().expect("a primary to kill");
+    // Writes (a customer's preferences, each time changed) until ten in a
+    // row succeed: some fail while the cluster notices, none after it has
+    // failed over.
+    let (mut streak, mut failed, mut writes) = (0, 0, 0);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let path = "/customers/me/preferences";
+    while streak < 10 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "writes did not resume after primary {killed} died ({failed} failed)"
+        );
+        writes += 1;
+        let wanted = json!({"preferredLocale": "en-NZ", "preferredCurrency": "NZD", "marketingEmails": writes % 2 == 0});
+        let reply = t
+            .send(t.json(Method::PUT, path, Some(&before[0].0), &wanted))
+            .await;
+        if reply.status == 200 {
+            assert_eq!(reply.body, wanted);
+            streak += 1;
+        } else {
+            assert!(
+                reply.status.is_server_error(),
+                "only unavailability: {}",
+                reply.body
+            );
+            (streak, failed) = (0, failed + 1);
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+    all_there(&t, &before).await;
+}
+
+/// A redis-server with its append-only file (fsync every second, no
+/// eviction: what the chart asks of Redis) restarted under a running mesh:
+/// readiness names Redis while it is away, and afterwards every customer,
+/// session and confirmed order is there and the shop takes orders again.
+#[tokio::test]
+async fn a_restarted_redis_keeps_every_customer_session_and_order() {
+    let mut t = spawn_mesh_on(Backend::PersistentRedis, &[]).await;
+    let before = confirmed_orders(&t).await;
+    t._redis.as_mut().unwrap().stop().expect("redis stops");
+    let ready = t.fetch("/health/ready").await;
+    ready.error(503, "NOT_READY");
+    assert_eq!(ready.body["checks"], serde_json::Value::Null);
+    let named: Vec<&str> = ready.body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["field"].as_str())
+        .collect();
+    assert_eq!(named, ["redis"], "{}", ready.body);
+    t._redis
+        .as_mut()
+        .unwrap()
+        .start_again()
+        .expect("redis starts again");
+    t.wait_ready().await;
+    all_there(&t, &before).await;
+    let after = confirmed_orders(&t).await;
+    all_there(&t, &after).await;
+}
