@@ -206,3 +206,81 @@ async fn fulfilment_moves_orders_and_customers_can_only_cancel_before_shipping()
         .await;
     public.error(404, "NOT_FOUND");
 }
+
+/// Every order change reaches the order stream once per consumer group,
+/// with its type, a unique id and the order as it then was: created by
+/// checkout, moved by fulfilment, and a second order cancelled.
+async fn order_events_reach_the_back_office(t: TestMesh) {
+    use prost::Message;
+    use storefront_proto::orders::v1::{Order, OrderStatus};
+
+    let shopper = Shopper::new(&t).await;
+    let products = buyable(&t, 2).await;
+    let shipped = place_order(&shopper, &products[0].0, 1).await;
+    let cancelled = place_order(&shopper, &products[0].0, 1).await;
+    let token = t.mesh.issuer.mint(FULFILMENT, "gateway-internal").unwrap();
+    let moved = t
+        .send(internal(&t, &shipped, Some(&token), "PROCESSING"))
+        .await;
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    let reply = shopper
+        .send(
+            Method::PUT,
+            &format!("/orders/{cancelled}"),
+            Some(json!({"status": "CANCELLED"})),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+
+    let store = &t.mesh.store;
+    let stream = storefront_orders::outbox::STREAM;
+    let entries = store
+        .stream_read_group(stream, "fulfilment", "test", 100)
+        .await
+        .unwrap();
+    let text = |e: &storefront_platform::store::StreamEntry, f: &str| {
+        String::from_utf8(e.field(f).unwrap().to_vec()).unwrap()
+    };
+    let seen: Vec<(String, String, String)> = entries
+        .iter()
+        .map(|e| (text(e, "orderId"), text(e, "type"), text(e, "status")))
+        .collect();
+    let expected = [
+        (shipped.clone(), "order.created", "CONFIRMED"),
+        (cancelled.clone(), "order.created", "CONFIRMED"),
+        (shipped.clone(), "order.status_changed", "PROCESSING"),
+        (cancelled.clone(), "order.cancelled", "CANCELLED"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(o, k, s)| (o.clone(), k.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(seen, expected);
+    let ids: std::collections::HashSet<String> =
+        entries.iter().map(|e| text(e, "eventId")).collect();
+    assert_eq!(ids.len(), 4, "each event has its own id");
+    let last = Order::decode(entries[3].field("order").unwrap()).unwrap();
+    assert_eq!(last.status, OrderStatus::Cancelled as i32);
+    assert_eq!(last.meta.unwrap().id, cancelled);
+    assert!(entries.iter().all(|e| !text(e, "occurredAt").is_empty()));
+    // Once per group: nothing more for this one, everything for another.
+    assert!(
+        store
+            .stream_read_group(stream, "fulfilment", "test", 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .stream_read_group(stream, "analytics", "a", 100)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+}
+crate::both_backends!(
+    order_events_are_published_once_per_group,
+    order_events_reach_the_back_office
+);

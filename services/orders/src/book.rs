@@ -8,10 +8,12 @@ use storefront_proto::common::v1::{ListQuery, ResourceMeta};
 use storefront_proto::orders::storage::v1::OrderBook;
 use storefront_proto::orders::v1::{CreateOrderRequest, ListOrdersResponse, Order, OrderStatus};
 
-/// Attempts of a contended write before answering 409.
-const MAX_ATTEMPTS: usize = 64;
+use crate::outbox::{self, Outbox};
 
-fn book_key(customer_id: &str) -> String {
+/// Attempts of a contended write before answering 409.
+pub const MAX_ATTEMPTS: usize = 64;
+
+pub fn book_key(customer_id: &str) -> String {
     format!("orderbook:{customer_id}")
 }
 
@@ -46,6 +48,7 @@ fn contended() -> ServiceError {
 
 pub struct Orders {
     pub store: Store,
+    pub outbox: Outbox,
 }
 
 impl Orders {
@@ -73,10 +76,12 @@ impl Orders {
                 ));
             }
         }
-        let key = book_key(&req.customer_id);
+        let customer_id = req.customer_id.clone();
+        let key = book_key(&customer_id);
         self.store
             .insert_message(&key, &OrderBook::default(), None)
             .await?;
+        self.outbox.expect(&customer_id).await?;
         let order = new_order(req);
         let id = order
             .meta
@@ -87,16 +92,23 @@ impl Orders {
             .store
             .update_message(&key, MAX_ATTEMPTS, None, |book: &mut OrderBook| {
                 if let Some(existing) = book.orders.iter().find(|o| meta_id(o) == id) {
-                    return Ok::<_, ServiceError>(existing.clone());
+                    return Ok::<_, ServiceError>((existing.clone(), false));
                 }
                 book.orders.push(order.clone());
-                Ok(order.clone())
+                book.outbox.push(outbox::event(outbox::CREATED, &order));
+                Ok((order.clone(), true))
             })
             .await?;
         match updated {
-            Updated::Done { result, .. } => {
-                tracing::info!(order_id = %id, "order created");
-                Ok(result)
+            Updated::Done {
+                result: (order, created),
+                ..
+            } => {
+                if created {
+                    tracing::info!(order_id = %id, "order created");
+                    self.outbox.publish_now(&customer_id).await;
+                }
+                Ok(order)
             }
             Updated::Missing => Err(ServiceError::internal("order book vanished")),
             Updated::Contended => Err(contended()),
@@ -141,6 +153,7 @@ impl Orders {
         to: OrderStatus,
         allowed: fn(OrderStatus) -> bool,
     ) -> Result<Order, ServiceError> {
+        self.outbox.expect(customer_id).await?;
         let updated = self
             .store
             .update_message(
@@ -154,7 +167,7 @@ impl Orders {
                         .find(|o| meta_id(o) == order_id)
                         .ok_or_else(|| not_found(order_id))?;
                     if order.status == to as i32 {
-                        return Ok(order.clone());
+                        return Ok((order.clone(), false));
                     }
                     let from =
                         OrderStatus::try_from(order.status).unwrap_or(OrderStatus::Unspecified);
@@ -166,12 +179,26 @@ impl Orders {
                         meta.version += 1;
                         meta.last_modified_at = Some(now());
                     }
-                    Ok(order.clone())
+                    let order = order.clone();
+                    let kind = match to {
+                        OrderStatus::Cancelled => outbox::CANCELLED,
+                        _ => outbox::STATUS_CHANGED,
+                    };
+                    book.outbox.push(outbox::event(kind, &order));
+                    Ok((order, true))
                 },
             )
             .await?;
         match updated {
-            Updated::Done { result, .. } => Ok(result),
+            Updated::Done {
+                result: (order, changed),
+                ..
+            } => {
+                if changed {
+                    self.outbox.publish_now(customer_id).await;
+                }
+                Ok(order)
+            }
             Updated::Missing => Err(not_found(order_id)),
             Updated::Contended => Err(contended()),
         }

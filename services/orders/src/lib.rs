@@ -3,6 +3,7 @@
 
 mod book;
 pub mod config;
+pub mod outbox;
 mod service;
 
 use std::sync::Arc;
@@ -24,8 +25,12 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         store,
         shutdown,
     } = serving;
+    let outbox = outbox::Outbox {
+        store: store.clone(),
+    };
+    tokio::spawn(outbox.clone().sweep(shutdown.clone()));
     let api = service::OrdersApi {
-        orders: Arc::new(book::Orders { store }),
+        orders: Arc::new(book::Orders { store, outbox }),
     };
     storefront_platform::server::serve_grpc(
         &config.service,

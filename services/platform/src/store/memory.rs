@@ -35,6 +35,8 @@ struct Inner {
 pub struct MemoryStore {
     shards: Arc<[Mutex<Inner>]>,
     hasher: RandomState,
+    /// Streams and sets (`super::events`): few keys, one lock.
+    events: Arc<Mutex<super::events::MemoryEvents>>,
 }
 
 impl Default for MemoryStore {
@@ -42,11 +44,16 @@ impl Default for MemoryStore {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             hasher: RandomState::new(),
+            events: Arc::default(),
         }
     }
 }
 
 impl MemoryStore {
+    pub(super) fn events(&self) -> MutexGuard<'_, super::events::MemoryEvents> {
+        self.events.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn shard(&self, key: &str) -> usize {
         self.hasher.hash_one(key) as usize % self.shards.len()
     }

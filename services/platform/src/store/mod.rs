@@ -5,10 +5,12 @@
 //! index), implemented with a mutex in memory and a Lua script in Redis, so
 //! the services on top are race-free on both.
 
+mod events;
 mod memory;
 mod redis_backend;
 mod target;
 
+pub use events::StreamEntry;
 pub use redis_backend::{GcraOutcome, RedisStore};
 pub use target::RedisTarget;
 

@@ -398,6 +398,27 @@ impl RedisStore {
         })
     }
 
+    /// One command on `key` (the key already in it, prefixed); with
+    /// `durable`, acknowledged once a replica holds it (on a cluster).
+    pub(super) async fn command<T: redis::FromRedisValue>(
+        &self,
+        cmd: &Cmd,
+        key: &str,
+        durable: bool,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.conn.clone();
+        let value = cmd.query_async(&mut conn).await.map_err(unavailable)?;
+        if durable {
+            self.replicated(key).await?;
+        }
+        Ok(value)
+    }
+
+    /// `key` with this store's prefix.
+    pub(super) fn prefixed(&self, key: &str) -> String {
+        self.key(key)
+    }
+
     pub async fn ping(&self) -> Result<(), StoreError> {
         let mut conn = self.conn.clone();
         let _: String = redis::cmd("PING")

@@ -243,3 +243,52 @@ async fn a_tls_cluster_is_reached_with_its_ca() {
     }
     assert!(store.exists_any(&["x", "y", "d"]).await.unwrap());
 }
+
+/// A stream's entries reach each consumer group once, in order, until
+/// acknowledged; a set holds each member once.
+#[tokio::test]
+async fn streams_are_read_once_per_group_and_sets_hold_members_once() {
+    for (store, _server) in backends().await {
+        let b = store.backend();
+        for n in 0..3u8 {
+            store
+                .stream_add("events", &[("n", &[b'0' + n][..]), ("type", b"t")], 1000)
+                .await
+                .unwrap();
+        }
+        let first = store
+            .stream_read_group("events", "a", "c1", 2)
+            .await
+            .unwrap();
+        let numbers: Vec<&[u8]> = first.iter().filter_map(|e| e.field("n")).collect();
+        assert_eq!(numbers, [b"0", b"1"], "{b}");
+        let rest = store
+            .stream_read_group("events", "a", "c2", 10)
+            .await
+            .unwrap();
+        assert_eq!(rest.len(), 1, "{b}: the third, to the next consumer");
+        assert!(
+            store
+                .stream_read_group("events", "a", "c1", 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let other = store
+            .stream_read_group("events", "b", "c1", 10)
+            .await
+            .unwrap();
+        assert_eq!(other.len(), 3, "{b}: another group gets every entry");
+        let ids: Vec<String> = first.iter().map(|e| e.id.clone()).collect();
+        store.stream_ack("events", "a", &ids).await.unwrap();
+
+        store.set_add("pending", "x").await.unwrap();
+        store.set_add("pending", "x").await.unwrap();
+        store.set_add("pending", "y").await.unwrap();
+        let mut members = store.set_sample("pending", 10).await.unwrap();
+        members.sort();
+        assert_eq!(members, ["x", "y"], "{b}");
+        store.set_remove("pending", "x").await.unwrap();
+        assert_eq!(store.set_sample("pending", 10).await.unwrap(), ["y"], "{b}");
+    }
+}

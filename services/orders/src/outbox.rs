@@ -1,0 +1,207 @@
+//! Orders on their way to the back office. An order change and its event
+//! are one compare-and-set of the customer's order book (the event waits
+//! in the book's outbox), so there is never an order without its event
+//! or an event without its order. The writer then publishes the outbox to
+//! the order stream and removes what it published; a book whose writer
+//! died in between is marked pending beforehand, and a sweep publishes it.
+//! Delivery is at least once: a consumer skips an event id seen before.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use prost::Message;
+use storefront_platform::error::ServiceError;
+use storefront_platform::store::{Store, Updated};
+use storefront_proto::orders::storage::v1::{OrderBook, OrderEvent};
+use storefront_proto::orders::v1::Order;
+use tokio_util::sync::CancellationToken;
+
+use crate::book::{MAX_ATTEMPTS, book_key, status_name};
+
+/// The Redis Stream the back office reads (`sf:order-events`).
+pub const STREAM: &str = "order-events";
+/// The order books whose outbox may hold unpublished events.
+const PENDING: &str = "order-outbox-pending";
+/// Entries the stream keeps (about): weeks of orders for a large shop;
+/// a consumer further behind reconciles through the internal port.
+const STREAM_LENGTH: usize = 1_000_000;
+/// How often each replica publishes what a failed writer left.
+const SWEEP_EVERY: Duration = Duration::from_secs(5);
+/// Books a sweep looks at, at most.
+const SWEEP_BOOKS: usize = 100;
+
+pub const CREATED: &str = "order.created";
+pub const CANCELLED: &str = "order.cancelled";
+pub const STATUS_CHANGED: &str = "order.status_changed";
+
+/// The event of `order` as it now is: its id is the order's id and
+/// version, the same for every retry of the same change.
+pub fn event(kind: &str, order: &Order) -> OrderEvent {
+    let meta = order.meta.clone().unwrap_or_default();
+    OrderEvent {
+        id: format!("{}.{}", meta.id, meta.version),
+        r#type: kind.to_string(),
+        occurred_at: meta.last_modified_at,
+        order: Some(order.clone()),
+    }
+}
+
+/// A stream entry's fields: readable ones for tools (`redis-cli`), and
+/// the whole order as `storefront.orders.v1.Order` protobuf bytes.
+fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
+    let order = event.order.clone().unwrap_or_default();
+    let meta = order.meta.clone().unwrap_or_default();
+    let occurred = event.occurred_at.map(|t| t.to_string()).unwrap_or_default();
+    vec![
+        ("eventId", event.id.clone().into_bytes()),
+        ("type", event.r#type.clone().into_bytes()),
+        ("orderId", meta.id.into_bytes()),
+        ("orderNumber", order.order_number.clone().into_bytes()),
+        ("customerId", order.customer_id.clone().into_bytes()),
+        ("status", status_name(order.status).as_bytes().to_vec()),
+        ("occurredAt", occurred.into_bytes()),
+        ("order", order.encode_to_vec()),
+    ]
+}
+
+#[derive(Clone)]
+pub struct Outbox {
+    pub store: Store,
+}
+
+impl Outbox {
+    /// Before a change that writes an event into `customer_id`'s book.
+    pub async fn expect(&self, customer_id: &str) -> Result<(), ServiceError> {
+        Ok(self.store.set_add(PENDING, customer_id).await?)
+    }
+
+    /// Publishes `customer_id`'s outbox, then removes what it published;
+    /// a failure is logged and left to the sweep (the change has landed).
+    pub async fn publish_now(&self, customer_id: &str) {
+        if let Err(e) = self.publish(customer_id).await {
+            tracing::warn!(error = %e, "order events left for the next sweep");
+        }
+    }
+
+    async fn publish(&self, customer_id: &str) -> Result<(), ServiceError> {
+        let key = book_key(customer_id);
+        let outbox = match self.store.get_message::<OrderBook>(&key).await? {
+            Some(book) => book.value.outbox,
+            None => Vec::new(),
+        };
+        let mut published = HashSet::new();
+        for event in &outbox {
+            let fields = fields(event);
+            let fields: Vec<(&str, &[u8])> = fields.iter().map(|(n, v)| (*n, &v[..])).collect();
+            self.store
+                .stream_add(STREAM, &fields, STREAM_LENGTH)
+                .await?;
+            published.insert(event.id.clone());
+        }
+        let emptied = if published.is_empty() {
+            true
+        } else {
+            let updated = self
+                .store
+                .update_message(&key, MAX_ATTEMPTS, None, |book: &mut OrderBook| {
+                    book.outbox.retain(|e| !published.contains(&e.id));
+                    Ok::<_, ServiceError>(book.outbox.is_empty())
+                })
+                .await?;
+            matches!(
+                updated,
+                Updated::Done { result: true, .. } | Updated::Missing
+            )
+        };
+        if emptied {
+            // Unmarked, then checked again: a change that marked the book
+            // in between has its event in the outbox now.
+            self.store.set_remove(PENDING, customer_id).await?;
+            let left = self.store.get_message::<OrderBook>(&key).await?;
+            if left.is_some_and(|book| !book.value.outbox.is_empty()) {
+                self.expect(customer_id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes, every [`SWEEP_EVERY`], the outboxes of books marked
+    /// pending (their writer stopped before publishing), until `shutdown`.
+    pub async fn sweep(self, shutdown: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                () = tokio::time::sleep(SWEEP_EVERY) => {}
+            }
+            if let Err(e) = self.sweep_once().await {
+                tracing::warn!(error = %e, "the order outbox sweep could not run");
+            }
+        }
+    }
+
+    async fn sweep_once(&self) -> Result<(), ServiceError> {
+        for customer_id in self.store.set_sample(PENDING, SWEEP_BOOKS).await? {
+            self.publish_now(&customer_id).await;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use storefront_proto::common::v1::ResourceMeta;
+
+    use super::*;
+
+    fn order(id: &str) -> Order {
+        Order {
+            meta: Some(ResourceMeta {
+                id: id.into(),
+                version: 1,
+                ..Default::default()
+            }),
+            customer_id: "c1".into(),
+            ..Default::default()
+        }
+    }
+
+    /// A writer that stopped after its change but before publishing left
+    /// its event in the outbox and the book marked: the sweep publishes it
+    /// once and clears both; a mark without events (stopped before the
+    /// change) is only cleared.
+    #[tokio::test]
+    async fn the_sweep_publishes_what_a_stopped_writer_left() {
+        let store = Store::memory();
+        let outbox = Outbox {
+            store: store.clone(),
+        };
+        outbox.expect("c1").await.unwrap();
+        outbox.expect("c2").await.unwrap();
+        let book = OrderBook {
+            orders: vec![order("o1")],
+            outbox: vec![event(CREATED, &order("o1"))],
+        };
+        store
+            .insert_message(&book_key("c1"), &book, None)
+            .await
+            .unwrap();
+        outbox.sweep_once().await.unwrap();
+        let entries = store.stream_read_group(STREAM, "g", "c", 10).await.unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].field("eventId"), Some(&b"o1.1"[..]));
+        let book = store
+            .get_message::<OrderBook>(&book_key("c1"))
+            .await
+            .unwrap();
+        assert!(book.unwrap().value.outbox.is_empty());
+        assert!(store.set_sample(PENDING, 10).await.unwrap().is_empty());
+        outbox.sweep_once().await.unwrap();
+        assert!(
+            store
+                .stream_read_group(STREAM, "g", "c", 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
