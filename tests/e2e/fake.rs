@@ -88,6 +88,12 @@ impl Fake {
 
     /// Serves until the test ends; the URL to call it at.
     pub async fn serve(self) -> String {
+        self.serve_until(tokio_util::sync::CancellationToken::new())
+            .await
+    }
+
+    /// Serves until `stop` (then drains, as a stopping replica does).
+    pub async fn serve_until(self, stop: tokio_util::sync::CancellationToken) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
@@ -98,7 +104,7 @@ impl Fake {
         tokio::spawn(
             tonic::transport::Server::builder()
                 .add_routes(Routes::from(router))
-                .serve_with_incoming(incoming),
+                .serve_with_incoming_shutdown(incoming, stop.cancelled_owned()),
         );
         url
     }

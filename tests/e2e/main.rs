@@ -2,6 +2,7 @@
 //! over real HTTP and real gRPC, as storefronts and services do.
 
 mod auth_tokens;
+mod balancing;
 mod bounded_state;
 mod budgets;
 mod caching;

@@ -21,6 +21,12 @@ use crate::shutdown::{DrainTimes, drain};
 use crate::telemetry::grpc_trace_layer;
 use crate::telemetry::metrics::GrpcMetricsLayer;
 
+/// How long a client's connection lives before the server asks it to
+/// reconnect (GOAWAY), and how long its calls may then take to finish
+/// (a whole feed streamed in fits).
+const MAX_CONNECTION_AGE: std::time::Duration = std::time::Duration::from_secs(600);
+const MAX_CONNECTION_AGE_GRACE: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Serves `service` (plus `grpc.health.v1`) on `listener` until `shutdown` is
 /// cancelled, then reports NOT_SERVING, keeps serving for the shutdown
 /// delay, and drains in-flight calls for at most the drain timeout.
@@ -66,6 +72,10 @@ where
     };
     let drained = drain(shutdown, times, not_ready, |stop_accepting| {
         Server::builder()
+            // A backstop to client-side balancing: a client that only
+            // knows one replica reconnects, through its Service, in time.
+            .max_connection_age(MAX_CONNECTION_AGE)
+            .max_connection_age_grace(MAX_CONNECTION_AGE_GRACE)
             .initial_stream_window_size(crate::client::STREAM_WINDOW)
             .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
             .layer(GrpcMetricsLayer)

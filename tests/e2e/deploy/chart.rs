@@ -527,3 +527,15 @@ fn a_redis_cluster_is_configured_by_its_nodes() {
     }
     assert_eq!(clustered, 5, "gateway, catalog, customers, cart, orders");
 }
+
+/// Every gRPC service is headless, so that its name resolves to every
+/// ready pod for the callers' balancing; the gateway's is not.
+#[test]
+fn grpc_services_are_headless() {
+    let docs = manifests("production");
+    for program in deployed() {
+        let service = named(&docs, "Service", &format!("{RELEASE}-{program}"));
+        let headless = service["spec"]["clusterIP"] == "None";
+        assert_eq!(headless, program != "gateway", "{program}");
+    }
+}

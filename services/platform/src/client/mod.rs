@@ -2,6 +2,7 @@
 //! decoration every call carries (identity token for the callee's audience,
 //! correlation id, deadline).
 
+pub mod balance;
 pub mod breaker;
 pub mod call;
 
@@ -117,15 +118,21 @@ impl Peer {
         timeout: Duration,
         concurrency: usize,
     ) -> anyhow::Result<Self> {
-        let endpoint = Endpoint::from_shared(url.to_string())?
-            .connect_timeout(Duration::from_secs(1))
-            .tcp_nodelay(true)
-            .http2_keep_alive_interval(Duration::from_secs(30))
-            // HTTP/2's 64 KiB default windows make a large reply (an
-            // export) a ping-pong of window updates.
-            .initial_stream_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW);
-        let unguarded = endpoint.clone().timeout(timeout).connect_lazy();
+        let settings = |url: &str| -> anyhow::Result<Endpoint> {
+            Ok(Endpoint::from_shared(url.to_string())?
+                .connect_timeout(Duration::from_secs(1))
+                .tcp_nodelay(true)
+                .http2_keep_alive_interval(Duration::from_secs(30))
+                // HTTP/2's 64 KiB default windows make a large reply (an
+                // export) a ping-pong of window updates.
+                .initial_stream_window_size(STREAM_WINDOW)
+                .initial_connection_window_size(CONNECTION_WINDOW))
+        };
+        // A long call (`long_running`) takes the first replica: it is one
+        // call, and any replica serves it.
+        let first = url.split(',').next().unwrap_or(url).trim();
+        let endpoint = settings(first)?;
+        let unguarded = balance::channel(url, move |u| Ok(settings(u)?.timeout(timeout)))?;
         let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
         let channel = MarkShed(LoadShed::new(limited));
         Ok(Self {
