@@ -265,6 +265,7 @@ async fn internal_routes_are_documented_and_least_privilege() {
         "/internal/catalog/import",
         "/internal/catalog/export",
         "/internal/orders/{orderId}/status",
+        "/internal/orders",
     ] {
         assert!(doc["paths"][path].is_object(), "{path} undocumented");
     }

@@ -279,6 +279,75 @@ async fn order_events_reach_the_back_office(t: TestMesh) {
             .len(),
         4
     );
+    reconciliation(&t, &token, &shipped, &cancelled).await;
+}
+
+/// `GET /internal/orders`: every customer's orders by last change, as
+/// they are now, filtered by status, paged by cursor.
+async fn reconciliation(t: &TestMesh, token: &str, shipped: &str, cancelled: &str) {
+    let get = |query: &str| {
+        t.http
+            .get(format!(
+                "http://{}/internal/orders?{query}",
+                t.mesh.internal_addr
+            ))
+            .bearer_auth(token)
+    };
+    let all = t.send(get("limit=100")).await;
+    assert_eq!(all.status, 200, "{}", all.body);
+    let ids = |page: &serde_json::Value| -> Vec<(String, String)> {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["id"].as_str().unwrap().to_string(),
+                    o["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let everything = ids(&all.body);
+    assert_eq!(
+        everything,
+        [
+            (shipped.to_string(), "PROCESSING".to_string()),
+            (cancelled.to_string(), "CANCELLED".to_string())
+        ],
+        "oldest change first, as they are now"
+    );
+    assert_eq!(all.body["more"], false);
+    let only = t.send(get("status=CANCELLED")).await;
+    assert_eq!(
+        ids(&only.body),
+        [(cancelled.to_string(), "CANCELLED".to_string())]
+    );
+    // One at a time by cursor: the same orders, then nothing more.
+    let (mut walked, mut cursor) = (Vec::new(), String::new());
+    loop {
+        let page = t.send(get(&format!("limit=1&cursor={cursor}"))).await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        walked.extend(ids(&page.body));
+        cursor = page.body["nextCursor"].as_str().unwrap().to_string();
+        if page.body["more"] == false {
+            break;
+        }
+        assert!(walked.len() <= 2, "the walk ends");
+    }
+    assert_eq!(walked, everything);
+    let later = t.send(get(&format!("cursor={cursor}"))).await;
+    assert!(ids(&later.body).is_empty(), "nothing newer yet");
+    let future = t.send(get("updatedSince=2999-01-01")).await;
+    assert!(ids(&future.body).is_empty());
+    for (query, code) in [
+        ("status=LOST", "INVALID_QUERY_PARAMETER"),
+        ("limit=0", "INVALID_QUERY_PARAMETER"),
+        ("updatedSince=yesterday", "INVALID_QUERY_PARAMETER"),
+        ("cursor=not-a-cursor", "INVALID_CURSOR"),
+    ] {
+        t.send(get(query)).await.error(400, code);
+    }
 }
 crate::both_backends!(
     order_events_are_published_once_per_group,

@@ -133,6 +133,7 @@ clients! {
         Read list_orders(orders::ListOrdersRequest) -> orders::ListOrdersResponse;
         Write cancel_order(orders::CancelOrderRequest) -> orders::Order;
         Write advance_order(orders::AdvanceOrderRequest) -> orders::Order;
+        Read list_order_updates(orders::ListOrderUpdatesRequest) -> orders::ListOrderUpdatesResponse;
     }
 
     /// Full-text search and suggestions.

@@ -122,6 +122,7 @@ pub const MAX_FEED_BYTES: usize = 16 << 30;
 fn routes() -> OpenApiRouter<InternalState> {
     let small = OpenApiRouter::new()
         .routes(routes!(orders::set_status))
+        .routes(routes!(orders::updates))
         .routes(routes!(maintenance::reindex))
         .routes(routes!(maintenance::reload_content))
         .routes(routes!(catalog::put_product, catalog::delete_product))

@@ -1,14 +1,19 @@
-//! Fulfilment moves orders along.
+//! Fulfilment moves orders along, and reconciles with the order stream.
 
 use axum::Json;
-use axum::extract::{Path, State};
-use storefront_proto::orders::v1::AdvanceOrderRequest;
+use axum::extract::{FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use storefront_proto::orders::v1::{AdvanceOrderRequest, ListOrderUpdatesRequest};
+use utoipa::IntoParams;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{ObjectBuilder, Required, Schema, Type};
 
 use super::{InternalState, ServiceCaller};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
-use crate::model::orders::{OrderV2, StatusBody, parse_status};
+use crate::model::orders::{OrderUpdates, OrderV2, StatusBody, parse_status};
+use crate::query::{invalid_parameter, timestamp};
 
 /// Fulfilment: PROCESSING, SHIPPED, DELIVERED, one step at a time.
 #[utoipa::path(put, path = "/internal/orders/{orderId}/status", tag = "Orders", security(("BearerAuth" = [])),
@@ -45,4 +50,124 @@ pub async fn set_status(
             .advance_order(&correlation, message)
             .await?,
     )?))
+}
+
+/// The query of `GET /internal/orders`, validated into the request the
+/// orders service reads; documented from the same place.
+pub struct UpdatesQuery(ListOrderUpdatesRequest);
+
+impl<S: Send + Sync> FromRequestParts<S> for UpdatesQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        updates_request(parts.uri.query()).map(UpdatesQuery)
+    }
+}
+
+impl IntoParams for UpdatesQuery {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        let text = |pattern: Option<&str>| {
+            let schema = ObjectBuilder::new().schema_type(Type::String);
+            schema.pattern(pattern.map(str::to_string)).into()
+        };
+        let limit = ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(1))
+            .maximum(Some(100))
+            .default(Some(20.into()));
+        [
+            (
+                "status",
+                "Only orders in this status now.",
+                text(Some(STATUSES)),
+            ),
+            (
+                "updatedSince",
+                "Only orders changed at or after this time (RFC 3339 or a date).",
+                text(None),
+            ),
+            (
+                "cursor",
+                "The `nextCursor` of the previous page (then `updatedSince` is not read).",
+                text(None),
+            ),
+            (
+                "limit",
+                "Orders to answer, 1 to 100 (default 20).",
+                limit.into(),
+            ),
+        ]
+        .into_iter()
+        .map(|(name, description, schema): (&str, &str, Schema)| {
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Query)
+                .required(Required::False)
+                .description(Some(description))
+                .schema(Some(schema))
+                .build()
+        })
+        .collect()
+    }
+}
+
+const STATUSES: &str = "^(CONFIRMED|PROCESSING|SHIPPED|DELIVERED|CANCELLED)$";
+
+fn updates_request(raw: Option<&str>) -> Result<ListOrderUpdatesRequest, ApiError> {
+    let mut request = ListOrderUpdatesRequest::default();
+    for (key, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
+        match key.as_ref() {
+            "status" => {
+                let status = parse_status(&value).ok_or_else(|| {
+                    invalid_parameter("status", "INVALID_VALUE", "unknown status".into())
+                })?;
+                request.status = status as i32;
+            }
+            "updatedSince" => {
+                let since = timestamp(&value).ok_or_else(|| {
+                    let message = "expected an RFC 3339 timestamp or a date".to_string();
+                    invalid_parameter("updatedSince", "INVALID_FORMAT", message)
+                })?;
+                request.updated_since = Some(since);
+            }
+            "cursor" => request.cursor = value.into_owned(),
+            "limit" => {
+                request.limit = value
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|l| (1..=100).contains(l))
+                    .ok_or_else(|| {
+                        let message = "limit must be between 1 and 100".to_string();
+                        invalid_parameter("limit", "OUT_OF_RANGE", message)
+                    })?;
+            }
+            _ => {}
+        }
+    }
+    Ok(request)
+}
+
+/// Every customer's orders by when they last changed, for the back office
+/// to reconcile with the order stream (`sf:order-events`).
+#[utoipa::path(get, path = "/internal/orders", tag = "Orders", security(("BearerAuth" = [])),
+    params(UpdatesQuery),
+    responses(
+        (status = 200, description = "A page of orders, oldest change first", body = OrderUpdates),
+        (status = 400, description = "INVALID_QUERY_PARAMETER, or INVALID_CURSOR: a cursor this service did not give", body = ErrorBody),
+        (status = 401, description = "No valid identity token", body = ErrorBody),
+        (status = 403, description = "The account may not call `orders`", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED (RATE_LIMIT_SERVICE)", body = ErrorBody),
+    ))]
+pub async fn updates(
+    State(state): State<InternalState>,
+    correlation: CallContext,
+    _caller: ServiceCaller,
+    UpdatesQuery(request): UpdatesQuery,
+) -> Result<Json<OrderUpdates>, ApiError> {
+    let page = state
+        .downstreams
+        .orders()
+        .list_order_updates(&correlation, request)
+        .await?;
+    Ok(Json(OrderUpdates::try_from(page)?))
 }

@@ -122,3 +122,32 @@ pub struct StatusBody {
     )]
     pub status: Option<String>,
 }
+
+/// A page of orders by when they last changed (reconciliation).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderUpdates {
+    /// Oldest change first, each as it is now.
+    pub results: Vec<OrderV2>,
+    /// Where this page stopped: pass it as `cursor` for the next page, or
+    /// later to poll for newer changes.
+    pub next_cursor: String,
+    /// Whether more changes are known now.
+    pub more: bool,
+}
+
+impl TryFrom<pb::ListOrderUpdatesResponse> for OrderUpdates {
+    type Error = ApiError;
+
+    fn try_from(page: pb::ListOrderUpdatesResponse) -> Result<Self, ApiError> {
+        Ok(Self {
+            results: page
+                .orders
+                .into_iter()
+                .map(OrderV2::try_from)
+                .collect::<Result<_, _>>()?,
+            next_cursor: page.next_cursor,
+            more: page.more,
+        })
+    }
+}

@@ -53,7 +53,7 @@ fn typed(kind: FieldKind, raw: &str) -> Result<Kind, (&'static str, String)> {
 }
 
 /// RFC 3339 (`2025-01-01T00:00:00Z`) or a plain date (midnight UTC).
-fn timestamp(raw: &str) -> Option<Timestamp> {
+pub fn timestamp(raw: &str) -> Option<Timestamp> {
     let is_date = raw.len() == 10 && raw.as_bytes()[4] == b'-' && raw.as_bytes()[7] == b'-';
     if is_date {
         return Timestamp::from_str(&format!("{raw}T00:00:00Z")).ok();

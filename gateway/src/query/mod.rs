@@ -19,6 +19,7 @@ use crate::error::ApiError;
 pub use endpoint::{
     Addresses, Categories, Collections, Listing, Orders, Products, Search, SubCollection,
 };
+pub use filter::timestamp;
 pub use spec::CollectionSpec;
 
 /// A parsed and validated collection query, ready for the proto message.

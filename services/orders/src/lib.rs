@@ -5,6 +5,7 @@ mod book;
 pub mod config;
 pub mod outbox;
 mod service;
+mod updates;
 
 use std::sync::Arc;
 

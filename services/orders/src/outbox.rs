@@ -96,6 +96,9 @@ impl Outbox {
             self.store
                 .stream_add(STREAM, &fields, STREAM_LENGTH)
                 .await?;
+            if let Some(order) = &event.order {
+                crate::updates::record(&self.store, order).await?;
+            }
             published.insert(event.id.clone());
         }
         let emptied = if published.is_empty() {

@@ -52,4 +52,14 @@ impl OrderService for OrdersApi {
             self.orders.advance(&req.order_id, req.status).await?,
         ))
     }
+
+    async fn list_order_updates(
+        &self,
+        request: Request<ListOrderUpdatesRequest>,
+    ) -> Reply<ListOrderUpdatesResponse> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            crate::updates::list(&self.orders.store, &req).await?,
+        ))
+    }
 }

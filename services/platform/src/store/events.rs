@@ -1,8 +1,9 @@
-//! Streams (append-only logs read by consumer groups, at least once) and
-//! sets, for the few things that are neither one versioned value nor a
-//! cache: an order's events on their way to the back office, and the
-//! order books whose outbox still holds some. Redis Streams and sets on
-//! Redis; an in-process equivalent in memory.
+//! Streams (append-only logs read by consumer groups, at least once),
+//! sets and sorted sets, for the few things that are neither one versioned
+//! value nor a cache: an order's events on their way to the back office,
+//! the order books whose outbox still holds some, and orders by when they
+//! last changed. Redis Streams, sets and sorted sets on Redis; an
+//! in-process equivalent in memory.
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
@@ -167,6 +168,94 @@ impl Store {
     }
 }
 
+/// Ties a page of a sorted set may have to step over at its cursor's score.
+const TIES: usize = 64;
+
+impl Store {
+    /// Puts `member` in the sorted set `key` at `score`, or raises it
+    /// there (never lowers it: an older change arriving late is no news).
+    pub async fn zset_raise(&self, key: &str, member: &str, score: i64) -> Result<(), StoreError> {
+        match self {
+            Store::Memory(m) => {
+                m.events()
+                    .zsets
+                    .entry(key.to_string())
+                    .or_default()
+                    .raise(member, score);
+                Ok(())
+            }
+            Store::Redis(r) => {
+                let key = r.prefixed(key);
+                let mut cmd = redis::cmd("ZADD");
+                cmd.arg(&key).arg("GT").arg(score).arg(member);
+                r.command::<i64>(&cmd, &key, true).await.map(drop)
+            }
+        }
+    }
+
+    /// Up to `limit` members of `key` after `(score, member)` in the set's
+    /// order (score, then member), with their scores.
+    pub async fn zset_page(
+        &self,
+        key: &str,
+        after: (i64, &str),
+        limit: usize,
+    ) -> Result<Vec<(String, i64)>, StoreError> {
+        let page = match self {
+            Store::Memory(m) => m
+                .events()
+                .zsets
+                .get(key)
+                .map(|z| z.after(after, limit))
+                .unwrap_or_default(),
+            Store::Redis(r) => {
+                let key = r.prefixed(key);
+                let mut cmd = redis::cmd("ZRANGE");
+                cmd.arg(&key).arg(after.0).arg("+inf").arg("BYSCORE");
+                cmd.arg("LIMIT").arg(0).arg(limit + TIES).arg("WITHSCORES");
+                let flat: Vec<(String, f64)> = r.command(&cmd, &key, false).await?;
+                flat.into_iter()
+                    .map(|(member, score)| (member, score as i64))
+                    .filter(|(member, score)| (*score, member.as_str()) > after)
+                    .take(limit)
+                    .collect()
+            }
+        };
+        Ok(page)
+    }
+}
+
+/// A sorted set in memory: by (score, member), and each member's score.
+#[derive(Default)]
+struct MemoryZset {
+    order: BTreeSet<(i64, String)>,
+    scores: HashMap<String, i64>,
+}
+
+impl MemoryZset {
+    fn raise(&mut self, member: &str, score: i64) {
+        match self.scores.get(member) {
+            Some(&old) if old >= score => {}
+            old => {
+                if let Some(&old) = old {
+                    self.order.remove(&(old, member.to_string()));
+                }
+                self.order.insert((score, member.to_string()));
+                self.scores.insert(member.to_string(), score);
+            }
+        }
+    }
+
+    fn after(&self, (score, member): (i64, &str), limit: usize) -> Vec<(String, i64)> {
+        use std::ops::Bound::{Excluded, Unbounded};
+        self.order
+            .range((Excluded((score, member.to_string())), Unbounded))
+            .take(limit)
+            .map(|(score, member)| (member.clone(), *score))
+            .collect()
+    }
+}
+
 /// XREADGROUP's answer: `[[stream, [[id, [field, value, ...]], ...]]]`
 /// (nil when nothing is new).
 fn entries(reply: Value) -> Vec<StreamEntry> {
@@ -211,6 +300,7 @@ fn entries(reply: Value) -> Vec<StreamEntry> {
 pub struct MemoryEvents {
     streams: HashMap<String, MemoryStream>,
     pub(super) sets: HashMap<String, HashSet<String>>,
+    zsets: HashMap<String, MemoryZset>,
     sequence: u64,
 }
 

@@ -292,3 +292,38 @@ async fn streams_are_read_once_per_group_and_sets_hold_members_once() {
         assert_eq!(store.set_sample("pending", 10).await.unwrap(), ["y"], "{b}");
     }
 }
+
+/// A sorted set pages by (score, member) from a cursor, and a member's
+/// score only ever rises.
+#[tokio::test]
+async fn sorted_sets_page_from_a_cursor_and_scores_only_rise() {
+    for (store, _server) in backends().await {
+        let b = store.backend();
+        for (member, score) in [("c/1", 10), ("c/2", 20), ("d/3", 20), ("e/4", 30)] {
+            store.zset_raise("updated", member, score).await.unwrap();
+        }
+        store.zset_raise("updated", "c/1", 25).await.unwrap();
+        store.zset_raise("updated", "e/4", 5).await.unwrap();
+        let all = store.zset_page("updated", (0, ""), 10).await.unwrap();
+        let names: Vec<(&str, i64)> = all.iter().map(|(m, s)| (m.as_str(), *s)).collect();
+        assert_eq!(
+            names,
+            [("c/2", 20), ("d/3", 20), ("c/1", 25), ("e/4", 30)],
+            "{b}"
+        );
+        let page = store.zset_page("updated", (20, "c/2"), 2).await.unwrap();
+        let names: Vec<&str> = page.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            names,
+            ["d/3", "c/1"],
+            "{b}: after the cursor, ties by member"
+        );
+        assert!(
+            store
+                .zset_page("updated", (30, "e/4"), 2)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+}
