@@ -142,7 +142,7 @@ both_backends!(
 );
 
 /// A P-256 key as PKCS#8 PEM, and its kid as the service computes it.
-fn signing_key() -> (String, EncodingKey, String) {
+pub fn signing_key() -> (String, EncodingKey, String) {
     let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING).unwrap();
     let der = pair.to_pkcs8v1().unwrap();
     let body = STANDARD.encode(der.as_ref());

@@ -6,6 +6,7 @@
 mod journey;
 mod metrics;
 mod proxy;
+mod replicas;
 mod shutdown;
 mod traces;
 
@@ -85,6 +86,9 @@ impl Addrs {
 /// One running program; killed when dropped.
 pub struct Program {
     pub name: &'static str,
+    /// Where its addresses are kept: its name, or `<name>-<n>` for a
+    /// further replica.
+    key: String,
     child: Child,
     log: PathBuf,
     /// Given a metrics port, whose address it reports.
@@ -92,9 +96,9 @@ pub struct Program {
 }
 
 impl Program {
-    fn spawn(name: &'static str, env: Vec<(String, String)>, dir: &Path) -> Self {
+    fn spawn(name: &'static str, key: &str, env: Vec<(String, String)>, dir: &Path) -> Self {
         let metrics = env.iter().any(|(k, _)| k == "METRICS_LISTEN_ADDR");
-        let log = dir.join(format!("{name}.log"));
+        let log = dir.join(format!("{key}.log"));
         let file = std::fs::File::create(&log).expect("log file");
         let child = Command::new(env!("CARGO_BIN_EXE_storefront"))
             .arg(name)
@@ -107,6 +111,7 @@ impl Program {
             .expect("storefront binary starts");
         Self {
             name,
+            key: key.to_string(),
             child,
             log,
             metrics,
@@ -117,7 +122,7 @@ impl Program {
     async fn wait_listening(&mut self, addrs: &mut Addrs) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if addrs.read_log(self.name, &self.log()) {
+            if addrs.read_log(&self.key, &self.log()) {
                 return;
             }
             if let Some(status) = self.child.try_wait().expect("try_wait") {
@@ -233,7 +238,7 @@ impl Processes {
             for name in wave {
                 let mut env = environment(&addrs, &redis.url, name);
                 configure(name, &mut env, &addrs);
-                programs.push(Program::spawn(name, env, &dir));
+                programs.push(Program::spawn(name, name, env, &dir));
             }
             for program in &mut programs[first..] {
                 program.wait_listening(&mut addrs).await;
@@ -259,7 +264,7 @@ impl Processes {
             let key = format!("{}-metrics", program.name);
             while program.metrics && !processes.addrs.0.contains_key(&key) {
                 assert!(Instant::now() < deadline, "{key} never reported");
-                processes.addrs.read_log(program.name, &program.log());
+                processes.addrs.read_log(&program.key, &program.log());
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
@@ -280,6 +285,21 @@ impl Processes {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("the separate-process mesh never became ready");
+    }
+
+    /// Starts a further replica of `program` as `key`, with the
+    /// environment every program gets and `changes` on top.
+    pub async fn add(&mut self, program: &'static str, key: &str, changes: &[(String, String)]) {
+        let mut env = environment(&self.addrs, &self._redis.url, program);
+        env.extend(changes.iter().cloned());
+        let mut replica = Program::spawn(program, key, env, &self.dir);
+        replica.wait_listening(&mut self.addrs).await;
+        self.programs.push(replica);
+    }
+
+    /// The redis-server every program shares.
+    pub fn redis_url(&self) -> &str {
+        &self._redis.url
     }
 
     pub fn program(&mut self, name: &str) -> &mut Program {

@@ -1,0 +1,124 @@
+//! Replicas that agree: two gateways, two cart, two orders and two
+//! customers services as separate processes on one Redis, the second
+//! gateway and cart spreading their calls over both replicas of each
+//! callee (an address list). Money, sessions, budgets and order events
+//! stay right whichever replica a request meets.
+
+use reqwest::Method;
+
+use super::Processes;
+use crate::helpers::Api;
+use crate::journey::{Shopper, buyable};
+
+fn both(mesh: &Processes, program: &str) -> String {
+    format!(
+        "{},{}",
+        mesh.addrs.url(program),
+        mesh.addrs.url(&format!("{program}-2"))
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_of_every_stateful_program_agree() {
+    // Replicas of the customers service sign with one key (as the chart
+    // gives them one Secret); the gateways share one search budget.
+    let (pem, _, _) = crate::auth_tokens::signing_key();
+    let key = ("TOKEN_SIGNING_KEY".to_string(), pem.clone());
+    let configure = |program: &str, env: &mut Vec<(String, String)>, _: &super::Addrs| match program
+    {
+        "customers" => env.push(key.clone()),
+        "gateway" => env.push(("RATE_LIMIT_SEARCH".into(), "6/60s".into())),
+        _ => {}
+    };
+    let mut mesh = Processes::start(configure).await;
+    mesh.add("orders", "orders-2", &[]).await;
+    mesh.add("customers", "customers-2", std::slice::from_ref(&key))
+        .await;
+    let cart_env = vec![("ORDERS_URL".to_string(), both(&mesh, "orders"))];
+    mesh.add("cart", "cart-2", &cart_env).await;
+    let gateway_env = vec![
+        ("CART_URL".to_string(), both(&mesh, "cart")),
+        ("ORDERS_URL".to_string(), both(&mesh, "orders")),
+        ("CUSTOMERS_URL".to_string(), both(&mesh, "customers")),
+        ("RATE_LIMIT_SEARCH".to_string(), "6/60s".to_string()),
+    ];
+    mesh.add("gateway", "gateway-2", &gateway_env).await;
+    let one = &mesh.api;
+    let two = Api {
+        base: mesh.addrs.url("gateway-2"),
+        http: reqwest::Client::new(),
+    };
+
+    // 64 confirms of one checkout, half through each gateway: one order.
+    let shopper = Shopper::new(one).await;
+    let products = buyable(one, 1).await;
+    let cart = shopper.cart().await;
+    assert!(
+        shopper
+            .add(&cart, &products[0].0, 1, 1)
+            .await
+            .status
+            .is_success()
+    );
+    let session = shopper.checkout(&cart).await;
+    let id = session.body["id"].as_str().unwrap().to_string();
+    let path = format!("/checkout/{id}/confirm");
+    let confirms = (0..64).map(|n| {
+        let (api, token, path) = (if n % 2 == 0 { one } else { &two }, &shopper.token, &path);
+        async move { api.send(api.authed(Method::POST, path, token)).await }
+    });
+    let replies = futures::future::join_all(confirms).await;
+    for reply in &replies {
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(
+            reply.body["orderId"], replies[0].body["orderId"],
+            "one order"
+        );
+    }
+    let orders = two
+        .send(two.authed(Method::GET, "/orders", &shopper.token))
+        .await;
+    assert_eq!(orders.body["total"], 1, "{}", orders.body);
+
+    // A logout through one gateway is refused at the other at once.
+    let out = one
+        .send(one.authed(Method::POST, "/auth/logout", &shopper.token))
+        .await;
+    assert_eq!(out.status, 204);
+    two.send(two.authed(Method::GET, "/customers/me", &shopper.token))
+        .await
+        .error(401, "TOKEN_REVOKED");
+
+    // One budget (6 searches a minute per client), spent on both.
+    for n in 0..6 {
+        let api = if n % 2 == 0 { one } else { &two };
+        let reply = api.send(api.get("/search?query=shirt")).await;
+        assert_eq!(reply.status, 200, "search {n}: {}", reply.body);
+    }
+    for api in [one, &two] {
+        api.send(api.get("/search?query=shirt"))
+            .await
+            .error(429, "RATE_LIMIT_EXCEEDED");
+    }
+
+    // The order's event, published by whichever orders replica made it,
+    // reaches a consumer group once.
+    let store = storefront_platform::store::Store::redis(mesh.redis_url(), "sf:")
+        .await
+        .unwrap();
+    let stream = storefront_orders::outbox::STREAM;
+    let events = store
+        .stream_read_group(stream, "fulfilment", "f", 100)
+        .await
+        .unwrap();
+    let created: Vec<_> = events
+        .iter()
+        .filter(|e| e.field("type") == Some(&b"order.created"[..]))
+        .collect();
+    assert_eq!(created.len(), 1, "one order, one created event: {events:?}");
+    let again = store
+        .stream_read_group(stream, "fulfilment", "g", 100)
+        .await
+        .unwrap();
+    assert!(again.is_empty(), "once per group");
+}
