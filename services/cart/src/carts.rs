@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use storefront_platform::client::call::Caller;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, Updated};
+use storefront_platform::store::{Store, Updated, Versioned};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
@@ -124,10 +124,19 @@ impl Carts {
 
     /// The cart if it is `customer_id`'s; anyone else's is 404.
     pub async fn get(&self, customer_id: &str, cart_id: &str) -> Result<Cart, ServiceError> {
+        Ok(self.get_versioned(customer_id, cart_id).await?.value)
+    }
+
+    /// The cart with the version it was read at, to write it back by one
+    /// compare-and-set when nothing changed it since (`modify_from`).
+    async fn get_versioned(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+    ) -> Result<Versioned<Cart>, ServiceError> {
         let found = self.store.get_message::<Cart>(&cart_key(cart_id)).await?;
         found
-            .map(|f| f.value)
-            .filter(|c| c.customer_id == customer_id)
+            .filter(|c| c.value.customer_id == customer_id)
             .ok_or_else(|| not_found(cart_id))
     }
 
@@ -148,9 +157,20 @@ impl Carts {
         &self,
         customer_id: &str,
         cart_id: &str,
+        change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
+    ) -> Result<Cart, ServiceError> {
+        self.modify_from(customer_id, cart_id, None, change).await
+    }
+
+    /// As `modify`, starting from the cart as read (`seed`).
+    async fn modify_from(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+        seed: Option<Versioned<Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<Cart, ServiceError> {
-        self.write(customer_id, cart_id, |cart| {
+        self.write(customer_id, cart_id, seed, |cart| {
             if cart.state == CartState::Ordered as i32 {
                 return Err(ServiceError::new(
                     ErrorKind::Conflict,
@@ -172,12 +192,14 @@ impl Carts {
         &self,
         customer_id: &str,
         cart_id: &str,
+        seed: Option<Versioned<Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<Cart, ServiceError> {
         let ttl = Some(self.limits.idle_ttl);
+        let key = cart_key(cart_id);
         let updated = self
             .store
-            .update_message(&cart_key(cart_id), MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
+            .update_message_from(&key, seed, MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
                 if cart.customer_id != customer_id {
                     return Err(not_found(cart_id));
                 }
@@ -199,7 +221,7 @@ impl Carts {
         expected_version: i64,
         order_id: &str,
     ) -> Result<(), ServiceError> {
-        self.write(customer_id, cart_id, |cart| {
+        self.write(customer_id, cart_id, None, |cart| {
             if cart.state == CartState::Ordered as i32 {
                 if cart.order_id == order_id {
                     return Ok(());
@@ -253,11 +275,14 @@ impl Carts {
     /// Adds a line priced by the catalog, merging with an equal line.
     pub async fn add_line(&self, req: AddLineItemRequest) -> Result<Cart, ServiceError> {
         let wanted = quantity(req.quantity)?;
-        let cart = self.get(&req.customer_id, &req.cart_id).await?;
+        // This process's writers of the cart queue here, so the read below
+        // is still current at the write: one compare-and-set, no re-read.
+        let _turn = self.store.turn(&cart_key(&req.cart_id)).await;
+        let seed = self.get_versioned(&req.customer_id, &req.cart_id).await?;
         let (line, available) = self
-            .priced_line(&req.product_id, req.variant_id, &cart.currency_code)
+            .priced_line(&req.product_id, req.variant_id, &seed.value.currency_code)
             .await?;
-        self.modify(&req.customer_id, &req.cart_id, |cart| {
+        self.modify_from(&req.customer_id, &req.cart_id, Some(seed), |cart| {
             let lines = cart.line_items.len();
             let existing = cart
                 .line_items
@@ -300,15 +325,17 @@ impl Carts {
     /// that it is still for sale) exactly as adding it is.
     pub async fn set_quantity(&self, req: UpdateLineItemRequest) -> Result<Cart, ServiceError> {
         let q = quantity(req.quantity)?;
-        let cart = self.get(&req.customer_id, &req.cart_id).await?;
+        let _turn = self.store.turn(&cart_key(&req.cart_id)).await;
+        let seed = self.get_versioned(&req.customer_id, &req.cart_id).await?;
         let line_id = req.line_item_id.as_str();
-        let line = cart
+        let line = seed
+            .value
             .line_items
             .iter()
             .find(|l| l.id == line_id)
             .ok_or_else(|| ServiceError::not_found("line item", line_id))?;
         let (_, available) = self
-            .priced_line(&line.product_id, line.variant_id, &cart.currency_code)
+            .priced_line(&line.product_id, line.variant_id, &seed.value.currency_code)
             .await?;
         if q > available {
             return Err(invalid(
@@ -317,7 +344,7 @@ impl Carts {
                 format!("only {available} left in stock"),
             ));
         }
-        self.modify(&req.customer_id, &req.cart_id, |cart| {
+        self.modify_from(&req.customer_id, &req.cart_id, Some(seed), |cart| {
             let line = cart
                 .line_items
                 .iter_mut()

@@ -236,7 +236,7 @@ impl Store {
         let decode = |key: &str, bytes: &[u8]| {
             serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
         };
-        self.update_with(key, attempts, ttl, decode, encode, change)
+        self.update_with(key, None, attempts, ttl, (decode, encode), change)
             .await
     }
 
@@ -252,38 +252,74 @@ impl Store {
         T: prost::Message + Default,
         E: From<StoreError>,
     {
-        let encode = |value: &T| Ok(value.encode_to_vec());
-        self.update_with(key, attempts, ttl, decode_message, encode, change)
+        self.update_message_from(key, None, attempts, ttl, change)
             .await
     }
 
-    async fn update_with<T, R, E>(
+    /// This process's turn to read-modify-write `key` (Redis; in memory a
+    /// compare-and-set retry costs no round trip, so none is needed).
+    pub async fn turn(&self, key: &str) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self {
+            Store::Redis(r) => Some(r.turn(key).await),
+            Store::Memory(_) => None,
+        }
+    }
+
+    /// As [`Store::update_message`], starting from `seed`, the value as
+    /// the caller read it: when nothing wrote it since, the update is one
+    /// compare-and-set, without reading it again. With a seed the caller
+    /// holds the key's [`Store::turn`] from before its read, so that this
+    /// process's writers of the key queue rather than fail their
+    /// compare-and-set.
+    pub async fn update_message_from<T, R, E>(
         &self,
         key: &str,
+        seed: Option<Versioned<T>>,
         attempts: usize,
         ttl: Option<Duration>,
-        decode: impl Fn(&str, &[u8]) -> Result<T, StoreError>,
-        encode: impl Fn(&T) -> Result<Vec<u8>, StoreError>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: prost::Message + Default,
+        E: From<StoreError>,
+    {
+        let encode = |value: &T| Ok(value.encode_to_vec());
+        self.update_with(key, seed, attempts, ttl, (decode_message, encode), change)
+            .await
+    }
+
+    /// The loop of every update: `codec` reads and writes the stored form.
+    async fn update_with<T, R, E, D, En>(
+        &self,
+        key: &str,
+        mut seed: Option<Versioned<T>>,
+        attempts: usize,
+        ttl: Option<Duration>,
+        (decode, encode): (D, En),
         mut change: impl FnMut(&mut T) -> Result<R, E>,
     ) -> Result<Updated<R, T>, E>
     where
         E: From<StoreError>,
+        D: Fn(&str, &[u8]) -> Result<T, StoreError>,
+        En: Fn(&T) -> Result<Vec<u8>, StoreError>,
     {
-        let _turn = match self {
-            Store::Redis(r) => Some(r.turn(key).await),
-            // One process: a compare-and-set retry costs no round trip.
-            Store::Memory(_) => None,
+        // With a seed, the caller holds the turn already.
+        let _turn = match seed {
+            None => self.turn(key).await,
+            Some(_) => None,
         };
         for attempt in 0..attempts {
-            let Some(found) = self.get(key).await? else {
-                return Ok(Updated::Missing);
+            let (version, mut value) = match seed.take() {
+                Some(seed) => (seed.version, seed.value),
+                None => {
+                    let Some(found) = self.get(key).await? else {
+                        return Ok(Updated::Missing);
+                    };
+                    (found.version, decode(key, &found.value)?)
+                }
             };
-            let mut value = decode(key, &found.value)?;
             let result = change(&mut value)?;
-            if let Some(version) = self
-                .replace(key, found.version, &encode(&value)?, ttl)
-                .await?
-            {
+            if let Some(version) = self.replace(key, version, &encode(&value)?, ttl).await? {
                 return Ok(Updated::Done {
                     result,
                     value,
