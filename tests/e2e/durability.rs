@@ -15,16 +15,7 @@ async fn confirmed_orders(t: &TestMesh) -> Vec<(String, String)> {
     let mut made = Vec::new();
     for _ in 0..3 {
         let shopper = Shopper::new(t).await;
-        let cart = shopper.cart().await;
-        assert!(
-            shopper
-                .add(&cart, &products[0].0, 1, 1)
-                .await
-                .status
-                .is_success()
-        );
-        let session = shopper.checkout(&cart).await;
-        let id = session.body["id"].as_str().unwrap().to_string();
+        let id = shopper.checkout_one(&products[0].0).await;
         let confirmed = shopper.confirm(&id).await;
         assert_eq!(confirmed.status, 200, "{}", confirmed.body);
         let order = confirmed.body["orderId"].as_str().unwrap().to_string();

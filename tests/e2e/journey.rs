@@ -95,6 +95,17 @@ impl<'a> Shopper<'a> {
         .await
     }
 
+    /// A new cart with one of `product` and a checkout opened for it: the
+    /// checkout session's id.
+    pub async fn checkout_one(&self, product: &str) -> String {
+        let cart = self.cart().await;
+        let added = self.add(&cart, product, 1, 1).await;
+        assert!(added.status.is_success(), "{}", added.body);
+        let session = self.checkout(&cart).await;
+        assert_eq!(session.status, 201, "{}", session.body);
+        session.body["id"].as_str().unwrap().to_string()
+    }
+
     pub async fn confirm(&self, session: &str) -> Reply {
         self.send(Method::POST, &format!("/checkout/{session}/confirm"), None)
             .await

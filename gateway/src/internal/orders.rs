@@ -5,14 +5,15 @@ use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
 use storefront_proto::orders::v1::{AdvanceOrderRequest, ListOrderUpdatesRequest};
 use utoipa::IntoParams;
-use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
-use utoipa::openapi::{ObjectBuilder, Required, Schema, Type};
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::{ObjectBuilder, Schema, Type};
 
 use super::{InternalState, ServiceCaller};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::orders::{OrderUpdates, OrderV2, StatusBody, parse_status};
+use crate::query::schema::optional_query;
 use crate::query::{invalid_parameter, timestamp};
 
 /// Fulfilment: PROCESSING, SHIPPED, DELIVERED, one step at a time.
@@ -99,13 +100,7 @@ impl IntoParams for UpdatesQuery {
         ]
         .into_iter()
         .map(|(name, description, schema): (&str, &str, Schema)| {
-            ParameterBuilder::new()
-                .name(name)
-                .parameter_in(ParameterIn::Query)
-                .required(Required::False)
-                .description(Some(description))
-                .schema(Some(schema))
-                .build()
+            optional_query(name, description, schema).build()
         })
         .collect()
     }

@@ -20,17 +20,24 @@ const MAX_VALUE_CHARS: usize = 256;
 /// A string with no control character (ECMA-262 pattern).
 pub const NO_CONTROL_CHARACTERS: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
 
+/// An optional query parameter, to be finished (`build`).
+pub fn optional_query(
+    name: &str,
+    description: impl Into<String>,
+    schema: Schema,
+) -> ParameterBuilder {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(schema))
+}
+
 /// Every query parameter of a collection endpoint, in the order a reader
 /// wants them: paging, `sort`, the explicit filters, then `filter`.
 pub fn parameters(spec: &CollectionSpec, default_order: &str) -> Vec<Parameter> {
-    let query = |name: &str, description: String, schema: Schema| {
-        ParameterBuilder::new()
-            .name(name)
-            .parameter_in(ParameterIn::Query)
-            .required(Required::False)
-            .description(Some(description))
-            .schema(Some(schema))
-    };
+    let query = optional_query;
     let integer = |format: KnownFormat, minimum: i64, default: u64| {
         ObjectBuilder::new()
             .schema_type(Type::Integer)

@@ -52,16 +52,7 @@ async fn two_replicas_of_every_stateful_program_agree() {
     // 64 confirms of one checkout, half through each gateway: one order.
     let shopper = Shopper::new(one).await;
     let products = buyable(one, 1).await;
-    let cart = shopper.cart().await;
-    assert!(
-        shopper
-            .add(&cart, &products[0].0, 1, 1)
-            .await
-            .status
-            .is_success()
-    );
-    let session = shopper.checkout(&cart).await;
-    let id = session.body["id"].as_str().unwrap().to_string();
+    let id = shopper.checkout_one(&products[0].0).await;
     let path = format!("/checkout/{id}/confirm");
     let confirms = (0..64).map(|n| {
         let (api, token, path) = (if n % 2 == 0 { one } else { &two }, &shopper.token, &path);
