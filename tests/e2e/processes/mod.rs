@@ -17,7 +17,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use storefront_platform::identity::dev_issuer::JWKS_PATH;
-use storefront_platform::testing::RedisServer;
+use storefront_platform::testing::{RedisCluster, RedisServer};
 use storefront_platform::topology::{self, Role};
 
 use crate::helpers::Api;
@@ -179,18 +179,57 @@ pub struct Processes {
     pub api: Api,
     pub addrs: Addrs,
     programs: Vec<Program>,
-    _redis: RedisServer,
+    _redis: SharedRedis,
     dir: PathBuf,
+}
+
+/// The Redis every program shares: one server, or a cluster.
+pub enum SharedRedis {
+    Server(RedisServer),
+    Cluster(RedisCluster),
+}
+
+impl SharedRedis {
+    pub fn server() -> Self {
+        SharedRedis::Server(RedisServer::start().expect("redis-server on PATH"))
+    }
+
+    pub fn cluster() -> Self {
+        SharedRedis::Cluster(RedisCluster::start().expect("a Redis Cluster on loopback"))
+    }
+
+    /// What the store opens: a URL, or the cluster's node URLs.
+    pub fn url(&self) -> &str {
+        match self {
+            SharedRedis::Server(server) => &server.url,
+            SharedRedis::Cluster(cluster) => &cluster.url,
+        }
+    }
+
+    /// The variable a program is given, as an operator writes it.
+    fn variable(&self) -> (&'static str, String) {
+        match self {
+            SharedRedis::Server(server) => ("REDIS_URL", server.url.clone()),
+            SharedRedis::Cluster(cluster) => {
+                let nodes: Vec<String> = cluster
+                    .ports
+                    .iter()
+                    .map(|p| format!("127.0.0.1:{p}"))
+                    .collect();
+                ("REDIS_CLUSTER_NODES", nodes.join(","))
+            }
+        }
+    }
 }
 
 /// What every program gets, and what each one needs of its own; `addrs`
 /// holds the programs it calls, already listening.
-fn environment(addrs: &Addrs, redis: &str, program: &str) -> Vec<(String, String)> {
+fn environment(addrs: &Addrs, redis: &SharedRedis, program: &str) -> Vec<(String, String)> {
     let mut env = vec![
         ("APP_ENV", "local".to_owned()),
         ("RUST_LOG", "info".to_owned()),
         ("LISTEN_ADDR", "127.0.0.1:0".to_owned()),
-        ("REDIS_URL", redis.to_owned()),
+        redis.variable(),
     ];
     let p = topology::program(program).expect("a program of the topology");
     if p.role != Role::Issuer {
@@ -222,7 +261,14 @@ impl Processes {
     /// the programs started before it listen. Returns once the gateway is
     /// ready.
     pub async fn start(configure: impl Fn(&str, &mut Vec<(String, String)>, &Addrs)) -> Self {
-        let redis = RedisServer::start().expect("redis-server on PATH");
+        Self::start_on(SharedRedis::server(), configure).await
+    }
+
+    /// As `start`, every program on `redis`.
+    pub async fn start_on(
+        redis: SharedRedis,
+        configure: impl Fn(&str, &mut Vec<(String, String)>, &Addrs),
+    ) -> Self {
         let dir =
             std::env::temp_dir().join(format!("storefront-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("log dir");
@@ -236,7 +282,7 @@ impl Processes {
             assert!(!wave.is_empty(), "nothing can start among {rest:?}");
             let first = programs.len();
             for name in wave {
-                let mut env = environment(&addrs, &redis.url, name);
+                let mut env = environment(&addrs, &redis, name);
                 configure(name, &mut env, &addrs);
                 programs.push(Program::spawn(name, name, env, &dir));
             }
@@ -290,7 +336,7 @@ impl Processes {
     /// Starts a further replica of `program` as `key`, with the
     /// environment every program gets and `changes` on top.
     pub async fn add(&mut self, program: &'static str, key: &str, changes: &[(String, String)]) {
-        let mut env = environment(&self.addrs, &self._redis.url, program);
+        let mut env = environment(&self.addrs, &self._redis, program);
         env.extend(changes.iter().cloned());
         let mut replica = Program::spawn(program, key, env, &self.dir);
         replica.wait_listening(&mut self.addrs).await;
@@ -299,7 +345,7 @@ impl Processes {
 
     /// The redis-server every program shares.
     pub fn redis_url(&self) -> &str {
-        &self._redis.url
+        self._redis.url()
     }
 
     pub fn program(&mut self, name: &str) -> &mut Program {

@@ -6,7 +6,7 @@
 
 use reqwest::Method;
 
-use super::Processes;
+use super::{Processes, SharedRedis};
 use crate::helpers::Api;
 use crate::journey::{Shopper, buyable};
 
@@ -20,6 +20,16 @@ fn both(mesh: &Processes, program: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_of_every_stateful_program_agree() {
+    agree(SharedRedis::server()).await;
+}
+
+/// The same on a Redis Cluster (three primaries, three replicas).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_of_every_stateful_program_agree_on_a_cluster() {
+    agree(SharedRedis::cluster()).await;
+}
+
+async fn agree(redis: SharedRedis) {
     // Replicas of the customers service sign with one key (as the chart
     // gives them one Secret); the gateways share one search budget.
     let (pem, _, _) = crate::auth_tokens::signing_key();
@@ -30,7 +40,7 @@ async fn two_replicas_of_every_stateful_program_agree() {
         "gateway" => env.push(("RATE_LIMIT_SEARCH".into(), "6/60s".into())),
         _ => {}
     };
-    let mut mesh = Processes::start(configure).await;
+    let mut mesh = Processes::start_on(redis, configure).await;
     mesh.add("orders", "orders-2", &[]).await;
     mesh.add("customers", "customers-2", std::slice::from_ref(&key))
         .await;
