@@ -316,6 +316,16 @@ fn pod_env(docs: &[Value], program: &str) -> EnvReader {
     if env.raw("REDIS_URL") == Some("stand-in") {
         env.set("REDIS_URL", "rediss://redis.example:6380/");
     }
+    if env.raw("REDIS_CA_FILE").is_some() {
+        // The mounted ConfigMap's certificate, as the pod would read it.
+        let ca = std::env::temp_dir().join(format!("chart-redis-ca-{}.crt", std::process::id()));
+        std::fs::write(
+            &ca,
+            "-----BEGIN CERTIFICATE-----\nstand-in\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        env.set("REDIS_CA_FILE", ca.display().to_string());
+    }
     if env.raw("REDIS_CLUSTER_NODES") == Some("stand-in") {
         env.set(
             "REDIS_CLUSTER_NODES",
@@ -538,4 +548,36 @@ fn grpc_services_are_headless() {
         let headless = service["spec"]["clusterIP"] == "None";
         assert_eq!(headless, program != "gateway", "{program}");
     }
+}
+
+/// `redis.caConfigMap`: every stateful program mounts the CA's ConfigMap
+/// read-only and is told where (`REDIS_CA_FILE`), and accepts it.
+#[test]
+fn a_private_redis_ca_is_mounted_and_named() {
+    let rendered = render("production", &["--set", "redis.caConfigMap=redis-ca"]).unwrap();
+    let docs = documents(&rendered);
+    let mut mounted = 0;
+    for program in deployed() {
+        let env = pod_env(&docs, program);
+        let pod = &named(&docs, "Deployment", &format!("{RELEASE}-{program}"))["spec"]["template"]
+            ["spec"];
+        let volume = pod["volumes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|v| v["configMap"]["name"] == "redis-ca");
+        assert_eq!(
+            volume.is_some(),
+            env.raw("REDIS_CA_FILE").is_some(),
+            "{program}"
+        );
+        if volume.is_some() {
+            let mount = &pod["containers"][0]["volumeMounts"][0];
+            assert_eq!(mount["mountPath"], "/etc/storefront/redis-ca", "{program}");
+            assert_eq!(mount["readOnly"], true);
+            mounted += 1;
+        }
+        config_accepts(program, &env).unwrap_or_else(|e| panic!("{program}: {e}"));
+    }
+    assert_eq!(mounted, 5, "gateway, catalog, customers, cart, orders");
 }
