@@ -131,7 +131,8 @@ pub fn app(
         trusted: config.rate_limits.trusted_proxies.clone(),
         login_failures,
     });
-    let redis = matches!(store, Store::Redis(_)).then(|| store.clone());
+    // Behind an Arc: axum clones the state for every extraction.
+    let redis = matches!(store, Store::Redis(_)).then(|| Arc::new(store.clone()));
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
         &config.token_audience,

@@ -20,7 +20,7 @@ pub struct AppState {
     pub downstreams: Arc<Downstreams>,
     /// The Redis holding sessions and budgets, which readiness checks
     /// (none in memory).
-    pub redis: Option<Store>,
+    pub redis: Option<Arc<Store>>,
     /// Customer token verification.
     pub auth: SharedAuth,
     pub limits: Arc<RateLimits>,

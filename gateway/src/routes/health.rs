@@ -79,7 +79,7 @@ pub async fn ready(
     let downstreams = state.downstreams.all();
     let serving = futures::future::join(
         futures::future::join_all(downstreams.iter().map(|d| d.serving())),
-        redis_answers(state.redis.as_ref()),
+        redis_answers(state.redis.as_deref()),
     );
     let (serving, redis) = serving.await;
     let mut named: Vec<(&'static str, bool)> =

@@ -81,12 +81,11 @@ pub async fn list(
     let entries = store
         .zset_page(UPDATED, (score, &member), SCAN.min(limit * 4).max(limit))
         .await?;
-    let scanned = entries.len();
     let mut orders = Vec::new();
     let mut stopped_early = false;
-    for (i, (entry, at)) in entries.into_iter().enumerate() {
+    for (entry, at) in entries {
         if orders.len() == limit {
-            stopped_early = i < scanned;
+            stopped_early = true;
             break;
         }
         if let Some(order) = current(store, &entry).await?

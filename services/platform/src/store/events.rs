@@ -39,7 +39,7 @@ impl Store {
         match self {
             Store::Memory(m) => Ok(m.events().add(stream, fields, max_len)),
             Store::Redis(r) => {
-                let key = r.prefixed(stream);
+                let key = r.key(stream);
                 let mut cmd = redis::cmd("XADD");
                 cmd.arg(&key).arg("MAXLEN").arg("~").arg(max_len).arg("*");
                 for (name, value) in fields {
@@ -63,7 +63,7 @@ impl Store {
         match self {
             Store::Memory(m) => Ok(m.events().read_group(stream, group, count)),
             Store::Redis(r) => {
-                let key = r.prefixed(stream);
+                let key = r.key(stream);
                 let mut create = redis::cmd("XGROUP");
                 create
                     .arg("CREATE")
@@ -105,7 +105,7 @@ impl Store {
                 Ok(())
             }
             Store::Redis(r) => {
-                let key = r.prefixed(stream);
+                let key = r.key(stream);
                 let mut cmd = redis::cmd("XACK");
                 cmd.arg(&key).arg(group).arg(ids);
                 r.command::<i64>(&cmd, &key, false).await.map(drop)
@@ -124,7 +124,7 @@ impl Store {
                 Ok(())
             }
             Store::Redis(r) => {
-                let key = r.prefixed(key);
+                let key = r.key(key);
                 let mut cmd = redis::cmd("SADD");
                 cmd.arg(&key).arg(member);
                 r.command::<i64>(&cmd, &key, true).await.map(drop)
@@ -141,7 +141,7 @@ impl Store {
                 Ok(())
             }
             Store::Redis(r) => {
-                let key = r.prefixed(key);
+                let key = r.key(key);
                 let mut cmd = redis::cmd("SREM");
                 cmd.arg(&key).arg(member);
                 r.command::<i64>(&cmd, &key, false).await.map(drop)
@@ -159,7 +159,7 @@ impl Store {
                 .map(|set| set.iter().take(count).cloned().collect())
                 .unwrap_or_default()),
             Store::Redis(r) => {
-                let key = r.prefixed(key);
+                let key = r.key(key);
                 let mut cmd = redis::cmd("SRANDMEMBER");
                 cmd.arg(&key).arg(count);
                 r.command(&cmd, &key, false).await
@@ -185,7 +185,7 @@ impl Store {
                 Ok(())
             }
             Store::Redis(r) => {
-                let key = r.prefixed(key);
+                let key = r.key(key);
                 let mut cmd = redis::cmd("ZADD");
                 cmd.arg(&key).arg("GT").arg(score).arg(member);
                 r.command::<i64>(&cmd, &key, true).await.map(drop)
@@ -209,7 +209,7 @@ impl Store {
                 .map(|z| z.after(after, limit))
                 .unwrap_or_default(),
             Store::Redis(r) => {
-                let key = r.prefixed(key);
+                let key = r.key(key);
                 let mut cmd = redis::cmd("ZRANGE");
                 cmd.arg(&key).arg(after.0).arg("+inf").arg("BYSCORE");
                 cmd.arg("LIMIT").arg(0).arg(limit + TIES).arg("WITHSCORES");

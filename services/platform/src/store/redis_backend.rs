@@ -226,7 +226,8 @@ impl RedisStore {
         Ok(())
     }
 
-    fn key(&self, key: &str) -> String {
+    /// `key` with this store's prefix.
+    pub(super) fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }
 
@@ -412,11 +413,6 @@ impl RedisStore {
             self.replicated(key).await?;
         }
         Ok(value)
-    }
-
-    /// `key` with this store's prefix.
-    pub(super) fn prefixed(&self, key: &str) -> String {
-        self.key(key)
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {
