@@ -9,6 +9,9 @@
 # them to target/bench/scale-SIZE.json with time to ready, index build
 # times and RSS (idle, under load). Customer routes run again on Redis when
 # redis-server is installed.
+# Checkout open and confirm run (memory and Redis) through bench/floor's
+# `checkout` driver, against that driver's own floor. ROUTES=customer runs
+# only the floors and the customer routes (for work on the write path).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,10 +35,11 @@ if ! command -v wrk >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq wrk >/dev/null
 fi
 # One invocation, so both binaries share one feature resolution (no rebuild).
-cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor
+cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor --bin checkout
+only=${ROUTES:-all}
 
 export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
-  RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off
+  RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off RATE_LIMIT_SIGNUP=off RATE_LIMIT_LOGIN_ACCOUNT=off
 rss() { echo $(( $(awk '/VmRSS/ {print $2}' "/proc/$1/status") / 1024 )); }
 now_ms() { date +%s%3N; }
 
@@ -102,6 +106,7 @@ for i in $(seq 0 499); do w=${words[RANDOM % ${#words[@]}]}; echo "/search/sugge
 mapfile -t ids < <(for o in 0 100 200; do curl -sf "${H[@]}" "$base/products?limit=100&offset=$o&inStock=true&status=active&sort=popularity:desc"; echo; done \
   | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]')
 for i in $(seq 0 499); do echo "/products/${ids[RANDOM % ${#ids[@]}]}"; done >"$work/detail"
+printf '%s\n' "${ids[@]}" >"$work/stocked"
 echo "/categories/tree" >"$work/tree"
 echo "/json" >"$work/json"
 echo "/hop" >"$work/hop"
@@ -119,12 +124,18 @@ customer() {
   local token; token=$(cat "$work/token-$tag")
   : >"$work/add-$tag"; : >"$work/cart-$tag"; : >"$work/body-$tag"
   # 16 carts x 100 products each (a cart's line cap; stock >= 40 each): a
-  # line grows by one every ~1,600 adds, so no add meets a limit.
+  # line grows by one every ~1,600 adds, so no add meets a limit. The list
+  # takes the carts in turn, so concurrent adds spread over the carts as
+  # shoppers' do (before, it took each cart's 100 lines in a row, and all
+  # 64 connections queued on one or two carts).
+  local carts=()
   for c in $(seq 1 16); do
-    local cart; cart=$(curl -sf -X POST "${H[@]}" -H "X-BFF-Token: $token" "$b/carts" | grep -o '"id":"[0-9a-f-]\{36\}"' | head -1 | cut -d'"' -f4)
-    echo "/carts/$cart" >>"$work/cart-$tag"
-    for i in $(seq 0 99); do
-      echo "/carts/$cart/line-items" >>"$work/add-$tag"
+    carts+=("$(curl -sf -X POST "${H[@]}" -H "X-BFF-Token: $token" "$b/carts" | grep -o '"id":"[0-9a-f-]\{36\}"' | head -1 | cut -d'"' -f4)")
+    echo "/carts/${carts[c - 1]}" >>"$work/cart-$tag"
+  done
+  for i in $(seq 0 99); do
+    for c in $(seq 1 16); do
+      echo "/carts/${carts[c - 1]}/line-items" >>"$work/add-$tag"
       echo "{\"productId\":\"${ids[(c * 7 + i) % ${#ids[@]}]}\",\"variantId\":1,\"quantity\":1}" >>"$work/body-$tag"
     done
   done
@@ -150,6 +161,21 @@ routes() { # PORT LABEL: the customer routes of one mesh
   WRK_METHOD=POST WRK_BODIES="$work/body-$p" measure "cart line add ($label)" "$work/add-$p" "$c" \
     -H "X-BFF-Token: $token" -H 'Content-Type: application/json' "http://127.0.0.1:$p"
   measure "cart read ($label)" "$work/cart-$p" "$c" -H "X-BFF-Token: $token" "http://127.0.0.1:$p"
+  checkout "http://127.0.0.1:$p" "$label" "$c"
+}
+
+# checkout BASE LABEL CONNS: open and confirm by the checkout driver, with
+# the driver's own floor (its rows are compared with that one).
+checkout() {
+  local out
+  out=$(./target/release/checkout "$1" "http://127.0.0.1:$floor_port/hop" "$work/stocked" "${duration%s}" "$3" 2>"$work/checkout.err") \
+    || { echo "checkout driver failed:" >&2; grep -v '^ ' "$work/checkout.err" | tail -5 >&2; return 0; }
+  while read -r _ rest; do
+    local name=${rest% * * * * *} figures=${rest##"${rest% * * * * *}" }
+    [[ $name == driver* ]] || name="$name ($2)"
+    results+=("$name $3 $figures")
+    printf '%-34s c=%-3s %s\n' "$name" "$3" "$figures" >&2
+  done < <(grep '^RESULT' <<<"$out")
 }
 
 customer $port
@@ -157,15 +183,17 @@ peak_rss=0
 for c in "${conns[@]}"; do
   measure "floor: bare axum JSON" "$work/json" "$c" "http://127.0.0.1:$floor_port"
   measure "floor: axum -> tonic -> JSON" "$work/hop" "$c" "http://127.0.0.1:$floor_port"
-  measure "/products?limit=20" "$work/list" "$c" "$base"
-  measure "/products/{id}" "$work/detail" "$c" "$base"
-  measure "/products filtered+sorted" "$work/filtered" "$c" "$base"
-  measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
-  measure "/search one word" "$work/word" "$c" "$base"
-  measure "/search typo" "$work/typo" "$c" "$base"
-  measure "/search two words" "$work/two" "$c" "$base"
-  measure "/search/suggestions" "$work/suggest" "$c" "$base"
-  measure "/categories/tree" "$work/tree" "$c" "$base"
+  if [ "$only" = all ]; then
+    measure "/products?limit=20" "$work/list" "$c" "$base"
+    measure "/products/{id}" "$work/detail" "$c" "$base"
+    measure "/products filtered+sorted" "$work/filtered" "$c" "$base"
+    measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
+    measure "/search one word" "$work/word" "$c" "$base"
+    measure "/search typo" "$work/typo" "$c" "$base"
+    measure "/search two words" "$work/two" "$c" "$base"
+    measure "/search/suggestions" "$work/suggest" "$c" "$base"
+    measure "/categories/tree" "$work/tree" "$c" "$base"
+  fi
   routes $port memory "$c"
   r=$(rss "$mesh"); [ "$r" -gt "$peak_rss" ] && peak_rss=$r
 done
@@ -192,7 +220,9 @@ fi
   for r in "${results[@]}"; do
     read -r -a f <<<"$r"
     n=${#f[@]}; name="${f[*]:0:n-6}"
-    hop=$(printf '%s\n' "${results[@]}" | awk -v c="${f[n-6]}" '$0 ~ /^floor: axum -> tonic/ && $(NF-5)==c {print $(NF-4)}')
+    floor_row='^floor: axum -> tonic'
+    [[ $name == checkout* ]] && floor_row='^driver floor: axum -> tonic'
+    hop=$(printf '%s\n' "${results[@]}" | awk -v c="${f[n-6]}" -v row="$floor_row" '$0 ~ row && $(NF-5)==c {print $(NF-4); exit}')
     [ $first = 1 ] || printf ','
     first=0
     printf '{"route":"%s","connections":%s,"rps":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"errors":%s,"vs_hop":%s}' \
