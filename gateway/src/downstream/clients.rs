@@ -18,6 +18,8 @@ use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::search::v1 as search;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 
+use storefront_platform::client::call::{CallError, CallScope, Policy};
+use storefront_platform::client::raw;
 use storefront_platform::typed_client;
 
 use storefront_proto::cart::v1::cart_service_server;
@@ -152,11 +154,52 @@ clients! {
     }
 }
 
+/// Methods whose replies the gateway writes out without reading them
+/// (`transcode`): the same calls as the typed client's (a test holds the
+/// names to its list, which the allow-lists follow), with the reply kept
+/// as the bytes it arrived in.
+macro_rules! undecoded {
+    ($client:ident of $service:literal {
+        $( $policy:ident $method:ident = $name:literal ($request:ty); )*
+    }) => {
+        impl $client<'_> {
+            /// The gRPC names of the undecoded methods.
+            #[cfg(test)]
+            pub const UNDECODED: &'static [&'static str] = &[$($name),*];
+
+            $(
+                pub async fn $method(
+                    self,
+                    scope: &impl CallScope,
+                    message: $request,
+                ) -> Result<bytes::Bytes, CallError> {
+                    let caller = self.0;
+                    let method = ($service, $name, concat!("/", $service, "/", $name));
+                    caller
+                        .call(scope, Policy::$policy, message, |request| {
+                            raw::unary(caller.peer.channel.clone(), request, method)
+                        })
+                        .await
+                }
+            )*
+        }
+    };
+}
+
+undecoded!(Cart of "storefront.cart.v1.CartService" {
+    Write create_cart_bytes = "CreateCart" (cart::CreateCartRequest);
+    Read get_cart_bytes = "GetCart" (cart::GetCartRequest);
+    Write update_cart_bytes = "UpdateCart" (cart::UpdateCartRequest);
+    Write add_line_item_bytes = "AddLineItem" (cart::AddLineItemRequest);
+    Write update_line_item_bytes = "UpdateLineItem" (cart::UpdateLineItemRequest);
+    Write remove_line_item_bytes = "RemoveLineItem" (cart::RemoveLineItemRequest);
+});
+
 #[cfg(test)]
 mod tests {
     use storefront_platform::topology::GATEWAY;
 
-    use super::Downstreams;
+    use super::{Cart, Downstreams};
 
     /// The downstreams declared here are the gateway's calls in the
     /// topology (which grants its account and renders the chart's
@@ -165,5 +208,18 @@ mod tests {
     fn the_downstreams_are_the_topology_s() {
         let topology: Vec<&str> = GATEWAY.downstreams().map(|p| p.name).collect();
         assert_eq!(Downstreams::NAMES, topology.as_slice());
+    }
+
+    /// A method called undecoded is one of its typed client's, with the
+    /// reply that client declares (the transcoder reads that message).
+    #[test]
+    fn undecoded_methods_are_the_typed_client_s() {
+        let typed = Cart::methods();
+        for name in Cart::UNDECODED {
+            assert!(
+                typed.iter().any(|m| m == name),
+                "{name} is not in {typed:?}"
+            );
+        }
     }
 }

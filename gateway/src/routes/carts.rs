@@ -1,6 +1,5 @@
 //! Carts and their line items: the caller's own only (anyone else's is 404).
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use storefront_proto::cart::v1::{
@@ -15,6 +14,7 @@ use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::bounded::Id;
 use crate::model::cart::{AddLineItemBody, Cart, CreateCartBody, QuantityBody, UpdateCartBody};
 use crate::state::AppState;
+use crate::transcode::{self, JsonBytes};
 
 fn required(field: &str) -> ApiError {
     ApiError::invalid_field(field, "REQUIRED", format!("{field} is required"))
@@ -32,20 +32,18 @@ pub async fn create_cart(
     correlation: CallContext,
     customer: Customer,
     OptionalJson(body): OptionalJson<CreateCartBody>,
-) -> Result<(StatusCode, Json<Cart>), ApiError> {
+) -> Result<(StatusCode, JsonBytes), ApiError> {
     let currency_code = body.and_then(|b| b.currency_code).unwrap_or_default();
     let message = CreateCartRequest {
         customer_id: customer.id().to_string(),
         currency_code,
     };
-    let cart = Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .create_cart(&correlation, message)
-            .await?,
-    )?;
-    Ok((StatusCode::CREATED, Json(cart)))
+    let reply = state
+        .downstreams
+        .cart()
+        .create_cart_bytes(&correlation, message)
+        .await?;
+    Ok((StatusCode::CREATED, transcode::cart(&reply)?))
 }
 
 /// One of the caller's carts.
@@ -60,18 +58,17 @@ pub async fn get_cart(
     correlation: CallContext,
     customer: Customer,
     Path(cart_id): Path<String>,
-) -> Result<Json<Cart>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let message = GetCartRequest {
         customer_id: customer.id().to_string(),
         cart_id,
     };
-    Ok(Json(Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .get_cart(&correlation, message)
-            .await?,
-    )?))
+    let reply = state
+        .downstreams
+        .cart()
+        .get_cart_bytes(&correlation, message)
+        .await?;
+    transcode::cart(&reply)
 }
 
 /// Deletes a cart.
@@ -115,7 +112,7 @@ pub async fn update_cart(
     customer: Customer,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<UpdateCartBody>,
-) -> Result<Json<Cart>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let (discount_code, clear) = match body.discount_code {
         None => (None, false),
         Some(None) => (None, true),
@@ -128,13 +125,12 @@ pub async fn update_cart(
         discount_code,
         clear_discount_codes: clear,
     };
-    Ok(Json(Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .update_cart(&correlation, message)
-            .await?,
-    )?))
+    let reply = state
+        .downstreams
+        .cart()
+        .update_cart_bytes(&correlation, message)
+        .await?;
+    transcode::cart(&reply)
 }
 
 /// Adds a product variant at the catalog's price, merging equal lines.
@@ -153,7 +149,7 @@ pub async fn add_line_item(
     customer: Customer,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<AddLineItemBody>,
-) -> Result<Json<Cart>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let product_id = body
         .product_id
         .map(Id::into_inner)
@@ -167,13 +163,12 @@ pub async fn add_line_item(
         variant_id,
         quantity,
     };
-    Ok(Json(Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .add_line_item(&correlation, message)
-            .await?,
-    )?))
+    let reply = state
+        .downstreams
+        .cart()
+        .add_line_item_bytes(&correlation, message)
+        .await?;
+    transcode::cart(&reply)
 }
 
 /// Sets a line's quantity.
@@ -193,7 +188,7 @@ pub async fn update_line_item(
     customer: Customer,
     Path((cart_id, line_item_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<QuantityBody>,
-) -> Result<Json<Cart>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let quantity = body.quantity.ok_or_else(|| required("quantity"))?;
     let message = UpdateLineItemRequest {
         customer_id: customer.id().to_string(),
@@ -201,13 +196,12 @@ pub async fn update_line_item(
         line_item_id,
         quantity,
     };
-    Ok(Json(Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .update_line_item(&correlation, message)
-            .await?,
-    )?))
+    let reply = state
+        .downstreams
+        .cart()
+        .update_line_item_bytes(&correlation, message)
+        .await?;
+    transcode::cart(&reply)
 }
 
 /// Removes a line.
@@ -223,17 +217,16 @@ pub async fn remove_line_item(
     correlation: CallContext,
     customer: Customer,
     Path((cart_id, line_item_id)): Path<(String, String)>,
-) -> Result<Json<Cart>, ApiError> {
+) -> Result<JsonBytes, ApiError> {
     let message = RemoveLineItemRequest {
         customer_id: customer.id().to_string(),
         cart_id,
         line_item_id,
     };
-    Ok(Json(Cart::try_from(
-        state
-            .downstreams
-            .cart()
-            .remove_line_item(&correlation, message)
-            .await?,
-    )?))
+    let reply = state
+        .downstreams
+        .cart()
+        .remove_line_item_bytes(&correlation, message)
+        .await?;
+    transcode::cart(&reply)
 }

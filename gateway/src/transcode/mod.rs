@@ -1,10 +1,11 @@
-//! Replies that carry many products (listings, search, suggestions)
-//! written as JSON straight from the protobuf bytes the downstream sent:
-//! no message decoded into owned strings and maps, no model built, no
-//! second pass by `serde`. The JSON is byte for byte what the models in
-//! `model::catalog` and `model::search` serialise to (the OpenAPI schema
-//! comes from them); tests hold the two paths equal.
+//! Replies that carry many products (listings, search, suggestions), and
+//! carts, written as JSON straight from the protobuf bytes the downstream
+//! sent: no message decoded into owned strings and maps, no model built,
+//! no second pass by `serde`. The JSON is byte for byte what the models in
+//! `model::catalog`, `model::search` and `model::cart` serialise to (the
+//! OpenAPI schema comes from them); tests hold the two paths equal.
 
+mod cart;
 mod product;
 mod wire;
 
@@ -125,5 +126,13 @@ pub fn suggestions(completions: &[String], products: &Products) -> Result<JsonBy
     out.extend_from_slice(b",\"products\":");
     array(&mut out, products)?;
     out.push(b'}');
+    Ok(JsonBytes(out))
+}
+
+/// `model::cart::Cart`, from the cart service's reply as it arrived.
+pub fn cart(reply: &[u8]) -> Result<JsonBytes, ApiError> {
+    // Keys and escapes make the JSON about twice the protobuf.
+    let mut out = Vec::with_capacity(reply.len() * 2 + 256);
+    cart::cart(&mut out, &wire::Message::new(reply)).map_err(ApiError::bad_gateway)?;
     Ok(JsonBytes(out))
 }

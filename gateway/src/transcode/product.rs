@@ -91,7 +91,7 @@ pub(super) fn key(out: &mut Vec<u8>, first: bool, key: &str) {
 }
 
 /// A message field that must be there, as `from_proto` requires it.
-fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result<&'m Message<'a>> {
+pub(super) fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result<&'m Message<'a>> {
     if m.is_present() {
         Ok(m)
     } else {
@@ -166,13 +166,13 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     Ok(())
 }
 
-fn merge<'a>(m: &mut Message<'a>, v: Value<'a>) -> Result<()> {
+pub(super) fn merge<'a>(m: &mut Message<'a>, v: Value<'a>) -> Result<()> {
     m.merge(v.bytes()?);
     Ok(())
 }
 
 /// The flattened `Meta`: id, version, createdAt, lastModifiedAt.
-fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+pub(super) fn resource_meta(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     let (mut id, mut version): (&[u8], i64) = (b"", 0);
     let (mut created, mut modified) = (Message::default(), Message::default());
     for field in m.fields() {
@@ -215,7 +215,7 @@ fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
 }
 
 /// A `LocalizedString` (one map field, 1) as a JSON object.
-fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+pub(super) fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     map(out, m, 1)
 }
 
@@ -287,7 +287,7 @@ fn object(out: &mut Vec<u8>, mut entries: Vec<(&[u8], &[u8])>) -> Result<()> {
     Ok(())
 }
 
-fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+pub(super) fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     let (mut currency, mut cents, mut digits): (&[u8], i64, u32) = (b"", 0, 0);
     for field in m.fields() {
         match field? {

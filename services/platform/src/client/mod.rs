@@ -5,6 +5,7 @@
 pub mod balance;
 pub mod breaker;
 pub mod call;
+pub mod raw;
 
 use std::sync::Arc;
 use std::time::Duration;
