@@ -24,6 +24,7 @@ use storefront_proto::customers::v1::GetSigningKeysRequest;
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::call_context::CallContext;
+use crate::token_cache::TokenCache;
 
 pub const TOKEN_HEADER: &str = "x-bff-token";
 
@@ -57,6 +58,7 @@ pub struct CustomerAuth {
     validation: Validation,
     keys: KeyCache,
     revocations: Store,
+    verified: TokenCache,
 }
 
 fn unauthorized(code: &'static str, message: &'static str) -> ApiError {
@@ -75,6 +77,7 @@ impl CustomerAuth {
             validation,
             keys: KeyCache::new(AlgorithmFamily::Ec),
             revocations,
+            verified: TokenCache::default(),
         }
     }
 
@@ -118,6 +121,10 @@ impl CustomerAuth {
         Fut: std::future::Future<Output = Result<JwkSet, String>>,
     {
         let invalid = || unauthorized("INVALID_TOKEN", "the session token is invalid");
+        let now = jsonwebtoken::get_current_timestamp();
+        if let Some(claims) = self.verified.get(token, now, self.validation.leeway) {
+            return Ok(claims);
+        }
         // One spelling per token: the other form of the same signature is
         // refused (see `low_s`), so no two strings carry one session.
         if !low_s::is_low(token) {
@@ -141,6 +148,7 @@ impl CustomerAuth {
                     _ => invalid(),
                 }
             })?;
+        self.verified.put(token, &data.claims);
         Ok(data.claims)
     }
 }

@@ -29,6 +29,7 @@ mod query;
 mod ratelimit;
 mod routes;
 mod state;
+mod token_cache;
 pub mod transcode;
 
 use std::sync::Arc;
