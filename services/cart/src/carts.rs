@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use storefront_platform::client::call::Caller;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, Updated, Versioned};
+use storefront_platform::store::{Held, Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
@@ -13,6 +13,7 @@ use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
 
 use crate::config::CartLimits;
+use crate::lines::line_of;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
@@ -124,19 +125,23 @@ impl Carts {
 
     /// The cart if it is `customer_id`'s; anyone else's is 404.
     pub async fn get(&self, customer_id: &str, cart_id: &str) -> Result<Cart, ServiceError> {
-        Ok(self.get_versioned(customer_id, cart_id).await?.value)
-    }
-
-    /// The cart with the version it was read at, to write it back by one
-    /// compare-and-set when nothing changed it since (`modify_from`).
-    async fn get_versioned(
-        &self,
-        customer_id: &str,
-        cart_id: &str,
-    ) -> Result<Versioned<Cart>, ServiceError> {
         let found = self.store.get_message::<Cart>(&cart_key(cart_id)).await?;
         found
             .filter(|c| c.value.customer_id == customer_id)
+            .map(|c| c.value)
+            .ok_or_else(|| not_found(cart_id))
+    }
+
+    /// The cart read in this process's turn at it, to write it back by one
+    /// compare-and-set when nothing changed it since (`modify_from`).
+    async fn get_held(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+    ) -> Result<Held<'_, Cart>, ServiceError> {
+        let found = self.store.read_held::<Cart>(&cart_key(cart_id)).await?;
+        found
+            .filter(|c| c.value.value.customer_id == customer_id)
             .ok_or_else(|| not_found(cart_id))
     }
 
@@ -167,7 +172,7 @@ impl Carts {
         &self,
         customer_id: &str,
         cart_id: &str,
-        seed: Option<Versioned<Cart>>,
+        seed: Option<Held<'_, Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<Cart, ServiceError> {
         self.write(customer_id, cart_id, seed, |cart| {
@@ -192,7 +197,7 @@ impl Carts {
         &self,
         customer_id: &str,
         cart_id: &str,
-        seed: Option<Versioned<Cart>>,
+        seed: Option<Held<'_, Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<Cart, ServiceError> {
         let ttl = Some(self.limits.idle_ttl);
@@ -275,13 +280,16 @@ impl Carts {
     /// Adds a line priced by the catalog, merging with an equal line.
     pub async fn add_line(&self, req: AddLineItemRequest) -> Result<Cart, ServiceError> {
         let wanted = quantity(req.quantity)?;
-        // This process's writers of the cart queue here, so the read below
-        // is still current at the write: one compare-and-set, no re-read.
-        let _turn = self.store.turn(&cart_key(&req.cart_id)).await;
-        let seed = self.get_versioned(&req.customer_id, &req.cart_id).await?;
-        let (line, available) = self
-            .priced_line(&req.product_id, req.variant_id, &seed.value.currency_code)
-            .await?;
+        // The catalog first, before the cart's turn: a cart's writers
+        // queue for as long as one of them holds it, so it is held for the
+        // read and the write only.
+        let product = self.product(&req.product_id).await;
+        // This process's writers of the cart queue here, so the read is
+        // still current at the write: one compare-and-set, no re-read.
+        // Someone else's or no cart is 404 before anything about the line.
+        let seed = self.get_held(&req.customer_id, &req.cart_id).await?;
+        let currency = &seed.value.value.currency_code;
+        let (line, available) = line_of(&product?, req.variant_id, currency)?;
         self.modify_from(&req.customer_id, &req.cart_id, Some(seed), |cart| {
             let lines = cart.line_items.len();
             let existing = cart
@@ -325,17 +333,16 @@ impl Carts {
     /// that it is still for sale) exactly as adding it is.
     pub async fn set_quantity(&self, req: UpdateLineItemRequest) -> Result<Cart, ServiceError> {
         let q = quantity(req.quantity)?;
-        let _turn = self.store.turn(&cart_key(&req.cart_id)).await;
-        let seed = self.get_versioned(&req.customer_id, &req.cart_id).await?;
+        let seed = self.get_held(&req.customer_id, &req.cart_id).await?;
         let line_id = req.line_item_id.as_str();
-        let line = seed
-            .value
+        let cart = &seed.value.value;
+        let line = cart
             .line_items
             .iter()
             .find(|l| l.id == line_id)
             .ok_or_else(|| ServiceError::not_found("line item", line_id))?;
         let (_, available) = self
-            .priced_line(&line.product_id, line.variant_id, &seed.value.currency_code)
+            .priced_line(&line.product_id, line.variant_id, &cart.currency_code)
             .await?;
         if q > available {
             return Err(invalid(

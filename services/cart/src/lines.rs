@@ -107,14 +107,9 @@ fn product_id(product: &Product) -> &str {
 }
 
 impl Carts {
-    /// The line for variant `variant_id` of product `product_id` at the
-    /// catalog's price in `currency`, and the stock.
-    pub(crate) async fn priced_line(
-        &self,
-        product_id: &str,
-        variant_id: u32,
-        currency: &str,
-    ) -> Result<(LineItem, u32), ServiceError> {
+    /// The product `product_id` as the catalog has it now, with its prices
+    /// in every currency (`line_of` picks the cart's).
+    pub(crate) async fn product(&self, product_id: &str) -> Result<Product, ServiceError> {
         if product_id.is_empty() {
             return Err(invalid(
                 "productId",
@@ -124,16 +119,26 @@ impl Carts {
         }
         let message = GetProductRequest {
             product_id: product_id.to_string(),
-            currency_code: currency.to_string(),
+            currency_code: String::new(),
         };
-        let product = match Catalog(&self.catalog).get_product(&Current, message).await {
-            Ok(p) => p,
+        match Catalog(&self.catalog).get_product(&Current, message).await {
+            Ok(p) => Ok(p),
             Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
-                return Err(no_such_product(product_id));
+                Err(no_such_product(product_id))
             }
-            Err(e) => return Err(catalog_unavailable(&e)),
-        };
-        line_of(&product, variant_id, currency)
+            Err(e) => Err(catalog_unavailable(&e)),
+        }
+    }
+
+    /// The line for variant `variant_id` of product `product_id` at the
+    /// catalog's price in `currency`, and the stock.
+    pub(crate) async fn priced_line(
+        &self,
+        product_id: &str,
+        variant_id: u32,
+        currency: &str,
+    ) -> Result<(LineItem, u32), ServiceError> {
+        line_of(&self.product(product_id).await?, variant_id, currency)
     }
 
     /// The products of `ids` that exist, by id, priced in `currency`: one

@@ -9,10 +9,14 @@ mod events;
 mod memory;
 mod redis_backend;
 mod target;
+mod turn;
+mod update;
 
 pub use events::StreamEntry;
 pub use redis_backend::{GcraOutcome, RedisStore};
 pub use target::RedisTarget;
+pub use turn::Turn;
+pub use update::{Held, Updated};
 
 use std::time::Duration;
 
@@ -203,139 +207,7 @@ impl Store {
     }
 }
 
-/// The outcome of [`Store::update_json`].
-#[derive(Debug)]
-pub enum Updated<R, T> {
-    /// No value at the key.
-    Missing,
-    /// Every attempt lost its compare-and-set to another writer.
-    Contended,
-    Done {
-        result: R,
-        value: T,
-        version: u64,
-    },
-}
-
 impl Store {
-    /// Read-modify-write made race-free: applies `change` to the latest
-    /// value and writes it back by compare-and-set, retrying on conflict up
-    /// to `attempts` times. `change` may refuse with an error, which is
-    /// returned as is.
-    pub async fn update_json<T, R, E>(
-        &self,
-        key: &str,
-        attempts: usize,
-        ttl: Option<Duration>,
-        change: impl FnMut(&mut T) -> Result<R, E>,
-    ) -> Result<Updated<R, T>, E>
-    where
-        T: Serialize + DeserializeOwned,
-        E: From<StoreError>,
-    {
-        let decode = |key: &str, bytes: &[u8]| {
-            serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
-        };
-        self.update_with(key, None, attempts, ttl, (decode, encode), change)
-            .await
-    }
-
-    /// [`Store::update_json`] for protobuf messages.
-    pub async fn update_message<T, R, E>(
-        &self,
-        key: &str,
-        attempts: usize,
-        ttl: Option<Duration>,
-        change: impl FnMut(&mut T) -> Result<R, E>,
-    ) -> Result<Updated<R, T>, E>
-    where
-        T: prost::Message + Default,
-        E: From<StoreError>,
-    {
-        self.update_message_from(key, None, attempts, ttl, change)
-            .await
-    }
-
-    /// This process's turn to read-modify-write `key` (Redis; in memory a
-    /// compare-and-set retry costs no round trip, so none is needed).
-    pub async fn turn(&self, key: &str) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        match self {
-            Store::Redis(r) => Some(r.turn(key).await),
-            Store::Memory(_) => None,
-        }
-    }
-
-    /// As [`Store::update_message`], starting from `seed`, the value as
-    /// the caller read it: when nothing wrote it since, the update is one
-    /// compare-and-set, without reading it again. With a seed the caller
-    /// holds the key's [`Store::turn`] from before its read, so that this
-    /// process's writers of the key queue rather than fail their
-    /// compare-and-set.
-    pub async fn update_message_from<T, R, E>(
-        &self,
-        key: &str,
-        seed: Option<Versioned<T>>,
-        attempts: usize,
-        ttl: Option<Duration>,
-        change: impl FnMut(&mut T) -> Result<R, E>,
-    ) -> Result<Updated<R, T>, E>
-    where
-        T: prost::Message + Default,
-        E: From<StoreError>,
-    {
-        let encode = |value: &T| Ok(value.encode_to_vec());
-        self.update_with(key, seed, attempts, ttl, (decode_message, encode), change)
-            .await
-    }
-
-    /// The loop of every update: `codec` reads and writes the stored form.
-    async fn update_with<T, R, E, D, En>(
-        &self,
-        key: &str,
-        mut seed: Option<Versioned<T>>,
-        attempts: usize,
-        ttl: Option<Duration>,
-        (decode, encode): (D, En),
-        mut change: impl FnMut(&mut T) -> Result<R, E>,
-    ) -> Result<Updated<R, T>, E>
-    where
-        E: From<StoreError>,
-        D: Fn(&str, &[u8]) -> Result<T, StoreError>,
-        En: Fn(&T) -> Result<Vec<u8>, StoreError>,
-    {
-        // With a seed, the caller holds the turn already.
-        let _turn = match seed {
-            None => self.turn(key).await,
-            Some(_) => None,
-        };
-        for attempt in 0..attempts {
-            let (version, mut value) = match seed.take() {
-                Some(seed) => (seed.version, seed.value),
-                None => {
-                    let Some(found) = self.get(key).await? else {
-                        return Ok(Updated::Missing);
-                    };
-                    (found.version, decode(key, &found.value)?)
-                }
-            };
-            let result = change(&mut value)?;
-            if let Some(version) = self.replace(key, version, &encode(&value)?, ttl).await? {
-                return Ok(Updated::Done {
-                    result,
-                    value,
-                    version,
-                });
-            }
-            // Let the writer that won finish before reading again.
-            if attempt > 2 {
-                tokio::time::sleep(Duration::from_micros(100 * attempt as u64)).await;
-            } else {
-                tokio::task::yield_now().await;
-            }
-        }
-        Ok(Updated::Contended)
-    }
-
     pub async fn get_message<T: prost::Message + Default>(
         &self,
         key: &str,
@@ -359,7 +231,10 @@ impl Store {
     }
 }
 
-fn decode_message<T: prost::Message + Default>(key: &str, bytes: &[u8]) -> Result<T, StoreError> {
+pub(super) fn decode_message<T: prost::Message + Default>(
+    key: &str,
+    bytes: &[u8],
+) -> Result<T, StoreError> {
     T::decode(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
 }
 

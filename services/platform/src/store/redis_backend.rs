@@ -13,6 +13,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{AsyncCommands, Cmd, Pipeline, RedisFuture, Script, Value};
 
+use super::turn::{Turn, Turns};
 use super::{RedisTarget, StoreError, Versioned};
 
 /// KEYS[1] value; ARGV[1] data, ARGV[2] ttl ms (0 = none).
@@ -115,12 +116,8 @@ pub struct RedisStore {
     prefix: Arc<str>,
     scripts: Arc<Scripts>,
     /// Read-modify-write turns, by key hash (see [`RedisStore::turn`]).
-    turns: Arc<[tokio::sync::Mutex<()>]>,
+    turns: Arc<Turns>,
 }
-
-/// Turn locks: a fixed number, whatever the keys (never a map keyed by
-/// client input); unrelated keys share one only by a hash collision.
-const TURNS: usize = 1024;
 
 /// How long a write on a cluster waits for a replica to hold it.
 const REPLICA_ACK: Duration = Duration::from_secs(1);
@@ -179,7 +176,7 @@ impl RedisStore {
             conn,
             prefix: prefix.into(),
             scripts: Arc::new(scripts),
-            turns: (0..TURNS).map(|_| tokio::sync::Mutex::new(())).collect(),
+            turns: Arc::new(Turns::default()),
         })
     }
 
@@ -188,10 +185,8 @@ impl RedisStore {
     /// compare-and-set then fails only against other replicas, rather
     /// than every concurrent writer retrying (two round trips a retry)
     /// until some run out of attempts.
-    pub async fn turn(&self, key: &str) -> tokio::sync::MutexGuard<'_, ()> {
-        use std::hash::BuildHasher;
-        let hash = foldhash::fast::FixedState::with_seed(0).hash_one(key);
-        self.turns[(hash % TURNS as u64) as usize].lock().await
+    pub async fn turn(&self, key: &str) -> Turn<'_> {
+        self.turns.take(key).await
     }
 
     /// One server or a cluster.

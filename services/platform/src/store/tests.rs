@@ -180,6 +180,45 @@ async fn concurrent_updates_of_one_key_all_land() {
     }
 }
 
+/// Writes decided from a value read in the writer's turn (`read_held`),
+/// by two replicas of one key at once: each process's writers queue and
+/// start from the one before's write, the other replica's writes fail
+/// that compare-and-set and are read again; none is lost.
+#[tokio::test]
+async fn held_writes_from_two_replicas_all_land() {
+    use prost_types::Timestamp;
+    let redis = RedisServer::start().expect("redis-server on PATH");
+    let cluster = RedisCluster::start().expect("a Redis Cluster on loopback");
+    for url in [&redis.url, &cluster.url] {
+        let replicas = [
+            Arc::new(Store::redis(url, "held:").await.unwrap()),
+            Arc::new(Store::redis(url, "held:").await.unwrap()),
+        ];
+        let zero = Timestamp::default();
+        replicas[0].insert_message("n", &zero, None).await.unwrap();
+        let tasks: Vec<_> = (0..64)
+            .map(|i| {
+                let store = replicas[i % 2].clone();
+                tokio::spawn(async move {
+                    let held = store.read_held::<Timestamp>("n").await.unwrap();
+                    let add = |t: &mut Timestamp| {
+                        t.seconds += 1;
+                        Ok::<_, super::StoreError>(())
+                    };
+                    store.update_message_from("n", held, 128, None, add).await
+                })
+            })
+            .collect();
+        for landed in futures::future::join_all(tasks).await {
+            let landed = landed.unwrap().unwrap();
+            assert!(matches!(landed, super::Updated::Done { .. }), "{url}");
+        }
+        let got = replicas[1].get_message::<Timestamp>("n").await.unwrap();
+        let got = got.unwrap();
+        assert_eq!((got.value.seconds, got.version), (64, 65), "{url}");
+    }
+}
+
 #[tokio::test]
 async fn json_values_round_trip() {
     for (store, _server) in backends().await {

@@ -1,0 +1,180 @@
+//! Read-modify-write: a change applied to the latest value and written
+//! back by compare-and-set, retried on conflict; on Redis in this
+//! process's turn at the key (see [`Turn`]).
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::turn::Turn;
+use super::{Store, StoreError, Versioned, decode_message, encode};
+
+/// The outcome of [`Store::update_json`].
+#[derive(Debug)]
+pub enum Updated<R, T> {
+    /// No value at the key.
+    Missing,
+    /// Every attempt lost its compare-and-set to another writer.
+    Contended,
+    Done {
+        result: R,
+        value: T,
+        version: u64,
+    },
+}
+
+/// A value read in the writer's turn at its key (Redis), to be written
+/// back by one compare-and-set when nothing changed it since
+/// ([`Store::update_message_from`]). The turn is held until then.
+pub struct Held<'s, T> {
+    turn: Option<Turn<'s>>,
+    pub value: Versioned<T>,
+}
+
+impl Store {
+    /// Read-modify-write made race-free: applies `change` to the latest
+    /// value and writes it back by compare-and-set, retrying on conflict up
+    /// to `attempts` times. `change` may refuse with an error, which is
+    /// returned as is.
+    pub async fn update_json<T, R, E>(
+        &self,
+        key: &str,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: Serialize + DeserializeOwned,
+        E: From<StoreError>,
+    {
+        let decode = |key: &str, bytes: &[u8]| {
+            serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
+        };
+        self.update_with(key, None, attempts, ttl, (decode, encode), change)
+            .await
+    }
+
+    /// [`Store::update_json`] for protobuf messages.
+    pub async fn update_message<T, R, E>(
+        &self,
+        key: &str,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: prost::Message + Default,
+        E: From<StoreError>,
+    {
+        self.update_message_from(key, None, attempts, ttl, change)
+            .await
+    }
+
+    /// This process's turn to read-modify-write `key` (Redis; in memory a
+    /// compare-and-set retry costs no round trip, so none is needed).
+    async fn turn(&self, key: &str) -> Option<Turn<'_>> {
+        match self {
+            Store::Redis(r) => Some(r.turn(key).await),
+            Store::Memory(_) => None,
+        }
+    }
+
+    /// The message at `key`, read in this process's turn at it, for a
+    /// change decided from it (`update_message_from`): the turn is taken
+    /// before the read, so this process's other writers of the key queue
+    /// rather than fail their compare-and-set, and while they queue each
+    /// starts from the value the one before it wrote, without a read.
+    pub async fn read_held<T: prost::Message + Default>(
+        &self,
+        key: &str,
+    ) -> Result<Option<Held<'_, T>>, StoreError> {
+        let turn = self.turn(key).await;
+        let found = match turn.as_ref().and_then(|t| t.last(key)) {
+            Some(last) => Some(last),
+            None => self.get(key).await?,
+        };
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let value = Versioned {
+            version: found.version,
+            value: decode_message(key, &found.value)?,
+        };
+        Ok(Some(Held { turn, value }))
+    }
+
+    /// As [`Store::update_message`], starting from `seed` (read by
+    /// [`Store::read_held`]): when nothing wrote the key since, the update
+    /// is one compare-and-set, without reading it again.
+    pub async fn update_message_from<T, R, E>(
+        &self,
+        key: &str,
+        seed: Option<Held<'_, T>>,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: prost::Message + Default,
+        E: From<StoreError>,
+    {
+        let encode = |value: &T| Ok(value.encode_to_vec());
+        self.update_with(key, seed, attempts, ttl, (decode_message, encode), change)
+            .await
+    }
+
+    /// The loop of every update: `codec` reads and writes the stored form.
+    async fn update_with<T, R, E, D, En>(
+        &self,
+        key: &str,
+        seed: Option<Held<'_, T>>,
+        attempts: usize,
+        ttl: Option<Duration>,
+        (decode, encode): (D, En),
+        mut change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        E: From<StoreError>,
+        D: Fn(&str, &[u8]) -> Result<T, StoreError>,
+        En: Fn(&T) -> Result<Vec<u8>, StoreError>,
+    {
+        let (mut turn, mut seed) = match seed {
+            Some(held) => (held.turn, Some(held.value)),
+            None => (self.turn(key).await, None),
+        };
+        for attempt in 0..attempts {
+            let (version, mut value) = match seed.take() {
+                Some(seed) => (seed.version, seed.value),
+                None => {
+                    let Some(found) = self.get(key).await? else {
+                        return Ok(Updated::Missing);
+                    };
+                    (found.version, decode(key, &found.value)?)
+                }
+            };
+            let result = change(&mut value)?;
+            let bytes = encode(&value)?;
+            if let Some(version) = self.replace(key, version, &bytes, ttl).await? {
+                if let Some(turn) = turn.as_mut() {
+                    turn.wrote(key, version, bytes);
+                }
+                return Ok(Updated::Done {
+                    result,
+                    value,
+                    version,
+                });
+            }
+            if let Some(turn) = turn.as_mut() {
+                turn.forget();
+            }
+            // Let the writer that won finish before reading again.
+            if attempt > 2 {
+                tokio::time::sleep(Duration::from_micros(100 * attempt as u64)).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
+        Ok(Updated::Contended)
+    }
+}
