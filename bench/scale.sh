@@ -9,7 +9,8 @@
 # them to target/bench/scale-SIZE.json with time to ready, index build
 # times and RSS (idle, under load). Customer routes run again on Redis when
 # redis-server is installed.
-# Checkout open and confirm run (memory and Redis) through bench/floor's
+# Customer routes run on a Redis Cluster too (six local redis-servers) when
+# redis-cli is installed. Checkout open and confirm run through bench/floor's
 # `checkout` driver, against that driver's own floor. ROUTES=customer runs
 # only the floors and the customer routes (for work on the write path).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
@@ -210,6 +211,34 @@ if command -v redis-server >/dev/null 2>&1; then
     routes $((port + 100)) redis "$c"
   done
   redis_note=""
+  # The same routes on a Redis Cluster: three primaries, each with a
+  # replica (writes wait for one replica's acknowledgement, as in
+  # production), ports 18300-18305 and their bus ports +10000.
+  if command -v redis-cli >/dev/null 2>&1; then
+    cluster_dir="$work/cluster"; mkdir -p "$cluster_dir"
+    nodes=()
+    for n in 0 1 2 3 4 5; do
+      cp=$((18300 + n))
+      redis-server --port $cp --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 2000 \
+        --cluster-config-file "$cluster_dir/nodes-$cp.conf" --dir "$cluster_dir" \
+        --save '' --appendonly no --repl-diskless-sync-delay 0 >/dev/null 2>&1 &
+      pids+=($!)
+      nodes+=("127.0.0.1:$cp")
+    done
+    for n in "${nodes[@]}"; do until redis-cli -p "${n#*:}" ping >/dev/null 2>&1; do sleep 0.1; done; done
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
+    for n in "${nodes[@]}"; do
+      until redis-cli -p "${n#*:}" cluster info | grep -q cluster_state:ok \
+        && redis-cli -p "${n#*:}" info replication | grep -Eq 'role:master|master_link_status:up'; do sleep 0.2; done
+    done
+    cluster_nodes=$(IFS=,; echo "${nodes[*]}")
+    read -r cluster_mesh _ < <(start_mesh $((port + 200)) REDIS_CLUSTER_NODES="$cluster_nodes")
+    pids+=("$cluster_mesh")
+    customer $((port + 200))
+    for c in "${conns[@]}"; do
+      routes $((port + 200)) "redis cluster" "$c"
+    done
+  fi
 fi
 
 # The table and the JSON, ratios against the hop floor at the same connections.

@@ -18,7 +18,7 @@ use storefront_platform::store::{Store, StoreError, Updated};
 
 use super::{Decision, Quota, Scope};
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Window {
     failures: u32,
     /// When the window ends, in ms since the epoch.

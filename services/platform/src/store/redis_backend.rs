@@ -316,6 +316,29 @@ impl RedisStore {
         value: &[u8],
         ttl: Option<Duration>,
     ) -> Result<Option<u64>, StoreError> {
+        let version = self.replace_unacked(key, expected, value, ttl).await?;
+        if version.is_some() {
+            self.acked(key).await?;
+        }
+        Ok(version)
+    }
+
+    /// On a cluster, waits until a replica holds the writes made to
+    /// `key`'s primary so far (see `replicated`); on one server, nothing.
+    pub async fn acked(&self, key: &str) -> Result<(), StoreError> {
+        self.replicated(&self.key(key)).await
+    }
+
+    /// [`RedisStore::replace`] without waiting for a replica: the caller
+    /// waits with [`RedisStore::acked`] before it answers, after letting
+    /// the next writer of the key go.
+    pub async fn replace_unacked(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<Option<u64>, StoreError> {
         let mut conn = self.conn.clone();
         let full_key = self.key(key);
         let version: i64 = self
@@ -328,11 +351,7 @@ impl RedisStore {
             .invoke_async(&mut conn)
             .await
             .map_err(unavailable)?;
-        let version = u64::try_from(version).ok();
-        if version.is_some() {
-            self.replicated(&full_key).await?;
-        }
-        Ok(version)
+        Ok(u64::try_from(version).ok())
     }
 
     pub async fn delete(&self, key: &str) -> Result<bool, StoreError> {

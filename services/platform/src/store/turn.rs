@@ -1,11 +1,12 @@
 //! Turns: this process's writers of one key queue for it instead of
-//! racing (see [`super::Store::turn`]), and the writer whose turn it is
-//! starts from what the one before it wrote, while anyone is waiting:
-//! a busy key's write is then one compare-and-set, without reading the
-//! key first. The compare-and-set still decides: a value written
+//! racing (see [`super::Store::read_held`]), and the writer whose turn it
+//! is starts from what the one before it wrote, while anyone is waiting:
+//! a busy key's write is then one compare-and-set, without reading or
+//! decoding the key first. The compare-and-set still decides: a value written
 //! meanwhile by another replica fails it, and the writer reads and
 //! retries as without a turn.
 
+use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::{Mutex, MutexGuard};
@@ -16,11 +17,15 @@ use super::Versioned;
 /// client input); unrelated keys share one only by a hash collision.
 const TURNS: usize = 1024;
 
+/// The value the last holder wrote, decoded, for the next holder.
+type Last = (String, u64, Box<dyn Any + Send>);
+
 #[derive(Default)]
 struct Slot {
-    /// The key and value the last holder wrote, kept only while someone
-    /// waits (so the memory held is bounded by the waiting writers).
-    last: Option<(String, Versioned<Vec<u8>>)>,
+    /// The key, version and value the last holder wrote, kept only while
+    /// someone waits (so the memory held is bounded by the waiting
+    /// writers), and handed to the next holder.
+    last: Option<Last>,
 }
 
 #[derive(Default)]
@@ -60,22 +65,26 @@ pub struct Turn<'a> {
 
 impl Turn<'_> {
     /// What the writer before this one wrote to `key`, if it was `key`
-    /// (turns are shared by hash).
-    pub fn last(&self, key: &str) -> Option<Versioned<Vec<u8>>> {
-        match &self.slot.last {
-            Some((k, value)) if k == key => Some(value.clone()),
+    /// (turns are shared by hash) and a `T`; taken, not copied.
+    pub fn take_last<T: 'static>(&mut self, key: &str) -> Option<Versioned<T>> {
+        match self.slot.last.take() {
+            Some((k, version, value)) if k == key => {
+                let value = *value.downcast::<T>().ok()?;
+                Some(Versioned { version, value })
+            }
             _ => None,
         }
     }
 
     /// Records what this writer wrote, for the next one.
-    pub fn wrote(&mut self, key: &str, version: u64, value: Vec<u8>) {
-        self.slot.last = Some((key.to_string(), Versioned { version, value }));
+    pub fn wrote<T: Send + 'static>(&mut self, key: &str, version: u64, value: T) {
+        self.slot.last = Some((key.to_string(), version, Box::new(value)));
     }
 
-    /// Forgets the last write (it lost a compare-and-set: stale).
-    pub fn forget(&mut self) {
-        self.slot.last = None;
+    /// Whether a writer is waiting for this turn (whether what this one
+    /// writes is worth keeping).
+    pub fn awaited(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) > 0
     }
 }
 
@@ -97,20 +106,24 @@ mod tests {
         let mut first = turns.take("k").await;
         let waiter = tokio::spawn({
             let turns = turns.clone();
-            async move { turns.take("k").await.last("k").map(|v| v.version) }
+            async move {
+                let mut turn = turns.take("k").await;
+                turn.take_last::<String>("k").map(|v| (v.version, v.value))
+            }
         });
-        while turns
-            .0
-            .iter()
-            .all(|l| l.waiting.load(Ordering::Acquire) == 0)
-        {
+        while !first.awaited() {
             tokio::task::yield_now().await;
         }
-        first.wrote("k", 7, b"seven".to_vec());
-        assert_eq!(first.last("other"), None, "another key sharing the turn");
+        first.wrote("k", 7, "seven".to_string());
+        assert_eq!(
+            first.take_last::<String>("other"),
+            None,
+            "another key sharing the turn"
+        );
+        first.wrote("k", 7, "seven".to_string());
         drop(first);
-        assert_eq!(waiter.await.unwrap(), Some(7));
+        assert_eq!(waiter.await.unwrap(), Some((7, "seven".into())));
         // Nobody waited for the waiter: nothing is kept.
-        assert_eq!(turns.take("k").await.last("k"), None);
+        assert_eq!(turns.take("k").await.take_last::<String>("k"), None);
     }
 }

@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 
 use super::turn::Turn;
 use super::{Store, StoreError, Versioned, decode_message, encode};
+use crate::telemetry::metrics::time_store;
 
 /// The outcome of [`Store::update_json`].
 #[derive(Debug)]
@@ -45,7 +46,7 @@ impl Store {
         change: impl FnMut(&mut T) -> Result<R, E>,
     ) -> Result<Updated<R, T>, E>
     where
-        T: Serialize + DeserializeOwned,
+        T: Serialize + DeserializeOwned + Clone + Send + 'static,
         E: From<StoreError>,
     {
         let decode = |key: &str, bytes: &[u8]| {
@@ -64,7 +65,7 @@ impl Store {
         change: impl FnMut(&mut T) -> Result<R, E>,
     ) -> Result<Updated<R, T>, E>
     where
-        T: prost::Message + Default,
+        T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
         self.update_message_from(key, None, attempts, ttl, change)
@@ -85,16 +86,15 @@ impl Store {
     /// before the read, so this process's other writers of the key queue
     /// rather than fail their compare-and-set, and while they queue each
     /// starts from the value the one before it wrote, without a read.
-    pub async fn read_held<T: prost::Message + Default>(
+    pub async fn read_held<T: prost::Message + Default + 'static>(
         &self,
         key: &str,
     ) -> Result<Option<Held<'_, T>>, StoreError> {
-        let turn = self.turn(key).await;
-        let found = match turn.as_ref().and_then(|t| t.last(key)) {
-            Some(last) => Some(last),
-            None => self.get(key).await?,
-        };
-        let Some(found) = found else {
+        let mut turn = self.turn(key).await;
+        if let Some(value) = turn.as_mut().and_then(|t| t.take_last::<T>(key)) {
+            return Ok(Some(Held { turn, value }));
+        }
+        let Some(found) = self.get(key).await? else {
             return Ok(None);
         };
         let value = Versioned {
@@ -116,7 +116,7 @@ impl Store {
         change: impl FnMut(&mut T) -> Result<R, E>,
     ) -> Result<Updated<R, T>, E>
     where
-        T: prost::Message + Default,
+        T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
         let encode = |value: &T| Ok(value.encode_to_vec());
@@ -135,6 +135,7 @@ impl Store {
         mut change: impl FnMut(&mut T) -> Result<R, E>,
     ) -> Result<Updated<R, T>, E>
     where
+        T: Clone + Send + 'static,
         E: From<StoreError>,
         D: Fn(&str, &[u8]) -> Result<T, StoreError>,
         En: Fn(&T) -> Result<Vec<u8>, StoreError>,
@@ -144,7 +145,8 @@ impl Store {
             None => (self.turn(key).await, None),
         };
         for attempt in 0..attempts {
-            let (version, mut value) = match seed.take() {
+            let last = || turn.as_mut().and_then(|t| t.take_last::<T>(key));
+            let (version, mut value) = match seed.take().or_else(last) {
                 Some(seed) => (seed.version, seed.value),
                 None => {
                     let Some(found) = self.get(key).await? else {
@@ -155,18 +157,18 @@ impl Store {
             };
             let result = change(&mut value)?;
             let bytes = encode(&value)?;
-            if let Some(version) = self.replace(key, version, &bytes, ttl).await? {
-                if let Some(turn) = turn.as_mut() {
-                    turn.wrote(key, version, bytes);
+            if let Some(version) = self.replace_unacked(key, version, &bytes, ttl).await? {
+                if let Some(mut turn) = turn.take().filter(Turn::awaited) {
+                    turn.wrote(key, version, value.clone());
                 }
+                // The turn is free: the next writer builds on this write
+                // while this one waits for a replica to hold it.
+                self.acked(key).await?;
                 return Ok(Updated::Done {
                     result,
                     value,
                     version,
                 });
-            }
-            if let Some(turn) = turn.as_mut() {
-                turn.forget();
             }
             // Let the writer that won finish before reading again.
             if attempt > 2 {
@@ -176,5 +178,33 @@ impl Store {
             }
         }
         Ok(Updated::Contended)
+    }
+}
+
+impl Store {
+    /// A compare-and-set that does not wait for a replica (see
+    /// [`Store::acked`]).
+    async fn replace_unacked(
+        &self,
+        key: &str,
+        expected: u64,
+        value: &[u8],
+        ttl: Option<Duration>,
+    ) -> Result<Option<u64>, StoreError> {
+        match self {
+            Store::Memory(m) => Ok(m.replace(key, expected, value, ttl)),
+            Store::Redis(r) => {
+                time_store("replace", r.replace_unacked(key, expected, value, ttl)).await
+            }
+        }
+    }
+
+    /// On a Redis Cluster, waits until a replica holds what was written to
+    /// `key`: a write is acknowledged to a client only then.
+    async fn acked(&self, key: &str) -> Result<(), StoreError> {
+        match self {
+            Store::Memory(_) => Ok(()),
+            Store::Redis(r) => r.acked(key).await,
+        }
     }
 }
