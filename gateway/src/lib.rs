@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::response::IntoResponse;
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceBuilder;
@@ -235,6 +236,12 @@ pub async fn serve(
     };
     let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let drained = drain(shutdown, times, not_ready, |stop_accepting| async move {
+        // Without TCP_NODELAY a reply written in two parts waits on the
+        // client's delayed ACK (40 ms) on an otherwise idle connection.
+        let nodelay = |tcp: &mut tokio::net::TcpStream| {
+            let _ = tcp.set_nodelay(true);
+        };
+        let (listener, internal) = (listener.tap_io(nodelay), internal.tap_io(nodelay));
         let public = axum::serve(listener, app)
             .with_graceful_shutdown(stop_accepting.clone().cancelled_owned());
         let internal = axum::serve(internal, internal_app)

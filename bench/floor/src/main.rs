@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use storefront_gateway::model::catalog::Product;
 use storefront_gateway::model::common::Paged;
@@ -18,8 +19,8 @@ use storefront_proto::catalog::v1::catalog_service_server::{CatalogService, Cata
 use storefront_proto::common::v1::PageInfo;
 use storefront_proto::encoded::Products;
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Channel;
+use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status};
 
 const RECORDS: usize = 20;
@@ -186,7 +187,10 @@ async fn serve() -> anyhow::Result<()> {
     let grpc_addr = grpc.local_addr()?;
     let server = tonic::transport::Server::builder()
         .add_service(CatalogServiceServer::new(Records(records.clone())))
-        .serve_with_incoming(TcpListenerStream::new(grpc));
+        // As the services' servers (storefront_platform::server): without
+        // TCP_NODELAY a reply written in two parts waits on the peer's
+        // delayed ACK (40 ms) whenever a connection is otherwise idle.
+        .serve_with_incoming(TcpIncoming::from(grpc).with_nodelay(Some(true)));
     tokio::spawn(server);
     let channel = Channel::from_shared(format!("http://{grpc_addr}"))?.connect_lazy();
     let floor = Floor {
@@ -197,7 +201,9 @@ async fn serve() -> anyhow::Result<()> {
         .route("/json", get(json))
         .route("/hop", get(hop))
         .with_state(floor);
-    let listener = TcpListener::bind(&addr).await?;
+    let listener = TcpListener::bind(&addr).await?.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, app).await?;
     Ok(())
 }
