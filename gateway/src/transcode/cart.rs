@@ -118,6 +118,7 @@ mod tests {
     use storefront_proto::common::v1::{LineItem, LocalizedString, Money, ResourceMeta};
 
     use super::super::cart as by_transcoder;
+    use super::super::tests::damaged;
     use crate::model::cart::Cart as Model;
 
     fn money(cents: i64) -> Option<Money> {
@@ -222,19 +223,7 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(11);
         let (mut agreed, mut lenient) = (0, 0);
         for round in 0..20_000 {
-            let mut bytes = body.clone();
-            if round % 2 == 0 {
-                bytes.truncate(rng.usize(..bytes.len()));
-            } else {
-                for _ in 0..rng.usize(1..4) {
-                    let i = rng.usize(..bytes.len());
-                    bytes[i] = rng.u8(..);
-                }
-            }
-            let retyped = body
-                .iter()
-                .zip(&bytes)
-                .any(|(&was, &now)| was != now && was & 7 == 2 && was >> 3 == now >> 3);
+            let (bytes, retyped) = damaged(&body, round, &mut rng);
             let got = by_transcoder(&bytes);
             match by_model(&bytes) {
                 Some(_) if got.is_err() && retyped => lenient += 1,

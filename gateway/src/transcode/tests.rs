@@ -180,6 +180,26 @@ fn a_product_the_model_refuses_is_refused() {
     }
 }
 
+/// `body` truncated (even rounds) or with a few bytes changed, and
+/// whether a length-delimited key (wire type 2) was given another wire
+/// type with the same field number (prost's map leniency, below).
+pub(super) fn damaged(body: &[u8], round: usize, rng: &mut fastrand::Rng) -> (Vec<u8>, bool) {
+    let mut bytes = body.to_vec();
+    if round % 2 == 0 {
+        bytes.truncate(rng.usize(..bytes.len()));
+    } else {
+        for _ in 0..rng.usize(1..4) {
+            let i = rng.usize(..bytes.len());
+            bytes[i] = rng.u8(..);
+        }
+    }
+    let retyped = body
+        .iter()
+        .zip(&bytes)
+        .any(|(&was, &now)| was != now && was & 7 == 2 && was >> 3 == now >> 3);
+    (bytes, retyped)
+}
+
 /// Damaged bytes: whatever the model accepts is written as it writes it,
 /// and whatever it refuses is refused. One leniency of prost is not
 /// copied: it reads a map field whatever wire type its key says (as if
@@ -191,21 +211,7 @@ fn damaged_bytes_never_panic_and_never_disagree() {
     let mut rng = fastrand::Rng::with_seed(7);
     let (mut agreed, mut lenient) = (0, 0);
     for round in 0..20_000 {
-        let mut bytes = body.clone();
-        if round % 2 == 0 {
-            bytes.truncate(rng.usize(..bytes.len()));
-        } else {
-            for _ in 0..rng.usize(1..4) {
-                let i = rng.usize(..bytes.len());
-                bytes[i] = rng.u8(..);
-            }
-        }
-        // A length-delimited key (wire type 2) given another wire type,
-        // same field number.
-        let retyped = body
-            .iter()
-            .zip(&bytes)
-            .any(|(&was, &now)| was != now && was & 7 == 2 && was >> 3 == now >> 3);
+        let (bytes, retyped) = damaged(&body, round, &mut rng);
         let p = encoded(bytes, tail());
         let got = by_transcoder(&p);
         match by_model(&p) {
