@@ -185,7 +185,7 @@ fn a_product_the_model_refuses_is_refused() {
 /// type with the same field number (prost's map leniency, below).
 pub(super) fn damaged(body: &[u8], round: usize, rng: &mut fastrand::Rng) -> (Vec<u8>, bool) {
     let mut bytes = body.to_vec();
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         bytes.truncate(rng.usize(..bytes.len()));
     } else {
         for _ in 0..rng.usize(1..4) {
