@@ -286,8 +286,10 @@ pub fn build(
         .iter()
         .filter_map(|c| Some((c.meta.as_ref()?.id.clone(), c.key.clone())))
         .collect();
-    // Two indexing threads, then one merged segment: a search sets up its
-    // scorers once per segment, so one segment answers fastest.
+    // Two indexing threads, so two or more segments: served as they are,
+    // then merged into one by `merged` (a search sets up its scorers once
+    // per segment, so one segment answers fastest), which at 1,000,000
+    // products takes as long as feeding.
     let mut writer: IndexWriter = index.writer_with_num_threads(2, 128_000_000)?;
     writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
     let words = index
@@ -309,12 +311,8 @@ pub fn build(
     let ids = ids(&facts);
     let (listed, reader) = std::thread::scope(|scope| {
         let listed = scope.spawn(|| listing(facts));
-        let merged = (|| {
+        let committed = (|| {
             writer.commit()?;
-            let segments = index.searchable_segment_ids()?;
-            if segments.len() > 1 {
-                writer.merge(&segments).wait()?;
-            }
             writer.wait_merging_threads()?;
             let reader: tantivy::IndexReader = index
                 .reader_builder()
@@ -326,7 +324,7 @@ pub fn build(
         let listed = listed
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (listed, merged)
+        (listed, committed)
     });
     let (listing, facets, tie_order) = listed?;
     let reader = reader?;
@@ -337,6 +335,7 @@ pub fn build(
     tracing::info!(
         fed_ms = fed.as_millis() as u64,
         built_ms = started.elapsed().as_millis() as u64,
+        segments = segments.len(),
         "search index phases"
     );
     Ok(Indexed {
@@ -356,4 +355,26 @@ pub fn build(
         category_keys: std::sync::Arc::new(category_keys),
         ids: std::sync::Arc::new(ids),
     })
+}
+
+/// `current` with its segments merged into one (`None`: one already). The
+/// listing and summaries are shared, only the per-segment arrays are made
+/// again.
+pub fn merged(current: &Indexed) -> tantivy::Result<Option<Indexed>> {
+    let live = &current.live;
+    let segments = live.index.searchable_segment_ids()?;
+    if segments.len() <= 1 {
+        return Ok(None);
+    }
+    let mut writer: IndexWriter = live.index.writer_with_num_threads(1, 15_000_000)?;
+    writer.set_merge_policy(Box::new(tantivy::merge_policy::NoMergePolicy));
+    writer.merge(&segments).wait()?;
+    writer.wait_merging_threads()?;
+    live.reader.reload()?;
+    let mut next = current.clone();
+    next.searcher = live.reader.searcher();
+    let rows = index::rows_of_docs(&next.searcher, next.fields.ord, next.len())?;
+    let facets = FacetRows::build(&next.listing).map_err(internal)?;
+    next.segments = index::segments(rows, &facets, &next.tie_order).into();
+    Ok(Some(next))
 }

@@ -150,7 +150,7 @@ fn plain(
     let mut counts = Counts::new(listing, currency).unwrap();
     let mut hits: Vec<(i64, u32)> = Vec::new();
     for (score, addr) in docs {
-        let row = indexed.segments[0].rows[addr.doc_id as usize];
+        let row = indexed.segments[addr.segment_ord as usize].rows[addr.doc_id as usize];
         if rows.test(row) {
             by_row.count(&mut counts, row);
             hits.push((relevance(score), row));
@@ -264,4 +264,29 @@ fn scores_below_the_bar_cannot_tie_it() {
         assert!(bar <= score && score - bar < 1e-5, "{score} {bar}");
     }
     assert_eq!(super::below(0), f32::NEG_INFINITY);
+}
+
+#[test]
+fn merged_into_one_segment_answers_as_before() {
+    let indexed = index();
+    // Two indexing threads: two segments as built (at most one each).
+    let merged = crate::build::merged(&indexed)
+        .unwrap()
+        .unwrap_or_else(|| indexed.clone());
+    assert_eq!(merged.searcher.segment_readers().len(), 1);
+    assert!(crate::build::merged(&merged).unwrap().is_none());
+    let lang = indexed.fields.for_locale("en-AU");
+    for text in ["shirt", "cotton linen", "wool dress"] {
+        for list in queries() {
+            let answer = |at: &Indexed| {
+                let query = text_query::build(at, lang, &[], text, Typos::Exact)
+                    .unwrap()
+                    .unwrap();
+                let plan = Plan::new(at, &list, 0).unwrap();
+                plan.answer(plan.run(Some(query.as_ref())).unwrap())
+                    .unwrap()
+            };
+            assert_eq!(answer(&merged), answer(&indexed), "{text} {list:?}");
+        }
+    }
 }
