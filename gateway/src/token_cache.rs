@@ -10,67 +10,36 @@
 //! kept (so only what the issuer signed), at most [`CAPACITY`] of them;
 //! a full shard drops its expired entries, or all of them.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use storefront_domain::customer_token::CustomerClaims;
+use storefront_platform::recent::Recent;
 
 /// How long a verification is reused.
 pub const KEEP: Duration = Duration::from_secs(60);
 /// Tokens kept, over all shards.
 pub const CAPACITY: usize = 16_384;
-const SHARDS: usize = 16;
 
-struct Entry {
-    claims: CustomerClaims,
-    until: Instant,
-}
-
-pub struct TokenCache {
-    shards: Vec<Mutex<HashMap<Box<str>, Entry>>>,
-    hasher: std::hash::RandomState,
-}
+pub struct TokenCache(Recent<CustomerClaims>);
 
 impl Default for TokenCache {
     fn default() -> Self {
-        Self {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: std::hash::RandomState::new(),
-        }
+        Self(Recent::new(KEEP, CAPACITY))
     }
 }
 
 impl TokenCache {
-    fn shard(&self, token: &str) -> &Mutex<HashMap<Box<str>, Entry>> {
-        use std::hash::BuildHasher;
-        &self.shards[(self.hasher.hash_one(token) % SHARDS as u64) as usize]
-    }
-
     /// The claims `token` verified to within [`KEEP`], if still unexpired
     /// at `now_unix` (seconds, with the validation's `leeway`).
     pub fn get(&self, token: &str, now_unix: u64, leeway: u64) -> Option<CustomerClaims> {
-        let shard = self.shard(token).lock().unwrap_or_else(|p| p.into_inner());
-        let entry = shard.get(token)?;
-        let fresh = entry.until > Instant::now() && now_unix <= entry.claims.exp + leeway;
-        fresh.then(|| entry.claims.clone())
+        self.0
+            .get(token)
+            .filter(|claims| now_unix <= claims.exp + leeway)
     }
 
     /// Keeps `claims`, which `token` was just verified to carry.
     pub fn put(&self, token: &str, claims: &CustomerClaims) {
-        let now = Instant::now();
-        let mut shard = self.shard(token).lock().unwrap_or_else(|p| p.into_inner());
-        if shard.len() >= CAPACITY / SHARDS {
-            shard.retain(|_, e| e.until > now);
-            if shard.len() >= CAPACITY / SHARDS {
-                shard.clear();
-            }
-        }
-        let entry = Entry {
-            claims: claims.clone(),
-            until: now + KEEP,
-        };
-        shard.insert(token.into(), entry);
+        self.0.put(token, claims.clone());
     }
 }
 
@@ -106,7 +75,7 @@ mod tests {
         for n in 0..CAPACITY * 3 {
             cache.put(&format!("token-{n}"), &claims("s", u64::MAX / 2));
         }
-        let held: usize = cache.shards.iter().map(|s| s.lock().unwrap().len()).sum();
+        let held = cache.0.len();
         assert!(held <= CAPACITY, "{held}");
         let last = format!("token-{}", CAPACITY * 3 - 1);
         assert!(cache.get(&last, 0, 0).is_some(), "the newest is kept");

@@ -368,3 +368,38 @@ async fn replicas_on_one_redis_serve_the_same_catalog() {
     );
     stop.cancel();
 }
+
+/// A line is priced from the product as the catalog gave it at most
+/// `CART_PRODUCT_CACHE_MS` earlier (a long window here, so that the test
+/// sees it without waiting); a checkout always reads the catalog afresh.
+#[tokio::test]
+async fn a_line_may_be_priced_a_moment_late_but_a_checkout_never_is() {
+    let t = crate::helpers::spawn_mesh_with(&[("CART_PRODUCT_CACHE_MS", "60000")]).await;
+    let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    assert_eq!(
+        put(&t, "p-zanzibar", &lamp(&category, 5000)).await.status,
+        200
+    );
+    let shopper = Shopper::new(&t).await;
+    let (first, second) = (shopper.cart().await, shopper.cart().await);
+    let priced = |reply: Reply| reply.body["lineItems"][0]["unitPrice"]["centAmount"].clone();
+    assert_eq!(priced(shopper.add(&first, "p-zanzibar", 1, 1).await), 5000);
+
+    let mut dearer = lamp(&category, 6500);
+    dearer["version"] = json!(1);
+    assert_eq!(put(&t, "p-zanzibar", &dearer).await.status, 200);
+    let added = shopper.add(&second, "p-zanzibar", 1, 1).await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    assert_eq!(
+        priced(added),
+        5000,
+        "within the window: the product as it was"
+    );
+    let session = shopper.checkout(&second).await;
+    assert_eq!(session.status, 201, "{}", session.body);
+    assert_eq!(
+        session.body["totalPrice"]["centAmount"], 6500,
+        "the checkout asks the catalog: {}",
+        session.body
+    );
+}

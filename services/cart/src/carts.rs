@@ -5,10 +5,12 @@ use std::sync::Arc;
 
 use storefront_platform::client::call::Caller;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::recent::Recent;
 use storefront_platform::store::{Held, Store, Updated};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
+use storefront_proto::catalog::v1::Product;
 use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
 
@@ -78,6 +80,8 @@ fn quantity(q: u32) -> Result<u32, ServiceError> {
 pub struct Carts {
     pub store: Store,
     pub catalog: Caller,
+    /// Products the catalog gave lately, to price lines (see `product`).
+    pub recent_products: Recent<Arc<Product>>,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
     pub limits: CartLimits,
 }
@@ -289,7 +293,7 @@ impl Carts {
         // Someone else's or no cart is 404 before anything about the line.
         let seed = self.get_held(&req.customer_id, &req.cart_id).await?;
         let currency = &seed.value.value.currency_code;
-        let (line, available) = line_of(&product?, req.variant_id, currency)?;
+        let (line, available) = line_of(&*product?, req.variant_id, currency)?;
         self.modify_from(&req.customer_id, &req.cart_id, Some(seed), |cart| {
             let lines = cart.line_items.len();
             let existing = cart

@@ -33,6 +33,7 @@ fn machine() -> (Checkout, Carts) {
     let carts = Carts {
         store: store.clone(),
         catalog: unreachable("catalog"),
+        recent_products: storefront_platform::recent::Recent::new(Duration::ZERO, 1),
         promotions: Arc::new(RwLock::new(Catalogue::new(Vec::new()))),
         limits: CartLimits::default(),
     };

@@ -22,6 +22,10 @@ pub struct CartConfig {
     pub limits: CartLimits,
     /// Where the promotions come from when the shared store has none yet.
     pub promotions: PromotionsSource,
+    /// `CART_PRODUCT_CACHE_MS` (1,000; 0 turns it off, at most 60,000): how
+    /// long a product the catalog gave is reused to price a line added or
+    /// changed. Checkout always asks the catalog afresh and reprices.
+    pub product_cache: Duration,
 }
 
 /// `PROMOTIONS_FILE`, or the demo set (local and development only), or
@@ -72,6 +76,7 @@ impl CartConfig {
                 active_carts: env.parse("MAX_ACTIVE_CARTS", 20)?,
                 lines: env.parse("MAX_CART_LINES", 100)?,
             },
+            product_cache: env.millis("CART_PRODUCT_CACHE_MS", 1_000)?,
             promotions: match env.raw("PROMOTIONS_FILE").filter(|f| !f.trim().is_empty()) {
                 Some(file) => PromotionsSource::File(file.trim().into()),
                 None if service.program.environment.refuses_dev_shortcuts() => {
@@ -86,6 +91,12 @@ impl CartConfig {
             return Err(ConfigError::new(
                 "CART_IDLE_TTL_SECS",
                 "carts need an idle TTL of at least 60 s, MAX_ACTIVE_CARTS and MAX_CART_LINES above 0",
+            ));
+        }
+        if config.product_cache > Duration::from_secs(60) {
+            return Err(ConfigError::new(
+                "CART_PRODUCT_CACHE_MS",
+                "at most 60000: a line is priced from a product at most this old",
             ));
         }
         if config.checkout_ttl.is_zero() {

@@ -24,6 +24,9 @@ use storefront_platform::store::Store;
 use storefront_platform::topology;
 use storefront_platform::topology::PeerConfig;
 use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
+
+/// Products kept to price lines (`CART_PRODUCT_CACHE_MS`): a few MB.
+const PRODUCTS_KEPT: usize = 4_096;
 use storefront_proto::catalog::v1::ListCategoriesRequest;
 use storefront_proto::common::v1::{ListQuery, PageRequest};
 use tokio_util::sync::CancellationToken;
@@ -74,6 +77,10 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let carts = Arc::new(carts::Carts {
         store: store.clone(),
         catalog,
+        recent_products: storefront_platform::recent::Recent::new(
+            config.product_cache,
+            PRODUCTS_KEPT,
+        ),
         promotions,
         limits: config.limits,
     });

@@ -3,6 +3,7 @@
 //! currency, with the stock it may not exceed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use storefront_platform::client::call::{CallError, Current};
 use storefront_platform::error::{ErrorKind, ServiceError, excerpt};
@@ -107,9 +108,12 @@ fn product_id(product: &Product) -> &str {
 }
 
 impl Carts {
-    /// The product `product_id` as the catalog has it now, with its prices
-    /// in every currency (`line_of` picks the cart's).
-    pub(crate) async fn product(&self, product_id: &str) -> Result<Product, ServiceError> {
+    /// The product `product_id` as the catalog had it at most
+    /// `CART_PRODUCT_CACHE_MS` ago, with its prices in every currency
+    /// (`line_of` picks the cart's). A line add then costs no catalog call
+    /// for a product added lately; checkout reads the catalog afresh
+    /// (`products`) and reprices, so an older price never reaches an order.
+    pub(crate) async fn product(&self, product_id: &str) -> Result<Arc<Product>, ServiceError> {
         if product_id.is_empty() {
             return Err(invalid(
                 "productId",
@@ -117,12 +121,19 @@ impl Carts {
                 "productId is required".into(),
             ));
         }
+        if let Some(product) = self.recent_products.get(product_id) {
+            return Ok(product);
+        }
         let message = GetProductRequest {
             product_id: product_id.to_string(),
             currency_code: String::new(),
         };
         match Catalog(&self.catalog).get_product(&Current, message).await {
-            Ok(p) => Ok(p),
+            Ok(p) => {
+                let product = Arc::new(p);
+                self.recent_products.put(product_id, product.clone());
+                Ok(product)
+            }
             Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
                 Err(no_such_product(product_id))
             }
@@ -138,7 +149,7 @@ impl Carts {
         variant_id: u32,
         currency: &str,
     ) -> Result<(LineItem, u32), ServiceError> {
-        line_of(&self.product(product_id).await?, variant_id, currency)
+        line_of(&*self.product(product_id).await?, variant_id, currency)
     }
 
     /// The products of `ids` that exist, by id, priced in `currency`: one

@@ -14,6 +14,7 @@ pub mod env;
 pub use storefront_proto::error;
 pub mod identity;
 pub mod process;
+pub mod recent;
 pub mod server;
 pub mod service;
 pub mod settings;

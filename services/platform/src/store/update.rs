@@ -84,8 +84,9 @@ impl Store {
     /// The message at `key`, read in this process's turn at it, for a
     /// change decided from it (`update_message_from`): the turn is taken
     /// before the read, so this process's other writers of the key queue
-    /// rather than fail their compare-and-set, and while they queue each
-    /// starts from the value the one before it wrote, without a read.
+    /// rather than fail their compare-and-set, and each starts from the
+    /// value the key's last writer here wrote (kept in the turn), without
+    /// a read.
     pub async fn read_held<T: prost::Message + Default + 'static>(
         &self,
         key: &str,
@@ -158,8 +159,8 @@ impl Store {
             let result = change(&mut value)?;
             let bytes = encode(&value)?;
             if let Some(version) = self.replace_unacked(key, version, &bytes, ttl).await? {
-                if let Some(mut turn) = turn.take().filter(Turn::awaited) {
-                    turn.wrote(key, version, value.clone());
+                if let Some(mut turn) = turn.take() {
+                    turn.wrote(key, version, value.clone(), bytes.len());
                 }
                 // The turn is free: the next writer builds on this write
                 // while this one waits for a replica to hold it.
