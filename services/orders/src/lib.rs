@@ -1,8 +1,8 @@
 //! The orders service: orders created by checkout (idempotently), listed,
 //! cancelled by their customer and moved along by fulfilment.
 
-mod book;
 pub mod config;
+mod orders;
 pub mod outbox;
 mod service;
 mod updates;
@@ -31,7 +31,7 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
     };
     tokio::spawn(outbox.clone().sweep(shutdown.clone()));
     let api = service::OrdersApi {
-        orders: Arc::new(book::Orders { store, outbox }),
+        orders: Arc::new(orders::Orders { store, outbox }),
     };
     storefront_platform::server::serve_grpc(
         &config.service,

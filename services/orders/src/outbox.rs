@@ -1,9 +1,9 @@
 //! Orders on their way to the back office. An order change and its event
-//! are one compare-and-set of the customer's order book (the event waits
-//! in the book's outbox), so there is never an order without its event
-//! or an event without its order. The writer then publishes the outbox to
-//! the order stream and removes what it published; a book whose writer
-//! died in between is marked pending beforehand, and a sweep publishes it.
+//! are one compare-and-set of the stored order (the event waits in its
+//! outbox), so there is never an order without its event or an event
+//! without its order. The writer then publishes the outbox to the order
+//! stream and removes what it published; an order whose writer died in
+//! between is marked pending beforehand, and a sweep publishes it.
 //! Delivery is at least once: a consumer skips an event id seen before.
 
 use std::collections::HashSet;
@@ -12,23 +12,23 @@ use std::time::Duration;
 use prost::Message;
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::{Store, Updated};
-use storefront_proto::orders::storage::v1::{OrderBook, OrderEvent};
+use storefront_proto::orders::storage::v1::{OrderEvent, StoredOrder};
 use storefront_proto::orders::v1::Order;
 use tokio_util::sync::CancellationToken;
 
-use crate::book::{MAX_ATTEMPTS, book_key, status_name};
+use crate::orders::{MAX_ATTEMPTS, order_key, status_name};
 
 /// The Redis Stream the back office reads (`sf:order-events`).
 pub const STREAM: &str = "order-events";
-/// The order books whose outbox may hold unpublished events.
+/// The orders whose outbox may hold unpublished events.
 const PENDING: &str = "order-outbox-pending";
 /// Entries the stream keeps (about): weeks of orders for a large shop;
 /// a consumer further behind reconciles through the internal port.
 const STREAM_LENGTH: usize = 1_000_000;
 /// How often each replica publishes what a failed writer left.
 const SWEEP_EVERY: Duration = Duration::from_secs(5);
-/// Books a sweep looks at, at most.
-const SWEEP_BOOKS: usize = 100;
+/// Orders a sweep looks at, at most.
+const SWEEP_ORDERS: usize = 100;
 
 pub const CREATED: &str = "order.created";
 pub const CANCELLED: &str = "order.cancelled";
@@ -70,23 +70,23 @@ pub struct Outbox {
 }
 
 impl Outbox {
-    /// Before a change that writes an event into `customer_id`'s book.
-    pub async fn expect(&self, customer_id: &str) -> Result<(), ServiceError> {
-        Ok(self.store.set_add(PENDING, customer_id).await?)
+    /// Before a change that writes an event into order `order_id`.
+    pub async fn expect(&self, order_id: &str) -> Result<(), ServiceError> {
+        Ok(self.store.set_add(PENDING, order_id).await?)
     }
 
-    /// Publishes `customer_id`'s outbox, then removes what it published;
-    /// a failure is logged and left to the sweep (the change has landed).
-    pub async fn publish_now(&self, customer_id: &str) {
-        if let Err(e) = self.publish(customer_id).await {
+    /// Publishes `order_id`'s outbox, then removes what it published; a
+    /// failure is logged and left to the sweep (the change has landed).
+    pub async fn publish_now(&self, order_id: &str) {
+        if let Err(e) = self.publish(order_id).await {
             tracing::warn!(error = %e, "order events left for the next sweep");
         }
     }
 
-    async fn publish(&self, customer_id: &str) -> Result<(), ServiceError> {
-        let key = book_key(customer_id);
-        let outbox = match self.store.get_message::<OrderBook>(&key).await? {
-            Some(book) => book.value.outbox,
+    async fn publish(&self, order_id: &str) -> Result<(), ServiceError> {
+        let key = order_key(order_id);
+        let outbox = match self.store.get_message::<StoredOrder>(&key).await? {
+            Some(stored) => stored.value.outbox,
             None => Vec::new(),
         };
         let mut published = HashSet::new();
@@ -106,9 +106,9 @@ impl Outbox {
         } else {
             let updated = self
                 .store
-                .update_message(&key, MAX_ATTEMPTS, None, |book: &mut OrderBook| {
-                    book.outbox.retain(|e| !published.contains(&e.id));
-                    Ok::<_, ServiceError>(book.outbox.is_empty())
+                .update_message(&key, MAX_ATTEMPTS, None, |stored: &mut StoredOrder| {
+                    stored.outbox.retain(|e| !published.contains(&e.id));
+                    Ok::<_, ServiceError>(stored.outbox.is_empty())
                 })
                 .await?;
             matches!(
@@ -117,18 +117,18 @@ impl Outbox {
             )
         };
         if emptied {
-            // Unmarked, then checked again: a change that marked the book
+            // Unmarked, then checked again: a change that marked the order
             // in between has its event in the outbox now.
-            self.store.set_remove(PENDING, customer_id).await?;
-            let left = self.store.get_message::<OrderBook>(&key).await?;
-            if left.is_some_and(|book| !book.value.outbox.is_empty()) {
-                self.expect(customer_id).await?;
+            self.store.set_remove(PENDING, order_id).await?;
+            let left = self.store.get_message::<StoredOrder>(&key).await?;
+            if left.is_some_and(|stored| !stored.value.outbox.is_empty()) {
+                self.expect(order_id).await?;
             }
         }
         Ok(())
     }
 
-    /// Publishes, every [`SWEEP_EVERY`], the outboxes of books marked
+    /// Publishes, every [`SWEEP_EVERY`], the outboxes of orders marked
     /// pending (their writer stopped before publishing), until `shutdown`.
     pub async fn sweep(self, shutdown: CancellationToken) {
         loop {
@@ -143,8 +143,8 @@ impl Outbox {
     }
 
     async fn sweep_once(&self) -> Result<(), ServiceError> {
-        for customer_id in self.store.set_sample(PENDING, SWEEP_BOOKS).await? {
-            self.publish_now(&customer_id).await;
+        for order_id in self.store.set_sample(PENDING, SWEEP_ORDERS).await? {
+            self.publish_now(&order_id).await;
         }
         Ok(())
     }
@@ -169,7 +169,7 @@ mod tests {
     }
 
     /// A writer that stopped after its change but before publishing left
-    /// its event in the outbox and the book marked: the sweep publishes it
+    /// its event in the outbox and the order marked: the sweep publishes it
     /// once and clears both; a mark without events (stopped before the
     /// change) is only cleared.
     #[tokio::test]
@@ -178,25 +178,25 @@ mod tests {
         let outbox = Outbox {
             store: store.clone(),
         };
-        outbox.expect("c1").await.unwrap();
-        outbox.expect("c2").await.unwrap();
-        let book = OrderBook {
-            orders: vec![order("o1")],
+        outbox.expect("o1").await.unwrap();
+        outbox.expect("o2").await.unwrap();
+        let stored = StoredOrder {
+            order: Some(order("o1")),
             outbox: vec![event(CREATED, &order("o1"))],
         };
         store
-            .insert_message(&book_key("c1"), &book, None)
+            .insert_message(&order_key("o1"), &stored, None)
             .await
             .unwrap();
         outbox.sweep_once().await.unwrap();
         let entries = store.stream_read_group(STREAM, "g", "c", 10).await.unwrap();
         assert_eq!(entries.len(), 1);
         assert_eq!(entries[0].field("eventId"), Some(&b"o1.1"[..]));
-        let book = store
-            .get_message::<OrderBook>(&book_key("c1"))
+        let stored = store
+            .get_message::<StoredOrder>(&order_key("o1"))
             .await
             .unwrap();
-        assert!(book.unwrap().value.outbox.is_empty());
+        assert!(stored.unwrap().value.outbox.is_empty());
         assert!(store.set_sample(PENDING, 10).await.unwrap().is_empty());
         outbox.sweep_once().await.unwrap();
         assert!(

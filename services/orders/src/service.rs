@@ -6,7 +6,7 @@ use storefront_proto::orders::v1::order_service_server::OrderService;
 use storefront_proto::orders::v1::*;
 use tonic::{Request, Response, Status};
 
-use crate::book::Orders;
+use crate::orders::Orders;
 
 #[derive(Clone)]
 pub struct OrdersApi {

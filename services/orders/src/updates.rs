@@ -7,31 +7,25 @@
 
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::store::{Store, StoreError};
-use storefront_proto::orders::storage::v1::OrderBook;
 use storefront_proto::orders::v1::{
     ListOrderUpdatesRequest, ListOrderUpdatesResponse, Order, OrderStatus,
 };
 
-use crate::book::book_key;
+use crate::orders::{changed_ms, read};
 
 /// The sorted set of every order by its last change.
 const UPDATED: &str = "orders-updated";
 /// Entries a page looks at, at most (a status filter skips the others):
-/// each is one read of its customer's order book.
+/// each is one read of its order.
 const SCAN: usize = 200;
 const MAX_LIMIT: u32 = 100;
 const DEFAULT_LIMIT: u32 = 20;
-
-fn millis(order: &Order) -> i64 {
-    let at = order.meta.as_ref().and_then(|m| m.last_modified_at);
-    at.map_or(0, |t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
-}
 
 /// Records that `order` changed (idempotent: publishing again is a no-op).
 pub async fn record(store: &Store, order: &Order) -> Result<(), StoreError> {
     let id = order.meta.as_ref().map_or("", |m| m.id.as_str());
     let member = format!("{}/{id}", order.customer_id);
-    store.zset_raise(UPDATED, &member, millis(order)).await
+    store.zset_raise(UPDATED, &member, changed_ms(order)).await
 }
 
 fn invalid_cursor() -> ServiceError {
@@ -117,11 +111,5 @@ async fn current(store: &Store, member: &str) -> Result<Option<Order>, ServiceEr
     let Some((customer, order_id)) = member.split_once('/') else {
         return Ok(None);
     };
-    let book = store.get_message::<OrderBook>(&book_key(customer)).await?;
-    Ok(book.and_then(|b| {
-        b.value
-            .orders
-            .into_iter()
-            .find(|o| o.meta.as_ref().is_some_and(|m| m.id == order_id))
-    }))
+    read(store, order_id, Some(customer)).await
 }
