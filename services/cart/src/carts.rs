@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use prost::Message;
+
 use storefront_platform::client::call::Caller;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::recent::Recent;
@@ -53,9 +55,20 @@ fn touch(cart: &mut Cart) {
 }
 
 /// The cart a compare-and-set wrote, or why it did not.
-fn written<R>(updated: Updated<R, Cart>, cart_id: &str) -> Result<Cart, ServiceError> {
+/// A cart as written: encoded, as stored and as the reply carries it
+/// (the value itself stays in the store's turn for the cart's next writer).
+pub struct EncodedCart(pub Vec<u8>);
+
+impl EncodedCart {
+    pub fn decode(&self) -> Result<Cart, ServiceError> {
+        Cart::decode(self.0.as_slice())
+            .map_err(|e| ServiceError::internal(format!("a cart just written: {e}")))
+    }
+}
+
+fn written<R>(updated: Updated<R, Vec<u8>>, cart_id: &str) -> Result<EncodedCart, ServiceError> {
     match updated {
-        Updated::Done { value, .. } => Ok(value),
+        Updated::Done { value, .. } => Ok(EncodedCart(value)),
         Updated::Missing => Err(not_found(cart_id)),
         Updated::Contended => Err(ServiceError::new(
             ErrorKind::Conflict,
@@ -167,7 +180,7 @@ impl Carts {
         customer_id: &str,
         cart_id: &str,
         change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
-    ) -> Result<Cart, ServiceError> {
+    ) -> Result<EncodedCart, ServiceError> {
         self.modify_from(customer_id, cart_id, None, change).await
     }
 
@@ -178,7 +191,7 @@ impl Carts {
         cart_id: &str,
         seed: Option<Held<'_, Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
-    ) -> Result<Cart, ServiceError> {
+    ) -> Result<EncodedCart, ServiceError> {
         self.write(customer_id, cart_id, seed, |cart| {
             if cart.state == CartState::Ordered as i32 {
                 return Err(ServiceError::new(
@@ -203,12 +216,12 @@ impl Carts {
         cart_id: &str,
         seed: Option<Held<'_, Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
-    ) -> Result<Cart, ServiceError> {
+    ) -> Result<EncodedCart, ServiceError> {
         let ttl = Some(self.limits.idle_ttl);
         let key = cart_key(cart_id);
         let updated = self
             .store
-            .update_message_from(&key, seed, MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
+            .update_message_encoded_from(&key, seed, MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
                 if cart.customer_id != customer_id {
                     return Err(not_found(cart_id));
                 }
@@ -258,7 +271,7 @@ impl Carts {
     }
 
     /// The state-setting update: version check, then the discount codes.
-    pub async fn update(&self, req: UpdateCartRequest) -> Result<Cart, ServiceError> {
+    pub async fn update(&self, req: UpdateCartRequest) -> Result<EncodedCart, ServiceError> {
         let at = now().seconds;
         self.modify(&req.customer_id, &req.cart_id, |cart| {
             if req.version > 0 && version(cart) != req.version {
@@ -282,7 +295,7 @@ impl Carts {
     }
 
     /// Adds a line priced by the catalog, merging with an equal line.
-    pub async fn add_line(&self, req: AddLineItemRequest) -> Result<Cart, ServiceError> {
+    pub async fn add_line(&self, req: AddLineItemRequest) -> Result<EncodedCart, ServiceError> {
         let wanted = quantity(req.quantity)?;
         // The catalog first, before the cart's turn: a cart's writers
         // queue for as long as one of them holds it, so it is held for the
@@ -335,7 +348,10 @@ impl Carts {
 
     /// Sets a line's quantity, checked against the variant's stock (and
     /// that it is still for sale) exactly as adding it is.
-    pub async fn set_quantity(&self, req: UpdateLineItemRequest) -> Result<Cart, ServiceError> {
+    pub async fn set_quantity(
+        &self,
+        req: UpdateLineItemRequest,
+    ) -> Result<EncodedCart, ServiceError> {
         let q = quantity(req.quantity)?;
         let seed = self.get_held(&req.customer_id, &req.cart_id).await?;
         let line_id = req.line_item_id.as_str();
@@ -372,7 +388,7 @@ impl Carts {
         customer_id: &str,
         cart_id: &str,
         line_id: &str,
-    ) -> Result<Cart, ServiceError> {
+    ) -> Result<EncodedCart, ServiceError> {
         self.modify(customer_id, cart_id, |cart| {
             let before = cart.line_items.len();
             cart.line_items.retain(|l| l.id != line_id);

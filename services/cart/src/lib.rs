@@ -10,6 +10,7 @@ mod owned;
 pub mod pricing;
 pub mod promotion_set;
 pub mod promotions;
+mod raw;
 mod refresh;
 mod service;
 
@@ -23,7 +24,6 @@ use storefront_platform::service::Serving;
 use storefront_platform::store::Store;
 use storefront_platform::topology;
 use storefront_platform::topology::PeerConfig;
-use storefront_proto::cart::v1::cart_service_server::CartServiceServer;
 
 /// Products kept to price lines (`CART_PRODUCT_CACHE_MS`): a few MB.
 const PRODUCTS_KEPT: usize = 4_096;
@@ -92,7 +92,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let api = service::CartApi { carts, checkout };
     storefront_platform::server::serve_grpc(
         &config.service,
-        CartServiceServer::new(api),
+        raw::CartServer::new(api),
         listener,
         shutdown,
     )

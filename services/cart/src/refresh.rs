@@ -97,6 +97,6 @@ impl Carts {
                 Ok(())
             })
             .await?;
-        Ok((written, true))
+        Ok((written.decode()?, true))
     }
 }

@@ -42,16 +42,22 @@ impl CartService for CartApi {
         ok(DeleteCartResponse {})
     }
 
+    // The four cart writes are answered from their encoding by
+    // `raw::CartServer` (these typed forms decode it, for completeness).
     async fn update_cart(&self, request: Request<UpdateCartRequest>) -> Reply<Cart> {
-        ok(self.carts.update(request.into_inner()).await?)
+        ok(self.carts.update(request.into_inner()).await?.decode()?)
     }
 
     async fn add_line_item(&self, request: Request<AddLineItemRequest>) -> Reply<Cart> {
-        ok(self.carts.add_line(request.into_inner()).await?)
+        ok(self.carts.add_line(request.into_inner()).await?.decode()?)
     }
 
     async fn update_line_item(&self, request: Request<UpdateLineItemRequest>) -> Reply<Cart> {
-        ok(self.carts.set_quantity(request.into_inner()).await?)
+        ok(self
+            .carts
+            .set_quantity(request.into_inner())
+            .await?
+            .decode()?)
     }
 
     async fn remove_line_item(&self, request: Request<RemoveLineItemRequest>) -> Reply<Cart> {
@@ -59,7 +65,8 @@ impl CartService for CartApi {
         ok(self
             .carts
             .remove_line(&req.customer_id, &req.cart_id, &req.line_item_id)
-            .await?)
+            .await?
+            .decode()?)
     }
 
     async fn list_promotions(

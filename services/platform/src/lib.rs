@@ -15,6 +15,7 @@ pub use storefront_proto::error;
 pub mod identity;
 pub mod process;
 pub mod recent;
+pub mod reply;
 pub mod server;
 pub mod service;
 pub mod settings;

@@ -25,6 +25,40 @@ pub enum Updated<R, T> {
     },
 }
 
+/// What a successful update gives back, and what it leaves in the turn
+/// for the key's next writer.
+trait Give<T> {
+    type Out;
+    fn give(value: T, bytes: Vec<u8>, turn: Option<Turn<'_>>, key: &str, version: u64)
+    -> Self::Out;
+}
+
+/// The value; a copy of it stays in the turn.
+struct GiveValue;
+
+/// The value's encoding, as stored; the value itself moves into the turn.
+struct GiveEncoded;
+
+impl<T: Clone + Send + 'static> Give<T> for GiveValue {
+    type Out = T;
+    fn give(value: T, bytes: Vec<u8>, turn: Option<Turn<'_>>, key: &str, version: u64) -> T {
+        if let Some(mut turn) = turn {
+            turn.wrote(key, version, value.clone(), bytes.len());
+        }
+        value
+    }
+}
+
+impl<T: Send + 'static> Give<T> for GiveEncoded {
+    type Out = Vec<u8>;
+    fn give(value: T, bytes: Vec<u8>, turn: Option<Turn<'_>>, key: &str, version: u64) -> Vec<u8> {
+        if let Some(mut turn) = turn {
+            turn.wrote(key, version, value, bytes.len());
+        }
+        bytes
+    }
+}
+
 /// A value read in the writer's turn at its key (Redis), to be written
 /// back by one compare-and-set when nothing changed it since
 /// ([`Store::update_message_from`]). The turn is held until then.
@@ -52,8 +86,15 @@ impl Store {
         let decode = |key: &str, bytes: &[u8]| {
             serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(format!("{key}: {e}")))
         };
-        self.update_with(key, None, attempts, ttl, (decode, encode), change)
-            .await
+        self.update_with::<_, _, _, _, _, GiveValue>(
+            key,
+            None,
+            attempts,
+            ttl,
+            (decode, encode),
+            change,
+        )
+        .await
     }
 
     /// [`Store::update_json`] for protobuf messages.
@@ -121,12 +162,48 @@ impl Store {
         E: From<StoreError>,
     {
         let encode = |value: &T| Ok(value.encode_to_vec());
-        self.update_with(key, seed, attempts, ttl, (decode_message, encode), change)
-            .await
+        self.update_with::<_, _, _, _, _, GiveValue>(
+            key,
+            seed,
+            attempts,
+            ttl,
+            (decode_message, encode),
+            change,
+        )
+        .await
     }
 
-    /// The loop of every update: `codec` reads and writes the stored form.
-    async fn update_with<T, R, E, D, En>(
+    /// As [`Store::update_message_from`], giving back the value written
+    /// encoded, as stored (and as a reply carries it), rather than the
+    /// value: the value moves into the turn for the key's next writer,
+    /// without a copy.
+    pub async fn update_message_encoded_from<T, R, E>(
+        &self,
+        key: &str,
+        seed: Option<Held<'_, T>>,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, Vec<u8>>, E>
+    where
+        T: prost::Message + Default + Clone + Send + 'static,
+        E: From<StoreError>,
+    {
+        let encode = |value: &T| Ok(value.encode_to_vec());
+        self.update_with::<_, _, _, _, _, GiveEncoded>(
+            key,
+            seed,
+            attempts,
+            ttl,
+            (decode_message, encode),
+            change,
+        )
+        .await
+    }
+
+    /// The loop of every update: `codec` reads and writes the stored form;
+    /// `G` says what is given back.
+    async fn update_with<T, R, E, D, En, G>(
         &self,
         key: &str,
         seed: Option<Held<'_, T>>,
@@ -134,9 +211,10 @@ impl Store {
         ttl: Option<Duration>,
         (decode, encode): (D, En),
         mut change: impl FnMut(&mut T) -> Result<R, E>,
-    ) -> Result<Updated<R, T>, E>
+    ) -> Result<Updated<R, G::Out>, E>
     where
-        T: Clone + Send + 'static,
+        G: Give<T>,
+        T: Send + 'static,
         E: From<StoreError>,
         D: Fn(&str, &[u8]) -> Result<T, StoreError>,
         En: Fn(&T) -> Result<Vec<u8>, StoreError>,
@@ -159,9 +237,7 @@ impl Store {
             let result = change(&mut value)?;
             let bytes = encode(&value)?;
             if let Some(version) = self.replace_unacked(key, version, &bytes, ttl).await? {
-                if let Some(mut turn) = turn.take() {
-                    turn.wrote(key, version, value.clone(), bytes.len());
-                }
+                let value = G::give(value, bytes, turn.take(), key, version);
                 // The turn is free: the next writer builds on this write
                 // while this one waits for a replica to hold it.
                 self.acked(key).await?;
