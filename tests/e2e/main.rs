@@ -35,4 +35,5 @@ mod query_errors;
 mod ratelimit;
 mod resilience;
 mod search;
+mod sessions;
 mod shop_promotions;

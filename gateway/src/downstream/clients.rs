@@ -111,6 +111,9 @@ clients! {
         Write delete_address(customers::DeleteAddressRequest) -> customers::DeleteAddressResponse;
         Read get_preferences(customers::GetPreferencesRequest) -> customers::Preferences;
         Write update_preferences(customers::UpdatePreferencesRequest) -> customers::Preferences;
+        Read list_sessions(customers::ListSessionsRequest) -> customers::ListSessionsResponse;
+        Write end_session(customers::EndSessionRequest) -> customers::EndSessionResponse;
+        Write change_password(customers::ChangePasswordRequest) -> customers::ChangePasswordResponse;
     }
 
     /// Carts, promotions and checkout sessions.

@@ -37,6 +37,8 @@ impl From<LoginBody> for pb::LoginRequest {
             email_address: text(b.email_address),
             password: text(b.password),
             captcha_response: text(b.g_recaptcha_response),
+            // From the request's header (`routes::auth::login`).
+            user_agent: String::new(),
         }
     }
 }

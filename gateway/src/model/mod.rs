@@ -9,3 +9,4 @@ pub mod content;
 pub mod customers;
 pub mod orders;
 pub mod search;
+pub mod sessions;

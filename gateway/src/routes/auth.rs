@@ -33,6 +33,7 @@ pub async fn login(
     State(state): State<AppState>,
     correlation: CallContext,
     network: Option<Extension<ClientNetwork>>,
+    headers: axum::http::HeaderMap,
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
     // Password guessing is slowed per account and client network; only
@@ -66,11 +67,15 @@ pub async fn login(
         return Ok(too_many(&[budget]));
     }
     let ds = &state.downstreams;
-    match ds
-        .customers()
-        .login(&correlation, LoginRequest::from(body))
-        .await
-    {
+    let mut message = LoginRequest::from(body);
+    // Shown in the customer's session list; bounded here, as every client
+    // string is at the edge.
+    message.user_agent = headers
+        .get(axum::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(|ua| ua.chars().take(256).collect())
+        .unwrap_or_default();
+    match ds.customers().login(&correlation, message).await {
         Ok(reply) => {
             if let Some(email) = &email {
                 failures.succeeded(email, &network).await;

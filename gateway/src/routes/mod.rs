@@ -14,6 +14,7 @@ pub mod params;
 pub mod products;
 pub mod promotions;
 pub mod search;
+pub mod sessions;
 
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -76,6 +77,9 @@ fn customer() -> OpenApiRouter<AppState> {
             addresses::replace_address,
             addresses::delete_address
         ))
+        .routes(routes!(sessions::list_sessions))
+        .routes(routes!(sessions::end_session))
+        .routes(routes!(sessions::change_password))
         .routes(routes!(carts::create_cart))
         .routes(routes!(
             carts::get_cart,

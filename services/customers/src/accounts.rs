@@ -9,7 +9,7 @@ use storefront_domain::customer_token::{revoked_session_key, revoked_token_key};
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::store::Store;
 use storefront_proto::customers::v1::{
-    CustomerSummary, LoginRequest, LogoutRequest, Session, SignUpRequest,
+    ChangePasswordRequest, CustomerSummary, LoginRequest, LogoutRequest, Session, SignUpRequest,
 };
 
 use crate::mail::{Mail, Notice, Outbox};
@@ -180,7 +180,8 @@ impl Accounts {
         }
         let customer = customer.ok_or_else(invalid_credentials)?;
         let sid = uuid::Uuid::new_v4().to_string();
-        self.admit_session(&customer.id, &sid).await?;
+        self.admit_session(&customer.id, &sid, &req.user_agent)
+            .await?;
         self.session(&customer.summary(), &sid).await
     }
 
@@ -250,6 +251,7 @@ impl Accounts {
         if !won {
             tracing::warn!(session_id = %doc.sid, "refresh token reused, revoking its session");
             self.revoke_session(&doc.sid).await?;
+            self.forget_sessions(&doc.customer_id, &[&doc.sid]).await?;
             return Err(invalid_refresh("REFRESH_TOKEN_REUSED"));
         }
         let customer = self
@@ -257,7 +259,71 @@ impl Accounts {
             .get_json::<CustomerDoc>(&customer_key(&doc.customer_id))
             .await?
             .ok_or_else(|| invalid_refresh("INVALID_REFRESH_TOKEN"))?;
+        self.touch_session(&doc.customer_id, &doc.sid).await;
         self.session(&customer.value.summary(), &doc.sid).await
+    }
+
+    /// Sets a new password once the current one is checked, and ends
+    /// every session of the customer but `req.current_session_id`.
+    pub async fn change_password(&self, req: ChangePasswordRequest) -> Result<(), ServiceError> {
+        let key = customer_key(&req.customer_id);
+        let found = self
+            .store
+            .get_json::<CustomerDoc>(&key)
+            .await?
+            .ok_or_else(|| ServiceError::not_found("customer", &req.customer_id))?;
+        let mut v = Violations::default();
+        if req.current_password.is_empty() {
+            v.add("currentPassword", "REQUIRED", "currentPassword is required");
+        }
+        if let Some(mut problem) = password::policy(&req.new_password, &found.value.email) {
+            problem.field = "newPassword".into();
+            v.push(problem);
+        }
+        v.finish()?;
+        let verified = found.value.password_hash.clone();
+        if !self
+            .hasher
+            .verify(req.current_password, Some(verified.clone()))
+            .await
+        {
+            let mut v = Violations::default();
+            v.add(
+                "currentPassword",
+                "INVALID_VALUE",
+                "the current password is not correct",
+            );
+            v.finish()?;
+        }
+        let hash = self.hasher.hash(req.new_password).await?;
+        let updated = self
+            .store
+            .update_json(&key, 64, None, |doc: &mut CustomerDoc| {
+                // Changed since it was checked: the check no longer holds.
+                if doc.password_hash != verified {
+                    return Err(ServiceError::new(
+                        ErrorKind::Conflict,
+                        "CONCURRENT_MODIFICATION",
+                        "the password changed meanwhile; retry",
+                    ));
+                }
+                doc.password_hash = hash.clone();
+                doc.modified_ms = now_ms();
+                Ok(())
+            })
+            .await?;
+        if !matches!(updated, storefront_platform::store::Updated::Done { .. }) {
+            return Err(ServiceError::new(
+                ErrorKind::Conflict,
+                "CONCURRENT_MODIFICATION",
+                "the account is being changed; retry",
+            ));
+        }
+        let ended = self
+            .end_other_sessions(&req.customer_id, &req.current_session_id)
+            .await?;
+        tracing::info!(customer_id = %req.customer_id, ended, "password changed");
+        Ok(())
     }
 
     /// Revokes the access token (until it would expire) and its session,
@@ -284,9 +350,12 @@ impl Accounts {
                 .insert(&revoked_token_key(&req.token_id), b"1", Some(left))
                 .await?;
             self.revoke_session(&req.session_id).await?;
+            self.forget_sessions(&req.customer_id, &[&req.session_id])
+                .await?;
         }
         if let Some(doc) = refreshed {
             self.revoke_session(&doc.sid).await?;
+            self.forget_sessions(&doc.customer_id, &[&doc.sid]).await?;
         }
         tracing::info!(customer_id = %req.customer_id, "customer logged out");
         Ok(())

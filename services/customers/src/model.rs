@@ -23,7 +23,7 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-fn timestamp(ms: i64) -> Option<Timestamp> {
+pub fn timestamp(ms: i64) -> Option<Timestamp> {
     Some(Timestamp {
         seconds: ms.div_euclid(1000),
         nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,

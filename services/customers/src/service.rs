@@ -45,6 +45,34 @@ impl CustomerService for CustomersApi {
         ok(LogoutResponse {})
     }
 
+    async fn list_sessions(
+        &self,
+        request: Request<ListSessionsRequest>,
+    ) -> Reply<ListSessionsResponse> {
+        let req = request.into_inner();
+        let sessions = self
+            .accounts
+            .list_sessions(&req.customer_id, &req.current_session_id)
+            .await?;
+        ok(ListSessionsResponse { sessions })
+    }
+
+    async fn end_session(&self, request: Request<EndSessionRequest>) -> Reply<EndSessionResponse> {
+        let req = request.into_inner();
+        self.accounts
+            .end_session(&req.customer_id, &req.session_id)
+            .await?;
+        ok(EndSessionResponse {})
+    }
+
+    async fn change_password(
+        &self,
+        request: Request<ChangePasswordRequest>,
+    ) -> Reply<ChangePasswordResponse> {
+        self.accounts.change_password(request.into_inner()).await?;
+        ok(ChangePasswordResponse {})
+    }
+
     async fn get_signing_keys(&self, _: Request<GetSigningKeysRequest>) -> Reply<SigningKeys> {
         ok(self.accounts.signer.signing_keys())
     }
