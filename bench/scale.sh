@@ -155,8 +155,11 @@ measure() {
     "$name" "$c" "$rps" "$p50" "$p99" "$p999" "$errors" >&2
 }
 
-routes() { # PORT LABEL: the customer routes of one mesh
+routes() { # PORT LABEL CONNS: the customer routes of one mesh
   local p=$1 label=$2 c=$3
+  # A new customer and carts at every level: the lines' stock (>= 40) is
+  # never what refuses an add, however many adds the levels before made.
+  customer "$p"
   local token; token=$(cat "$work/token-$p")
   measure "customers/me ($label)" "$work/me-$p" "$c" -H "X-BFF-Token: $token" "http://127.0.0.1:$p"
   WRK_METHOD=POST WRK_BODIES="$work/body-$p" measure "cart line add ($label)" "$work/add-$p" "$c" \
@@ -179,7 +182,6 @@ checkout() {
   done < <(grep '^RESULT' <<<"$out")
 }
 
-customer $port
 peak_rss=0
 for c in "${conns[@]}"; do
   measure "floor: bare axum JSON" "$work/json" "$c" "http://127.0.0.1:$floor_port"
@@ -206,7 +208,6 @@ if command -v redis-server >/dev/null 2>&1; then
   sleep 0.5
   read -r redis_mesh _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/)
   pids+=("$redis_mesh")
-  customer $((port + 100))
   for c in "${conns[@]}"; do
     routes $((port + 100)) redis "$c"
   done
@@ -234,7 +235,6 @@ if command -v redis-server >/dev/null 2>&1; then
     cluster_nodes=$(IFS=,; echo "${nodes[*]}")
     read -r cluster_mesh _ < <(start_mesh $((port + 200)) REDIS_CLUSTER_NODES="$cluster_nodes")
     pids+=("$cluster_mesh")
-    customer $((port + 200))
     for c in "${conns[@]}"; do
       routes $((port + 200)) "redis cluster" "$c"
     done
