@@ -115,7 +115,8 @@ echo "/hop" >"$work/hop"
 # customer PORT: a logged-in customer with 16 carts; writes the token and
 # the line-add and cart-read request lists for that mesh.
 customer() {
-  local b="http://127.0.0.1:$1" tag=$1 email="bench-$1-$RANDOM@example.com"
+  # Its loop variables are its own: `routes` calls it with a `c` of its own.
+  local b="http://127.0.0.1:$1" tag=$1 email="bench-$1-$RANDOM@example.com" c i
   curl -sf "${H[@]}" -H 'Content-Type: application/json' \
     -d "{\"emailAddress\":\"$email\",\"password\":\"bench password 1\",\"firstName\":\"B\",\"lastName\":\"M\",\"gRecaptchaResponse\":\"dev\"}" \
     "$b/customers" >/dev/null

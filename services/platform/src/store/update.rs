@@ -161,16 +161,8 @@ impl Store {
         T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
-        let encode = |value: &T| Ok(value.encode_to_vec());
-        self.update_with::<_, _, _, _, _, GiveValue>(
-            key,
-            seed,
-            attempts,
-            ttl,
-            (decode_message, encode),
-            change,
-        )
-        .await
+        self.message_update::<_, _, _, GiveValue>(key, seed, attempts, ttl, change)
+            .await
     }
 
     /// As [`Store::update_message_from`], giving back the value written
@@ -189,8 +181,26 @@ impl Store {
         T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
+        self.message_update::<_, _, _, GiveEncoded>(key, seed, attempts, ttl, change)
+            .await
+    }
+
+    /// A protobuf message's update, giving back what `G` gives.
+    async fn message_update<T, R, E, G>(
+        &self,
+        key: &str,
+        seed: Option<Held<'_, T>>,
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, G::Out>, E>
+    where
+        T: prost::Message + Default + Send + 'static,
+        E: From<StoreError>,
+        G: Give<T>,
+    {
         let encode = |value: &T| Ok(value.encode_to_vec());
-        self.update_with::<_, _, _, _, _, GiveEncoded>(
+        self.update_with::<_, _, _, _, _, G>(
             key,
             seed,
             attempts,
