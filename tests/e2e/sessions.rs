@@ -77,6 +77,8 @@ async fn sessions_and_password(t: TestMesh) {
     let phone = log_in_with(&t, &email, PASSWORD, "Shop/1.0 (phone)").await;
     let laptop = log_in_with(&t, &email, PASSWORD, "Mozilla/5.0 (laptop)").await;
     let tablet = log_in_with(&t, &email, PASSWORD, "Shop/1.0 (tablet)").await;
+    // A refresh is a use of its session.
+    assert_eq!(refreshed(&t, &laptop).await, 200);
 
     let sessions = listed(&t, &laptop).await;
     let agents: Vec<&str> = sessions
@@ -99,7 +101,12 @@ async fn sessions_and_password(t: TestMesh) {
     assert_eq!(current, ["Mozilla/5.0 (laptop)"]);
     for s in &sessions {
         assert!(s["createdAt"].as_str().unwrap().ends_with('Z'), "{s}");
-        assert!(s["lastUsedAt"].as_str().unwrap().ends_with('Z'), "{s}");
+        let used_since = s["lastUsedAt"] != s["createdAt"];
+        assert_eq!(
+            used_since,
+            s["current"] == true,
+            "only the laptop refreshed: {s}"
+        );
     }
     let id_of = |agent: &str| {
         sessions.iter().find(|s| s["userAgent"] == agent).unwrap()["id"]
