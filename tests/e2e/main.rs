@@ -37,3 +37,4 @@ mod resilience;
 mod search;
 mod sessions;
 mod shop_promotions;
+mod stock;

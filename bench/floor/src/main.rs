@@ -136,6 +136,12 @@ impl CatalogService for Records {
     async fn list_changes(&self, _: Request<pb::ListChangesRequest>) -> Reply<pb::ChangesReply> {
         absent()
     }
+    async fn adjust_stock(
+        &self,
+        _: Request<pb::AdjustStockRequest>,
+    ) -> Reply<pb::AdjustStockReply> {
+        absent()
+    }
 }
 
 #[derive(Clone)]

@@ -40,6 +40,7 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- if eq .program "gateway" -}}catalog customers cart orders search content
 {{- else if eq .program "cart" -}}catalog orders
 {{- else if eq .program "search" -}}catalog
+{{- else if eq .program "orders" -}}catalog
 {{- end -}}
 {{- end -}}
 

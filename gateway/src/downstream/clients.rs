@@ -130,6 +130,7 @@ clients! {
         Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
         Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
         Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
+        Write extend_checkout(cart::ExtendCheckoutRequest) -> cart::CheckoutSession;
     }
 
     /// Orders and their lifecycle.

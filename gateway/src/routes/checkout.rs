@@ -7,7 +7,8 @@ use serde::de::IgnoredAny;
 use storefront_platform::client::call::CallError;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{
-    ConfirmCheckoutRequest, CreateCheckoutRequest, GetCheckoutRequest, Repriced,
+    ConfirmCheckoutRequest, CreateCheckoutRequest, ExtendCheckoutRequest, GetCheckoutRequest,
+    Repriced,
 };
 use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::customers::v1::GetAddressRequest;
@@ -23,9 +24,9 @@ use crate::state::AppState;
 /// Opens a checkout session for a cart, shipping to an address of the caller's.
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
-        (status = 201, description = "An OPEN session with its expiresAt, its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). It replaces the cart's previous OPEN session, if any, which then shows EXPIRED and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
+        (status = 201, description = "An OPEN session with its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED; LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: cartId, shippingAddressId (required, unknown), or an empty cart", body = ErrorBody),
     ))]
@@ -110,7 +111,7 @@ pub async fn get_checkout(
     responses(
         (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_EXPIRED; CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale, priced in the cart's currency or in stock (field lineItems.{lineId})", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED (also when the stock it held was released); CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); the units the session holds are its own, so stock sold to others meanwhile does not refuse it", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn confirm_checkout(
@@ -135,6 +136,35 @@ pub async fn confirm_checkout(
         // A cart service that answers neither is a bug, not the client's.
         None => Err(ApiError::internal()),
     }
+}
+
+/// Extends an open session once: its expiresAt, and the hold on its
+/// stock, run `CHECKOUT_TTL_SECS` again from now.
+#[utoipa::path(post, path = "/checkout/{sessionId}/extend", tag = "Cart", security(("BFFToken" = [])),
+    params(("sessionId" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The session, OPEN, with its new expiresAt", body = CheckoutSession),
+        (status = 404, description = "No such session of the caller's", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_ALREADY_EXTENDED (once per session); CHECKOUT_EXPIRED (past expiresAt, superseded or its stock released); CHECKOUT_CONFIRMED", body = ErrorBody),
+        (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
+    ))]
+pub async fn extend_checkout(
+    State(state): State<AppState>,
+    correlation: CallContext,
+    customer: Customer,
+    Path(session_id): Path<String>,
+    OptionalJson(_body): OptionalJson<IgnoredAny>,
+) -> Result<Json<CheckoutSession>, ApiError> {
+    let message = ExtendCheckoutRequest {
+        customer_id: customer.id().to_string(),
+        session_id,
+    };
+    let session = state
+        .downstreams
+        .cart()
+        .extend_checkout(&correlation, message)
+        .await?;
+    Ok(Json(CheckoutSession::try_from(session)?))
 }
 
 /// 409 `CART_REPRICED`: no order; the cart as repriced, for the shopper to

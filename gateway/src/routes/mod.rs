@@ -91,6 +91,7 @@ fn customer() -> OpenApiRouter<AppState> {
         .routes(routes!(checkout::create_checkout))
         .routes(routes!(checkout::get_checkout))
         .routes(routes!(checkout::confirm_checkout))
+        .routes(routes!(checkout::extend_checkout))
         .routes(routes!(orders::list_orders))
         .routes(routes!(orders::customer_orders))
         .routes(routes!(orders::get_order, orders::update_order))

@@ -119,6 +119,10 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
             (11, v) => in_stock = v.varint()? != 0,
             (12, v) => merge(&mut price, v)?,
             (13, v) => merge(&mut master, v)?,
+            // Not in the listing form; refused as the model refuses it.
+            (14, v) => {
+                v.bytes()?;
+            }
             _ => {}
         }
     }
@@ -343,6 +347,11 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
         match field? {
             (1, x) => stocked = x.varint()? != 0,
             (2, x) => quantity = x.varint()? as u32,
+            // Units held by checkouts: not shown, but read as the model
+            // reads them (a damaged one refuses the product as it does).
+            (3, x) => {
+                x.varint()?;
+            }
             _ => {}
         }
     }

@@ -87,9 +87,11 @@ fn full(status: i32) -> Product {
                 .into(),
             price: None,
             prices: vec![money("AUD", 4995), money("NZD", i64::MIN)],
+            // Held units are the checkouts' business: shown by neither path.
             availability: Some(Availability {
                 in_stock: true,
                 quantity: 7,
+                held: 2,
             }),
             media: vec![media("v", 2)],
         }),

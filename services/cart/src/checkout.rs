@@ -20,7 +20,7 @@ use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::Timestamp;
-use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus, Repriced};
 use storefront_proto::common::v1::PostalAddress;
@@ -32,9 +32,7 @@ use crate::pricing::{included_tax, money};
 
 const MAX_ATTEMPTS: usize = 128;
 
-fn session_key(id: &str) -> String {
-    format!("checkout:{id}")
-}
+use crate::holds::{Holds, insufficient, lines_of, session_key};
 
 /// The cart's current session: the one that may be confirmed.
 fn current_key(cart_id: &str) -> String {
@@ -77,19 +75,20 @@ fn repriced(cart: Cart) -> Repriced {
 pub struct Checkout {
     pub store: Store,
     pub orders: Caller,
+    pub holds: Holds,
     pub ttl: Duration,
 }
 
 /// The session as a client sees it now: an open session past its time is
 /// EXPIRED. Compared to the nanosecond: by whole seconds, a session could
 /// end up to a second before its `expiresAt`.
-fn view(record: CheckoutRecord) -> CheckoutSession {
+pub(crate) fn view(record: CheckoutRecord) -> CheckoutSession {
     let mut session = record.session.clone().unwrap_or_default();
     let now = now();
     let expired = session
         .expires_at
         .is_some_and(|t| (t.seconds, t.nanos) <= (now.seconds, now.nanos));
-    let superseded = !record.superseded_by.is_empty();
+    let superseded = !record.superseded_by.is_empty() || record.hold() == HoldState::Released;
     if session.status == CheckoutStatus::Open as i32 && (expired || superseded) {
         session.status = CheckoutStatus::Expired as i32;
     }
@@ -132,19 +131,59 @@ impl Checkout {
             created_at: Some(created),
             shipping_address: address,
         };
-        let record = CheckoutRecord {
+        let mut record = CheckoutRecord {
             session: Some(session.clone()),
             customer_id: customer_id.to_string(),
             cart_version: version(&cart),
             planned_order_id: uuid::Uuid::new_v4().to_string(),
-            superseded_by: String::new(),
-            supersedes: String::new(),
+            held: lines_of(&cart),
+            ..Default::default()
         };
+        record.set_hold(HoldState::Pending);
         self.store
             .insert_message(&session_key(&session.id), &record, Some(self.keep()))
             .await?;
+        // Listed for the sweep before anything is held: a hold is never
+        // left behind by a process that stops half-way.
+        self.holds.due_at(&session.id, &expires).await?;
         self.make_current(cart_id, &session.id).await?;
+        self.hold(&session.id, &cart, record.held).await?;
         Ok(session)
+    }
+
+    /// Holds the session's lines: the session's 409 naming each line short
+    /// when the catalog has too few.
+    async fn hold(
+        &self,
+        session_id: &str,
+        cart: &Cart,
+        lines: Vec<storefront_proto::catalog::v1::StockLine>,
+    ) -> Result<(), ServiceError> {
+        let shortages = match self.holds.hold(session_id, lines).await {
+            Ok(shortages) => shortages,
+            Err(e) => {
+                self.release_or_leave(session_id).await;
+                return Err(e);
+            }
+        };
+        if !shortages.is_empty() {
+            self.release_or_leave(session_id).await;
+            return Err(insufficient(cart, &shortages));
+        }
+        // Released meanwhile (a newer checkout of the cart replaced this
+        // one, as it may while this one opens): the session stands, shown
+        // superseded, as it would had it been replaced a moment later.
+        self.holds
+            .transition(session_id, &[HoldState::Pending], HoldState::Held)
+            .await?;
+        Ok(())
+    }
+
+    /// Releases what a session holds, or leaves it to the sweep.
+    async fn release_or_leave(&self, session_id: &str) {
+        if let Err(e) = self.holds.release(session_id).await {
+            tracing::warn!(error = %e, session_id, "checkout hold left for the sweep");
+        }
     }
 
     /// Kept a day past expiry so a late confirm retry still finds its answer.
@@ -208,10 +247,12 @@ impl Checkout {
                 },
             )
             .await?;
+        self.release_or_leave(session_id).await;
         if let Updated::Done { result: older, .. } = updated
             && !older.is_empty()
             && older != by
         {
+            self.release_or_leave(&older).await;
             self.store.delete(&session_key(&older)).await?;
         }
         self.store
@@ -294,6 +335,7 @@ impl Checkout {
             if changed {
                 return Ok(Outcome::Repriced(repriced(cart)));
             }
+            self.start_selling(&record).await?;
             // The cart becomes this session's order before the order exists:
             // any other session of the cart is refused from here on.
             let claimed = carts
@@ -310,15 +352,62 @@ impl Checkout {
                 if again.status == CheckoutStatus::Confirmed as i32 {
                     return Ok(Outcome::Confirmed(again));
                 }
+                self.stop_selling(carts, &record).await;
                 return Err(e);
             }
         }
         self.create_order(&record, &cart).await?;
+        self.holds.sell(session_id).await?;
         let confirmed = self
             .mark_confirmed(session_id, &record.planned_order_id)
             .await?;
         tracing::info!(session_id, order_id = %record.planned_order_id, "checkout confirmed");
         Ok(Outcome::Confirmed(confirmed))
+    }
+
+    /// Marks the session's hold as being sold, so that no release (expiry,
+    /// a newer session) takes the units from under the order. Sessions
+    /// stored before holds existed hold nothing.
+    async fn start_selling(&self, record: &CheckoutRecord) -> Result<(), ServiceError> {
+        if record.hold() == HoldState::Unspecified {
+            return Ok(());
+        }
+        let id = record.session.as_ref().map_or("", |s| s.id.as_str());
+        let from = [HoldState::Held, HoldState::Selling];
+        if self
+            .holds
+            .transition(id, &from, HoldState::Selling)
+            .await?
+            .is_some()
+        {
+            return Ok(());
+        }
+        Err(conflict(
+            "CHECKOUT_EXPIRED",
+            "the stock this checkout held was released; check out again",
+        ))
+    }
+
+    /// A confirm that could not claim the cart: the hold goes back to
+    /// HELD, or is released when another order took the cart.
+    async fn stop_selling(&self, carts: &Carts, record: &CheckoutRecord) {
+        let Some(session) = record.session.as_ref() else {
+            return;
+        };
+        let cart = carts.get(&record.customer_id, &session.cart_id).await;
+        let taken = cart.is_ok_and(|c| c.state == CartState::Ordered as i32);
+        let to = if taken {
+            HoldState::Released
+        } else {
+            HoldState::Held
+        };
+        let moved = self
+            .holds
+            .transition(&session.id, &[HoldState::Selling], to)
+            .await;
+        if taken && matches!(moved, Ok(Some(_))) {
+            self.release_or_leave(&session.id).await;
+        }
     }
 
     async fn create_order(&self, record: &CheckoutRecord, cart: &Cart) -> Result<(), ServiceError> {
@@ -367,6 +456,9 @@ impl Checkout {
                 MAX_ATTEMPTS,
                 None,
                 |record: &mut CheckoutRecord| {
+                    if record.hold() == HoldState::Selling {
+                        record.set_hold(HoldState::Sold);
+                    }
                     if let Some(session) = record.session.as_mut()
                         && session.status != CheckoutStatus::Confirmed as i32
                     {

@@ -38,6 +38,10 @@ fn machine() -> (Checkout, Carts) {
         limits: CartLimits::default(),
     };
     let checkout = Checkout {
+        holds: crate::holds::Holds {
+            store: store.clone(),
+            catalog: unreachable("catalog"),
+        },
         store,
         orders: unreachable("orders"),
         ttl: Duration::from_secs(900),

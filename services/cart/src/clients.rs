@@ -4,7 +4,8 @@
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
-    GetProductRequest, GetProductsRequest, GetProductsResponse, Product,
+    AdjustStockReply, AdjustStockRequest, GetProductRequest, GetProductsRequest,
+    GetProductsResponse, Product,
 };
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
@@ -16,6 +17,7 @@ typed_client! {
         Read get_product(GetProductRequest) -> Product;
         Read get_products(GetProductsRequest) -> GetProductsResponse;
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
+        Write adjust_stock(AdjustStockRequest) -> AdjustStockReply;
     }
 }
 

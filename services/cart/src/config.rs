@@ -16,7 +16,8 @@ pub struct CartConfig {
     pub orders: PeerConfig,
     /// `IDENTITY_TOKEN_URL`: where the cart service gets its identity tokens.
     pub identity_token_url: String,
-    /// `CHECKOUT_TTL_SECS`: how long a checkout session stays open.
+    /// `CHECKOUT_TTL_SECS` (900): how long a checkout session stays open
+    /// and holds its stock.
     pub checkout_ttl: Duration,
     pub grpc_timeout: Duration,
     pub limits: CartLimits,
@@ -69,7 +70,7 @@ impl CartConfig {
             identity_token_url: env
                 .identity_token_url(service.program.environment, &dev_token_url)?,
             redis: env.redis(service.program.environment, "carts")?,
-            checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 1800)?),
+            checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 900)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             limits: CartLimits {
                 idle_ttl: Duration::from_secs(env.parse("CART_IDLE_TTL_SECS", 30 * 86_400)?),

@@ -5,6 +5,8 @@ pub mod carts;
 mod checkout;
 mod clients;
 pub mod config;
+mod extend;
+mod holds;
 mod lines;
 mod owned;
 pub mod pricing;
@@ -84,9 +86,15 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         promotions,
         limits: config.limits,
     });
+    let holds = holds::Holds {
+        store: store.clone(),
+        catalog: carts.catalog.clone(),
+    };
+    tokio::spawn(holds.clone().sweep(carts.clone(), shutdown.clone()));
     let checkout = Arc::new(checkout::Checkout {
         store,
         orders,
+        holds,
         ttl: config.checkout_ttl,
     });
     let api = service::CartApi { carts, checkout };

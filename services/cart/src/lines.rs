@@ -45,6 +45,24 @@ pub(crate) fn line_of(
     variant_id: u32,
     currency: &str,
 ) -> Result<(LineItem, u32), ServiceError> {
+    let (line, stock) = priced(product, variant_id, currency)?;
+    if stock == 0 {
+        return Err(invalid(
+            "variantId",
+            "INVALID_VALUE",
+            "this variant is out of stock".into(),
+        ));
+    }
+    Ok((line, stock))
+}
+
+/// [`line_of`] whatever the stock: checkout, where the stock a session
+/// holds decides (its own hold is not in what is available).
+pub(crate) fn priced(
+    product: &Product,
+    variant_id: u32,
+    currency: &str,
+) -> Result<(LineItem, u32), ServiceError> {
     if product.status != ProductStatus::Active as i32 {
         return Err(invalid(
             "productId",
@@ -64,13 +82,6 @@ pub(crate) fn line_of(
             )
         })?;
     let stock = variant.availability.map_or(0, |a| a.quantity);
-    if stock == 0 {
-        return Err(invalid(
-            "variantId",
-            "INVALID_VALUE",
-            "this variant is out of stock".into(),
-        ));
-    }
     // A variant without a price in the cart's currency is not for sale in
     // it: never priced 0.
     let price = variant
@@ -203,6 +214,7 @@ mod tests {
                 availability: Some(Availability {
                     in_stock: quantity > 0,
                     quantity,
+                    held: 0,
                 }),
                 ..Default::default()
             }],

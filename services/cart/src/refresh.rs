@@ -1,7 +1,8 @@
 //! A cart brought up to date before money changes hands: every line at the
-//! catalog's current price and stock, every code re-checked. Checkout runs
-//! it when a session opens and again at confirm, so an order is never made
-//! at a stale price.
+//! catalog's current price, every code re-checked. Checkout runs it when a
+//! session opens and again at confirm, so an order is never made at a
+//! stale price. Stock is not its business: the session's hold is
+//! (`holds`), and its own held units are not among those available.
 
 use std::collections::HashMap;
 
@@ -10,10 +11,10 @@ use storefront_proto::cart::v1::Cart;
 use storefront_proto::common::v1::{LineItem, Money};
 
 use crate::carts::Carts;
-use crate::lines::{line_of, no_such_product};
+use crate::lines::{no_such_product, priced};
 
 /// A line that can no longer be bought as it is (gone, not for sale, not
-/// priced in the cart's currency, or more than the stock).
+/// priced in the cart's currency).
 fn unavailable(line_id: &str, name: &str, why: &str) -> ServiceError {
     let message = format!("{name} can no longer be bought as it is in the cart: {why}");
     ServiceError::new(ErrorKind::Conflict, "LINE_UNAVAILABLE", message.clone()).with_violation(
@@ -50,18 +51,14 @@ impl Carts {
             let priced = products
                 .get(&line.product_id)
                 .ok_or_else(|| no_such_product(&line.product_id))
-                .and_then(|p| line_of(p, line.variant_id, &cart.currency_code));
-            let (priced, stock) = match priced {
+                .and_then(|p| priced(p, line.variant_id, &cart.currency_code));
+            let (priced, _stock) = match priced {
                 Ok(found) => found,
                 Err(e) if e.kind == ErrorKind::Validation => {
                     return Err(unavailable(&line.id, shown_name(line), &e.message));
                 }
                 Err(e) => return Err(e),
             };
-            if line.quantity > stock {
-                let why = format!("only {stock} left in stock");
-                return Err(unavailable(&line.id, shown_name(line), &why));
-            }
             if let Some(price) = priced.unit_price {
                 prices.insert((line.product_id.clone(), line.variant_id), price);
             }

@@ -133,4 +133,15 @@ impl CartService for CartApi {
             outcome: Some(outcome),
         })
     }
+
+    async fn extend_checkout(
+        &self,
+        request: Request<ExtendCheckoutRequest>,
+    ) -> Reply<CheckoutSession> {
+        let req = request.into_inner();
+        ok(self
+            .checkout
+            .extend(&req.customer_id, &req.session_id)
+            .await?)
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use storefront_domain::catalog::{ProductFacts, meta_id};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_proto::catalog::v1::{Availability, Product};
+use storefront_proto::catalog::v1::Product;
 
 use crate::store::{CONTEXTS, Catalog, Scratch, sku_key};
 
@@ -27,6 +27,13 @@ pub enum Change {
     },
     /// Stock levels by SKU, applied together.
     Stock(Vec<Stock>),
+    /// A product whose stock a checkout or an order changed (`stock`): put
+    /// as it is, its version and timestamps kept, so that the shop's own
+    /// writes, which expect a version, do not race with shoppers.
+    Stocked(Box<Product>),
+    /// Stock operations (`stock`) this version applies: remembered, so
+    /// that a repeat changes nothing.
+    Operations(Vec<String>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,6 +80,7 @@ impl Catalog {
         let mut next = self.clone();
         next.version = self.version + 1;
         let mut touched: Vec<Arc<str>> = Vec::new();
+        let mut ops = Vec::new();
         let now = storefront_domain::time::now();
         for change in changes {
             match change {
@@ -89,10 +97,29 @@ impl Catalog {
                         touched.push(next.put(product, None, now)?);
                     }
                 }
+                Change::Stocked(product) => {
+                    let id: Arc<str> = meta_id(product.meta.as_ref()).into();
+                    let row = next
+                        .product_row(&id)
+                        .ok_or_else(|| ServiceError::not_found("product", &id))?;
+                    let current = next.product(row)?;
+                    next.replace(row, &current, *product);
+                    touched.push(id);
+                }
+                Change::Operations(ids) => ops.extend(ids),
             }
         }
         next.changes = Arc::new(self.changes.with(next.version, touched));
+        next.remember(ops);
         Ok(next)
+    }
+
+    /// Records the stock operations this version applied (none: none).
+    fn remember(&mut self, ops: Vec<String>) {
+        if !ops.is_empty() || !self.applied_ops.is_empty() {
+            self.ops = Arc::new(self.ops.with(&ops));
+            self.applied_ops = ops.into();
+        }
     }
 
     /// The next version, `version`, as another replica made it: products
@@ -101,6 +128,7 @@ impl Catalog {
         &self,
         puts: Vec<Product>,
         deletes: &[String],
+        ops: Vec<String>,
         version: u64,
     ) -> Result<Catalog, ServiceError> {
         let mut next = self.clone();
@@ -124,6 +152,7 @@ impl Catalog {
             touched.push(id.as_str().into());
         }
         next.changes = Arc::new(self.changes.with(version, touched));
+        next.remember(ops);
         Ok(next)
     }
 
@@ -278,7 +307,8 @@ impl Catalog {
                 ));
                 continue;
             };
-            let on_hand = i64::from(variant.availability.map_or(0, |a| a.quantity));
+            let now = variant.availability.unwrap_or_default();
+            let on_hand = i64::from(now.quantity) + i64::from(now.held);
             let quantity = match level.level {
                 Level::Quantity(q) => i64::from(q),
                 Level::Delta(d) => on_hand.saturating_add(d),
@@ -291,11 +321,7 @@ impl Catalog {
                 ));
                 continue;
             }
-            let quantity = quantity as u32;
-            variant.availability = Some(Availability {
-                in_stock: quantity > 0,
-                quantity,
-            });
+            variant.availability = Some(crate::stock::counted(quantity as u32, now.held));
         }
         if !problems.is_empty() {
             let mut e = ServiceError::new(

@@ -8,6 +8,7 @@ pub mod feed;
 mod generate;
 mod service;
 mod shared;
+mod stock;
 mod store;
 mod versions;
 mod writes;

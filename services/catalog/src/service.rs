@@ -312,6 +312,12 @@ impl CatalogService for CatalogApi {
         Ok(Response::new(Box::pin(stream)))
     }
 
+    async fn adjust_stock(&self, request: Request<AdjustStockRequest>) -> Reply<AdjustStockReply> {
+        Ok(Response::new(
+            crate::stock::adjust(self, request.into_inner()).await?,
+        ))
+    }
+
     async fn list_changes(&self, request: Request<ListChangesRequest>) -> Reply<ChangesReply> {
         let since = request.into_inner().since_version;
         Ok(Response::new(writes::changes_since(&self.read(), since)))

@@ -218,6 +218,9 @@ pub struct Catalog {
     collection_index: Arc<HashMap<String, usize>>,
     /// Which products the recent versions changed, for indexers.
     pub changes: Arc<ChangeLog>,
+    /// The stock operations applied lately, and those this version did.
+    pub ops: Arc<crate::stock::OpLog>,
+    pub applied_ops: Arc<[String]>,
 }
 
 fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
@@ -287,6 +290,8 @@ impl Catalog {
             collections: Arc::new(collections),
             tree: Arc::new(tree),
             changes: Arc::new(ChangeLog::starting_at(1)),
+            ops: Arc::default(),
+            applied_ops: Arc::from(Vec::new()),
         }
     }
 

@@ -50,9 +50,19 @@ impl CatalogApi {
             self.catch_up_in_turn().await?;
             let current = self.read();
             let make = changes.clone();
-            let next = tokio::task::spawn_blocking(move || current.apply(make(&current)?))
-                .await
-                .map_err(|e| ServiceError::internal(e.to_string()))??;
+            let changed = tokio::task::spawn_blocking(move || {
+                let changes = make(&current)?;
+                if changes.is_empty() {
+                    return Ok(None);
+                }
+                current.apply(changes).map(Some)
+            })
+            .await
+            .map_err(|e| ServiceError::internal(e.to_string()))??;
+            // Nothing to change: no version.
+            let Some(next) = changed else {
+                return Ok(self.read());
+            };
             let next = Arc::new(next);
             if let Some(shared) = &self.shared {
                 let (puts, deletes) = next.journal_entry();
@@ -60,6 +70,7 @@ impl CatalogApi {
                     puts,
                     deletes,
                     switch_to: None,
+                    operations: next.applied_ops.to_vec(),
                 };
                 if let Claimed::Taken = shared.claim(next.version, &entry).await? {
                     continue;
@@ -141,7 +152,7 @@ impl CatalogApi {
                     .await
                     .map_err(|e| ServiceError::internal(e.to_string()))?,
                 None => tokio::task::spawn_blocking(move || {
-                    current.replay(entry.puts, &entry.deletes, version)
+                    current.replay(entry.puts, &entry.deletes, entry.operations, version)
                 })
                 .await
                 .map_err(|e| ServiceError::internal(e.to_string()))??,

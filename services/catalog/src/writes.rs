@@ -153,7 +153,11 @@ pub async fn put_product(
     let target = id.clone();
     let next = api
         .change(move |current| {
-            let (product, expected) = product_of(current, &target, &req.record)?;
+            let (mut product, expected) = product_of(current, &target, &req.record)?;
+            let replaced = current
+                .product_row(&target)
+                .and_then(|row| current.product(row).ok());
+            crate::stock::keep_holds(replaced.as_ref(), &mut product);
             Ok(vec![Change::Put {
                 product: Box::new(product),
                 expected,

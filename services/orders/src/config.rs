@@ -1,20 +1,35 @@
 //! The orders service's configuration.
 
+use std::time::Duration;
+
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::store::RedisTarget;
-use storefront_platform::topology;
+use storefront_platform::topology::{self, PeerConfig};
 
 #[derive(Debug, Clone)]
 pub struct OrdersConfig {
     pub service: ServiceSettings,
     pub redis: Option<RedisTarget>,
+    /// `CATALOG_URL`/`CATALOG_AUDIENCE`: where a cancelled order's stock goes back.
+    pub catalog: PeerConfig,
+    /// `IDENTITY_TOKEN_URL`: where the orders service gets its identity tokens.
+    pub identity_token_url: String,
+    pub grpc_timeout: Duration,
 }
 
 impl OrdersConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(&topology::ORDERS, env)?;
         let redis = env.redis(service.program.environment, "orders")?;
-        Ok(Self { service, redis })
+        let dev_token_url = topology::ORDERS.dev_token_url(&topology::DEV_ISSUER.local_url());
+        Ok(Self {
+            catalog: topology::CATALOG.peer_config(env)?,
+            identity_token_url: env
+                .identity_token_url(service.program.environment, &dev_token_url)?,
+            grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            redis,
+            service,
+        })
     }
 }

@@ -4,11 +4,15 @@
 pub mod config;
 mod orders;
 pub mod outbox;
+mod restock;
 mod service;
 mod updates;
 
 use std::sync::Arc;
 
+use storefront_platform::client::Peer;
+use storefront_platform::client::call::Caller;
+use storefront_platform::identity::token_source::TokenSource;
 use storefront_platform::service::Serving;
 use storefront_platform::topology;
 use storefront_proto::orders::v1::order_service_server::OrderServiceServer;
@@ -26,8 +30,12 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         store,
         shutdown,
     } = serving;
+    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let c = &config.catalog;
+    let peer = Peer::new(c.name, &c.url, &c.audience, tokens, config.grpc_timeout)?;
     let outbox = outbox::Outbox {
         store: store.clone(),
+        catalog: Some(Caller::new(peer)),
     };
     tokio::spawn(outbox.clone().sweep(shutdown.clone()));
     let api = service::OrdersApi {

@@ -360,6 +360,7 @@ mod tests {
         let store = Store::memory();
         let outbox = Outbox {
             store: store.clone(),
+            catalog: None,
         };
         Orders { store, outbox }
     }

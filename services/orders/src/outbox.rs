@@ -67,6 +67,9 @@ fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
 #[derive(Clone)]
 pub struct Outbox {
     pub store: Store,
+    /// Where a cancelled order's stock goes back (None: nowhere, in tests
+    /// of the outbox alone).
+    pub catalog: Option<storefront_platform::client::call::Caller>,
 }
 
 impl Outbox {
@@ -91,6 +94,11 @@ impl Outbox {
         };
         let mut published = HashSet::new();
         for event in &outbox {
+            if let (CANCELLED, Some(order), Some(catalog)) =
+                (event.r#type.as_str(), &event.order, &self.catalog)
+            {
+                crate::restock::give_back(catalog, order).await?;
+            }
             let fields = fields(event);
             let fields: Vec<(&str, &[u8])> = fields.iter().map(|(n, v)| (*n, &v[..])).collect();
             self.store
@@ -177,6 +185,7 @@ mod tests {
         let store = Store::memory();
         let outbox = Outbox {
             store: store.clone(),
+            catalog: None,
         };
         outbox.expect("o1").await.unwrap();
         outbox.expect("o2").await.unwrap();

@@ -97,7 +97,7 @@ pub const CART: Program = Program {
     calls: &[
         Call {
             callee: "catalog",
-            methods: Methods::Only(&["GetProduct", "GetProducts", "ListCategories"]),
+            methods: Methods::Only(&["AdjustStock", "GetProduct", "GetProducts", "ListCategories"]),
         },
         Call {
             callee: "orders",
@@ -109,6 +109,10 @@ pub const CART: Program = Program {
 };
 
 pub const ORDERS: Program = Program {
+    calls: &[Call {
+        callee: "catalog",
+        methods: Methods::Only(&["AdjustStock"]),
+    }],
     stateful: true,
     ..service("orders", 50054, "orders@storefront.iam.gserviceaccount.com")
 };
@@ -313,7 +317,8 @@ mod tests {
         assert_eq!(
             CATALOG.dev_allowed_callers(),
             "gateway@storefront.iam.gserviceaccount.com,\
-             cart@storefront.iam.gserviceaccount.com=GetProduct|GetProducts|ListCategories,\
+             orders@storefront.iam.gserviceaccount.com=AdjustStock,\
+             cart@storefront.iam.gserviceaccount.com=AdjustStock|GetProduct|GetProducts|ListCategories,\
              search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts"
         );
         assert_eq!(

@@ -8,8 +8,7 @@ use std::str::FromStr;
 use storefront_domain::catalog::{CURRENCIES, FRACTION_DIGITS, meta_id};
 use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::{
-    Availability, Category, CategoryRef, Collection, Media, MediaType, Product, ProductStatus,
-    Variant,
+    Category, CategoryRef, Collection, Media, MediaType, Product, ProductStatus, Variant,
 };
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 use storefront_proto::names::{MAX_ID_CHARS, PRODUCT_STATUSES, product_status};
@@ -342,10 +341,7 @@ fn variant(r: VariantRecord, p: &mut Problems) -> Variant {
         attributes: r.attributes,
         price: None,
         prices,
-        availability: Some(Availability {
-            in_stock: quantity > 0,
-            quantity,
-        }),
+        availability: Some(crate::stock::counted(quantity, r.availability.held)),
         media: r
             .media
             .into_iter()
@@ -368,8 +364,12 @@ fn variant_record(v: &Variant) -> VariantRecord {
                 cent_amount: m.cent_amount,
             })
             .collect(),
-        availability: StockRecord {
-            quantity: i64::from(v.availability.map_or(0, |a| a.quantity)),
+        availability: {
+            let a = v.availability.unwrap_or_default();
+            StockRecord {
+                quantity: i64::from(a.quantity) + i64::from(a.held),
+                held: a.held,
+            }
         },
         media: v.media.iter().map(media_record).collect(),
     }

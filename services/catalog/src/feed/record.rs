@@ -142,6 +142,11 @@ pub struct StockRecord {
     /// Units on hand; `inStock` is derived from it.
     #[serde(default)]
     pub quantity: i64,
+    /// Of those, units held by open checkouts. Written by an export (and
+    /// the shared store's snapshots) so that holds survive them; a shop's
+    /// own feed leaves it out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

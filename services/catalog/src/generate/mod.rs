@@ -354,6 +354,7 @@ fn variants(
                 availability: Some(Availability {
                     in_stock: quantity > 0,
                     quantity,
+                    held: 0,
                 }),
                 media: vec![image(id(rng), key, &file, name.clone(), 0)],
                 sku,

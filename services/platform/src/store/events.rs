@@ -193,6 +193,24 @@ impl Store {
         }
     }
 
+    /// Takes `member` out of the sorted set `key` (if there).
+    pub async fn zset_remove(&self, key: &str, member: &str) -> Result<(), StoreError> {
+        match self {
+            Store::Memory(m) => {
+                if let Some(z) = m.events().zsets.get_mut(key) {
+                    z.remove(member);
+                }
+                Ok(())
+            }
+            Store::Redis(r) => {
+                let key = r.key(key);
+                let mut cmd = redis::cmd("ZREM");
+                cmd.arg(&key).arg(member);
+                r.command::<i64>(&cmd, &key, true).await.map(drop)
+            }
+        }
+    }
+
     /// Up to `limit` members of `key` after `(score, member)` in the set's
     /// order (score, then member), with their scores.
     pub async fn zset_page(
@@ -243,6 +261,12 @@ impl MemoryZset {
                 self.order.insert((score, member.to_string()));
                 self.scores.insert(member.to_string(), score);
             }
+        }
+    }
+
+    fn remove(&mut self, member: &str) {
+        if let Some(score) = self.scores.remove(member) {
+            self.order.remove(&(score, member.to_string()));
         }
     }
 

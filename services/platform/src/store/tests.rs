@@ -364,5 +364,17 @@ async fn sorted_sets_page_from_a_cursor_and_scores_only_rise() {
                 .unwrap()
                 .is_empty()
         );
+        store.zset_remove("updated", "d/3").await.unwrap();
+        store.zset_remove("updated", "never-there").await.unwrap();
+        let left = store
+            .zset_page("updated", (i64::MIN, ""), 10)
+            .await
+            .unwrap();
+        let names: Vec<&str> = left.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            names,
+            ["c/2", "c/1", "e/4"],
+            "{b}: a removed member is gone"
+        );
     }
 }

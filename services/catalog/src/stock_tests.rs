@@ -1,0 +1,191 @@
+use storefront_proto::catalog::v1::StockLine;
+
+use super::*;
+
+fn catalog() -> Catalog {
+    Catalog::new(crate::generate::generate(60, 3))
+}
+
+/// A SKU with stock, and its availability.
+fn stocked(c: &Catalog) -> (String, Availability) {
+    (0..c.products.len() as u32)
+        .filter_map(|row| c.product(row).ok())
+        .flat_map(|p| p.variants)
+        .find_map(|v| {
+            let a = v.availability.filter(|a| a.quantity >= 4)?;
+            Some((v.sku, a))
+        })
+        .expect("a variant with stock")
+}
+
+fn shown(c: &Catalog, sku: &str) -> Availability {
+    let row = c.skus[&sku_key(sku)];
+    let p = c.product(row).unwrap();
+    let v = p.variants.into_iter().find(|v| v.sku == sku).unwrap();
+    v.availability.unwrap()
+}
+
+fn op(id: &str, action: StockAction, sku: &str, quantity: u32, hold: &str) -> AdjustStockRequest {
+    AdjustStockRequest {
+        operation_id: id.into(),
+        action: action as i32,
+        lines: vec![StockLine {
+            sku: sku.into(),
+            quantity,
+        }],
+        hold_id: hold.into(),
+    }
+}
+
+/// `req` applied to `c` as its next version.
+fn applied(c: &Catalog, req: &AdjustStockRequest) -> Catalog {
+    match outcome(c, req).unwrap() {
+        Outcome::Changes(changes) => c.apply(changes).unwrap(),
+        Outcome::Repeat => panic!("{} is not a repeat", req.operation_id),
+        Outcome::Short(s) => panic!("{} is not short: {s:?}", req.operation_id),
+    }
+}
+
+#[test]
+fn a_hold_is_sold_or_released_once_and_stock_adds_up() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let q = at_start.quantity;
+    let held = applied(&base, &op("h1", StockAction::Hold, &sku, 3, ""));
+    assert_eq!(shown(&held, &sku), availability(q - 3, 3));
+    assert!(matches!(
+        outcome(&held, &op("h1", StockAction::Hold, &sku, 3, "")).unwrap(),
+        Outcome::Repeat
+    ));
+    let released = applied(&held, &op("r1", StockAction::Release, &sku, 3, "h1"));
+    assert_eq!(shown(&released, &sku), availability(q, 0));
+    let sold = applied(&held, &op("s1", StockAction::Sell, &sku, 3, "h1"));
+    assert_eq!(shown(&sold, &sku), availability(q - 3, 0));
+    let returned = applied(&sold, &op("ret1", StockAction::Return, &sku, 3, ""));
+    assert_eq!(shown(&returned, &sku), availability(q, 0));
+    // The shop counts 2 on hand with 3 held: holds are cut to what is there.
+    let recount = held
+        .apply(vec![Change::Stock(vec![crate::edit::Stock {
+            sku: sku.clone(),
+            level: crate::edit::Level::Quantity(2),
+        }])])
+        .unwrap();
+    assert_eq!(shown(&recount, &sku), availability(0, 2));
+}
+
+#[test]
+fn a_hold_short_of_stock_holds_nothing_and_names_what_is_left() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let mut req = op("h1", StockAction::Hold, &sku, 1, "");
+    req.lines.push(StockLine {
+        sku: sku.clone(),
+        quantity: at_start.quantity,
+    });
+    req.lines.push(StockLine {
+        sku: "NO-SUCH-SKU".into(),
+        quantity: 1,
+    });
+    match outcome(&base, &req).unwrap() {
+        Outcome::Short(short) => {
+            let named: Vec<(&str, u32, u32)> = short
+                .iter()
+                .map(|s| (s.sku.as_str(), s.requested, s.available))
+                .collect();
+            let left = at_start.quantity - 1;
+            assert_eq!(
+                named,
+                [
+                    (sku.as_str(), at_start.quantity, left),
+                    ("NO-SUCH-SKU", 1, 0)
+                ]
+            );
+        }
+        _ => panic!("short"),
+    }
+}
+
+/// A release that overtakes its hold settles it: the hold, arriving late,
+/// holds nothing.
+#[test]
+fn a_release_before_its_hold_keeps_the_hold_from_applying() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let released = applied(&base, &op("r1", StockAction::Release, &sku, 2, "h1"));
+    assert_eq!(shown(&released, &sku), at_start);
+    assert!(matches!(
+        outcome(&released, &op("h1", StockAction::Hold, &sku, 2, "")).unwrap(),
+        Outcome::Repeat
+    ));
+}
+
+/// Holds survive the feed text the shared store's snapshots are made of,
+/// and a shop's record put over a product keeps them.
+#[test]
+fn holds_survive_snapshots_and_puts() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let held = applied(&base, &op("h1", StockAction::Hold, &sku, 3, ""));
+    let row = held.skus[&sku_key(&sku)];
+    let product = held.product(row).unwrap();
+    let record = crate::feed::convert::product_record(&product);
+    let variant = record.variants.iter().find(|v| v.sku == sku).unwrap();
+    assert_eq!(
+        (variant.availability.quantity, variant.availability.held),
+        (i64::from(at_start.quantity), 3),
+        "on hand and held"
+    );
+    let mut problems = crate::feed::convert::Problems::default();
+    let back = crate::feed::convert::product(
+        record.clone(),
+        product.category_ids.clone(),
+        &mut problems,
+        storefront_domain::time::now(),
+    );
+    let v = back.variants.iter().find(|v| v.sku == sku).unwrap();
+    assert_eq!(
+        v.availability.unwrap(),
+        availability(at_start.quantity - 3, 3)
+    );
+    let mut from_shop = back.clone();
+    for v in &mut from_shop.variants {
+        v.availability = Some(availability(10, 0));
+    }
+    keep_holds(Some(&product), &mut from_shop);
+    let v = from_shop.variants.iter().find(|v| v.sku == sku).unwrap();
+    assert_eq!(v.availability.unwrap(), availability(7, 3));
+}
+
+/// Twenty holds of one unit each, at once, on five units: five hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_holds_never_take_more_than_there_is() {
+    let base = catalog();
+    let (sku, _) = stocked(&base);
+    let five = base
+        .apply(vec![Change::Stock(vec![crate::edit::Stock {
+            sku: sku.clone(),
+            level: crate::edit::Level::Quantity(5),
+        }])])
+        .unwrap();
+    let api = CatalogApi::new(five, None);
+    let holds = (0..20).map(|i| {
+        let (api, sku) = (api.clone(), sku.clone());
+        tokio::spawn(async move {
+            let req = op(&format!("h{i}"), StockAction::Hold, &sku, 1, "");
+            adjust(&api, req).await.unwrap()
+        })
+    });
+    let replies = futures::future::join_all(holds).await;
+    let held = replies
+        .iter()
+        .filter(|r| r.as_ref().unwrap().applied)
+        .count();
+    assert_eq!(held, 5);
+    assert_eq!(shown(&api.read(), &sku), availability(0, 5));
+    let short = replies
+        .iter()
+        .map(|r| r.as_ref().unwrap())
+        .filter(|r| !r.applied)
+        .all(|r| r.shortages.len() == 1 && r.shortages[0].available == 0);
+    assert!(short, "every refused hold says none is left");
+}
