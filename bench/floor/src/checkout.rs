@@ -7,6 +7,9 @@
 //! Each worker is a customer with an address. A round: every worker makes
 //! `CARTS` carts of one line (not measured), then all open a checkout for
 //! each (measured together), then all confirm them (measured together).
+//! Between rounds (not measured) every order made is cancelled, which
+//! returns its unit to the stock: confirms sell what they buy, so a run
+//! would otherwise empty the products it buys.
 //! Rounds repeat until each phase has run for SECONDS. Prints one line per
 //! measurement, `RESULT NAME rps p50_us p99_us p999_us errors`.
 
@@ -103,6 +106,17 @@ impl Shopper {
         self.http.post(url).header("X-BFF-Token", &self.token)
     }
 
+    /// Cancels `orders`, returning their units to the stock.
+    async fn cancel(&self, orders: &[String]) {
+        for order in orders.iter().filter(|o| !o.is_empty()) {
+            let url = format!("{}/orders/{order}", self.base);
+            let put = self.http.put(url).header("X-BFF-Token", &self.token);
+            if let Err(e) = send(put.json(&json!({"status": "CANCELLED"}))).await {
+                eprintln!("cancelling an order: {e:#}");
+            }
+        }
+    }
+
     /// A cart holding one unit of `product`.
     async fn cart(&self, product: &str) -> anyhow::Result<String> {
         let cart = send(self.post("/carts")).await?;
@@ -135,7 +149,11 @@ impl Shopper {
             match answer {
                 Ok(body) => {
                     phase.latencies.push(start.elapsed().as_micros() as u64);
-                    answers.push(body["id"].as_str().unwrap_or_default().to_string());
+                    let id = match step {
+                        Step::Open => &body["id"],
+                        Step::Confirm => &body["orderId"],
+                    };
+                    answers.push(id.as_str().unwrap_or_default().to_string());
                 }
                 Err(e) => {
                     phase.errors += 1;
@@ -178,7 +196,7 @@ async fn rounds(
         let (phase, sessions) = shopper.timed(Step::Open, &carts).await;
         opened.add(phase);
         barrier.wait().await;
-        let (phase, _) = shopper.timed(Step::Confirm, &sessions).await;
+        let (phase, orders) = shopper.timed(Step::Confirm, &sessions).await;
         confirmed.add(phase);
         barrier.wait().await;
         // The timer has decided whether this was the last round.
@@ -186,6 +204,7 @@ async fn rounds(
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
             return (opened, confirmed);
         }
+        shopper.cancel(&orders).await;
     }
 }
 
