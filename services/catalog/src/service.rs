@@ -32,6 +32,8 @@ pub struct CatalogApi {
     pub(crate) writer: Arc<tokio::sync::Mutex<()>>,
     /// The shared store the catalog is kept in, if any.
     pub(crate) shared: Option<Shared>,
+    /// Stock operations waiting for the next version.
+    pub(crate) stock: crate::stock::Batcher,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -42,6 +44,7 @@ impl CatalogApi {
             current: Arc::new(RwLock::new(Arc::new(catalog))),
             writer: Arc::default(),
             shared,
+            stock: Default::default(),
         }
     }
 

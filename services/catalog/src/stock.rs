@@ -8,12 +8,14 @@
 //! replayed by every replica from the journal.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::catalog::v1::{
     AdjustStockReply, AdjustStockRequest, Availability, Product, StockAction, StockShortage,
 };
+
+use tokio::sync::{mpsc, oneshot};
 
 use crate::edit::Change;
 use crate::service::CatalogApi;
@@ -90,77 +92,120 @@ pub fn keep_holds(current: Option<&Product>, product: &mut Product) {
     }
 }
 
-/// What an operation comes to against one catalog version.
-enum Outcome {
-    /// Applied before: nothing to do.
-    Repeat,
-    /// A hold some lines are short for: nothing held.
-    Short(Vec<StockShortage>),
-    Changes(Vec<Change>),
-}
-
 fn action(req: &AdjustStockRequest) -> StockAction {
     StockAction::try_from(req.action).unwrap_or(StockAction::Unspecified)
 }
 
-/// The products `req` changes, with their new stock.
-fn outcome(catalog: &Catalog, req: &AdjustStockRequest) -> Result<Outcome, ServiceError> {
-    if catalog.ops.contains(&req.operation_id) {
-        return Ok(Outcome::Repeat);
+/// Operations applied one after the other against one catalog version:
+/// the products they changed and the ids they applied, which become the
+/// next version together (one version for a whole batch).
+#[derive(Default)]
+pub(crate) struct Overlay {
+    products: BTreeMap<u32, Product>,
+    ops: HashSet<String>,
+}
+
+impl Overlay {
+    fn applied(&self, catalog: &Catalog, id: &str) -> bool {
+        self.ops.contains(id) || catalog.ops.contains(id)
     }
-    let action = action(req);
-    let settles = matches!(action, StockAction::Release | StockAction::Sell);
-    let mut ops = vec![req.operation_id.clone()];
-    if settles {
+
+    /// `req` applied after the operations before it: its answer (a
+    /// repeat, or a hold's shortages, change nothing).
+    pub(crate) fn apply(
+        &mut self,
+        catalog: &Catalog,
+        req: &AdjustStockRequest,
+    ) -> Result<AdjustStockReply, ServiceError> {
+        if self.applied(catalog, &req.operation_id) {
+            return Ok(AdjustStockReply::default());
+        }
+        let action = action(req);
+        let settles = matches!(action, StockAction::Release | StockAction::Sell);
         // A hold that never applied settles nothing, and may not apply
         // later (a slow hold arriving after its release).
-        ops.push(req.hold_id.clone());
-        if !catalog.ops.contains(&req.hold_id) {
-            return Ok(Outcome::Changes(vec![Change::Operations(ops)]));
+        let settled = settles && self.applied(catalog, &req.hold_id);
+        if !settles || settled {
+            let mut scratch: BTreeMap<u32, Product> = BTreeMap::new();
+            let short = self.lines(catalog, req, action, &mut scratch)?;
+            if !short.is_empty() {
+                return Ok(AdjustStockReply {
+                    shortages: short,
+                    ..Default::default()
+                });
+            }
+            self.products.extend(scratch);
         }
+        self.ops.insert(req.operation_id.clone());
+        if settles {
+            self.ops.insert(req.hold_id.clone());
+        }
+        Ok(AdjustStockReply {
+            applied: true,
+            ..Default::default()
+        })
     }
-    let mut changed: BTreeMap<u32, Product> = BTreeMap::new();
-    let mut short = Vec::new();
-    for line in &req.lines {
-        let Some(&row) = catalog.skus.get(&sku_key(&line.sku)) else {
-            if action == StockAction::Hold {
-                short.push(shortage(&line.sku, line.quantity, 0));
-            }
-            continue;
-        };
-        let product = match changed.entry(row) {
-            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::btree_map::Entry::Vacant(e) => e.insert(catalog.product(row)?),
-        };
-        let Some(variant) = product.variants.iter_mut().find(|v| v.sku == line.sku) else {
-            continue;
-        };
-        let now = variant.availability.unwrap_or_default();
-        let (available, held, q) = (now.quantity, now.held, line.quantity);
-        let next = match action {
-            StockAction::Hold if available < q => {
-                short.push(shortage(&line.sku, q, available));
+
+    /// Each line's new stock, into `scratch`; the lines a hold is short of.
+    fn lines(
+        &self,
+        catalog: &Catalog,
+        req: &AdjustStockRequest,
+        action: StockAction,
+        scratch: &mut BTreeMap<u32, Product>,
+    ) -> Result<Vec<StockShortage>, ServiceError> {
+        let mut short = Vec::new();
+        for line in &req.lines {
+            let Some(&row) = catalog.skus.get(&sku_key(&line.sku)) else {
+                if action == StockAction::Hold {
+                    short.push(shortage(&line.sku, line.quantity, 0));
+                }
                 continue;
-            }
-            StockAction::Hold => availability(available - q, held.saturating_add(q)),
-            StockAction::Release => {
-                availability(available.saturating_add(q.min(held)), held - q.min(held))
-            }
-            StockAction::Sell => availability(available, held - q.min(held)),
-            StockAction::Return => availability(available.saturating_add(q), held),
-            StockAction::Unspecified => return Err(invalid("action", "is required")),
-        };
-        variant.availability = Some(next);
+            };
+            let product = match scratch.entry(row) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => match self.products.get(&row) {
+                    Some(p) => e.insert(p.clone()),
+                    None => e.insert(catalog.product(row)?),
+                },
+            };
+            let Some(variant) = product.variants.iter_mut().find(|v| v.sku == line.sku) else {
+                continue;
+            };
+            let now = variant.availability.unwrap_or_default();
+            let (available, held, q) = (now.quantity, now.held, line.quantity);
+            let next = match action {
+                StockAction::Hold if available < q => {
+                    short.push(shortage(&line.sku, q, available));
+                    continue;
+                }
+                StockAction::Hold => availability(available - q, held.saturating_add(q)),
+                StockAction::Release => availability(
+                    available.saturating_add(q.min(held)),
+                    held - q.min(held),
+                ),
+                StockAction::Sell => availability(available, held - q.min(held)),
+                StockAction::Return => availability(available.saturating_add(q), held),
+                StockAction::Unspecified => return Err(invalid("action", "is required")),
+            };
+            variant.availability = Some(next);
+        }
+        Ok(short)
     }
-    if !short.is_empty() {
-        return Ok(Outcome::Short(short));
+
+    /// The next version's changes (none: nothing applied).
+    pub(crate) fn into_changes(self) -> Vec<Change> {
+        if self.ops.is_empty() {
+            return Vec::new();
+        }
+        let mut changes: Vec<Change> = self
+            .products
+            .into_values()
+            .map(|product| Change::Stocked(Box::new(product)))
+            .collect();
+        changes.push(Change::Operations(self.ops.into_iter().collect()));
+        changes
     }
-    let mut changes: Vec<Change> = changed
-        .into_values()
-        .map(|product| Change::Stocked(Box::new(product)))
-        .collect();
-    changes.push(Change::Operations(ops));
-    Ok(Outcome::Changes(changes))
 }
 
 fn shortage(sku: &str, requested: u32, available: u32) -> StockShortage {
@@ -205,49 +250,94 @@ fn validate(req: &AdjustStockRequest) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// Applies `req` once as the next catalog version (or answers a repeat,
-/// or a hold's shortages, with no version).
+/// An operation waiting for the next version, and where its answer goes.
+type Pending = (
+    AdjustStockRequest,
+    oneshot::Sender<Result<AdjustStockReply, ServiceError>>,
+);
+/// Operations one version applies at most.
+const BATCH: usize = 512;
+
+/// The queue of operations for the next version: one task takes turns at
+/// writing, and every operation that arrived meanwhile goes into one
+/// version (a version costs a journal write with a shared store).
+#[derive(Clone, Default)]
+pub struct Batcher {
+    queue: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
+}
+
+/// Applies `req` once (or answers a repeat, or a hold's shortages), with
+/// the operations that arrive while a version is being written.
 pub async fn adjust(
     api: &CatalogApi,
     req: AdjustStockRequest,
 ) -> Result<AdjustStockReply, ServiceError> {
     validate(&req)?;
-    // What the last run of the change came to when it changed nothing
-    // (the change may run again against a newer version).
-    let unchanged: Arc<Mutex<Option<AdjustStockReply>>> = Arc::default();
-    let answer = unchanged.clone();
-    let next = api
-        .change(move |current| {
-            let mut slot = answer.lock().unwrap_or_else(|p| p.into_inner());
-            *slot = None;
-            match outcome(current, &req)? {
-                Outcome::Changes(changes) => Ok(changes),
-                Outcome::Repeat => {
-                    *slot = Some(AdjustStockReply::default());
-                    Ok(Vec::new())
-                }
-                Outcome::Short(shortages) => {
-                    *slot = Some(AdjustStockReply {
-                        shortages,
-                        ..Default::default()
-                    });
-                    Ok(Vec::new())
+    let queue = api.stock.queue.get_or_init(|| {
+        let (send, receive) = mpsc::unbounded_channel();
+        tokio::spawn(write_batches(api.clone(), receive));
+        send
+    });
+    let (answer, answered) = oneshot::channel();
+    queue
+        .send((req, answer))
+        .map_err(|_| ServiceError::internal("the stock writer stopped"))?;
+    answered
+        .await
+        .map_err(|_| ServiceError::internal("the stock writer stopped"))?
+}
+
+async fn write_batches(api: CatalogApi, mut receive: mpsc::UnboundedReceiver<Pending>) {
+    while let Some(first) = receive.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match receive.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let (requests, answers): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
+        match write(&api, requests).await {
+            Ok(replies) => {
+                for (reply, answer) in replies.into_iter().zip(answers) {
+                    let _ = answer.send(Ok(reply));
                 }
             }
+            Err(e) => {
+                for answer in answers {
+                    let _ = answer.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+/// `requests` in order as one version: each one's answer.
+async fn write(
+    api: &CatalogApi,
+    requests: Vec<AdjustStockRequest>,
+) -> Result<Vec<AdjustStockReply>, ServiceError> {
+    let requests = Arc::new(requests);
+    // The answers of the last run of the change (it may run again against
+    // a newer version, with a shared store).
+    let replies: Arc<Mutex<Vec<AdjustStockReply>>> = Arc::default();
+    let (reqs, out) = (requests.clone(), replies.clone());
+    let next = api
+        .change(move |current| {
+            let mut overlay = Overlay::default();
+            let mut answers = Vec::with_capacity(reqs.len());
+            for req in reqs.iter() {
+                answers.push(overlay.apply(current, req)?);
+            }
+            *out.lock().unwrap_or_else(|p| p.into_inner()) = answers;
+            Ok(overlay.into_changes())
         })
         .await?;
-    let unchanged = unchanged.lock().unwrap_or_else(|p| p.into_inner()).take();
-    Ok(match unchanged {
-        Some(reply) => AdjustStockReply {
-            catalog_version: next.version,
-            ..reply
-        },
-        None => AdjustStockReply {
-            applied: true,
-            shortages: Vec::new(),
-            catalog_version: next.version,
-        },
-    })
+    let mut replies = std::mem::take(&mut *replies.lock().unwrap_or_else(|p| p.into_inner()));
+    for reply in &mut replies {
+        reply.catalog_version = next.version;
+    }
+    Ok(replies)
 }
 
 #[cfg(test)]

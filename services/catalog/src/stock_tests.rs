@@ -37,13 +37,27 @@ fn op(id: &str, action: StockAction, sku: &str, quantity: u32, hold: &str) -> Ad
     }
 }
 
+/// `req` against `c`: the next version (None: nothing changed) and the
+/// answer.
+fn run(c: &Catalog, req: &AdjustStockRequest) -> (Option<Catalog>, AdjustStockReply) {
+    let mut overlay = Overlay::default();
+    let reply = overlay.apply(c, req).unwrap();
+    let changes = overlay.into_changes();
+    let next = (!changes.is_empty()).then(|| c.apply(changes).unwrap());
+    (next, reply)
+}
+
 /// `req` applied to `c` as its next version.
 fn applied(c: &Catalog, req: &AdjustStockRequest) -> Catalog {
-    match outcome(c, req).unwrap() {
-        Outcome::Changes(changes) => c.apply(changes).unwrap(),
-        Outcome::Repeat => panic!("{} is not a repeat", req.operation_id),
-        Outcome::Short(s) => panic!("{} is not short: {s:?}", req.operation_id),
-    }
+    let (next, reply) = run(c, req);
+    assert!(reply.applied, "{} applies: {reply:?}", req.operation_id);
+    next.expect("a version")
+}
+
+/// Whether `req` is known as a repeat: no version, nothing applied.
+fn repeat(c: &Catalog, req: &AdjustStockRequest) -> bool {
+    let (next, reply) = run(c, req);
+    next.is_none() && !reply.applied && reply.shortages.is_empty()
 }
 
 #[test]
@@ -53,10 +67,7 @@ fn a_hold_is_sold_or_released_once_and_stock_adds_up() {
     let q = at_start.quantity;
     let held = applied(&base, &op("h1", StockAction::Hold, &sku, 3, ""));
     assert_eq!(shown(&held, &sku), availability(q - 3, 3));
-    assert!(matches!(
-        outcome(&held, &op("h1", StockAction::Hold, &sku, 3, "")).unwrap(),
-        Outcome::Repeat
-    ));
+    assert!(repeat(&held, &op("h1", StockAction::Hold, &sku, 3, "")));
     let released = applied(&held, &op("r1", StockAction::Release, &sku, 3, "h1"));
     assert_eq!(shown(&released, &sku), availability(q, 0));
     let sold = applied(&held, &op("s1", StockAction::Sell, &sku, 3, "h1"));
@@ -86,23 +97,50 @@ fn a_hold_short_of_stock_holds_nothing_and_names_what_is_left() {
         sku: "NO-SUCH-SKU".into(),
         quantity: 1,
     });
-    match outcome(&base, &req).unwrap() {
-        Outcome::Short(short) => {
-            let named: Vec<(&str, u32, u32)> = short
-                .iter()
-                .map(|s| (s.sku.as_str(), s.requested, s.available))
-                .collect();
-            let left = at_start.quantity - 1;
-            assert_eq!(
-                named,
-                [
-                    (sku.as_str(), at_start.quantity, left),
-                    ("NO-SUCH-SKU", 1, 0)
-                ]
-            );
-        }
-        _ => panic!("short"),
-    }
+    let (next, reply) = run(&base, &req);
+    assert!(next.is_none() && !reply.applied, "nothing held");
+    let named: Vec<(&str, u32, u32)> = reply
+        .shortages
+        .iter()
+        .map(|s| (s.sku.as_str(), s.requested, s.available))
+        .collect();
+    let left = at_start.quantity - 1;
+    assert_eq!(
+        named,
+        [
+            (sku.as_str(), at_start.quantity, left),
+            ("NO-SUCH-SKU", 1, 0)
+        ]
+    );
+}
+
+/// Operations of one batch apply in order against one version: each sees
+/// what those before it did, a refused one changes nothing, and a repeat
+/// within the batch is known.
+#[test]
+fn a_batch_applies_in_order_as_one_version() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let q = at_start.quantity;
+    let mut overlay = Overlay::default();
+    let first = overlay
+        .apply(&base, &op("h1", StockAction::Hold, &sku, q - 1, ""))
+        .unwrap();
+    let short = overlay
+        .apply(&base, &op("h2", StockAction::Hold, &sku, 2, ""))
+        .unwrap();
+    let again = overlay
+        .apply(&base, &op("h1", StockAction::Hold, &sku, q - 1, ""))
+        .unwrap();
+    let last = overlay
+        .apply(&base, &op("h3", StockAction::Hold, &sku, 1, ""))
+        .unwrap();
+    assert!(first.applied && last.applied && !again.applied);
+    assert_eq!(short.shortages[0].available, 1, "what the first left");
+    let next = base.apply(overlay.into_changes()).unwrap();
+    assert_eq!(next.version, base.version + 1, "one version");
+    assert_eq!(shown(&next, &sku), availability(0, q));
+    assert!(repeat(&next, &op("h3", StockAction::Hold, &sku, 1, "")));
 }
 
 /// A release that overtakes its hold settles it: the hold, arriving late,
@@ -113,10 +151,7 @@ fn a_release_before_its_hold_keeps_the_hold_from_applying() {
     let (sku, at_start) = stocked(&base);
     let released = applied(&base, &op("r1", StockAction::Release, &sku, 2, "h1"));
     assert_eq!(shown(&released, &sku), at_start);
-    assert!(matches!(
-        outcome(&released, &op("h1", StockAction::Hold, &sku, 2, "")).unwrap(),
-        Outcome::Repeat
-    ));
+    assert!(repeat(&released, &op("h1", StockAction::Hold, &sku, 2, "")));
 }
 
 /// Holds survive the feed text the shared store's snapshots are made of,
