@@ -352,8 +352,15 @@ impl Checkout {
                 if again.status == CheckoutStatus::Confirmed as i32 {
                     return Ok(Outcome::Confirmed(again));
                 }
-                self.stop_selling(carts, &record).await;
-                return Err(e);
+                // Or claimed it for this session's order, and is making it:
+                // this confirm goes on as the retry of one that claimed.
+                let now = carts.get(customer_id, &session.cart_id).await?;
+                let ours = now.state == CartState::Ordered as i32
+                    && now.order_id == record.planned_order_id;
+                if !ours {
+                    self.stop_selling(&now, &record).await;
+                    return Err(e);
+                }
             }
         }
         self.create_order(&record, &cart).await?;
@@ -388,14 +395,14 @@ impl Checkout {
         ))
     }
 
-    /// A confirm that could not claim the cart: the hold goes back to
-    /// HELD, or is released when another order took the cart.
-    async fn stop_selling(&self, carts: &Carts, record: &CheckoutRecord) {
+    /// A confirm that could not claim the cart (`cart` as it now is, not
+    /// this session's order): the hold goes back to HELD, or is released
+    /// when another order took the cart.
+    async fn stop_selling(&self, cart: &Cart, record: &CheckoutRecord) {
         let Some(session) = record.session.as_ref() else {
             return;
         };
-        let cart = carts.get(&record.customer_id, &session.cart_id).await;
-        let taken = cart.is_ok_and(|c| c.state == CartState::Ordered as i32);
+        let taken = cart.state == CartState::Ordered as i32;
         let to = if taken {
             HoldState::Released
         } else {

@@ -180,10 +180,9 @@ impl Overlay {
                     continue;
                 }
                 StockAction::Hold => availability(available - q, held.saturating_add(q)),
-                StockAction::Release => availability(
-                    available.saturating_add(q.min(held)),
-                    held - q.min(held),
-                ),
+                StockAction::Release => {
+                    availability(available.saturating_add(q.min(held)), held - q.min(held))
+                }
                 StockAction::Sell => availability(available, held - q.min(held)),
                 StockAction::Return => availability(available.saturating_add(q), held),
                 StockAction::Unspecified => return Err(invalid("action", "is required")),
