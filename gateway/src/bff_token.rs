@@ -216,6 +216,37 @@ pub async fn verified_session(
     Some(sid)
 }
 
+/// The verified token behind a request, guest or customer.
+async fn verified<S>(parts: &mut Parts, state: &S) -> Result<Customer, ApiError>
+where
+    S: Send + Sync,
+    SharedAuth: FromRef<S>,
+    Arc<Downstreams>: FromRef<S>,
+{
+    let auth = SharedAuth::from_ref(state);
+    if let Some(VerifiedToken(claims)) = parts.extensions.get::<VerifiedToken>() {
+        return auth.admit(claims.clone()).await;
+    }
+    let token = parts
+        .headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .ok_or_else(|| {
+            unauthorized(
+                "UNAUTHORIZED",
+                "this endpoint needs an X-BFF-Token from POST /auth/login",
+            )
+        })?;
+    let correlation = CallContext::from_request_parts(parts, state).await?;
+    auth.verify(&token, &Arc::<Downstreams>::from_ref(state), &correlation)
+        .await
+}
+
+/// A customer's token: a guest's is 403 (profile, addresses, preferences,
+/// sessions, orders belong to an account).
 impl<S> FromRequestParts<S> for Customer
 where
     S: Send + Sync,
@@ -225,26 +256,42 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let auth = SharedAuth::from_ref(state);
-        if let Some(VerifiedToken(claims)) = parts.extensions.get::<VerifiedToken>() {
-            return auth.admit(claims.clone()).await;
+        let customer = verified(parts, state).await?;
+        if customer.claims.is_guest() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "FORBIDDEN",
+                "a guest session cannot use this: sign up or log in",
+            ));
         }
-        let token = parts
-            .headers
-            .get(TOKEN_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .map(str::to_string)
-            .ok_or_else(|| {
-                unauthorized(
-                    "UNAUTHORIZED",
-                    "this endpoint needs an X-BFF-Token from POST /auth/login",
-                )
-            })?;
-        let correlation = CallContext::from_request_parts(parts, state).await?;
-        auth.verify(&token, &Arc::<Downstreams>::from_ref(state), &correlation)
-            .await
+        Ok(customer)
+    }
+}
+
+/// Whoever may shop: a customer or a guest (carts and checkout).
+#[derive(Debug, Clone)]
+pub struct Shopper(pub Customer);
+
+impl Shopper {
+    pub fn id(&self) -> &str {
+        self.0.id()
+    }
+
+    pub fn is_guest(&self) -> bool {
+        self.0.claims.is_guest()
+    }
+}
+
+impl<S> FromRequestParts<S> for Shopper
+where
+    S: Send + Sync,
+    SharedAuth: FromRef<S>,
+    Arc<Downstreams>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        verified(parts, state).await.map(Shopper)
     }
 }
 

@@ -78,6 +78,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::LoginEmail, "RATE_LIMIT_LOGIN_EMAIL", "10/1h"),
         (Scope::LoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "100/1h"),
         (Scope::SignUp, "RATE_LIMIT_SIGNUP", "20/60s"),
+        (Scope::Guest, "RATE_LIMIT_GUEST", "30/60s"),
         (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
         (Scope::Maintenance, "RATE_LIMIT_MAINTENANCE", "1/10s"),
     ] {

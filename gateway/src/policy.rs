@@ -169,6 +169,14 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
                 ..RESOURCE
             },
         ),
+        // A guest session is state kept for every caller who asks.
+        (
+            exact("/auth/guest"),
+            RoutePolicy {
+                budget: Some(Scope::Guest),
+                ..RESOURCE
+            },
+        ),
         // Sign-up hashes a password too, and must not become a free hasher.
         (
             exact("/customers"),
@@ -247,6 +255,7 @@ mod tests {
             Some(Duration::from_millis(3000))
         );
         assert_eq!(of("/customers").budget, Some(Scope::SignUp));
+        assert_eq!(of("/auth/guest").budget, Some(Scope::Guest));
         assert_eq!(of("/customers/me").budget, None);
         for path in ["/auth/token", "/auth/login/x", "/carts/1", "/orders/v2"] {
             assert_eq!(of(path), RESOURCE, "{path}");

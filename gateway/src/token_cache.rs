@@ -56,6 +56,7 @@ mod tests {
             sid: sid.into(),
             iat: 0,
             exp,
+            scope: None,
         }
     }
 

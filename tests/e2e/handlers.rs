@@ -139,6 +139,7 @@ impl Customers {
             sid: "s-1".into(),
             iat: now,
             exp: now + 600,
+            scope: None,
         };
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some("k1".into());

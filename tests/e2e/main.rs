@@ -19,6 +19,7 @@ mod deploy;
 mod durability;
 mod edge;
 mod fake;
+mod guests;
 mod handlers;
 mod health;
 mod helpers;

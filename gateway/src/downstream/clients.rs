@@ -99,6 +99,8 @@ clients! {
     Customers = customers via CustomerServiceClient of customer_service_server {
         Write sign_up(customers::SignUpRequest) -> customers::SignUpResponse;
         Write login(customers::LoginRequest) -> customers::Session;
+        Write start_guest(customers::StartGuestRequest) -> customers::Session;
+        Read check_address(customers::AddressInput) -> customers::AddressInput;
         Write refresh(customers::RefreshRequest) -> customers::Session;
         Write logout(customers::LogoutRequest) -> customers::LogoutResponse;
         Read get_signing_keys(customers::GetSigningKeysRequest) -> customers::SigningKeys;

@@ -143,9 +143,14 @@ pub struct QuantityBody {
 pub struct CheckoutBody {
     #[schema(required = true, value_type = Id)]
     pub cart_id: Option<Id>,
-    /// An address from the caller's address book.
-    #[schema(required = true, value_type = Id)]
+    /// An address from the caller's address book (customers); or send
+    /// `shippingAddress`.
+    #[schema(value_type = Id)]
     pub shipping_address_id: Option<Id>,
+    /// The address itself, checked by the address book's rules: a guest's
+    /// way (a guest has no address book), or a customer's one-off address.
+    /// Exactly one of `shippingAddressId` and `shippingAddress`.
+    pub shipping_address: Option<crate::model::customers::AddressFields>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

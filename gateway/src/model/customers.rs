@@ -148,22 +148,22 @@ pub struct LoginResult {
     pub expires_in: i64,
     /// Opaque, single use: exchange it at `POST /auth/token` for a new pair.
     pub refresh_token: String,
-    pub customer: CustomerSummary,
+    /// The customer logged in; absent for a guest's session (`POST
+    /// /auth/guest`, and its refreshes), whose access token works for carts
+    /// and checkout only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub customer: Option<CustomerSummary>,
 }
 
-impl TryFrom<pb::Session> for LoginResult {
-    type Error = ApiError;
-    fn try_from(s: pb::Session) -> Result<Self, ApiError> {
-        Ok(Self {
+impl From<pb::Session> for LoginResult {
+    fn from(s: pb::Session) -> Self {
+        Self {
             access_token: s.access_token,
             token_type: s.token_type,
             expires_in: s.expires_in,
             refresh_token: s.refresh_token,
-            customer: s
-                .customer
-                .map(CustomerSummary::from)
-                .ok_or_else(|| ApiError::bad_gateway("session without customer"))?,
-        })
+            customer: s.customer.map(CustomerSummary::from),
+        }
     }
 }
 
@@ -244,9 +244,10 @@ impl ProfileBody {
     }
 }
 
+/// A postal address as a client sends it.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct AddressBody {
+pub struct AddressFields {
     #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
     pub first_name: Option<String>,
     #[schema(required = true, value_type = String, max_length = 100, pattern = "<name>")]
@@ -264,12 +265,19 @@ pub struct AddressBody {
     /// ISO 3166-1 alpha-2, e.g. AU.
     #[schema(required = true, value_type = String, pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddressBody {
+    #[serde(flatten)]
+    pub fields: AddressFields,
     /// Making an address the default clears the flag on the others.
     pub is_default: Option<bool>,
 }
 
-impl From<AddressBody> for pb::AddressInput {
-    fn from(b: AddressBody) -> Self {
+impl From<AddressFields> for pb::AddressInput {
+    fn from(b: AddressFields) -> Self {
         Self {
             first_name: text(b.first_name),
             last_name: text(b.last_name),
@@ -279,7 +287,16 @@ impl From<AddressBody> for pb::AddressInput {
             postal_code: text(b.postal_code),
             state: text(b.state),
             country: text(b.country),
+            is_default: false,
+        }
+    }
+}
+
+impl From<AddressBody> for pb::AddressInput {
+    fn from(b: AddressBody) -> Self {
+        Self {
             is_default: b.is_default.unwrap_or(false),
+            ..b.fields.into()
         }
     }
 }

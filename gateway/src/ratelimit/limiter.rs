@@ -25,6 +25,8 @@ pub enum Scope {
     LoginAccount,
     /// Sign-ups per client IP: each one hashes a password.
     SignUp,
+    /// Guest sessions started per client IP: each one is state.
+    Guest,
     /// A calling service account, on the internal port.
     Service,
     /// One maintenance route (reindex, reload) per calling account: the
@@ -33,7 +35,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 9] = [
+    pub const ALL: [Scope; 10] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
@@ -41,6 +43,7 @@ impl Scope {
         Scope::LoginEmail,
         Scope::LoginAccount,
         Scope::SignUp,
+        Scope::Guest,
         Scope::Service,
         Scope::Maintenance,
     ];
@@ -58,6 +61,7 @@ impl Scope {
             Scope::LoginEmail => "login-email",
             Scope::LoginAccount => "login-account",
             Scope::SignUp => "signup",
+            Scope::Guest => "guest",
             Scope::Service => "service",
             Scope::Maintenance => "maintenance",
         }

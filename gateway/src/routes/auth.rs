@@ -1,17 +1,19 @@
-//! Sessions: login, refresh, logout.
+//! Sessions: login, guest sessions, refresh, logout.
 
 use axum::Extension;
 use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use storefront_proto::customers::v1::{LoginRequest, LogoutRequest, RefreshRequest};
+use storefront_proto::customers::v1::{
+    LoginRequest, LogoutRequest, RefreshRequest, StartGuestRequest,
+};
 use storefront_proto::names::MAX_EMAIL_CHARS;
 
-use crate::bff_token::Customer;
+use crate::bff_token::Shopper;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
-use crate::middleware::json_body::ApiJson;
+use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::bounded::Id;
 use crate::model::customers::{LoginBody, LoginResult, LogoutBody, TokenBody};
 use crate::ratelimit::middleware::{ClientNetwork, too_many};
@@ -80,7 +82,7 @@ pub async fn login(
             if let Some(email) = &email {
                 failures.succeeded(email, &network).await;
             }
-            Ok(Json(LoginResult::try_from(reply)?).into_response())
+            Ok(Json(LoginResult::from(reply)).into_response())
         }
         Err(error) => {
             let error = ApiError::from(error);
@@ -92,6 +94,27 @@ pub async fn login(
             Err(error)
         }
     }
+}
+
+/// Starts a guest session: a shopper who has not signed up can keep carts
+/// and check out (with the shipping address in the checkout body).
+#[utoipa::path(post, path = "/auth/guest", tag = "Authentication",
+    responses(
+        (status = 201, description = "A guest's session: the login result without `customer`. Its access token (scope `guest`) works for carts and checkout; profile, addresses, preferences, sessions and orders answer it 403 FORBIDDEN. It refreshes at POST /auth/token like a customer's", body = LoginResult),
+        (status = 415, description = "A body that is not JSON (none is needed)", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many guest sessions started from this IP address (guest, RATE_LIMIT_GUEST); see Retry-After", body = ErrorBody),
+    ))]
+pub async fn guest(
+    State(state): State<AppState>,
+    correlation: CallContext,
+    OptionalJson(_body): OptionalJson<serde::de::IgnoredAny>,
+) -> Result<(StatusCode, Json<LoginResult>), ApiError> {
+    let ds = &state.downstreams;
+    let session = ds
+        .customers()
+        .start_guest(&correlation, StartGuestRequest {})
+        .await?;
+    Ok((StatusCode::CREATED, Json(LoginResult::from(session))))
 }
 
 /// Exchanges a refresh token for a new access token and a new refresh token.
@@ -127,16 +150,17 @@ pub async fn token(
     let refresh_token = body.refresh_token.map(Id::into_inner).ok_or_else(|| {
         ApiError::invalid_field("refreshToken", "REQUIRED", "refreshToken is required")
     })?;
-    Ok(Json(LoginResult::try_from(
+    Ok(Json(LoginResult::from(
         state
             .downstreams
             .customers()
             .refresh(&correlation, RefreshRequest { refresh_token })
             .await?,
-    )?))
+    )))
 }
 
-/// Ends the session: this access token and its refresh tokens stop working at once.
+/// Ends the session (a customer's or a guest's): this access token and its
+/// refresh tokens stop working at once.
 #[utoipa::path(post, path = "/auth/logout", tag = "Authentication", security(("BFFToken" = []), ()),
     request_body(content = Option<LogoutBody>, description = "Optional: `refreshToken` ends its session even when the access token has expired; without a body the X-BFF-Token is required"),
     responses(
@@ -149,7 +173,7 @@ pub async fn token(
 pub async fn logout(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Result<Customer, ApiError>,
+    customer: Result<Shopper, ApiError>,
     request: Request,
 ) -> Result<StatusCode, ApiError> {
     let (parts, body) = request.into_parts();
@@ -167,7 +191,7 @@ pub async fn logout(
     let refresh_token = body.refresh_token.map(Id::into_inner).unwrap_or_default();
     // Without a refresh token, the access token must be good (401 otherwise).
     let claims = match customer {
-        Ok(c) => Some(c.claims),
+        Ok(c) => Some(c.0.claims),
         Err(e) if refresh_token.is_empty() => return Err(e),
         Err(_) => None,
     };

@@ -7,7 +7,7 @@ use storefront_proto::cart::v1::{
     RemoveLineItemRequest, UpdateCartRequest, UpdateLineItemRequest,
 };
 
-use crate::bff_token::Customer;
+use crate::bff_token::Shopper;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
@@ -30,7 +30,7 @@ fn required(field: &str) -> ApiError {
 pub async fn create_cart(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     OptionalJson(body): OptionalJson<CreateCartBody>,
 ) -> Result<(StatusCode, JsonBytes), ApiError> {
     let currency_code = body.and_then(|b| b.currency_code).unwrap_or_default();
@@ -56,7 +56,7 @@ pub async fn create_cart(
 pub async fn get_cart(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(cart_id): Path<String>,
 ) -> Result<JsonBytes, ApiError> {
     let message = GetCartRequest {
@@ -81,7 +81,7 @@ pub async fn get_cart(
 pub async fn delete_cart(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(cart_id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let message = DeleteCartRequest {
@@ -109,7 +109,7 @@ pub async fn delete_cart(
 pub async fn update_cart(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<UpdateCartBody>,
 ) -> Result<JsonBytes, ApiError> {
@@ -146,7 +146,7 @@ pub async fn update_cart(
 pub async fn add_line_item(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(cart_id): Path<String>,
     ApiJson(body): ApiJson<AddLineItemBody>,
 ) -> Result<JsonBytes, ApiError> {
@@ -185,7 +185,7 @@ pub async fn add_line_item(
 pub async fn update_line_item(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path((cart_id, line_item_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<QuantityBody>,
 ) -> Result<JsonBytes, ApiError> {
@@ -215,7 +215,7 @@ pub async fn update_line_item(
 pub async fn remove_line_item(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path((cart_id, line_item_id)): Path<(String, String)>,
 ) -> Result<JsonBytes, ApiError> {
     let message = RemoveLineItemRequest {

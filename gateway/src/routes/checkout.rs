@@ -11,70 +11,119 @@ use storefront_proto::cart::v1::{
     Repriced,
 };
 use storefront_proto::common::v1::PostalAddress;
-use storefront_proto::customers::v1::GetAddressRequest;
+use storefront_proto::customers::v1::{AddressInput, GetAddressRequest};
 
-use crate::bff_token::Customer;
+use crate::bff_token::Shopper;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::bounded::Id;
 use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
+use crate::model::customers::AddressFields;
 use crate::state::AppState;
 
-/// Opens a checkout session for a cart, shipping to an address of the caller's.
+/// Opens a checkout session for a cart, shipping to an address of the
+/// caller's book or one given in the body (a guest's way).
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
         (status = 201, description = "An OPEN session with its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId})", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: cartId, shippingAddressId (required, unknown), or an empty cart", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: cartId; shippingAddressId (unknown, or sent by a guest); shippingAddress (required of a guest, sent with shippingAddressId, or a field against the address book's rules: shippingAddress.{field}); neither sent; or an empty cart", body = ErrorBody),
     ))]
 pub async fn create_checkout(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> Result<(StatusCode, Json<CheckoutSession>), ApiError> {
     let cart_id = body
         .cart_id
         .map(Id::into_inner)
         .ok_or_else(|| ApiError::invalid_field("cartId", "REQUIRED", "cartId is required"))?;
-    let address_id = body
-        .shipping_address_id
-        .map(Id::into_inner)
-        .ok_or_else(|| {
-            ApiError::invalid_field(
-                "shippingAddressId",
-                "REQUIRED",
-                "shippingAddressId is required",
-            )
-        })?;
+    let address = shipping_address(
+        &state,
+        &correlation,
+        &customer,
+        body.shipping_address_id.map(Id::into_inner),
+        body.shipping_address,
+    )
+    .await?;
     let ds = &state.downstreams;
-    let lookup = GetAddressRequest {
-        customer_id: customer.id().to_string(),
-        address_id,
-    };
-    let address = match ds.customers().get_address(&correlation, lookup).await {
-        Ok(a) => a.fields.unwrap_or_default(),
-        Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
-            return Err(ApiError::invalid_field(
-                "shippingAddressId",
-                "INVALID_VALUE",
-                "no such address in your address book",
-            ));
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let shipping_address = PostalAddress::from(address);
+    let to = PostalAddress::from(address);
     let message = CreateCheckoutRequest {
         customer_id: customer.id().to_string(),
         cart_id,
-        shipping_address: Some(shipping_address),
+        shipping_address: Some(to),
     };
     let session =
         CheckoutSession::try_from(ds.cart().create_checkout(&correlation, message).await?)?;
     Ok((StatusCode::CREATED, Json(session)))
+}
+
+/// Where the order ships: an address of the caller's book, or one given
+/// in the body, checked by the address book's rules (a guest's only way).
+async fn shipping_address(
+    state: &AppState,
+    correlation: &CallContext,
+    customer: &Shopper,
+    address_id: Option<String>,
+    given: Option<AddressFields>,
+) -> Result<AddressInput, ApiError> {
+    let ds = &state.downstreams;
+    match (address_id, given) {
+        (Some(_), Some(_)) => Err(ApiError::invalid_field(
+            "shippingAddress",
+            "INVALID_VALUE",
+            "send shippingAddressId or shippingAddress, not both",
+        )),
+        (Some(_), None) if customer.is_guest() => Err(ApiError::invalid_field(
+            "shippingAddressId",
+            "INVALID_VALUE",
+            "a guest has no address book: send shippingAddress",
+        )),
+        (Some(address_id), None) => {
+            let lookup = GetAddressRequest {
+                customer_id: customer.id().to_string(),
+                address_id,
+            };
+            match ds.customers().get_address(correlation, lookup).await {
+                Ok(a) => Ok(a.fields.unwrap_or_default()),
+                Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
+                    Err(ApiError::invalid_field(
+                        "shippingAddressId",
+                        "INVALID_VALUE",
+                        "no such address in your address book",
+                    ))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        (None, Some(fields)) => {
+            let checked = ds
+                .customers()
+                .check_address(correlation, fields.into())
+                .await;
+            checked.map_err(|e| {
+                let mut error = ApiError::from(e);
+                for f in &mut error.errors {
+                    f.field = format!("shippingAddress.{}", f.field);
+                }
+                error
+            })
+        }
+        (None, None) if customer.is_guest() => Err(ApiError::invalid_field(
+            "shippingAddress",
+            "REQUIRED",
+            "shippingAddress is required",
+        )),
+        (None, None) => Err(ApiError::invalid_field(
+            "shippingAddressId",
+            "REQUIRED",
+            "shippingAddressId (or shippingAddress) is required",
+        )),
+    }
 }
 
 /// A checkout session of the caller's.
@@ -87,7 +136,7 @@ pub async fn create_checkout(
 pub async fn get_checkout(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(session_id): Path<String>,
 ) -> Result<Json<CheckoutSession>, ApiError> {
     let message = GetCheckoutRequest {
@@ -117,7 +166,7 @@ pub async fn get_checkout(
 pub async fn confirm_checkout(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(session_id): Path<String>,
     OptionalJson(_body): OptionalJson<IgnoredAny>,
 ) -> Result<Json<CheckoutSession>, ApiError> {
@@ -151,7 +200,7 @@ pub async fn confirm_checkout(
 pub async fn extend_checkout(
     State(state): State<AppState>,
     correlation: CallContext,
-    customer: Customer,
+    customer: Shopper,
     Path(session_id): Path<String>,
     OptionalJson(_body): OptionalJson<IgnoredAny>,
 ) -> Result<Json<CheckoutSession>, ApiError> {

@@ -60,6 +60,7 @@ fn catalog() -> OpenApiRouter<AppState> {
 fn customer() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(auth::login))
+        .routes(routes!(auth::guest))
         .routes(routes!(auth::token))
         .routes(routes!(auth::logout))
         .routes(routes!(customers::sign_up))

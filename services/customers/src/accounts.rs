@@ -27,6 +27,9 @@ struct RefreshDoc {
     sid: String,
     customer_id: String,
     used: bool,
+    /// A guest's session: refreshed as one, with no account behind it.
+    #[serde(default)]
+    guest: bool,
 }
 
 pub struct Accounts {
@@ -182,21 +185,26 @@ impl Accounts {
         let sid = uuid::Uuid::new_v4().to_string();
         self.admit_session(&customer.id, &sid, &req.user_agent)
             .await?;
-        self.session(&customer.summary(), &sid).await
+        self.session(&customer.id, Some(customer.summary()), &sid)
+            .await
     }
 
-    /// A fresh access token and refresh token in session `sid`.
-    async fn session(
+    /// A fresh access token and refresh token in session `sid` of
+    /// `subject`: a customer's (`customer`), or a guest's (None).
+    pub(crate) async fn session(
         &self,
-        customer: &CustomerSummary,
+        subject: &str,
+        customer: Option<CustomerSummary>,
         sid: &str,
     ) -> Result<Session, ServiceError> {
-        let access = self.signer.access_token(&customer.id, sid)?;
+        let guest = customer.is_none();
+        let access = self.signer.access_token(subject, sid, guest)?;
         let refresh = refresh_token()?;
         let doc = RefreshDoc {
             sid: sid.to_string(),
-            customer_id: customer.id.clone(),
+            customer_id: subject.to_string(),
             used: false,
+            guest,
         };
         self.store
             .insert_json(&refresh_key(&refresh), &doc, Some(self.refresh_ttl))
@@ -206,7 +214,7 @@ impl Accounts {
             token_type: "Bearer".into(),
             expires_in: self.signer.access_ttl.as_secs() as i64,
             refresh_token: refresh,
-            customer: Some(customer.clone()),
+            customer,
         })
     }
 
@@ -254,13 +262,18 @@ impl Accounts {
             self.forget_sessions(&doc.customer_id, &[&doc.sid]).await?;
             return Err(invalid_refresh("REFRESH_TOKEN_REUSED"));
         }
+        if doc.guest {
+            return self.session(&doc.customer_id, None, &doc.sid).await;
+        }
         let customer = self
             .store
             .get_json::<CustomerDoc>(&customer_key(&doc.customer_id))
             .await?
             .ok_or_else(|| invalid_refresh("INVALID_REFRESH_TOKEN"))?;
         self.touch_session(&doc.customer_id, &doc.sid).await;
-        self.session(&customer.value.summary(), &doc.sid).await
+        let summary = customer.value.summary();
+        self.session(&summary.id, Some(summary.clone()), &doc.sid)
+            .await
     }
 
     /// Sets a new password once the current one is checked, and ends

@@ -4,6 +4,7 @@
 mod accounts;
 mod captcha;
 pub mod config;
+mod guests;
 pub mod mail;
 mod model;
 mod password;

@@ -137,7 +137,7 @@ impl Profiles {
             .ok_or_else(|| address_not_found(address_id))
     }
 
-    fn validated(input: Option<AddressInput>) -> Result<AddressInput, ServiceError> {
+    pub fn validated(input: Option<AddressInput>) -> Result<AddressInput, ServiceError> {
         let mut v = Violations::default();
         let input = v.address(&input.unwrap_or_default());
         v.finish()?;

@@ -33,6 +33,14 @@ impl CustomerService for CustomersApi {
         ok(self.accounts.login(request.into_inner()).await?)
     }
 
+    async fn start_guest(&self, _: Request<StartGuestRequest>) -> Reply<Session> {
+        ok(self.accounts.start_guest().await?)
+    }
+
+    async fn check_address(&self, request: Request<AddressInput>) -> Reply<AddressInput> {
+        ok(Profiles::validated(Some(request.into_inner()))?)
+    }
+
     async fn refresh(&self, request: Request<RefreshRequest>) -> Reply<Session> {
         ok(self
             .accounts

@@ -9,7 +9,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use storefront_domain::customer_token::{CustomerClaims, low_s};
+use storefront_domain::customer_token::{CustomerClaims, GUEST_SCOPE, low_s};
 use storefront_platform::error::ServiceError;
 use storefront_proto::customers::v1::{SigningKey, SigningKeys};
 
@@ -78,10 +78,13 @@ impl Signer {
         }
     }
 
+    /// An access token of `customer_id` (a guest's, `guest`, works for
+    /// carts and checkout only).
     pub fn access_token(
         &self,
         customer_id: &str,
         session_id: &str,
+        guest: bool,
     ) -> Result<String, ServiceError> {
         let now = jsonwebtoken::get_current_timestamp();
         let claims = CustomerClaims {
@@ -92,6 +95,7 @@ impl Signer {
             sid: session_id.to_string(),
             iat: now,
             exp: now + self.access_ttl.as_secs(),
+            scope: guest.then(|| GUEST_SCOPE.to_string()),
         };
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
@@ -134,7 +138,7 @@ mod tests {
     #[test]
     fn access_tokens_carry_kid_and_claims() {
         let signer = Signer::new(&config()).unwrap();
-        let token = signer.access_token("c1", "s1").unwrap();
+        let token = signer.access_token("c1", "s1", false).unwrap();
         let header = jsonwebtoken::decode_header(&token).unwrap();
         let claims: CustomerClaims =
             jsonwebtoken::dangerous::insecure_decode_claims(&token).unwrap();
@@ -163,7 +167,7 @@ mod tests {
         let keys = signer.signing_keys().keys;
         assert_eq!(keys.len(), 2);
         assert_ne!(keys[0].kid, keys[1].kid);
-        let token = signer.access_token("c", "s").unwrap();
+        let token = signer.access_token("c", "s", false).unwrap();
         assert_eq!(
             jsonwebtoken::decode_header(&token).unwrap().kid.as_deref(),
             Some(keys[0].kid.as_str())

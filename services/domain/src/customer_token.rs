@@ -16,6 +16,19 @@ pub struct CustomerClaims {
     pub sid: String,
     pub iat: u64,
     pub exp: u64,
+    /// `guest` for a guest's token (carts and checkout only); absent for
+    /// a customer's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// The scope of a guest's tokens.
+pub const GUEST_SCOPE: &str = "guest";
+
+impl CustomerClaims {
+    pub fn is_guest(&self) -> bool {
+        self.scope.as_deref() == Some(GUEST_SCOPE)
+    }
 }
 
 /// Store key marking a revoked access token.

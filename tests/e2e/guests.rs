@@ -1,0 +1,161 @@
+//! Guest shoppers (issue 29 item 2) through the gateway on both stores: a
+//! guest session keeps carts and checks out with its address in the body,
+//! refreshes like a customer's, ends at logout, is 403 wherever an account
+//! is needed, and is started at most so often per IP.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Backend, Reply, TestMesh, spawn_mesh_on};
+use crate::journey::buyable;
+
+async fn start(t: &TestMesh) -> Reply {
+    t.send(t.json(Method::POST, "/auth/guest", None, &json!({})))
+        .await
+}
+
+fn token_of(reply: &Reply) -> String {
+    assert_eq!(reply.status.as_u16() / 100, 2, "{}", reply.body);
+    reply.body["accessToken"].as_str().unwrap().to_string()
+}
+
+async fn send(t: &TestMesh, method: Method, path: &str, token: &str, body: Option<Value>) -> Reply {
+    let request = match body {
+        Some(body) => t.json(method, path, Some(token), &body),
+        None => t.authed(method, path, token),
+    };
+    t.send(request).await
+}
+
+fn address() -> Value {
+    json!({"firstName": "Grace", "lastName": "H", "streetName": "Queen St", "city": "Auckland",
+        "postalCode": "1010", "country": "NZ"})
+}
+
+async fn a_guest_shops_without_an_account(t: TestMesh) {
+    let started = start(&t).await;
+    assert_eq!(started.status, 201, "{}", started.body);
+    assert_eq!(started.body["tokenType"], "Bearer");
+    assert!(
+        started.body["refreshToken"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty())
+    );
+    assert!(started.body.get("customer").is_none(), "{}", started.body);
+    let token = token_of(&started);
+
+    // Profile, addresses, preferences, sessions, orders: an account's.
+    for (method, path) in [
+        (Method::GET, "/customers/me"),
+        (Method::GET, "/customers/me/addresses"),
+        (Method::GET, "/customers/me/preferences"),
+        (Method::GET, "/customers/me/sessions"),
+        (Method::GET, "/orders"),
+    ] {
+        send(&t, method, path, &token, None)
+            .await
+            .error(403, "FORBIDDEN");
+    }
+
+    // Carts and checkout, with the address in the body.
+    let cart = send(&t, Method::POST, "/carts", &token, None).await;
+    assert_eq!(cart.status, 201, "{}", cart.body);
+    let cart_id = cart.body["id"].as_str().unwrap().to_string();
+    let product = buyable(&t, 1).await[0].0.clone();
+    let line = json!({"productId": product, "variantId": 1, "quantity": 1});
+    let added = send(
+        &t,
+        Method::POST,
+        &format!("/carts/{cart_id}/line-items"),
+        &token,
+        Some(line),
+    )
+    .await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let checkout = |body: Value| send(&t, Method::POST, "/checkout", &token, Some(body));
+    let none = checkout(json!({"cartId": cart_id})).await;
+    none.error(422, "VALIDATION_ERROR");
+    assert_eq!(none.field_error(), ("shippingAddress", "REQUIRED"));
+    let book = checkout(json!({"cartId": cart_id, "shippingAddressId": "a-1"})).await;
+    assert_eq!(book.field_error().0, "shippingAddressId", "{}", book.body);
+    let mut no_city = address();
+    no_city["city"] = json!(" ");
+    let bad = checkout(json!({"cartId": cart_id, "shippingAddress": no_city})).await;
+    bad.error(422, "VALIDATION_ERROR");
+    assert_eq!(bad.field_error(), ("shippingAddress.city", "REQUIRED"));
+    let opened = checkout(json!({"cartId": cart_id, "shippingAddress": address()})).await;
+    assert_eq!(opened.status, 201, "{}", opened.body);
+    assert_eq!(opened.body["shippingAddress"]["city"], "Auckland");
+    let session = opened.body["id"].as_str().unwrap();
+    let confirmed = send(
+        &t,
+        Method::POST,
+        &format!("/checkout/{session}/confirm"),
+        &token,
+        None,
+    )
+    .await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    assert!(confirmed.body["orderId"].as_str().is_some());
+
+    // Refreshed as a guest: still a guest's token, still the guest's carts.
+    let refresh = started.body["refreshToken"].clone();
+    let body = json!({"grantType": "refresh_token", "refreshToken": refresh});
+    let refreshed = t
+        .send(t.json(Method::POST, "/auth/token", None, &body))
+        .await;
+    assert_eq!(refreshed.status, 200, "{}", refreshed.body);
+    assert!(refreshed.body.get("customer").is_none());
+    let token = token_of(&refreshed);
+    let read = send(&t, Method::GET, &format!("/carts/{cart_id}"), &token, None).await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    send(&t, Method::GET, "/customers/me", &token, None)
+        .await
+        .error(403, "FORBIDDEN");
+
+    // Logged out: the token stops working.
+    let out = send(&t, Method::POST, "/auth/logout", &token, None).await;
+    assert_eq!(out.status, 204, "{}", out.body);
+    let after = send(&t, Method::GET, &format!("/carts/{cart_id}"), &token, None).await;
+    assert_eq!(after.status, 401, "{}", after.body);
+}
+crate::both_backends!(
+    a_guest_shops_without_an_account_live,
+    a_guest_shops_without_an_account
+);
+
+/// A customer may also ship to an address given in the body, but not to
+/// two at once.
+async fn a_customer_may_ship_to_a_one_off_address(t: TestMesh) {
+    let shopper = crate::journey::Shopper::new(&t).await;
+    let cart = shopper.cart().await;
+    let product = buyable(&t, 1).await[0].0.clone();
+    assert_eq!(shopper.add(&cart, &product, 1, 1).await.status, 200);
+    let both = json!({"cartId": cart, "shippingAddressId": "a-1", "shippingAddress": address()});
+    let refused = shopper.send(Method::POST, "/checkout", Some(both)).await;
+    assert_eq!(
+        refused.field_error().0,
+        "shippingAddress",
+        "{}",
+        refused.body
+    );
+    let one_off = json!({"cartId": cart, "shippingAddress": address()});
+    let opened = shopper.send(Method::POST, "/checkout", Some(one_off)).await;
+    assert_eq!(opened.status, 201, "{}", opened.body);
+}
+
+#[tokio::test]
+async fn a_customer_may_ship_to_a_one_off_address_memory() {
+    a_customer_may_ship_to_a_one_off_address(spawn_mesh_on(Backend::Memory, &[]).await).await;
+}
+
+#[tokio::test]
+async fn guest_sessions_are_limited_per_ip() {
+    let t = spawn_mesh_on(Backend::Memory, &[("RATE_LIMIT_GUEST", "2/60s")]).await;
+    for _ in 0..2 {
+        assert_eq!(start(&t).await.status, 201);
+    }
+    let third = start(&t).await;
+    third.error(429, "RATE_LIMIT_EXCEEDED");
+    assert!(third.header("retry-after").is_some());
+}
