@@ -159,3 +159,130 @@ async fn guest_sessions_are_limited_per_ip() {
     third.error(429, "RATE_LIMIT_EXCEEDED");
     assert!(third.header("retry-after").is_some());
 }
+
+/// Sixteen logins at once with one guest's token: the guest's cart is
+/// merged into the customer's once (quantities summed once, a line out of
+/// stock dropped with its reason), every login that merged reports the
+/// same, and the guest's token stops working.
+async fn a_guest_cart_is_merged_once_at_login(t: TestMesh) {
+    let products = buyable(&t, 3).await;
+    let (a, b) = (products[0].0.clone(), products[1].0.clone());
+    crate::stock::product_with(&t, "p-merge-last", 1).await;
+    let email = format!("merge-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&email, "correct horse 42").await;
+    let customer = token_of(&t.log_in(&email, "correct horse 42").await);
+    let add = async |token: &str, cart: &str, product: &str, quantity: u64| {
+        let line = json!({"productId": product, "variantId": 1, "quantity": quantity});
+        let path = format!("/carts/{cart}/line-items");
+        let added = send(&t, Method::POST, &path, token, Some(line)).await;
+        assert_eq!(added.status, 200, "{}", added.body);
+    };
+    let mine = send(&t, Method::POST, "/carts", &customer, None).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    add(&customer, &mine, &a, 1).await;
+
+    let guest = token_of(&start(&t).await);
+    let theirs = send(&t, Method::POST, "/carts", &guest, None).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    add(&guest, &theirs, &a, 2).await;
+    add(&guest, &theirs, &b, 1).await;
+    add(&guest, &theirs, "p-merge-last", 1).await;
+    let sold_out = json!({"changes": [{"sku": "p-merge-last-1", "quantity": 0}]});
+    let request = crate::catalog_changes::internal(
+        &t,
+        crate::catalog_changes::MERCHANDISING,
+        Method::POST,
+        "/internal/catalog/stock",
+    );
+    assert_eq!(t.send(request.json(&sold_out)).await.status, 200);
+
+    let body = json!({"emailAddress": email, "password": "correct horse 42", "gRecaptchaResponse": "dev-ok"});
+    let logins = (0..16).map(|_| t.send(t.json(Method::POST, "/auth/login", Some(&guest), &body)));
+    let replies = futures::future::join_all(logins).await;
+    let reports: Vec<&Value> = replies
+        .iter()
+        .inspect(|r| assert_eq!(r.status, 200, "{}", r.body))
+        .filter_map(|r| r.body.get("mergeReport"))
+        .collect();
+    assert!(!reports.is_empty(), "a login merged");
+    assert!(
+        reports.iter().all(|r| *r == reports[0]),
+        "one merge, one report"
+    );
+    let report = reports[0];
+    assert_eq!(report["cartId"], mine.as_str(), "{report}");
+    assert_eq!(report["quantitiesChanged"][0]["productId"], a.as_str());
+    assert_eq!(report["quantitiesChanged"][0]["previousQuantity"], 1);
+    assert_eq!(report["quantitiesChanged"][0]["quantity"], 3);
+    assert_eq!(report["linesAdded"][0]["productId"], b.as_str());
+    assert_eq!(report["linesDropped"][0]["productId"], "p-merge-last");
+    let reason = report["linesDropped"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("out of stock"), "{reason}");
+
+    let cart = send(&t, Method::GET, &format!("/carts/{mine}"), &customer, None).await;
+    let quantity_of = |product: &str| {
+        cart.body["lineItems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["productId"] == product)
+            .map(|l| l["quantity"].as_u64().unwrap())
+    };
+    assert_eq!(quantity_of(&a), Some(3), "summed once: {}", cart.body);
+    assert_eq!(quantity_of(&b), Some(1));
+    assert_eq!(quantity_of("p-merge-last"), None);
+    let after = send(&t, Method::GET, &format!("/carts/{theirs}"), &guest, None).await;
+    assert_eq!(after.status, 401, "the guest's token ended: {}", after.body);
+}
+crate::both_backends!(
+    a_guest_cart_is_merged_once_at_login_live,
+    a_guest_cart_is_merged_once_at_login
+);
+
+/// `CART_MERGE_STRATEGY=keep-guest`: the guest's cart becomes a new cart
+/// of the customer's, whose own cart is left as it was.
+#[tokio::test]
+async fn the_keep_guest_strategy_keeps_the_guest_cart_whole() {
+    let t = spawn_mesh_on(Backend::Memory, &[("CART_MERGE_STRATEGY", "keep-guest")]).await;
+    let product = buyable(&t, 2).await[0].0.clone();
+    let email = format!("keep-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&email, "correct horse 42").await;
+    let customer = token_of(&t.log_in(&email, "correct horse 42").await);
+    let mine = send(&t, Method::POST, "/carts", &customer, None).await.body["id"].clone();
+    let guest = token_of(&start(&t).await);
+    let theirs = send(&t, Method::POST, "/carts", &guest, None).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let line = json!({"productId": product, "variantId": 1, "quantity": 2});
+    let path = format!("/carts/{theirs}/line-items");
+    assert_eq!(
+        send(&t, Method::POST, &path, &guest, Some(line))
+            .await
+            .status,
+        200
+    );
+    let body = json!({"emailAddress": email, "password": "correct horse 42", "gRecaptchaResponse": "dev-ok"});
+    let login = t
+        .send(t.json(Method::POST, "/auth/login", Some(&guest), &body))
+        .await;
+    let report = &login.body["mergeReport"];
+    let kept = report["cartId"].as_str().unwrap();
+    assert_ne!(kept, mine.as_str().unwrap(), "a cart of its own: {report}");
+    assert_eq!(report["linesAdded"][0]["quantity"], 2);
+    let cart = send(&t, Method::GET, &format!("/carts/{kept}"), &customer, None).await;
+    assert_eq!(cart.body["lineItems"][0]["quantity"], 2, "{}", cart.body);
+    let untouched = send(
+        &t,
+        Method::GET,
+        &format!("/carts/{}", mine.as_str().unwrap()),
+        &customer,
+        None,
+    )
+    .await;
+    assert_eq!(untouched.body["lineItems"], json!([]));
+}

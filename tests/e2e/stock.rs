@@ -13,7 +13,7 @@ use crate::helpers::{Backend, Reply, TestMesh, spawn_mesh_on};
 use crate::journey::Shopper;
 
 /// Creates product `id` whose one variant (`{id}-1`) has `quantity` units.
-async fn product_with(t: &TestMesh, id: &str, quantity: u64) {
+pub async fn product_with(t: &TestMesh, id: &str, quantity: u64) {
     let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
     let record = json!({
         "key": id, "name": {"en-AU": "Last Lantern"}, "brand": "Lumen", "categoryId": category,

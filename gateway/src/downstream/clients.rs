@@ -133,6 +133,7 @@ clients! {
         Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
         Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
         Write extend_checkout(cart::ExtendCheckoutRequest) -> cart::CheckoutSession;
+        Write merge_carts(cart::MergeCartsRequest) -> cart::MergeReport;
     }
 
     /// Orders and their lifecycle.

@@ -153,6 +153,10 @@ pub struct LoginResult {
     /// and checkout only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub customer: Option<CustomerSummary>,
+    /// A login with a guest's token in `X-BFF-Token`: what merging the
+    /// guest's cart did (the guest's token stops working).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merge_report: Option<crate::model::merge::MergeReport>,
 }
 
 impl From<pb::Session> for LoginResult {
@@ -163,6 +167,7 @@ impl From<pb::Session> for LoginResult {
             expires_in: s.expires_in,
             refresh_token: s.refresh_token,
             customer: s.customer.map(CustomerSummary::from),
+            merge_report: None,
         }
     }
 }

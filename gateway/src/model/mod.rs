@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod common;
 pub mod content;
 pub mod customers;
+pub mod merge;
 pub mod orders;
 pub mod search;
 pub mod sessions;

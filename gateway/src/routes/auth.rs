@@ -5,6 +5,7 @@ use axum::Json;
 use axum::extract::{FromRequest, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use storefront_proto::cart::v1::MergeCartsRequest;
 use storefront_proto::customers::v1::{
     LoginRequest, LogoutRequest, RefreshRequest, StartGuestRequest,
 };
@@ -21,9 +22,9 @@ use crate::ratelimit::normalise;
 use crate::state::AppState;
 
 /// Logs a customer in.
-#[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody,
+#[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody, security((), ("BFFToken" = [])),
     responses(
-        (status = 200, description = "Logged in; send accessToken as X-BFF-Token. A customer has at most MAX_SESSIONS (20) sessions: this login ends the oldest beyond it", body = LoginResult),
+        (status = 200, description = "Logged in; send accessToken as X-BFF-Token. A customer has at most MAX_SESSIONS (20) sessions: this login ends the oldest beyond it. With a guest's token in X-BFF-Token (optional), the guest's active cart is merged into the customer's (CART_MERGE_STRATEGY: `merge` into their latest active cart of its currency, or `keep-guest` as a new cart of theirs), every line priced afresh and every code checked again; `mergeReport` says what was added, changed and dropped, and why; the guest's token stops working. However many logins race with one guest token, the cart is merged once. A token that is not a valid guest's is ignored", body = LoginResult),
         (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
@@ -35,6 +36,7 @@ pub async fn login(
     State(state): State<AppState>,
     correlation: CallContext,
     network: Option<Extension<ClientNetwork>>,
+    guest: Result<Shopper, ApiError>,
     headers: axum::http::HeaderMap,
     ApiJson(body): ApiJson<LoginBody>,
 ) -> Result<Response, ApiError> {
@@ -82,7 +84,12 @@ pub async fn login(
             if let Some(email) = &email {
                 failures.succeeded(email, &network).await;
             }
-            Ok(Json(LoginResult::from(reply)).into_response())
+            let mut result = LoginResult::from(reply);
+            if let (Ok(guest), Some(customer)) = (guest, result.customer.as_ref()) {
+                let merged = merge_guest(&state, &correlation, guest, &customer.id).await;
+                result.merge_report = merged.map(Into::into);
+            }
+            Ok(Json(result).into_response())
         }
         Err(error) => {
             let error = ApiError::from(error);
@@ -94,6 +101,44 @@ pub async fn login(
             Err(error)
         }
     }
+}
+
+/// The guest's cart merged for `customer_id` (once per guest, however
+/// many logins race), then the guest's session ended. A failed merge is
+/// logged and leaves the guest as they were (a later login merges).
+async fn merge_guest(
+    state: &AppState,
+    correlation: &CallContext,
+    guest: Shopper,
+    customer_id: &str,
+) -> Option<storefront_proto::cart::v1::MergeReport> {
+    if !guest.is_guest() {
+        return None;
+    }
+    let claims = guest.0.claims;
+    let ds = &state.downstreams;
+    let message = MergeCartsRequest {
+        guest_id: claims.sub.clone(),
+        customer_id: customer_id.to_string(),
+    };
+    let report = match ds.cart().merge_carts(correlation, message).await {
+        Ok(report) => report,
+        Err(e) => {
+            tracing::warn!(error = %e, "the guest's cart was not merged at login");
+            return None;
+        }
+    };
+    let end = LogoutRequest {
+        customer_id: claims.sub,
+        token_id: claims.jti,
+        session_id: claims.sid,
+        expires_at: claims.exp as i64,
+        refresh_token: String::new(),
+    };
+    if let Err(e) = ds.customers().logout(correlation, end).await {
+        tracing::warn!(error = %e, "the merged guest's session was not ended");
+    }
+    Some(report)
 }
 
 /// Starts a guest session: a shopper who has not signed up can keep carts

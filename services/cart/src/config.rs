@@ -27,6 +27,9 @@ pub struct CartConfig {
     /// long a product the catalog gave is reused to price a line added or
     /// changed. Checkout always asks the catalog afresh and reprices.
     pub product_cache: Duration,
+    /// `CART_MERGE_STRATEGY` (`merge`, or `keep-guest`): what a login with
+    /// a guest token does with the guest's cart.
+    pub merge: crate::merge::Strategy,
 }
 
 /// `PROMOTIONS_FILE`, or the demo set (local and development only), or
@@ -78,6 +81,16 @@ impl CartConfig {
                 lines: env.parse("MAX_CART_LINES", 100)?,
             },
             product_cache: env.millis("CART_PRODUCT_CACHE_MS", 1_000)?,
+            merge: match env.string("CART_MERGE_STRATEGY", "merge").as_str() {
+                "merge" => crate::merge::Strategy::MergeLines,
+                "keep-guest" => crate::merge::Strategy::KeepGuestCart,
+                _ => {
+                    return Err(ConfigError::new(
+                        "CART_MERGE_STRATEGY",
+                        "must be merge or keep-guest",
+                    ));
+                }
+            },
             promotions: match env.raw("PROMOTIONS_FILE").filter(|f| !f.trim().is_empty()) {
                 Some(file) => PromotionsSource::File(file.trim().into()),
                 None if service.program.environment.refuses_dev_shortcuts() => {

@@ -8,6 +8,7 @@ pub mod config;
 mod extend;
 mod holds;
 mod lines;
+mod merge;
 mod owned;
 pub mod pricing;
 pub mod promotion_set;
@@ -97,7 +98,11 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         holds,
         ttl: config.checkout_ttl,
     });
-    let api = service::CartApi { carts, checkout };
+    let api = service::CartApi {
+        carts,
+        checkout,
+        merge: config.merge,
+    };
     storefront_platform::server::serve_grpc(
         &config.service,
         raw::CartServer::new(api),

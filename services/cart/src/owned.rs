@@ -66,6 +66,12 @@ impl Carts {
         ))
     }
 
+    /// The carts `customer_id` made lately (some may be gone or ordered).
+    pub(crate) async fn owned_ids(&self, customer_id: &str) -> Result<Vec<String>, ServiceError> {
+        let found = self.store.get(&index_key(customer_id)).await?;
+        Ok(found.map(|f| decode(&f.value)).unwrap_or_default())
+    }
+
     async fn still_active(&self, ids: Vec<String>) -> Result<Vec<String>, ServiceError> {
         let mut active = Vec::with_capacity(ids.len());
         for id in ids {

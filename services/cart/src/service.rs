@@ -13,6 +13,7 @@ use crate::checkout::Checkout;
 pub struct CartApi {
     pub carts: Arc<Carts>,
     pub checkout: Arc<Checkout>,
+    pub merge: crate::merge::Strategy,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -132,6 +133,14 @@ impl CartService for CartApi {
         ok(ConfirmCheckoutReply {
             outcome: Some(outcome),
         })
+    }
+
+    async fn merge_carts(&self, request: Request<MergeCartsRequest>) -> Reply<MergeReport> {
+        let req = request.into_inner();
+        ok(self
+            .carts
+            .merge(self.merge, &req.guest_id, &req.customer_id)
+            .await?)
     }
 
     async fn extend_checkout(
