@@ -151,6 +151,9 @@ pub struct GatewayConfig {
     pub downstream_concurrency: usize,
     /// `OPENAPI_*`: the servers, contact and license the document names.
     pub document: DocumentSettings,
+    /// `IDEMPOTENCY_TTL_SECS` (86,400, at least 60): how long the answer
+    /// to a request with an `Idempotency-Key` is kept for its repeats.
+    pub idempotency_ttl: Duration,
 }
 
 impl GatewayConfig {
@@ -211,6 +214,7 @@ impl GatewayConfig {
             breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             document: DocumentSettings::from_env(env, environment)?,
+            idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
             program,
         };
         config.validate()?;
@@ -222,6 +226,12 @@ impl GatewayConfig {
             return Err(ConfigError::new(
                 "DOWNSTREAM_CONCURRENCY",
                 "must be greater than 0",
+            ));
+        }
+        if self.idempotency_ttl < Duration::from_secs(60) {
+            return Err(ConfigError::new(
+                "IDEMPOTENCY_TTL_SECS",
+                "at least 60: a client's retries must find the first answer",
             ));
         }
         if self.grpc_timeout.is_zero() {

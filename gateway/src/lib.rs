@@ -103,7 +103,7 @@ pub fn openapi_json(config: &GatewayConfig) -> anyhow::Result<String> {
     let (_, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
         .split_for_parts();
-    openapi::complete(&mut doc, &config.document);
+    openapi::complete(&mut doc, &config.document, config.idempotency_ttl);
     Ok(doc.to_pretty_json()?)
 }
 
@@ -119,7 +119,7 @@ pub fn app(
     let (router, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
         .split_for_parts();
-    openapi::complete(&mut doc, &config.document);
+    openapi::complete(&mut doc, &config.document, config.idempotency_ttl);
     let openapi = bytes::Bytes::from(doc.to_json()?);
     let fail_closed = &config.rate_limits.fail_closed;
     let login_failures = LoginFailures::new(
@@ -135,6 +135,10 @@ pub fn app(
     });
     // Behind an Arc: axum clones the state for every extraction.
     let redis = matches!(store, Store::Redis(_)).then(|| Arc::new(store.clone()));
+    let idempotency = Arc::new(middleware::idempotency::Idempotency {
+        store: store.clone(),
+        ttl: config.idempotency_ttl,
+    });
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
         &config.token_audience,
@@ -153,6 +157,11 @@ pub fn app(
         .route_layer(axum::middleware::from_fn(path_ids::bounded_ids))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .fallback(not_found)
+        // Inside the rate limit, which verified the token it is scoped by.
+        .layer(axum::middleware::from_fn_with_state(
+            idempotency,
+            middleware::idempotency::idempotency,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             rate_limit,

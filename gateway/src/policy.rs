@@ -22,6 +22,11 @@ pub struct RoutePolicy {
     /// default.
     pub deadline: Option<Duration>,
     pub caching: Caching,
+    /// Whether its mutating methods honour `Idempotency-Key`
+    /// (`middleware::idempotency`): every resource's do; probes and the
+    /// token endpoints do not (a replayed login or refresh would hand out
+    /// tokens already used or ended).
+    pub idempotent: bool,
 }
 
 impl RoutePolicy {
@@ -98,11 +103,19 @@ const RESOURCE: RoutePolicy = RoutePolicy {
     budget: None,
     deadline: None,
     caching: Caching::Private,
+    idempotent: true,
 };
 
 const OPERATIONAL: RoutePolicy = RoutePolicy {
     operational: true,
     caching: Caching::Unstated,
+    idempotent: false,
+    ..RESOURCE
+};
+
+/// Sessions: tokens are never replayed.
+const TOKENS: RoutePolicy = RoutePolicy {
+    idempotent: false,
     ..RESOURCE
 };
 
@@ -160,13 +173,14 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
         (prefix("/collections"), public(CacheGroup::Catalog)),
         (prefix("/promotions"), public(CacheGroup::Catalog)),
         (prefix("/content/"), public(CacheGroup::Content)),
+        (prefix("/auth/"), TOKENS),
         // A password check is slow on purpose (argon2id).
         (
             exact("/auth/login"),
             RoutePolicy {
                 budget: Some(Scope::Login),
                 deadline: Some(Duration::from_millis(3000)),
-                ..RESOURCE
+                ..TOKENS
             },
         ),
         // A guest session is state kept for every caller who asks.
@@ -174,7 +188,7 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
             exact("/auth/guest"),
             RoutePolicy {
                 budget: Some(Scope::Guest),
-                ..RESOURCE
+                ..TOKENS
             },
         ),
         // Sign-up hashes a password too, and must not become a free hasher.
@@ -256,9 +270,19 @@ mod tests {
         );
         assert_eq!(of("/customers").budget, Some(Scope::SignUp));
         assert_eq!(of("/auth/guest").budget, Some(Scope::Guest));
+        // Writes honour Idempotency-Key; token endpoints and probes do not.
+        for path in ["/carts", "/carts/1/line-items", "/checkout", "/customers"] {
+            assert!(of(path).idempotent, "{path}");
+        }
+        for path in ["/auth/login", "/auth/token", "/auth/guest", "/health/ready"] {
+            assert!(!of(path).idempotent, "{path}");
+        }
         assert_eq!(of("/customers/me").budget, None);
-        for path in ["/auth/token", "/auth/login/x", "/carts/1", "/orders/v2"] {
+        for path in ["/carts/1", "/orders/v2"] {
             assert_eq!(of(path), RESOURCE, "{path}");
+        }
+        for path in ["/auth/token", "/auth/login/x"] {
+            assert_eq!(of(path), TOKENS, "{path}");
         }
         assert_eq!(of("/products/p-1/media"), public(CacheGroup::Catalog));
         assert_eq!(

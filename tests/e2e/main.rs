@@ -25,6 +25,7 @@ mod health;
 mod helpers;
 mod hostile;
 mod hostile_fields;
+mod idempotency;
 mod identity;
 mod journey;
 mod logs;

@@ -7,6 +7,7 @@ pub mod caching;
 pub mod call_context;
 pub mod errors;
 pub mod header_size;
+pub mod idempotency;
 pub mod json_body;
 pub mod observe;
 pub mod path_ids;

@@ -2,6 +2,7 @@
 //! completed here with what every operation shares: the version and
 //! correlation headers, and the errors any request can meet.
 
+mod idempotency;
 mod links;
 mod patterns;
 pub mod settings;
@@ -455,7 +456,11 @@ fn error_body_schema() -> RefOr<Schema> {
 
 /// Adds the shared headers, errors, schemas and security schemes, and
 /// what `settings` say of the shop (servers, contact, license).
-pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
+pub fn complete(
+    doc: &mut OpenApi,
+    settings: &settings::DocumentSettings,
+    idempotency_ttl: std::time::Duration,
+) {
     doc.info.title = "Storefront BFF".to_string();
     doc.info.version = "1.0".to_string();
     doc.info.description = Some(DESCRIPTION.to_string());
@@ -468,6 +473,17 @@ pub fn complete(doc: &mut OpenApi, settings: &settings::DocumentSettings) {
             && matches!(route.caching, Caching::Public(_))
         {
             cacheable(get);
+        }
+        if route.idempotent {
+            let mutating = [
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in mutating.into_iter().flatten() {
+                idempotency::document(op, idempotency_ttl);
+            }
         }
         for op in [
             &mut item.get,

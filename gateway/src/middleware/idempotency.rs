@@ -1,0 +1,308 @@
+//! `Idempotency-Key` on mutating requests (SPEC 8; the IETF
+//! Idempotency-Key draft), where the route policy says so: the first
+//! request with a key runs and its answer is kept (`IDEMPOTENCY_TTL_SECS`,
+//! 24 h) in the shared store, scoped to method, path and principal (the
+//! token's subject; without a token, the client's network) with a SHA-256
+//! fingerprint of the body. A repeat gets the kept answer with
+//! `Idempotent-Replayed: true`; the key with another body is 422
+//! `IDEMPOTENCY_KEY_REUSED`; a repeat while the first runs is 409
+//! `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. 5xx answers are not kept,
+//! so a retry runs again. The key may be a structured-field string
+//! (`"abc"`) or bare (`abc`, as Stripe's clients send it).
+
+use std::time::Duration;
+
+use aws_lc_rs::digest::{SHA256, digest};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use storefront_platform::store::Store;
+
+use crate::bff_token::VerifiedToken;
+use crate::error::ApiError;
+use crate::middleware::json_body::MAX_BODY_BYTES;
+use crate::policy::RoutePolicy;
+use crate::ratelimit::middleware::ClientNetwork;
+
+pub const HEADER: &str = "idempotency-key";
+pub const REPLAYED: &str = "idempotent-replayed";
+const MAX_KEY_CHARS: usize = 255;
+/// How long a request that is running holds its key: a gateway that
+/// stops mid-request frees it after this.
+const RUNNING: Duration = Duration::from_secs(60);
+/// Answers larger than this are not kept (none of the API's writes is).
+const MAX_KEPT_BODY: usize = 1 << 20;
+/// The answer headers a replay repeats.
+const KEPT_HEADERS: [HeaderName; 3] = [header::CONTENT_TYPE, header::LOCATION, header::ETAG];
+
+/// Where keys are kept, and for how long.
+#[derive(Clone)]
+pub struct Idempotency {
+    pub store: Store,
+    pub ttl: Duration,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    fingerprint: String,
+    /// None while the first request runs.
+    answer: Option<Answer>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn bad_key(message: &'static str) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "INVALID_HEADER", message).field(
+        "Idempotency-Key",
+        "INVALID_FORMAT",
+        message,
+    )
+}
+
+/// The key as sent: a structured-field string or bare; 1 to 255 printable
+/// ASCII characters.
+pub fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
+    let text = raw
+        .to_str()
+        .map_err(|_| bad_key("Idempotency-Key must be printable ASCII"))?
+        .trim();
+    let key = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        Some(quoted) => unquote(quoted)?,
+        None => text.to_string(),
+    };
+    if key.is_empty() || key.len() > MAX_KEY_CHARS {
+        return Err(bad_key("Idempotency-Key must be 1 to 255 characters"));
+    }
+    if !key.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+        return Err(bad_key("Idempotency-Key must be printable ASCII"));
+    }
+    Ok(key)
+}
+
+/// A structured-field string's content: `\"` and `\\` escapes only.
+fn unquote(quoted: &str) -> Result<String, ApiError> {
+    let mut out = String::with_capacity(quoted.len());
+    let mut chars = quoted.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('"' | '\\')) => out.push(e),
+                _ => return Err(bad_key("Idempotency-Key has a bad escape")),
+            },
+            '"' => return Err(bad_key("Idempotency-Key has a stray quote")),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// Who the key belongs to: the token's subject, or the client's network.
+fn principal(req: &Request) -> String {
+    if let Some(VerifiedToken(claims)) = req.extensions().get::<VerifiedToken>() {
+        return format!("sub:{}", claims.sub);
+    }
+    let network = req.extensions().get::<ClientNetwork>();
+    format!("net:{}", network.map_or("", |n| n.0.as_str()))
+}
+
+fn store_key(method: &Method, path: &str, principal: &str, key: &str) -> String {
+    let scope = format!("{method}\n{path}\n{principal}\n{key}");
+    format!("idem:{}", hex(digest(&SHA256, scope.as_bytes()).as_ref()))
+}
+
+fn unavailable() -> Response {
+    let mut response = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "IDEMPOTENCY_UNAVAILABLE",
+        "idempotency keys cannot be checked now; retry",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(1));
+    response
+}
+
+pub async fn idempotency(
+    State(kept): State<std::sync::Arc<Idempotency>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let mutating = matches!(
+        *req.method(),
+        Method::POST | Method::PUT | Method::PATCH | Method::DELETE
+    );
+    let route = RoutePolicy::of_request(req.extensions());
+    let raw = req.headers().get(HEADER).cloned();
+    let Some(raw) = raw.filter(|_| mutating && route.idempotent) else {
+        return next.run(req).await;
+    };
+    let key = match parse_key(&raw) {
+        Ok(key) => key,
+        Err(e) => return e.into_response(),
+    };
+    let at = store_key(req.method(), req.uri().path(), &principal(&req), &key);
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
+    };
+    let fingerprint = hex(digest(&SHA256, &body).as_ref());
+    let running = Kept {
+        fingerprint: fingerprint.clone(),
+        answer: None,
+    };
+    // Twice: a first request whose answer was a 5xx lets go of its key.
+    for _ in 0..2 {
+        match kept.store.insert_json(&at, &running, Some(RUNNING)).await {
+            Ok(true) => {
+                let req = Request::from_parts(parts, axum::body::Body::from(body));
+                return kept.run(&at, fingerprint, req, next).await;
+            }
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "idempotency store unavailable");
+                return unavailable();
+            }
+        }
+        match kept.store.get_json::<Kept>(&at).await {
+            Ok(Some(found)) => return earlier(found.value, &fingerprint),
+            Ok(None) => continue,
+            Err(_) => return unavailable(),
+        }
+    }
+    unavailable()
+}
+
+/// The answer to a repeat of a key already used.
+fn earlier(found: Kept, fingerprint: &str) -> Response {
+    if found.fingerprint != fingerprint {
+        return ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "IDEMPOTENCY_KEY_REUSED",
+            "this Idempotency-Key was used with another request body",
+        )
+        .into_response();
+    }
+    let Some(answer) = found.answer else {
+        let mut response = ApiError::new(
+            StatusCode::CONFLICT,
+            "IDEMPOTENCY_KEY_IN_USE",
+            "a request with this Idempotency-Key is still running; retry",
+        )
+        .into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(1));
+        return response;
+    };
+    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::OK);
+    let mut response = (status, answer.body).into_response();
+    let headers = response.headers_mut();
+    headers.remove(header::CONTENT_TYPE);
+    for (name, value) in answer.headers {
+        if let (Ok(name), Ok(value)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            headers.insert(name, value);
+        }
+    }
+    headers.insert(REPLAYED, HeaderValue::from_static("true"));
+    response
+}
+
+impl Idempotency {
+    /// Runs the first request with a key and keeps its answer (not a 5xx).
+    async fn run(&self, at: &str, fingerprint: String, req: Request, next: Next) -> Response {
+        let response = next.run(req).await;
+        let (parts, body) = response.into_parts();
+        let Ok(body) = axum::body::to_bytes(body, MAX_KEPT_BODY).await else {
+            let _ = self.store.delete(at).await;
+            return ApiError::internal().into_response();
+        };
+        let text = std::str::from_utf8(&body).ok();
+        match text.filter(|_| !parts.status.is_server_error()) {
+            Some(text) => {
+                self.keep(at, fingerprint, parts.status, &parts.headers, text)
+                    .await
+            }
+            None => {
+                let _ = self.store.delete(at).await;
+            }
+        }
+        Response::from_parts(parts, axum::body::Body::from(body))
+    }
+
+    async fn keep(
+        &self,
+        at: &str,
+        fingerprint: String,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &str,
+    ) {
+        let headers = KEPT_HEADERS
+            .iter()
+            .filter_map(|name| {
+                let value = headers.get(name)?.to_str().ok()?;
+                Some((name.as_str().to_string(), value.to_string()))
+            })
+            .collect();
+        let done = Kept {
+            fingerprint,
+            answer: Some(Answer {
+                status: status.as_u16(),
+                headers,
+                body: body.to_string(),
+            }),
+        };
+        let kept = match self.store.get_json::<Kept>(at).await {
+            Ok(Some(found)) => self
+                .store
+                .replace_json(at, found.version, &done, Some(self.ttl))
+                .await
+                .map(|r| r.is_some()),
+            Ok(None) => self.store.insert_json(at, &done, Some(self.ttl)).await,
+            Err(e) => Err(e),
+        };
+        if !matches!(kept, Ok(true)) {
+            tracing::warn!("an idempotent answer was not kept; a retry runs again");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_quoted_or_bare_printable_and_bounded() {
+        let parse = |s: &str| parse_key(&HeaderValue::from_str(s).unwrap()).ok();
+        assert_eq!(parse("abc-123").as_deref(), Some("abc-123"));
+        assert_eq!(parse("\"abc-123\"").as_deref(), Some("abc-123"));
+        assert_eq!(parse(r#""a\"b\\c""#).as_deref(), Some(r#"a"b\c"#));
+        assert_eq!(parse(&"k".repeat(255)).map(|k| k.len()), Some(255));
+        for bad in ["", "\"\"", &"k".repeat(256), r#""a\nb""#, r#""a"b""#] {
+            assert_eq!(parse(bad), None, "{bad}");
+        }
+        assert!(parse_key(&HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_key_is_scoped_to_method_path_and_principal() {
+        let base = store_key(&Method::POST, "/carts", "sub:a", "k");
+        assert_eq!(base, store_key(&Method::POST, "/carts", "sub:a", "k"));
+        assert_ne!(base, store_key(&Method::PUT, "/carts", "sub:a", "k"));
+        assert_ne!(base, store_key(&Method::POST, "/carts/1", "sub:a", "k"));
+        assert_ne!(base, store_key(&Method::POST, "/carts", "sub:b", "k"));
+        assert!(base.len() < 80, "bounded whatever the key");
+    }
+}
