@@ -257,12 +257,9 @@ impl RedisCluster {
             tls,
         };
         for _ in 0..6 {
-            let port = cluster_port(&cluster.ports)?;
-            cluster.nodes.push(cluster.node(port)?);
+            let (port, node) = cluster.answering_node()?;
+            cluster.nodes.push(node);
             cluster.ports.push(port);
-        }
-        for &port in &cluster.ports {
-            cluster.wait(port, "PONG", &["ping"])?;
         }
         let addrs: Vec<String> = cluster
             .ports
@@ -293,6 +290,29 @@ impl RedisCluster {
         let urls: Vec<String> = addrs.iter().map(|a| format!("{scheme}://{a}")).collect();
         cluster.url = urls.join(",");
         Ok(cluster)
+    }
+
+    /// A node started on a free port pair and answering. A port found free
+    /// can be taken by another process before the node binds it (tests
+    /// start many at once): that node exits, and another port is tried.
+    fn answering_node(&self) -> std::io::Result<(u16, Child)> {
+        for _ in 0..5 {
+            let port = cluster_port(&self.ports)?;
+            let mut node = self.node(port)?;
+            let port_text = port.to_string();
+            for _ in 0..400 {
+                if node.try_wait()?.is_some() {
+                    break;
+                }
+                if self.cli(&["-p", &port_text, "ping"])?.contains("PONG") {
+                    return Ok((port, node));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+        Err(std::io::Error::other("no cluster node came up on five ports"))
     }
 
     /// `redis-cli args...`, over TLS when the cluster has it.
