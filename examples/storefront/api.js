@@ -21,26 +21,31 @@ class ApiError extends Error {
   }
 }
 
+// A customer's session, or a guest's (POST /auth/guest: carts and checkout
+// only; a login with its token merges the guest's cart).
 const session = {
   get access() { return sessionStorage.getItem("access"); },
   get refresh() { return sessionStorage.getItem("refresh"); },
+  get guest() { return sessionStorage.getItem("guest") === "1"; },
+  get customer() { return Boolean(this.access) && !this.guest; },
   save(result) {
     sessionStorage.setItem("access", result.accessToken);
     sessionStorage.setItem("refresh", result.refreshToken);
+    // A login result names its customer; a guest's has none.
+    sessionStorage.setItem("guest", result.customer ? "0" : "1");
   },
   clear() {
-    sessionStorage.removeItem("access");
-    sessionStorage.removeItem("refresh");
-    sessionStorage.removeItem("cart");
+    for (const key of ["access", "refresh", "guest", "cart"]) sessionStorage.removeItem(key);
   },
 };
 
-async function call(method, path, body, token) {
+async function call(method, path, body, token, cache = "default") {
   const headers = { "X-Api-Version": VERSION, "Correlation-Id": crypto.randomUUID() };
   if (token) headers["X-BFF-Token"] = token;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(API + path, {
     method,
+    cache,
     headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
@@ -71,18 +76,22 @@ async function customerCall(method, path, body) {
 const api = {
   tree: () => call("GET", "/categories/tree"),
   products: (query) => call("GET", `/products?${query}`),
-  product: (id) => call("GET", `/products/${encodeURIComponent(id)}`),
+  // Revalidated (its ETag: a 304 when unchanged), so the stock shown is now's.
+  product: (id) => call("GET", `/products/${encodeURIComponent(id)}`, undefined, undefined, "no-cache"),
   search: (query) => call("GET", `/search?${query}`),
   suggest: (text) => call("GET", `/search/suggestions?query=${encodeURIComponent(text)}&limit=6`),
   signUp: (body) => call("POST", "/customers", body),
-  login: (body) => call("POST", "/auth/login", body),
+  // With a guest's token, the login merges the guest's cart (mergeReport).
+  login: (body) => call("POST", "/auth/login", body, session.guest ? session.access : undefined),
+  guest: () => call("POST", "/auth/guest"),
   logout: () => call("POST", "/auth/logout", { refreshToken: session.refresh || "" }, session.access),
   newCart: () => customerCall("POST", "/carts"),
   cart: (id) => customerCall("GET", `/carts/${id}`),
   addLine: (id, line) => customerCall("POST", `/carts/${id}/line-items`, line),
   applyCode: (id, code) => customerCall("PUT", `/carts/${id}`, { discountCode: code }),
   addAddress: (address) => customerCall("POST", "/customers/me/addresses", address),
-  checkout: (cartId, shippingAddressId) => customerCall("POST", "/checkout", { cartId, shippingAddressId }),
+  // `to`: { shippingAddressId } from the address book, or { shippingAddress }.
+  checkout: (cartId, to) => customerCall("POST", "/checkout", { cartId, ...to }),
   confirm: (sessionId) => customerCall("POST", `/checkout/${sessionId}/confirm`),
   orders: () => customerCall("GET", "/orders?limit=20"),
 };

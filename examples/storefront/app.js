@@ -42,10 +42,27 @@ const guarded = (fn, form) => async (event) => {
   try { await fn(event); } catch (e) { showError(e, form); }
 };
 
+// The demo catalog's media name a host that does not exist: an image that
+// does not load shows a placeholder drawn here, with its alt text.
+function placeholder(label) {
+  let hue = 0;
+  for (const c of label) hue = (hue * 31 + c.charCodeAt(0)) % 360;
+  const safe = label.replace(/[<>&"]/g, "").slice(0, 28);
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="500"><rect width="100%" height="100%" fill="hsl(${hue},35%,82%)"/>` +
+    `<text x="50%" y="50%" font-family="sans-serif" font-size="22" text-anchor="middle" fill="#333">${safe}</text></svg>`;
+  return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+}
+function image(m) {
+  const alt = text(m.alt);
+  return h("img", { src: m.url, alt, onerror: (e) => {
+    if (!e.target.src.startsWith("data:")) e.target.src = placeholder(alt || "Product image");
+  } });
+}
+
 function card(p) {
-  const image = (p.media && p.media[0]) || null;
+  const media = (p.media && p.media[0]) || null;
   return h("div", { class: "card" },
-    image ? h("img", { src: image.url, alt: text(image.alt) }) : null,
+    media ? image(media) : null,
     h("a", { href: `#/product/${p.id}` }, text(p.name)),
     h("div", {}, money(p.price)));
 }
@@ -92,13 +109,14 @@ async function product(id) {
   const quantity = h("input", { name: "quantity", type: "number", min: 1, max: 99, value: 1 });
   const form = h("form", { class: "inline" }, variant, quantity, h("button", { id: "add-to-cart" }, "Add to cart"));
   form.addEventListener("submit", guarded(async () => {
-    if (!session.access) { location.hash = "#/account"; return; }
+    // No account needed: a shopper without a session shops as a guest.
+    if (!session.access) session.save(await api.guest());
     const cart = await currentCart();
     await api.addLine(cart, { productId: p.id, variantId: Number(variant.value), quantity: Number(quantity.value) });
     location.hash = "#/cart";
   }, form));
   const media = (p.media || []).filter((m) => m.type === "image");
-  render(h("h2", {}, text(p.name)), h("div", { class: "media" }, media.map((m) => h("img", { src: m.url, alt: text(m.alt) }))),
+  render(h("h2", {}, text(p.name)), h("div", { class: "media" }, media.map(image)),
     h("p", {}, text(p.description)), h("p", {}, p.brand, " - ", money(p.price)), form);
 }
 
@@ -110,7 +128,15 @@ function account() {
   // The dev captcha accepts any response; a real shop renders reCAPTCHA here.
   const values = (form) => ({ ...Object.fromEntries(new FormData(form)), gRecaptchaResponse: "dev-captcha" });
   const start = async (credentials) => {
-    session.save(await api.login(credentials));
+    const result = await api.login(credentials);
+    session.save(result);
+    // A guest who logs in: their cart is now the customer's (merged).
+    if (result.mergeReport && result.mergeReport.cartId) {
+      sessionStorage.setItem("cart", result.mergeReport.cartId);
+      sessionStorage.setItem("merge", JSON.stringify(result.mergeReport));
+    } else {
+      sessionStorage.removeItem("cart");
+    }
     location.hash = "#/";
   };
   login.addEventListener("submit", guarded(() => start(values(login)), login));
@@ -139,8 +165,19 @@ async function currentCart() {
   return id;
 }
 
+// What merging the guest's cart at login did, shown once.
+function mergeNotice() {
+  const report = JSON.parse(sessionStorage.getItem("merge") || "null");
+  sessionStorage.removeItem("merge");
+  if (!report) return null;
+  const dropped = report.linesDropped.map((d) => `${d.productId}: ${d.reason}`);
+  return h("p", { id: "merge-report" },
+    `Your guest cart was merged: ${report.linesAdded.length} added, ${report.quantitiesChanged.length} changed, ` +
+    `${report.linesDropped.length} dropped${dropped.length ? ` (${dropped.join("; ")})` : ""}.`);
+}
+
 async function cart() {
-  if (!session.access) { location.hash = "#/account"; return; }
+  if (!session.access || !sessionStorage.getItem("cart")) { render(h("h2", {}, "Cart"), h("p", {}, "Your cart is empty.")); return; }
   const c = await api.cart(await currentCart());
   const lines = h("table", { id: "lines" }, c.lineItems.map((l) =>
     h("tr", {}, h("td", {}, text(l.name)), h("td", {}, `x ${l.quantity}`), h("td", {}, money(l.totalPrice)))));
@@ -153,9 +190,12 @@ async function cart() {
   const address = h("form", { id: "checkout" }, h("h3", {}, "Ship to"), field("firstName"), field("lastName"), field("streetName"),
     field("city"), field("postalCode"), field("country", "AU"), h("button", {}, "Check out"));
   address.addEventListener("submit", guarded(async () => {
-    const saved = await api.addAddress(Object.fromEntries(new FormData(address)));
-    const checkout = await api.checkout(c.id, saved.id);
-    renderCheckout(checkout);
+    const fields = Object.fromEntries(new FormData(address));
+    // A guest has no address book: the address goes in the checkout body.
+    const to = session.guest
+      ? { shippingAddress: fields }
+      : { shippingAddressId: (await api.addAddress(fields)).id };
+    renderCheckout(await api.checkout(c.id, to));
   }, address));
   render(h("h2", {}, "Cart"), lines, h("p", { id: "cart-total" }, `Discount ${money(c.discountTotal)}, total ${money(c.totalPrice)}`),
     code, c.lineItems.length ? address : h("p", {}, "Your cart is empty."));
@@ -166,13 +206,15 @@ function renderCheckout(checkout) {
   confirm.addEventListener("click", guarded(async () => {
     const done = await api.confirm(checkout.id);
     sessionStorage.removeItem("cart");
-    location.hash = `#/orders?placed=${done.orderId}`;
+    // A guest has no order history: the confirmation is the receipt.
+    if (session.guest) render(h("h2", {}, "Thank you"), h("p", { id: "placed" }, `Order placed: ${done.orderId}`));
+    else location.hash = `#/orders?placed=${done.orderId}`;
   }));
   render(h("h2", {}, "Checkout"), h("p", {}, `Total ${money(checkout.totalPrice)}, open until ${checkout.expiresAt}`), confirm);
 }
 
 async function orders(params) {
-  if (!session.access) { location.hash = "#/account"; return; }
+  if (!session.customer) { location.hash = "#/account"; return; }
   const page = await api.orders();
   const placed = params.get("placed");
   render(h("h2", {}, "Your orders"), placed ? h("p", { id: "placed" }, `Order placed: ${placed}`) : null,
@@ -183,11 +225,15 @@ async function orders(params) {
 async function route() {
   const [path, query] = location.hash.slice(1).split("?");
   const params = new URLSearchParams(query || "");
-  const loggedIn = Boolean(session.access);
+  const loggedIn = session.customer;
   document.getElementById("account-link").hidden = loggedIn;
   document.getElementById("orders-link").hidden = !loggedIn;
   document.getElementById("logout").hidden = !loggedIn;
   clearError();
+  const shown = document.getElementById("merge-report");
+  if (shown) shown.remove();
+  const notice = mergeNotice();
+  if (notice) errorBox.before(notice);
   try {
     if (path.startsWith("/product/")) await product(path.slice("/product/".length));
     else if (path === "/search") await search(params);

@@ -1,5 +1,7 @@
 """The starter storefront in a real headless Chromium (WebDriver), served from
-its own origin against the mesh: a shopper's whole journey passes, a
+its own origin against the mesh: a shopper's whole journey passes (shopping
+as a guest first, the guest's cart merged at sign-up, stock going down once
+the order is placed, placeholder images where the demo's do not load), a
 screenshot of the placed order is kept, and the same page served from an
 origin the API does not allow fails at the CORS preflight, as a browser
 would; the access token expires mid-journey and the page refreshes it. Run
@@ -8,6 +10,7 @@ by scripts/browser-test (which starts the mesh and the servers).
     python3 tests/browser/journey.py API_URL ALLOWED_SHOP_URL DISALLOWED_SHOP_URL SCREENSHOT
 """
 
+import re
 import sys
 import time
 import uuid
@@ -72,7 +75,25 @@ def main():
         seen("#results .card")
         assert "results for" in driver.find_element(By.TAG_NAME, "h2").text
 
-        # Sign up (the dev captcha), then a product with its variants and media.
+        # As a guest (no account yet): a product, what is left of it, its
+        # images (placeholders: the demo's host does not exist), the cart.
+        # (The second product: the customer buys the first one later.)
+        driver.get(f"{SHOP}/?api={API}#/?inStock=true")
+        click("#results .card:nth-child(2) a")
+        seen("#add-to-cart")
+        product_url = driver.current_url
+        variant = present("select[name=variantId] option[selected]").get_attribute("value")
+        option = f"select[name=variantId] option[value='{variant}']"
+        left = lambda: int(re.search(r"\((\d+) left\)", present(option).text).group(1))
+        left_before = left()
+        wait.until(lambda d: d.execute_script(
+            "const i = [...document.querySelectorAll('.media img')];"
+            "return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0);"))
+        driver.find_element(By.ID, "add-to-cart").click()
+        seen("#lines tr")
+        assert not driver.find_element(By.ID, "account-link").get_attribute("hidden"), "still a guest"
+
+        # Sign up (the dev captcha): the guest's cart is merged at the login.
         driver.get(f"{SHOP}/?api={API}#/account")
         email = f"browser-{uuid.uuid4().hex[:12]}@example.com"
         form = seen("#sign-up")
@@ -81,6 +102,8 @@ def main():
             form.find_element(By.NAME, name).send_keys(value)
         form.find_element(By.TAG_NAME, "button").click()
         wait.until(lambda d: not d.find_element(By.ID, "logout").get_attribute("hidden"))
+        report = seen("#merge-report").text
+        assert "1 added" in report, report
         driver.get(f"{SHOP}/?api={API}#/?inStock=true")
         click("#results .card a")
         seen("#add-to-cart")
@@ -116,6 +139,12 @@ def main():
         placed = seen("#placed").text.split(": ")[1]
         present(f"#orders tr[data-order='{placed}']")
         driver.save_screenshot(SCREENSHOT)
+
+        # The units bought are gone from what everyone is shown.
+        driver.get(product_url)
+        seen("#add-to-cart")
+        assert left() < left_before, (left(), left_before)
+        driver.save_screenshot(SCREENSHOT.replace("order-placed", "product"))
 
         # Log out: the account link is back.
         driver.find_element(By.ID, "logout").click()
