@@ -312,7 +312,9 @@ impl RedisCluster {
             let _ = node.kill();
             let _ = node.wait();
         }
-        Err(std::io::Error::other("no cluster node came up on five ports"))
+        Err(std::io::Error::other(
+            "no cluster node came up on five ports",
+        ))
     }
 
     /// `redis-cli args...`, over TLS when the cluster has it.
