@@ -123,3 +123,95 @@ async fn agree(redis: SharedRedis) {
         .unwrap();
     assert!(again.is_empty(), "once per group");
 }
+
+/// Stock held across replicas: two catalog replicas on one Redis, the
+/// second cart spreading its holds over both; 20 shoppers racing for 5
+/// units through the second gateway: exactly 5 hold, and every replica
+/// shows none left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holds_across_catalog_replicas_never_take_more_than_there_is() {
+    let mut mesh = Processes::start_on(SharedRedis::server(), |_, _, _| {}).await;
+    mesh.add("catalog", "catalog-2", &[]).await;
+    let cart_env = vec![("CATALOG_URL".to_string(), both(&mesh, "catalog"))];
+    mesh.add("cart", "cart-2", &cart_env).await;
+    let gateway_env = vec![("CART_URL".to_string(), mesh.addrs.url("cart-2"))];
+    mesh.add("gateway", "gateway-2", &gateway_env).await;
+    let two = Api {
+        base: mesh.addrs.url("gateway-2"),
+        http: reqwest::Client::new(),
+    };
+
+    // The shop puts a product with 5 units (the internal port, as the
+    // merchandising account, its token from the dev issuer).
+    let issuer = mesh
+        .addrs
+        .url(storefront_platform::topology::DEV_ISSUER.name);
+    let account = "merchandising@storefront.iam.gserviceaccount.com";
+    let token_url = storefront_platform::identity::dev_issuer::account_url(&issuer, account);
+    let token = two
+        .http
+        .get(format!("{token_url}?audience=gateway-internal&format=full"))
+        .header("Metadata-Flavor", "Google")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let category = mesh.api.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    let record = serde_json::json!({
+        "key": "replica-lamp", "name": {"en-AU": "Replica Lamp"}, "brand": "Lumen", "categoryId": category,
+        "variants": [{"id": 1, "sku": "REPLICA-1",
+            "prices": [{"currencyCode": "AUD", "centAmount": 1500}], "availability": {"quantity": 5}}]
+    });
+    let internal = mesh.addrs.url("gateway-internal");
+    let put = two
+        .http
+        .put(format!("{internal}/internal/catalog/products/p-replica"))
+        .bearer_auth(token.trim())
+        .json(&record)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(put.status(), 200, "{}", put.text().await.unwrap());
+
+    let mut shoppers = Vec::new();
+    for _ in 0..20 {
+        let shopper = Shopper::new(&two).await;
+        let cart = shopper.cart().await;
+        // A line add may meet the catalog replica that has not followed
+        // the put yet (within a second): retried until it is there.
+        for attempt in 0.. {
+            let added = shopper.add(&cart, "p-replica", 1, 1).await;
+            if added.status == 200 {
+                break;
+            }
+            assert!(attempt < 20, "{}", added.body);
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        shoppers.push((shopper, cart));
+    }
+    let opened = futures::future::join_all(shoppers.iter().map(|(s, cart)| s.checkout(cart))).await;
+    let held = opened.iter().filter(|r| r.status == 201).count();
+    for refused in opened.iter().filter(|r| r.status != 201) {
+        assert_eq!(refused.status, 409, "{}", refused.body);
+    }
+    assert_eq!(
+        held, 5,
+        "five units, five holds across two catalog replicas"
+    );
+    for api in [&mesh.api, &two] {
+        let mut left = u64::MAX;
+        for _ in 0..30 {
+            let product = api.ok("/products/p-replica").await;
+            left = product["variants"][0]["availability"]["quantity"]
+                .as_u64()
+                .unwrap();
+            if left == 0 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(left, 0, "none left on {}", api.base);
+    }
+}
