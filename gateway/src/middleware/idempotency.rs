@@ -77,10 +77,10 @@ pub fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
         .to_str()
         .map_err(|_| bad_key("Idempotency-Key must be printable ASCII"))?
         .trim();
-    let key = match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
-        Some(quoted) => unquote(quoted)?,
-        None => text.to_string(),
-    };
+    // Quoted: a structured-field string; one that does not parse as one
+    // (a stray quote or escape) is taken whole, as a bare key.
+    let quoted = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'));
+    let key = quoted.and_then(unquote).unwrap_or_else(|| text.to_string());
     if key.is_empty() || key.len() > MAX_KEY_CHARS {
         return Err(bad_key("Idempotency-Key must be 1 to 255 characters"));
     }
@@ -91,20 +91,20 @@ pub fn parse_key(raw: &HeaderValue) -> Result<String, ApiError> {
 }
 
 /// A structured-field string's content: `\"` and `\\` escapes only.
-fn unquote(quoted: &str) -> Result<String, ApiError> {
+fn unquote(quoted: &str) -> Option<String> {
     let mut out = String::with_capacity(quoted.len());
     let mut chars = quoted.chars();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
                 Some(e @ ('"' | '\\')) => out.push(e),
-                _ => return Err(bad_key("Idempotency-Key has a bad escape")),
+                _ => return None,
             },
-            '"' => return Err(bad_key("Idempotency-Key has a stray quote")),
+            '"' => return None,
             c => out.push(c),
         }
     }
-    Ok(out)
+    Some(out)
 }
 
 /// Who the key belongs to: the token's subject, or the client's network.
@@ -290,7 +290,10 @@ mod tests {
         assert_eq!(parse("\"abc-123\"").as_deref(), Some("abc-123"));
         assert_eq!(parse(r#""a\"b\\c""#).as_deref(), Some(r#"a"b\c"#));
         assert_eq!(parse(&"k".repeat(255)).map(|k| k.len()), Some(255));
-        for bad in ["", "\"\"", &"k".repeat(256), r#""a\nb""#, r#""a"b""#] {
+        // Not a structured-field string: the whole text, as a bare key.
+        assert_eq!(parse(r#""a"b""#).as_deref(), Some(r#""a"b""#));
+        assert_eq!(parse(r#""a\nb""#).as_deref(), Some(r#""a\nb""#));
+        for bad in ["", "\"\"", " ", &"k".repeat(256)] {
             assert_eq!(parse(bad), None, "{bad}");
         }
         assert!(parse_key(&HeaderValue::from_bytes(b"caf\xc3\xa9").unwrap()).is_err());
