@@ -32,7 +32,7 @@ use crate::pricing::{included_tax, money};
 
 const MAX_ATTEMPTS: usize = 128;
 
-use crate::holds::{Holds, insufficient, lines_of, session_key};
+use crate::holds::{Holds, change_session, insufficient, lines_of, session_key};
 
 /// The cart's current session: the one that may be confirmed.
 fn current_key(cart_id: &str) -> String {
@@ -456,26 +456,19 @@ impl Checkout {
         session_id: &str,
         order_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
-        let updated = self
-            .store
-            .update_message(
-                &session_key(session_id),
-                MAX_ATTEMPTS,
-                None,
-                |record: &mut CheckoutRecord| {
-                    if record.hold() == HoldState::Selling {
-                        record.set_hold(HoldState::Sold);
-                    }
-                    if let Some(session) = record.session.as_mut()
-                        && session.status != CheckoutStatus::Confirmed as i32
-                    {
-                        session.status = CheckoutStatus::Confirmed as i32;
-                        session.order_id = order_id.to_string();
-                    }
-                    Ok::<_, ServiceError>(())
-                },
-            )
-            .await?;
+        let updated = change_session(&self.store, session_id, |record| {
+            if record.hold() == HoldState::Selling {
+                record.set_hold(HoldState::Sold);
+            }
+            if let Some(session) = record.session.as_mut()
+                && session.status != CheckoutStatus::Confirmed as i32
+            {
+                session.status = CheckoutStatus::Confirmed as i32;
+                session.order_id = order_id.to_string();
+            }
+            Ok::<_, ServiceError>(())
+        })
+        .await?;
         match updated {
             Updated::Done { value, .. } => Ok(view(value)),
             Updated::Missing => Err(not_found(session_id)),

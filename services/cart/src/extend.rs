@@ -7,13 +7,11 @@ use std::time::Duration;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::store::Updated;
 use storefront_proto::Timestamp;
-use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
+use storefront_proto::cart::storage::v1::HoldState;
 use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
 
 use crate::checkout::{Checkout, view};
-use crate::holds::session_key;
-
-const MAX_ATTEMPTS: usize = 64;
+use crate::holds::change_session;
 
 fn refused(code: &'static str, message: &str) -> ServiceError {
     ServiceError::new(ErrorKind::Conflict, code, message)
@@ -26,39 +24,32 @@ impl Checkout {
         session_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
         let ttl = self.ttl;
-        let updated = self
-            .store
-            .update_message(
-                &session_key(session_id),
-                MAX_ATTEMPTS,
-                None,
-                |record: &mut CheckoutRecord| {
-                    if record.customer_id != customer_id {
-                        return Err(ServiceError::not_found("checkout session", session_id));
-                    }
-                    let status = view(record.clone()).status;
-                    if status == CheckoutStatus::Confirmed as i32 {
-                        return Err(refused("CHECKOUT_CONFIRMED", "the checkout is confirmed"));
-                    }
-                    if status != CheckoutStatus::Open as i32 {
-                        return Err(refused(
-                            "CHECKOUT_EXPIRED",
-                            "the checkout session has expired",
-                        ));
-                    }
-                    if record.extended {
-                        let message = "a checkout is extended once; check out again";
-                        return Err(refused("CHECKOUT_ALREADY_EXTENDED", message));
-                    }
-                    record.extended = true;
-                    let until = later(ttl);
-                    if let Some(session) = record.session.as_mut() {
-                        session.expires_at = Some(until);
-                    }
-                    Ok(until)
-                },
-            )
-            .await?;
+        let updated = change_session(&self.store, session_id, |record| {
+            if record.customer_id != customer_id {
+                return Err(ServiceError::not_found("checkout session", session_id));
+            }
+            let status = view(record.clone()).status;
+            if status == CheckoutStatus::Confirmed as i32 {
+                return Err(refused("CHECKOUT_CONFIRMED", "the checkout is confirmed"));
+            }
+            if status != CheckoutStatus::Open as i32 {
+                return Err(refused(
+                    "CHECKOUT_EXPIRED",
+                    "the checkout session has expired",
+                ));
+            }
+            if record.extended {
+                let message = "a checkout is extended once; check out again";
+                return Err(refused("CHECKOUT_ALREADY_EXTENDED", message));
+            }
+            record.extended = true;
+            let until = later(ttl);
+            if let Some(session) = record.session.as_mut() {
+                session.expires_at = Some(until);
+            }
+            Ok(until)
+        })
+        .await?;
         let (record, until) = match updated {
             Updated::Done { value, result, .. } => (value, result),
             Updated::Missing => {

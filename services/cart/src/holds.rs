@@ -33,6 +33,17 @@ pub fn session_key(id: &str) -> String {
     format!("checkout:{id}")
 }
 
+/// Changes session `id`'s record by compare-and-set (its TTL kept).
+pub async fn change_session<R>(
+    store: &Store,
+    id: &str,
+    change: impl FnMut(&mut CheckoutRecord) -> Result<R, ServiceError>,
+) -> Result<Updated<R, CheckoutRecord>, ServiceError> {
+    store
+        .update_message(&session_key(id), MAX_ATTEMPTS, None, change)
+        .await
+}
+
 fn hold_op(session_id: &str) -> String {
     format!("hold:{session_id}")
 }
@@ -137,21 +148,14 @@ impl Holds {
         from: &[HoldState],
         to: HoldState,
     ) -> Result<Option<CheckoutRecord>, ServiceError> {
-        let updated = self
-            .store
-            .update_message(
-                &session_key(session_id),
-                MAX_ATTEMPTS,
-                None,
-                |record: &mut CheckoutRecord| {
-                    if !from.contains(&record.hold()) {
-                        return Err(ServiceError::new(ErrorKind::Conflict, MOVED, "moved"));
-                    }
-                    record.set_hold(to);
-                    Ok(())
-                },
-            )
-            .await;
+        let updated = change_session(&self.store, session_id, |record| {
+            if !from.contains(&record.hold()) {
+                return Err(ServiceError::new(ErrorKind::Conflict, MOVED, "moved"));
+            }
+            record.set_hold(to);
+            Ok(())
+        })
+        .await;
         match updated {
             Ok(Updated::Done { value, .. }) => Ok(Some(value)),
             Ok(Updated::Missing) => Ok(None),

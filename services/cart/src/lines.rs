@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use storefront_platform::client::call::{CallError, Current};
 use storefront_platform::error::{ErrorKind, ServiceError, excerpt};
+use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{
     GetProductRequest, GetProductsRequest, Product, ProductStatus,
 };
@@ -112,6 +113,18 @@ pub(crate) fn priced(
         category_ids: product.category_ids.clone(),
     };
     Ok((line, stock))
+}
+
+/// The distinct products of `cart`'s lines.
+pub(crate) fn product_ids(cart: &Cart) -> Vec<&str> {
+    let mut ids: Vec<&str> = cart
+        .line_items
+        .iter()
+        .map(|l| l.product_id.as_str())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 fn product_id(product: &Product) -> &str {

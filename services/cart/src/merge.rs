@@ -147,13 +147,7 @@ impl Carts {
             None => self.create(customer_id, &currency).await?,
         };
         let target_id = id_of(&target).to_string();
-        let mut ids: Vec<&str> = guest
-            .line_items
-            .iter()
-            .map(|l| l.product_id.as_str())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = crate::lines::product_ids(&guest);
         let products = self.products(&ids, &currency).await?;
         let at = now().seconds;
         let mut report = MergeReport::default();

@@ -38,13 +38,7 @@ impl Carts {
         &self,
         cart: &Cart,
     ) -> Result<HashMap<(String, u32), Money>, ServiceError> {
-        let mut ids: Vec<&str> = cart
-            .line_items
-            .iter()
-            .map(|l| l.product_id.as_str())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = crate::lines::product_ids(cart);
         let products = self.products(&ids, &cart.currency_code).await?;
         let mut prices = HashMap::with_capacity(cart.line_items.len());
         for line in &cart.line_items {
