@@ -178,7 +178,7 @@ impl Accounts {
             .await?;
         let hash = customer.as_ref().map(|c| c.password_hash.clone());
         // Unknown emails verify against a dummy hash: same answer, same cost.
-        if !self.hasher.verify(req.password, hash).await {
+        if !self.hasher.verify(req.password, hash).await? {
             return Err(invalid_credentials());
         }
         let customer = customer.ok_or_else(invalid_credentials)?;
@@ -298,7 +298,7 @@ impl Accounts {
         if !self
             .hasher
             .verify(req.current_password, Some(verified.clone()))
-            .await
+            .await?
         {
             let mut v = Violations::default();
             v.add(

@@ -49,10 +49,31 @@ pub struct CustomersConfig {
     pub tokens: TokenConfig,
     pub captcha: CaptchaConfig,
     pub argon2: Argon2Params,
+    /// `ARGON2_MAX_CONCURRENT` (by default from the memory limit: half of it
+    /// over one hash's memory; without a limit, twice the cores) and
+    /// `ARGON2_QUEUE_MS` (2,000): hashes at once, and how long one waits for
+    /// its turn before 503 `PASSWORD_CHECKS_BUSY`.
+    pub hashing: crate::password::Concurrency,
     /// `MAX_ADDRESSES` per customer.
     pub max_addresses: usize,
     /// `MAX_SESSIONS` per customer: a login beyond it ends the oldest.
     pub max_sessions: usize,
+}
+
+/// Hashes at once that fit half the container's memory limit (cgroup v2
+/// `memory.max`), each taking `memory_kib`; without a limit, two per core.
+fn derived_concurrency(memory_kib: u32) -> usize {
+    let limit = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok());
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    match limit {
+        Some(bytes) => {
+            let per_hash = u64::from(memory_kib) * 1024 + (1 << 20);
+            ((bytes / 2) / per_hash).clamp(1, 256) as usize
+        }
+        None => 2 * cores,
+    }
 }
 
 fn captcha(env: &EnvReader) -> Result<CaptchaConfig, ConfigError> {
@@ -88,7 +109,19 @@ impl CustomersConfig {
             iterations: env.parse("ARGON2_ITERATIONS", 2)?,
             parallelism: env.parse("ARGON2_PARALLELISM", 1)?,
         };
+        let derived = derived_concurrency(argon2.memory_kib);
+        let hashing = crate::password::Concurrency {
+            at_once: env.parse("ARGON2_MAX_CONCURRENT", derived)?,
+            wait: env.millis("ARGON2_QUEUE_MS", 2_000)?,
+        };
+        if hashing.at_once == 0 {
+            return Err(ConfigError::new(
+                "ARGON2_MAX_CONCURRENT",
+                "must be at least 1",
+            ));
+        }
         let mut config = Self {
+            hashing,
             // Read once the dev shortcuts are refused, so they are reported first.
             redis: None,
             service,

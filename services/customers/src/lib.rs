@@ -33,7 +33,7 @@ pub const DEMO_CUSTOMERS: &[(&str, &str, &str, &str)] = &[
 fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::CustomersApi> {
     let accounts = accounts::Accounts {
         store: store.clone(),
-        hasher: password::Hasher::new(config.argon2)?,
+        hasher: password::Hasher::new(config.argon2, config.hashing)?,
         signer: Arc::new(tokens::Signer::new(&config.tokens)?),
         captcha: captcha::Captcha::new(config.captcha.clone()),
         refresh_ttl: config.tokens.refresh_ttl,

@@ -1,11 +1,13 @@
 //! Password policy and argon2id hashing, off the async threads.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
-use storefront_platform::error::{FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::config::Argon2Params;
 
@@ -49,16 +51,35 @@ fn sequential(password: &str) -> bool {
     pairs().all(|(a, b)| step(a, b, true)) || pairs().all(|(a, b)| step(a, b, false))
 }
 
+/// How many hashes may run at once, and how long one waits for its turn:
+/// each takes `ARGON2_MEMORY_KIB`, so a burst of logins is bounded in
+/// memory, not in the blocking pool's 512 threads.
+#[derive(Debug, Clone, Copy)]
+pub struct Concurrency {
+    pub at_once: usize,
+    pub wait: Duration,
+}
+
+fn busy() -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Unavailable,
+        "PASSWORD_CHECKS_BUSY",
+        "too many password checks at once; retry shortly",
+    )
+}
+
 #[derive(Clone)]
 pub struct Hasher {
     argon2: Arc<Argon2<'static>>,
     /// Verified against when the email is unknown, so that answer takes as
     /// long as a wrong password.
     dummy: Arc<str>,
+    turns: Arc<Semaphore>,
+    wait: Duration,
 }
 
 impl Hasher {
-    pub fn new(p: Argon2Params) -> anyhow::Result<Self> {
+    pub fn new(p: Argon2Params, concurrency: Concurrency) -> anyhow::Result<Self> {
         let params = Params::new(p.memory_kib, p.iterations, p.parallelism, None)
             .map_err(|e| anyhow::anyhow!("argon2 parameters: {e}"))?;
         let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
@@ -69,12 +90,25 @@ impl Hasher {
         Ok(Self {
             argon2: Arc::new(argon2),
             dummy: dummy.into(),
+            turns: Arc::new(Semaphore::new(concurrency.at_once.max(1))),
+            wait: concurrency.wait,
         })
+    }
+
+    /// A turn at hashing, or 503 `PASSWORD_CHECKS_BUSY` after `wait`.
+    async fn turn(&self) -> Result<OwnedSemaphorePermit, ServiceError> {
+        let turn = self.turns.clone().acquire_owned();
+        match tokio::time::timeout(self.wait, turn).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(busy()),
+        }
     }
 
     pub async fn hash(&self, password: String) -> Result<String, ServiceError> {
         let argon2 = self.argon2.clone();
+        let turn = self.turn().await?;
         tokio::task::spawn_blocking(move || {
+            let _turn = turn;
             argon2
                 .hash_password(password.as_bytes())
                 .map(|h| h.to_string())
@@ -86,17 +120,23 @@ impl Hasher {
 
     /// Whether `password` matches `hash`; with no hash, checks a dummy and
     /// answers false after the same work.
-    pub async fn verify(&self, password: String, hash: Option<String>) -> bool {
+    pub async fn verify(
+        &self,
+        password: String,
+        hash: Option<String>,
+    ) -> Result<bool, ServiceError> {
         let argon2 = self.argon2.clone();
         let known = hash.is_some();
         let hash = hash.unwrap_or_else(|| self.dummy.to_string());
+        let turn = self.turn().await?;
         let matched = tokio::task::spawn_blocking(move || {
+            let _turn = turn;
             PasswordHash::new(&hash)
                 .is_ok_and(|parsed| argon2.verify_password(password.as_bytes(), &parsed).is_ok())
         })
         .await
         .unwrap_or(false);
-        known && matched
+        Ok(known && matched)
     }
 }
 
@@ -136,21 +176,53 @@ mod tests {
         assert!(policy(&"x1".repeat(65), "a@b.co").is_some());
     }
 
+    const ROOMY: Concurrency = Concurrency {
+        at_once: 4,
+        wait: Duration::from_secs(5),
+    };
+
     #[tokio::test]
     async fn hashes_are_argon2id_and_verify() {
-        let hasher = Hasher::new(params()).unwrap();
+        let hasher = Hasher::new(params(), ROOMY).unwrap();
         let hash = hasher.hash("correct horse 9".into()).await.unwrap();
         assert!(hash.starts_with("$argon2id$v=19$m=8192,t=1,p=1$"));
-        assert!(
-            hasher
-                .verify("correct horse 9".into(), Some(hash.clone()))
-                .await
-        );
-        assert!(!hasher.verify("wrong horse 9".into(), Some(hash)).await);
-        assert!(
-            !hasher
-                .verify("dummy password for unknown accounts".into(), None)
-                .await
-        );
+        let verify = async |password: &str, hash: Option<String>| {
+            hasher.verify(password.into(), hash).await.unwrap()
+        };
+        assert!(verify("correct horse 9", Some(hash.clone())).await);
+        assert!(!verify("wrong horse 9", Some(hash)).await);
+        assert!(!verify("dummy password for unknown accounts", None).await);
+    }
+
+    /// Two at a time, a short wait: of twelve checks at once, those past
+    /// the wait are 503 PASSWORD_CHECKS_BUSY; none runs beyond the two.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn checks_beyond_the_bound_wait_then_are_refused() {
+        let slow = Argon2Params {
+            memory_kib: 8 * 1024,
+            iterations: 8,
+            parallelism: 1,
+        };
+        let bound = Concurrency {
+            at_once: 2,
+            wait: Duration::from_millis(20),
+        };
+        let hasher = Hasher::new(slow, bound).unwrap();
+        let checks = (0..12).map(|_| {
+            let hasher = hasher.clone();
+            tokio::spawn(async move { hasher.verify("correct horse 9".into(), None).await })
+        });
+        let results = futures::future::join_all(checks).await;
+        let busy = results
+            .iter()
+            .filter(|r| matches!(r, Ok(Err(e)) if e.code == "PASSWORD_CHECKS_BUSY"))
+            .count();
+        let done = results
+            .iter()
+            .filter(|r| matches!(r, Ok(Ok(false))))
+            .count();
+        assert_eq!(busy + done, 12);
+        assert!(busy > 0 && done >= 2, "{busy} refused, {done} done");
+        assert_eq!(hasher.turns.available_permits(), 2, "every turn given back");
     }
 }

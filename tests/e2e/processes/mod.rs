@@ -4,6 +4,7 @@
 //! redis-server, as containers or pods run it.
 
 mod journey;
+mod login_burst;
 mod metrics;
 mod proxy;
 mod replicas;
@@ -165,6 +166,17 @@ impl Program {
     /// Everything the program logged (JSON lines).
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The most memory the process has held (`VmHWM`), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
     }
 }
 
@@ -346,6 +358,13 @@ impl Processes {
     /// The redis-server every program shares.
     pub fn redis_url(&self) -> &str {
         self._redis.url()
+    }
+
+    pub fn program_ref(&self, name: &str) -> &Program {
+        self.programs
+            .iter()
+            .find(|p| p.name == name)
+            .expect("such a program")
     }
 
     pub fn program(&mut self, name: &str) -> &mut Program {
