@@ -35,6 +35,7 @@ mod processes;
 mod products;
 mod query_errors;
 mod ratelimit;
+mod reflection;
 mod resilience;
 mod search;
 mod sessions;

@@ -16,7 +16,7 @@ use tower::Service;
 use crate::call_context::CallContextLayer;
 use crate::identity::layer::IdentityLayer;
 use crate::identity::verifier::IdentityVerifier;
-use crate::settings::ServiceSettings;
+use crate::settings::{Reflection, ServiceSettings};
 use crate::shutdown::{DrainTimes, drain};
 use crate::telemetry::grpc_trace_layer;
 use crate::telemetry::metrics::GrpcMetricsLayer;
@@ -70,6 +70,15 @@ where
         delay: settings.program.shutdown_delay,
         timeout: settings.program.drain_timeout,
     };
+    let reflection = match settings.reflection {
+        Reflection::Off => None,
+        _ => Some(
+            tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(storefront_proto::FILE_DESCRIPTOR_SET)
+                .build_v1()?,
+        ),
+    };
+    let open_reflection = settings.reflection == Reflection::Open;
     let drained = drain(shutdown, times, not_ready, |stop_accepting| {
         Server::builder()
             // A backstop to client-side balancing: a client that only
@@ -81,8 +90,9 @@ where
             .layer(GrpcMetricsLayer)
             .layer(grpc_trace_layer())
             .layer(CallContextLayer)
-            .layer(IdentityLayer::new(verifier))
+            .layer(IdentityLayer::new(verifier).with_open_reflection(open_reflection))
             .add_service(health)
+            .add_optional_service(reflection)
             .add_service(service)
             .serve_with_incoming_shutdown(incoming, stop_accepting.cancelled_owned())
     })

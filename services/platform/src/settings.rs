@@ -95,6 +95,21 @@ pub struct ServiceSettings {
     pub name: &'static str,
     pub program: ProgramSettings,
     pub identity: VerifierConfig,
+    /// `GRPC_REFLECTION` (on outside production): gRPC server reflection,
+    /// so that `grpcurl list` needs no proto files. Open without a token
+    /// where it is on by default; in production, when turned on, behind
+    /// the identity check like any other call.
+    pub reflection: Reflection,
+}
+
+/// Whether and how the service answers gRPC server reflection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reflection {
+    Off,
+    /// Without an identity token (outside production).
+    Open,
+    /// With an identity token, as every other call (production).
+    Verified,
 }
 
 impl ServiceSettings {
@@ -108,10 +123,17 @@ impl ServiceSettings {
             env.list("ALLOWED_CALLERS", &program.dev_allowed_callers()),
             "ALLOWED_CALLERS",
         )?;
+        let production = settings.environment == crate::env::AppEnvironment::Production;
+        let reflection = match (env.parse("GRPC_REFLECTION", !production)?, production) {
+            (false, _) => Reflection::Off,
+            (true, false) => Reflection::Open,
+            (true, true) => Reflection::Verified,
+        };
         Ok(Self {
             name: program.name,
             program: settings,
             identity,
+            reflection,
         })
     }
 }
@@ -152,5 +174,30 @@ mod tests {
             ),
         ]);
         assert!(ServiceSettings::from_env(&topology::CATALOG, &env).is_ok());
+    }
+
+    /// Reflection: open locally, off in production unless turned on, and
+    /// then behind the identity check.
+    #[test]
+    fn reflection_is_open_locally_and_verified_in_production() {
+        let of = |pairs: &[(&str, &str)]| {
+            let mut env = EnvReader::from_pairs(pairs.iter().copied());
+            if env.raw("APP_ENV").is_some() {
+                env.set("IDENTITY_ISSUER", "https://accounts.google.com");
+                env.set(
+                    "IDENTITY_JWKS_URL",
+                    "https://www.googleapis.com/oauth2/v3/certs",
+                );
+            }
+            ServiceSettings::from_env(&topology::CATALOG, &env)
+                .unwrap()
+                .reflection
+        };
+        assert_eq!(of(&[]), Reflection::Open);
+        assert_eq!(of(&[("GRPC_REFLECTION", "false")]), Reflection::Off);
+        assert_eq!(of(&[("APP_ENV", "staging")]), Reflection::Open);
+        assert_eq!(of(&[("APP_ENV", "production")]), Reflection::Off);
+        let on = [("APP_ENV", "production"), ("GRPC_REFLECTION", "true")];
+        assert_eq!(of(&on), Reflection::Verified);
     }
 }

@@ -1,5 +1,5 @@
 //! The tower layer that demands a valid identity token on every gRPC call
-//! except health checks and reflection.
+//! except health checks, and reflection where it is open.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -11,16 +11,28 @@ use tower::{Layer, Service};
 use super::verifier::{IdentityVerifier, VerifyError};
 
 /// gRPC path prefixes that need no identity: probes must work without one.
-const OPEN_PREFIXES: &[&str] = &["/grpc.health.v1.Health/", "/grpc.reflection."];
+const HEALTH: &str = "/grpc.health.v1.Health/";
+/// Reflection, open where the settings say so (`settings::Reflection`).
+const REFLECTION: &str = "/grpc.reflection.";
 
 #[derive(Clone)]
 pub struct IdentityLayer {
     verifier: Arc<IdentityVerifier>,
+    open_reflection: bool,
 }
 
 impl IdentityLayer {
     pub fn new(verifier: Arc<IdentityVerifier>) -> Self {
-        Self { verifier }
+        Self {
+            verifier,
+            open_reflection: false,
+        }
+    }
+
+    /// Reflection answered without a token (outside production).
+    pub fn with_open_reflection(mut self, open: bool) -> Self {
+        self.open_reflection = open;
+        self
     }
 }
 
@@ -30,6 +42,7 @@ impl<S> Layer<S> for IdentityLayer {
         RequireIdentity {
             inner,
             verifier: self.verifier.clone(),
+            open_reflection: self.open_reflection,
         }
     }
 }
@@ -38,6 +51,7 @@ impl<S> Layer<S> for IdentityLayer {
 pub struct RequireIdentity<S> {
     inner: S,
     verifier: Arc<IdentityVerifier>,
+    open_reflection: bool,
 }
 
 impl<S, B, R> Service<http::Request<B>> for RequireIdentity<S>
@@ -60,9 +74,10 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let verifier = self.verifier.clone();
+        let open_reflection = self.open_reflection;
         Box::pin(async move {
             let path = req.uri().path();
-            if OPEN_PREFIXES.iter().any(|p| path.starts_with(p)) {
+            if path.starts_with(HEALTH) || (open_reflection && path.starts_with(REFLECTION)) {
                 return inner.call(req).await;
             }
             let token = req
