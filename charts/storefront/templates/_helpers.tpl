@@ -18,7 +18,11 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 
 {{- define "storefront.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* The cloud service account of a program. */}}
@@ -74,4 +78,22 @@ env:
       secretKeyRef: {name: {{ $v.customers.recaptchaSecret.name }}, key: {{ $v.customers.recaptchaSecret.key }}}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/* What no schema can say: checked at render, each with what to change. */}}
+{{- define "storefront.validate" -}}
+{{- $v := .Values -}}
+{{- if and (eq $v.environment "production") (not $v.image.digest) (has (default "" $v.image.tag) (list "latest" "main" "master" "edge" "")) -}}
+{{- if $v.image.tag -}}
+{{- fail (printf "image.tag=%s is mutable: production runs a release tag or image.digest" $v.image.tag) -}}
+{{- end -}}
+{{- end -}}
+{{- range $program, $p := $v.programs -}}
+{{- if gt (int $p.autoscaling.minReplicas) (int $p.autoscaling.maxReplicas) -}}
+{{- fail (printf "programs.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $program $p.autoscaling.minReplicas $p.autoscaling.maxReplicas) -}}
+{{- end -}}
+{{- if and (eq $program "gateway") $p.slowStart -}}
+{{- fail "programs.gateway.slowStart: the gateway serves HTTP, not gRPC; it starts fast and has no startup probe" -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}

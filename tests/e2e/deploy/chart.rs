@@ -140,6 +140,34 @@ fn the_schema_refuses_dev_shortcuts_in_production_and_typos_everywhere() {
     assert!(render("development", &["--set", "devIssuer.enabled=true"]).is_ok());
 }
 
+/// What the schema cannot say is refused at render, naming what to change.
+#[test]
+fn renders_refuse_what_cannot_run() {
+    let digest = format!("image.digest=sha256:{}", "a".repeat(64));
+    for (env, sets, says) in [
+        ("production", vec!["image.tag=latest"], "mutable"),
+        (
+            "staging",
+            vec![
+                "programs.cart.autoscaling.minReplicas=9",
+                "programs.cart.autoscaling.maxReplicas=3",
+            ],
+            "minReplicas (9) is above maxReplicas (3)",
+        ),
+        ("staging", vec!["programs.gateway.slowStart=true"], "slowStart"),
+        ("production", vec!["image.digest=sha256:nope"], "schema"),
+    ] {
+        let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+        let refused = render(env, &args).expect_err(&format!("{env} {sets:?} refused"));
+        assert!(refused.contains(says), "{env} {sets:?}: {refused}");
+    }
+    let pinned = render("production", &["--set", "image.tag=latest", "--set", &digest]).unwrap();
+    assert!(
+        pinned.contains(&format!("storefront@sha256:{}", "a".repeat(64))),
+        "a digest pins the image"
+    );
+}
+
 /// The production manifests: what a cluster would run for real.
 #[test]
 fn production_is_locked_down() {
