@@ -154,14 +154,22 @@ fn renders_refuse_what_cannot_run() {
             ],
             "minReplicas (9) is above maxReplicas (3)",
         ),
-        ("staging", vec!["programs.gateway.slowStart=true"], "slowStart"),
+        (
+            "staging",
+            vec!["programs.gateway.slowStart=true"],
+            "slowStart",
+        ),
         ("production", vec!["image.digest=sha256:nope"], "schema"),
     ] {
         let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
         let refused = render(env, &args).expect_err(&format!("{env} {sets:?} refused"));
         assert!(refused.contains(says), "{env} {sets:?}: {refused}");
     }
-    let pinned = render("production", &["--set", "image.tag=latest", "--set", &digest]).unwrap();
+    let pinned = render(
+        "production",
+        &["--set", "image.tag=latest", "--set", &digest],
+    )
+    .unwrap();
     assert!(
         pinned.contains(&format!("storefront@sha256:{}", "a".repeat(64))),
         "a digest pins the image"
