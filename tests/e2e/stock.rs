@@ -144,7 +144,7 @@ crate::both_backends!(
 );
 
 async fn holds_end_with_their_session(backend: Backend) {
-    let t = spawn_mesh_on(backend, &[("CHECKOUT_TTL_SECS", "2")]).await;
+    let t = spawn_mesh_on(backend, &[("CHECKOUT_TTL_SECS", "3")]).await;
     product_with(&t, "p-lamp", 1).await;
     let shopper = Shopper::new(&t).await;
     let cart = shopper.cart().await;
@@ -159,7 +159,9 @@ async fn holds_end_with_their_session(backend: Backend) {
         .await
         .error(409, "CHECKOUT_SUPERSEDED");
 
-    // Extended once: the hold outlives the session's first expiry.
+    // Extended once, 2 s in: the hold outlives the session's first expiry
+    // (3 s) and the sweep after it (within 1 s), to 5 s.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     let extend = format!("/checkout/{second}/extend");
     let extended = shopper.send(Method::POST, &extend, None).await;
     assert_eq!(extended.status, 200, "{}", extended.body);
@@ -168,8 +170,12 @@ async fn holds_end_with_their_session(backend: Backend) {
         .send(Method::POST, &extend, None)
         .await
         .error(409, "CHECKOUT_ALREADY_EXTENDED");
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(available(&t, "p-lamp").await, 0, "still held");
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert_eq!(
+        available(&t, "p-lamp").await,
+        0,
+        "still held past the first expiry"
+    );
 
     // Expired: released for everyone; the session can no longer buy.
     available_becomes(&t, "p-lamp", 1).await;
