@@ -79,8 +79,8 @@ struct Prepared {
     words: [Counter; 2],
 }
 
-/// A product's document: its text per language, brand and id (its row,
-/// `ord`, is added by the caller).
+/// A product's document: its text per language and brand (its row, `ord`,
+/// is added by the caller).
 pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
     for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
@@ -98,10 +98,6 @@ pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> Tan
         }
     }
     doc.add_text(fields.brand, &p.brand);
-    doc.add_text(
-        fields.id,
-        storefront_domain::catalog::meta_id(p.meta.as_ref()),
-    );
     doc
 }
 

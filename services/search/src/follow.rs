@@ -150,7 +150,7 @@ fn read(batches: Vec<ProductBatch>, summaries: &Records) -> tantivy::Result<Hash
 
 /// The next version of `current`: the products `changed` names made as
 /// `batches` say (absent from them: deleted).
-fn apply(
+pub(crate) fn apply(
     current: &Indexed,
     changed: &[String],
     batches: Vec<ProductBatch>,
@@ -163,7 +163,7 @@ fn apply(
     let mut writer: IndexWriter = live.index.writer_with_num_threads(1, 15_000_000)?;
     let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
     let names = &live.category_names;
-    let id_term = |id: &str| Term::from_field_text(fields.id, id);
+    let row_term = |row: u32| Term::from_field_u64(fields.ord, u64::from(row));
     let doc = |p: &Product, row: u32| -> TantivyDocument {
         let mut doc = document(p, &fields, names);
         doc.add_u64(fields.ord, u64::from(row));
@@ -172,7 +172,7 @@ fn apply(
     for id in changed {
         match (found.get(id.as_str()), next.row(id)) {
             (Some(read), Some(row)) => {
-                writer.delete_term(id_term(id));
+                writer.delete_term(row_term(row));
                 writer.add_document(doc(&read.product, row))?;
                 next.listing
                     .replace(row, &ProductFacts::of(&read.product), &contexts);
@@ -216,8 +216,10 @@ fn remove(
     id: &str,
     doc: &impl Fn(&Product, u32) -> TantivyDocument,
 ) -> tantivy::Result<()> {
-    let fields = next.fields;
-    writer.delete_term(Term::from_field_text(fields.id, id));
+    let row_term = |row: u32| Term::from_field_u64(next.fields.ord, u64::from(row));
+    // A delete takes only documents added before it: the moved product's
+    // document, added after both deletes, stays.
+    writer.delete_term(row_term(row));
     let last = next.len() as u32 - 1;
     let ids = Arc::make_mut(&mut next.ids);
     if row != last {
@@ -226,7 +228,7 @@ fn remove(
             .map_err(internal)?
             .into();
         let moved_id = meta_id(moved.meta.as_ref());
-        writer.delete_term(Term::from_field_text(fields.id, moved_id));
+        writer.delete_term(row_term(last));
         writer.add_document(doc(&moved, row))?;
         if let Ok(at) = ids.binary_search_by(|(held, _)| (**held).cmp(moved_id)) {
             ids[at].1 = row;

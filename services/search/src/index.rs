@@ -14,7 +14,7 @@ use storefront_domain::compact::Records;
 use storefront_domain::listing::Listing;
 use storefront_platform::error::ServiceError;
 use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+    FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexReader, Searcher};
 
@@ -37,9 +37,10 @@ pub struct Fields {
     pub en: LanguageFields,
     pub de: LanguageFields,
     pub brand: Field,
+    /// The product's row, indexed as well as fast: what a change deletes
+    /// by. (Indexing the ids instead built a term dictionary of a million
+    /// random strings at every start: a third of tantivy's indexing time.)
     pub ord: Field,
-    /// The product id, indexed whole: what a change deletes by.
-    pub id: Field,
 }
 
 impl Fields {
@@ -139,8 +140,7 @@ pub fn create() -> (Index, Fields) {
         en: language(&mut b, "en", analyzer::ENGLISH, 0),
         de: language(&mut b, "de", analyzer::GERMAN, 1),
         brand: b.add_text_field("brand", text("default")),
-        ord: b.add_u64_field("ord", FAST),
-        id: b.add_text_field("id", STRING),
+        ord: b.add_u64_field("ord", FAST | INDEXED),
     };
     let index = Index::create_in_ram(b.build());
     analyzer::register(&index);

@@ -295,11 +295,15 @@ proptest! {
 }
 
 proptest! {
-    /// Ordering by prefix first orders texts as comparing them whole
-    /// does: zero bytes, shared heads, strings shorter than the prefix.
+    /// Ordering by eight bytes at a time orders texts as comparing them
+    /// whole does: zero bytes, heads shared over several chunks, texts
+    /// ending inside a chunk or at its end, equal texts.
     #[test]
-    fn texts_sort_by_prefix_as_whole_strings_do(
-        texts in proptest::collection::vec("[a\\x00b]{0,3}[a-z\\x00é]{0,12}", 0..200)
+    fn texts_sort_by_chunks_as_whole_strings_do(
+        texts in proptest::collection::vec(
+            "(premium-leather-|abcdefgh){0,3}[a\\x00b]{0,3}[a-z\\x00é]{0,12}",
+            0..200,
+        )
     ) {
         let got = column::sorted_texts(texts.len(), |i| texts[i as usize].as_str());
         let mut want: Vec<u32> = (0..texts.len() as u32).collect();

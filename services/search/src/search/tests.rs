@@ -289,3 +289,52 @@ fn merged_into_one_segment_answers_as_before() {
         }
     }
 }
+
+/// A change and a delete in the middle (the last row moves into the
+/// deleted one's place), followed as the search service follows the
+/// catalog: every row keeps exactly one live document, the changed one
+/// is found by its new name, the deleted one is gone.
+#[test]
+fn a_change_and_a_delete_leave_one_document_per_row() {
+    let indexed = index();
+    let id = |i: u32| product(i).meta.unwrap().id;
+    let mut changed = product(10);
+    changed.name = localized("zanzibar lamp");
+    let dictionary = indexed.summaries.dictionary().clone();
+    let mut records = storefront_domain::compact::Records::new(dictionary.clone());
+    records.push(&changed.encode_to_vec(), &mut Vec::new());
+    let (lz4, length) = records.compressed(0).unwrap();
+    let batch = storefront_proto::encoded::ProductBatch {
+        dictionary: dictionary.bytes().clone(),
+        compressed: vec![storefront_proto::catalog::v1::CompressedProduct {
+            lz4: Bytes::copy_from_slice(lz4),
+            length,
+        }],
+        ..Default::default()
+    };
+    let (deleted, moved) = (indexed.row(&id(3)).unwrap(), indexed.len() as u32 - 1);
+    let next = crate::follow::apply(&indexed, &[id(3), id(10)], vec![batch], 2).unwrap();
+    assert_eq!(next.len(), indexed.len() - 1);
+    assert_eq!(next.searcher.num_docs(), next.len() as u64);
+    let count = |query: &dyn tantivy::query::Query| {
+        next.searcher
+            .search(query, &tantivy::collector::Count)
+            .unwrap()
+    };
+    for row in 0..next.len() as u64 {
+        let term = tantivy::Term::from_field_u64(next.fields.ord, row);
+        let query = tantivy::query::TermQuery::new(term, tantivy::schema::IndexRecordOption::Basic);
+        assert_eq!(count(&query), 1, "row {row}");
+    }
+    assert_eq!(next.row(&id(3)), None);
+    assert_eq!(next.row(&id(399)), Some(deleted), "row {moved} moved");
+    let lang = next.fields.for_locale("en-AU");
+    let zanzibar = text_query::build(&next, lang, &[], "zanzibar", Typos::Exact)
+        .unwrap()
+        .unwrap();
+    let found = next
+        .searcher
+        .search(zanzibar.as_ref(), &TopDocs::with_limit(5).order_by_score())
+        .unwrap();
+    assert_eq!(found.len(), 1);
+}
