@@ -6,6 +6,7 @@ use std::time::Duration;
 use storefront_platform::store::RedisTarget;
 
 use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::identity::verifier::VerifierConfig;
 use storefront_platform::settings::ProgramSettings;
 use storefront_platform::topology::{self, PeerConfig};
@@ -132,9 +133,9 @@ pub struct GatewayConfig {
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
     pub token_issuer: String,
     pub token_audience: String,
-    /// `IDENTITY_TOKEN_URL`: the metadata-server identity endpoint of the
-    /// gateway's service account.
-    pub identity_token_url: String,
+    /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the gateway's
+    /// identity tokens come from.
+    pub identity_tokens: TokenOrigin,
     /// Each route's edge policy, with `ROUTE_TIMEOUTS` (`path-prefix=ms`
     /// pairs: the downstream deadline of the routes under a prefix, the
     /// longest prefix winning; routes without one use GRPC_TIMEOUT_MS)
@@ -199,7 +200,7 @@ impl GatewayConfig {
             internal_identity,
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
-            identity_token_url: env.identity_token_url(
+            identity_tokens: env.identity_tokens(
                 environment,
                 &dev_identity_url(&topology::DEV_ISSUER.local_url()),
             )?,
@@ -274,6 +275,35 @@ mod tests {
         assert_eq!(refused(&env), "REDIS_URL");
         env.set("REDIS_URL", "redis://redis:6379/");
         assert!(GatewayConfig::from_env(&env).is_ok());
+    }
+
+    /// Projected service-account tokens (any cluster): a directory, not
+    /// beside a metadata URL; a JWKS CA file must hold certificates.
+    #[test]
+    fn projected_tokens_come_from_a_directory() {
+        let dir = std::env::temp_dir();
+        let dir = dir.to_str().unwrap();
+        let env = EnvReader::from_pairs([("IDENTITY_TOKEN_DIR", dir)]);
+        let config = GatewayConfig::from_env(&env).unwrap();
+        assert_eq!(config.identity_tokens, TokenOrigin::Files(dir.into()));
+        let missing = EnvReader::from_pairs([("IDENTITY_TOKEN_DIR", "/no/such/dir")]);
+        assert_eq!(
+            GatewayConfig::from_env(&missing).unwrap_err().var,
+            "IDENTITY_TOKEN_DIR"
+        );
+        let both = EnvReader::from_pairs([
+            ("IDENTITY_TOKEN_DIR", dir),
+            ("IDENTITY_TOKEN_URL", "http://metadata.google.internal/x"),
+        ]);
+        assert_eq!(
+            GatewayConfig::from_env(&both).unwrap_err().var,
+            "IDENTITY_TOKEN_DIR"
+        );
+        let not_pem = EnvReader::from_pairs([("IDENTITY_JWKS_CA_FILE", "Cargo.toml")]);
+        assert_eq!(
+            GatewayConfig::from_env(&not_pem).unwrap_err().var,
+            "IDENTITY_JWKS_CA_FILE"
+        );
     }
 
     #[test]

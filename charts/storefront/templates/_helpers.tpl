@@ -25,9 +25,20 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 {{- end -}}
 
-{{/* The cloud service account of a program. */}}
+{{/* Whether programs read projected service-account tokens (not with the
+     dev issuer, which stands in for a metadata server). */}}
+{{- define "storefront.projected" -}}
+{{- if and (eq (default "metadata" .Values.identity.source) "projected") (not .Values.devIssuer.enabled) }}true{{ end -}}
+{{- end -}}
+
+{{/* The account a program's identity tokens name: its cloud service
+     account, or with projected tokens its Kubernetes ServiceAccount. */}}
 {{- define "storefront.account" -}}
+{{- if include "storefront.projected" .root -}}
+{{- printf "system:serviceaccount:%s:%s" .root.Release.Namespace (include "storefront.name" .) -}}
+{{- else -}}
 {{- printf "%s@%s" .program .root.Values.identity.accountDomain -}}
+{{- end -}}
 {{- end -}}
 
 {{- define "storefront.devIssuerUrl" -}}
@@ -92,8 +103,46 @@ env:
 {{- if gt (int $p.autoscaling.minReplicas) (int $p.autoscaling.maxReplicas) -}}
 {{- fail (printf "programs.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $program $p.autoscaling.minReplicas $p.autoscaling.maxReplicas) -}}
 {{- end -}}
-{{- if and (eq $program "gateway") $p.slowStart -}}
-{{- fail "programs.gateway.slowStart: the gateway serves HTTP, not gRPC; it starts fast and has no startup probe" -}}
+{{- $request := include "storefront.bytes" $p.resources.requests.memory | int64 -}}
+{{- $limit := include "storefront.bytes" $p.resources.limits.memory | int64 -}}
+{{- if gt $request $limit -}}
+{{- fail (printf "programs.%s.resources: the memory request (%s) is above the limit (%s)" $program $p.resources.requests.memory $p.resources.limits.memory) -}}
 {{- end -}}
 {{- end -}}
+{{- /* The longest name the chart makes is <release>-gateway-internal (a
+       Service: at most 63 characters); a cut name would no longer be the
+       one the programs' URLs and NetworkPolicies name. */ -}}
+{{- if gt (len .Release.Name) 46 -}}
+{{- fail (printf "the release name %q is %d characters: at most 46 leave room for -gateway-internal in a 63-character Service name" .Release.Name (len .Release.Name)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A memory quantity (the schema's pattern: 512Mi, 2Gi, 1.5G) in bytes. */}}
+{{- define "storefront.bytes" -}}
+{{- $q := toString . -}}
+{{- $units := dict "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- $unit := regexFind "[A-Za-z]+$" $q -}}
+{{- $n := trimSuffix $unit $q | float64 -}}
+{{- mulf $n (get $units $unit | default 1) | int64 -}}
+{{- end -}}
+
+{{/* A hash of the Secrets a program reads, as the cluster holds them when
+     the release is installed or upgraded (lookup; `helm template` reads
+     none): a rotated key or Redis URL restarts the programs that read it
+     at the next upgrade, and only those. */}}
+{{- define "storefront.secretsChecksum" -}}
+{{- $v := .root.Values -}}
+{{- $names := list -}}
+{{- if and (include "storefront.usesRedis" .) (not $v.redis.deploy) }}{{ $names = append $names $v.redis.existingSecret }}{{ end -}}
+{{- if eq .program "customers" -}}
+{{- with $v.customers.signingKey.name }}{{ $names = append $names . }}{{ end -}}
+{{- if eq $v.customers.captcha "recaptcha" }}{{ $names = append $names $v.customers.recaptchaSecret.name }}{{ end -}}
+{{- end -}}
+{{- range (get $v.programs .program).envFrom }}{{ with .secretRef }}{{ $names = append $names .name }}{{ end }}{{ end -}}
+{{- $data := dict -}}
+{{- range ($names | uniq | sortAlpha) }}
+{{- $secret := lookup "v1" "Secret" $.root.Release.Namespace . | default dict -}}
+{{- $_ := set $data . (get $secret "data" | default dict) -}}
+{{- end -}}
+{{- $data | toJson | sha256sum -}}
 {{- end -}}

@@ -80,7 +80,7 @@ impl Downstream {
     fn maker(
         config: &GatewayConfig,
     ) -> impl Fn(&'static str, &str) -> anyhow::Result<Downstream> + '_ {
-        let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+        let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
         let budget = retry_budget();
         move |grpc_service, name| {
             let c = config

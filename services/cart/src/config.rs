@@ -4,6 +4,7 @@ use std::time::Duration;
 use storefront_platform::store::RedisTarget;
 
 use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
@@ -14,8 +15,9 @@ pub struct CartConfig {
     /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`.
     pub catalog: PeerConfig,
     pub orders: PeerConfig,
-    /// `IDENTITY_TOKEN_URL`: where the cart service gets its identity tokens.
-    pub identity_token_url: String,
+    /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the cart service
+    /// gets its identity tokens.
+    pub identity_tokens: TokenOrigin,
     /// `CHECKOUT_TTL_SECS` (900): how long a checkout session stays open
     /// and holds its stock.
     pub checkout_ttl: Duration,
@@ -70,8 +72,7 @@ impl CartConfig {
         let config = Self {
             catalog: topology::CATALOG.peer_config(env)?,
             orders: topology::ORDERS.peer_config(env)?,
-            identity_token_url: env
-                .identity_token_url(service.program.environment, &dev_token_url)?,
+            identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             redis: env.redis(service.program.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 900)?),
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,

@@ -49,7 +49,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         store,
         shutdown,
     } = serving;
-    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
     let peer = |c: &PeerConfig| {
         Peer::new(
             c.name,

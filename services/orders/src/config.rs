@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::store::RedisTarget;
 use storefront_platform::topology::{self, PeerConfig};
@@ -13,8 +14,9 @@ pub struct OrdersConfig {
     pub redis: Option<RedisTarget>,
     /// `CATALOG_URL`/`CATALOG_AUDIENCE`: where a cancelled order's stock goes back.
     pub catalog: PeerConfig,
-    /// `IDENTITY_TOKEN_URL`: where the orders service gets its identity tokens.
-    pub identity_token_url: String,
+    /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the orders service
+    /// gets its identity tokens.
+    pub identity_tokens: TokenOrigin,
     pub grpc_timeout: Duration,
 }
 
@@ -25,8 +27,7 @@ impl OrdersConfig {
         let dev_token_url = topology::ORDERS.dev_token_url(&topology::DEV_ISSUER.local_url());
         Ok(Self {
             catalog: topology::CATALOG.peer_config(env)?,
-            identity_token_url: env
-                .identity_token_url(service.program.environment, &dev_token_url)?,
+            identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             redis,
             service,

@@ -30,7 +30,7 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         store,
         shutdown,
     } = serving;
-    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
     let c = &config.catalog;
     let peer = Peer::new(c.name, &c.url, &c.audience, tokens, config.grpc_timeout)?;
     let outbox = outbox::Outbox {

@@ -10,6 +10,7 @@ use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
 
+use crate::identity::token_source::TokenOrigin;
 use crate::store::RedisTarget;
 
 /// A configuration problem, always naming the variable at fault.
@@ -224,15 +225,31 @@ impl EnvReader {
         Ok(Some(target))
     }
 
-    /// `IDENTITY_TOKEN_URL`, where this program gets its identity tokens
-    /// (`dev_default`: the dev issuer's, on loopback); where `environment`
-    /// refuses dev shortcuts it must not be on loopback, so that tokens
-    /// come from the platform's metadata server.
-    pub fn identity_token_url(
+    /// Where this program gets its identity tokens: `IDENTITY_TOKEN_DIR`
+    /// (projected service-account token files, one per audience, on any
+    /// Kubernetes cluster) or `IDENTITY_TOKEN_URL` (a metadata server;
+    /// `dev_default`: the dev issuer's, on loopback), not both. Where
+    /// `environment` refuses dev shortcuts the URL must not be on loopback.
+    pub fn identity_tokens(
         &self,
         environment: AppEnvironment,
         dev_default: &str,
-    ) -> Result<String, ConfigError> {
+    ) -> Result<TokenOrigin, ConfigError> {
+        if let Some(dir) = self.raw("IDENTITY_TOKEN_DIR") {
+            if self.raw("IDENTITY_TOKEN_URL").is_some() {
+                return Err(ConfigError::new(
+                    "IDENTITY_TOKEN_DIR",
+                    "set IDENTITY_TOKEN_DIR or IDENTITY_TOKEN_URL, not both",
+                ));
+            }
+            if !std::path::Path::new(dir).is_dir() {
+                return Err(ConfigError::new(
+                    "IDENTITY_TOKEN_DIR",
+                    format!("{dir} is not a directory (the projected token volume's mount)"),
+                ));
+            }
+            return Ok(TokenOrigin::Files(dir.into()));
+        }
         let url = self.url("IDENTITY_TOKEN_URL", dev_default)?;
         if environment.refuses_dev_shortcuts() && is_loopback_url(&url) {
             return Err(ConfigError::new(
@@ -240,7 +257,7 @@ impl EnvReader {
                 "the dev issuer is refused in production and staging",
             ));
         }
-        Ok(url)
+        Ok(TokenOrigin::Metadata(url))
     }
 
     /// An `http(s)://` URL; production requires https unless `allow_http`.

@@ -27,6 +27,11 @@ use crate::telemetry::metrics::GrpcMetricsLayer;
 const MAX_CONNECTION_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 const MAX_CONNECTION_AGE_GRACE: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// The health service name that answers SERVING from start to exit:
+/// what a liveness probe asks (`grpc: {service: liveness}`), so that a
+/// program waiting on a dependency, or draining, is never restarted for it.
+pub const LIVENESS: &str = "liveness";
+
 /// Serves `service` (plus `grpc.health.v1`) on `listener` until `shutdown` is
 /// cancelled, then reports NOT_SERVING, keeps serving for the shutdown
 /// delay, and drains in-flight calls for at most the drain timeout.
@@ -45,20 +50,91 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
+    serve(
+        settings,
+        service,
+        listener,
+        shutdown,
+        None::<std::future::Ready<()>>,
+    )
+    .await
+}
+
+/// As `serve_grpc`, for a service that listens before it can answer:
+/// `liveness` is SERVING at once, the service (and `""`, what readiness
+/// asks) only once `ready` completes, and never after shutdown began.
+pub async fn serve_grpc_once_ready<S, R>(
+    settings: &ServiceSettings,
+    service: S,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    ready: R,
+) -> anyhow::Result<()>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+    R: std::future::Future<Output = ()> + Send + 'static,
+{
+    serve(settings, service, listener, shutdown, Some(ready)).await
+}
+
+/// Both of the above: `ready` None when the service answers at once.
+async fn serve<S, R>(
+    settings: &ServiceSettings,
+    service: S,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    ready: Option<R>,
+) -> anyhow::Result<()>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+    R: std::future::Future<Output = ()> + Send + 'static,
+{
     let (reporter, health) = tonic_health::server::health_reporter();
+    let now = match ready {
+        None => ServingStatus::Serving,
+        Some(_) => ServingStatus::NotServing,
+    };
+    for name in [S::NAME, ""] {
+        reporter.set_service_status(name, now).await;
+    }
     reporter
-        .set_service_status(S::NAME, ServingStatus::Serving)
+        .set_service_status(LIVENESS, ServingStatus::Serving)
         .await;
-    reporter
-        .set_service_status("", ServingStatus::Serving)
-        .await;
+    let becoming_ready = {
+        let reporter = reporter.clone();
+        tokio::spawn(async move {
+            let Some(ready) = ready else { return };
+            ready.await;
+            reporter
+                .set_service_status(S::NAME, ServingStatus::Serving)
+                .await;
+            reporter
+                .set_service_status("", ServingStatus::Serving)
+                .await;
+        })
+    };
     let verifier = Arc::new(IdentityVerifier::new(settings.identity.clone()));
     let addr = listener.local_addr()?;
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     tracing::info!(service = settings.name, %addr, "grpc service listening");
 
-    // Shutdown: NOT_SERVING at once, then the shared drain sequence.
+    // Shutdown: NOT_SERVING at once (after a readiness still on its way
+    // is stopped or landed), then the shared drain sequence.
     let not_ready = async move {
+        becoming_ready.abort();
+        let _ = becoming_ready.await;
         reporter
             .set_service_status(S::NAME, ServingStatus::NotServing)
             .await;

@@ -24,6 +24,10 @@ pub struct ProgramSettings {
     pub identity_issuer: String,
     /// `IDENTITY_JWKS_URL`.
     pub identity_jwks_url: String,
+    /// `IDENTITY_JWKS_CA_FILE`: PEM certificates of the only CAs the JWKS
+    /// is fetched under (a cluster's own API server, e.g. the
+    /// `kube-root-ca.crt` every namespace holds); unset: the system's roots.
+    pub identity_jwks_ca: Option<Vec<u8>>,
     /// How long in-flight calls may run on after the listener closes.
     pub drain_timeout: Duration,
     /// How long the program keeps accepting calls after a shutdown signal
@@ -42,6 +46,7 @@ impl ProgramSettings {
             listen_addr: env.addr("LISTEN_ADDR", &program.local_addr())?,
             identity_issuer: env.string("IDENTITY_ISSUER", DEV_ISSUER),
             identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
+            identity_jwks_ca: env.raw("IDENTITY_JWKS_CA_FILE").map(jwks_ca).transpose()?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
             shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
@@ -83,8 +88,19 @@ impl ProgramSettings {
             issuer: self.identity_issuer.clone(),
             audience,
             jwks_url: self.identity_jwks_url.clone(),
+            jwks_ca: self.identity_jwks_ca.clone(),
             allowed_callers,
         })
+    }
+}
+
+/// The PEM certificates in `path`, checked to hold at least one.
+fn jwks_ca(path: &str) -> Result<Vec<u8>, ConfigError> {
+    let invalid = |message: String| ConfigError::new("IDENTITY_JWKS_CA_FILE", message);
+    let pem = std::fs::read(path).map_err(|e| invalid(format!("cannot read {path}: {e}")))?;
+    match reqwest::Certificate::from_pem_bundle(&pem) {
+        Ok(certs) if !certs.is_empty() => Ok(pem),
+        _ => Err(invalid(format!("{path} holds no PEM certificate"))),
     }
 }
 

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
@@ -14,7 +15,7 @@ pub struct SearchConfig {
     pub service: ServiceSettings,
     /// `CATALOG_URL`, `CATALOG_AUDIENCE`.
     pub catalog: PeerConfig,
-    pub identity_token_url: String,
+    pub identity_tokens: TokenOrigin,
     /// `SEARCH_FOLLOW_MS`: how often the catalog is asked what changed.
     pub follow: Duration,
     /// `SEARCH_SYNONYMS`.
@@ -40,8 +41,7 @@ impl SearchConfig {
             .collect();
         let config = Self {
             catalog: topology::CATALOG.peer_config(env)?,
-            identity_token_url: env
-                .identity_token_url(service.program.environment, &dev_token_url)?,
+            identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             follow: env.millis("SEARCH_FOLLOW_MS", 500)?,
             synonyms,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,

@@ -41,7 +41,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         store: _,
         shutdown,
     } = serving;
-    let tokens = Arc::new(TokenSource::new(config.identity_token_url.clone()));
+    let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
     let c = &config.catalog;
     let catalog = Caller::for_background(Peer::new(
         c.name,
@@ -56,11 +56,33 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         catalog,
         synonyms: Arc::new(config.synonyms.clone()),
         updating: Arc::default(),
+        built: Arc::new(tokio::sync::watch::Sender::new(false)),
     };
-    // The first index before serving: until then every search would be
-    // empty. The catalog is usually still starting: asked again every
-    // 100 ms (a refused loopback or cluster connection costs little), so
-    // search is ready soon after it; said once, then every 10 s.
+    // Listening at once, alive and not ready, while the first index is
+    // built: a catalog away for long keeps search pods waiting, not
+    // restarting. Every search before it is refused as UNAVAILABLE.
+    tokio::spawn(first_build(api.clone(), config.follow, shutdown.clone()));
+    let mut built = api.built.subscribe();
+    let ready = async move {
+        if built.wait_for(|b| *b).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    storefront_platform::server::serve_grpc_once_ready(
+        &config.service,
+        SearchServiceServer::new(api),
+        listener,
+        shutdown,
+        ready,
+    )
+    .await
+}
+
+/// Builds the first index, then follows the catalog. The catalog is
+/// usually still starting: asked again every 100 ms (a refused loopback
+/// or cluster connection costs little), so search is ready soon after it;
+/// said once, then every 10 s.
+async fn first_build(api: service::SearchApi, follow: Duration, shutdown: CancellationToken) {
     let mut attempts = 0u32;
     while let Err(e) = api.rebuild().await {
         if attempts.is_multiple_of(100) {
@@ -68,18 +90,11 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         }
         attempts += 1;
         tokio::select! {
-            () = shutdown.cancelled() => return Ok(()),
+            () = shutdown.cancelled() => return,
             () = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
     }
-    tokio::spawn(keep_following(api.clone(), config.follow, shutdown.clone()));
-    storefront_platform::server::serve_grpc(
-        &config.service,
-        SearchServiceServer::new(api),
-        listener,
-        shutdown,
-    )
-    .await
+    keep_following(api, follow, shutdown).await;
 }
 
 /// Follows the catalog's changes every `every`.

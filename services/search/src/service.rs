@@ -29,6 +29,9 @@ pub struct SearchApi {
     pub synonyms: Arc<Vec<Vec<String>>>,
     /// Builds and follows take turns (one writer per index).
     pub updating: Arc<tokio::sync::Mutex<()>>,
+    /// Set by the first build: until then the service listens (alive,
+    /// not ready) and answers UNAVAILABLE rather than an empty index.
+    pub built: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -44,6 +47,18 @@ fn unavailable(e: impl std::fmt::Display) -> ServiceError {
 }
 
 impl SearchApi {
+    /// The index searches read: refused until the first build.
+    fn answering(&self) -> Result<Arc<Indexed>, ServiceError> {
+        if !*self.built.borrow() {
+            return Err(ServiceError::new(
+                ErrorKind::Unavailable,
+                "SEARCH_INDEX_BUILDING",
+                "the search index is being built from the catalog",
+            ));
+        }
+        Ok(self.index())
+    }
+
     pub fn index(&self) -> Arc<Indexed> {
         self.current
             .read()
@@ -116,6 +131,7 @@ impl SearchApi {
             "search index built"
         );
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(built);
+        self.built.send_replace(true);
         // Served at once; its segments merged in the next turn.
         let api = self.clone();
         tokio::spawn(async move { api.merge().await });
@@ -163,7 +179,7 @@ impl SearchService for SearchApi {
     ) -> Result<Response<SearchResponse>, Status> {
         let req = request.into_inner();
         let currency = currency_index(&req.currency_code)?;
-        let indexed = self.index();
+        let indexed = self.answering()?;
         let synonyms = self.synonyms.clone();
         // Matching, facets and ranking touch every hit: the blocking pool,
         // so a broad search never holds up cheap requests.
@@ -200,7 +216,7 @@ impl SearchService for SearchApi {
     ) -> Result<Response<SuggestResponse>, Status> {
         let req = request.into_inner();
         let currency = currency_index(&req.currency_code)?;
-        let indexed = self.index();
+        let indexed = self.answering()?;
         let lang = indexed.fields.for_locale(&req.locale);
         let limit = req.limit.clamp(1, MAX_SUGGESTIONS) as usize;
         let (completions, products) =

@@ -15,7 +15,7 @@ use super::{config_accepts, documents, root, tool};
 const ENVIRONMENTS: &[&str] = &["production", "staging", "development", "local"];
 /// The Kubernetes version the manifests are validated against.
 const KUBERNETES: &str = "1.33";
-const RELEASE: &str = "shop";
+pub(super) const RELEASE: &str = "shop";
 
 /// The gRPC services of the topology.
 fn services() -> impl Iterator<Item = &'static str> {
@@ -34,7 +34,7 @@ fn chart() -> std::path::PathBuf {
 }
 
 /// `helm template` for `environment` plus `extra` arguments.
-fn render(environment: &str, extra: &[&str]) -> Result<String, String> {
+pub(super) fn render(environment: &str, extra: &[&str]) -> Result<String, String> {
     let values = chart().join(format!("values-{environment}.yaml"));
     let out = Command::new(tool("helm"))
         .args(["template", RELEASE])
@@ -55,17 +55,17 @@ fn manifests(environment: &str) -> Vec<Value> {
     documents(&render(environment, &[]).unwrap_or_else(|e| panic!("{environment}: {e}")))
 }
 
-fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub(super) fn of_kind<'a>(docs: &'a [Value], kind: &str) -> Vec<&'a Value> {
     docs.iter().filter(|d| d["kind"] == kind).collect()
 }
 
-fn named<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+pub(super) fn named<'a>(docs: &'a [Value], kind: &str, name: &str) -> &'a Value {
     docs.iter()
         .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
         .unwrap_or_else(|| panic!("{kind} {name}"))
 }
 
-fn strs(v: &Value) -> Vec<&str> {
+pub(super) fn strs(v: &Value) -> Vec<&str> {
     v.as_array()
         .into_iter()
         .flatten()
@@ -313,12 +313,26 @@ fn pod_is_locked_down(deployment: &Value) {
                 "{name}: native gRPC probe"
             );
             assert_eq!(c["livenessProbe"]["grpc"]["port"], 50051, "{name}");
+            // Alive while waiting on a downstream (search on the catalog):
+            // the health service every program answers SERVING to.
+            assert_eq!(c["livenessProbe"]["grpc"]["service"], "liveness", "{name}");
         }
-        if name.ends_with("-search") {
+        for probe in ["readinessProbe", "livenessProbe"] {
             assert!(
-                c["startupProbe"]["grpc"].is_object(),
-                "search builds its index first"
+                c[probe]["timeoutSeconds"].as_u64().unwrap() >= 2,
+                "{name} {probe}: more than the 1 s default"
             );
+        }
+        // A startup probe where start itself is slow (the catalog loading
+        // its feed), not where a program only waits on another (search).
+        let startup = &c["startupProbe"];
+        if name.ends_with("-catalog") {
+            assert_eq!(startup["grpc"]["service"], "liveness", "{name}");
+            let budget = startup["periodSeconds"].as_u64().unwrap()
+                * startup["failureThreshold"].as_u64().unwrap();
+            assert!(budget >= 120, "{name}: {budget} s to load a feed");
+        } else {
+            assert!(startup.is_null(), "{name}: {startup}");
         }
     }
 }

@@ -5,6 +5,7 @@
 //! promise. Needs `helm` and `kubernetes-validate` (`scripts/test` installs both).
 
 mod chart;
+mod chart_values;
 mod compose;
 
 use std::path::{Path, PathBuf};

@@ -10,6 +10,7 @@ mod proxy;
 mod replicas;
 mod shutdown;
 mod traces;
+mod waiting;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -87,7 +87,7 @@ impl DevIssuer {
         let now = jsonwebtoken::get_current_timestamp();
         IdentityClaims {
             iss: DEV_ISSUER.to_string(),
-            aud: audience.to_string(),
+            aud: super::Audience::One(audience.to_string()),
             sub: account.to_string(),
             email: Some(account.to_string()),
             iat: now,

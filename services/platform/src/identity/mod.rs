@@ -4,8 +4,9 @@
 //!   issuer and audience pinned, plus the per-service caller allow-list.
 //! - [`layer`]: the tower layer that applies the verifier to every gRPC call
 //!   except `grpc.health.v1.Health`.
-//! - [`token_source`]: the caller side, fetching tokens from a metadata
-//!   server and caching them until shortly before expiry.
+//! - [`token_source`]: the caller side, tokens from a metadata server or
+//!   from projected service-account token files, cached until shortly
+//!   before expiry.
 //! - [`dev_issuer`]: a local stand-in for the cloud metadata server and its
 //!   JWKS, refused in production.
 
@@ -24,7 +25,7 @@ pub const DEV_ISSUER: &str = "https://dev-issuer.storefront.invalid";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IdentityClaims {
     pub iss: String,
-    pub aud: String,
+    pub aud: Audience,
     pub sub: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub email: Option<String>,
@@ -33,6 +34,15 @@ pub struct IdentityClaims {
     /// Not valid before (seconds); checked when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nbf: Option<u64>,
+}
+
+/// `aud` as issuers write it: one audience (cloud metadata servers) or a
+/// list (Kubernetes service-account tokens).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Audience {
+    One(String),
+    Many(Vec<String>),
 }
 
 /// The verified calling service account, put into request extensions.

@@ -8,8 +8,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::DEV_ISSUER;
 use super::dev_issuer::{DevIssuer, IDENTITY_PATH_PREFIX, JWKS_PATH};
-use super::token_source::TokenSource;
+use super::token_source::{TokenOrigin, TokenSource};
 use super::verifier::{IdentityVerifier, VerifierConfig, VerifyError};
+use super::{Audience, IdentityClaims};
 
 async fn issuer(ttl: Duration) -> (DevIssuer, String, CancellationToken) {
     let issuer = DevIssuer::generate(ttl).unwrap();
@@ -29,6 +30,7 @@ fn verifier(base: &str, audience: &str, allowed: &str) -> IdentityVerifier {
         issuer: DEV_ISSUER.into(),
         audience: audience.into(),
         jwks_url: format!("{base}{JWKS_PATH}"),
+        jwks_ca: None,
         allowed_callers: vec![allowed.into()],
     })
 }
@@ -172,4 +174,53 @@ async fn a_token_not_yet_valid_is_refused_and_a_verified_one_is_remembered() {
     old.exp = old.iat - 3600;
     let old = issuer.mint_claims(&old).unwrap();
     assert!(verifier.verify(&old, "GetProduct").await.is_err());
+}
+
+/// Kubernetes projected service-account tokens (any cluster): one file per
+/// audience, `aud` a list, no `email` (the caller is its `sub`); the file
+/// is read again once the token is near its expiry (the kubelet renewed
+/// it by then), and no audience names a file outside the directory.
+#[tokio::test]
+async fn projected_token_files_verify_as_their_service_account() {
+    let (issuer, base, _stop) = issuer(Duration::from_secs(600)).await;
+    let account = "system:serviceaccount:shop:storefront-gateway";
+    let projected = |audience: &str, ttl: u64| {
+        let now = jsonwebtoken::get_current_timestamp();
+        issuer
+            .mint_claims(&IdentityClaims {
+                iss: DEV_ISSUER.into(),
+                aud: Audience::Many(vec![audience.into()]),
+                sub: account.into(),
+                email: None,
+                iat: now,
+                exp: now + ttl,
+                nbf: Some(now),
+            })
+            .unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("projected-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("catalog"), projected("catalog", 2) + "\n").unwrap();
+    let source = TokenSource::new(TokenOrigin::Files(dir.clone()));
+    let first = token_of(&source.bearer("catalog").await.unwrap());
+    let caller = verifier(&base, "catalog", account)
+        .verify(&first, "GetProduct")
+        .await
+        .unwrap();
+    assert_eq!(caller.account, account);
+    assert!(matches!(
+        verifier(&base, "orders", account)
+            .verify(&first, "GetProduct")
+            .await,
+        Err(VerifyError::Unauthenticated(_))
+    ));
+    // Renewed on disk: read again after half the 2 s token's life.
+    std::fs::write(dir.join("catalog"), projected("catalog", 600)).unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_ne!(token_of(&source.bearer("catalog").await.unwrap()), first);
+    for bad in ["orders", "../catalog", ".hidden", ""] {
+        let err = source.bearer(bad).await.unwrap_err().to_string();
+        assert!(err.contains("identity token unavailable"), "{bad}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

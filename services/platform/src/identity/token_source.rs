@@ -1,8 +1,9 @@
 //! The calling side: identity tokens fetched from the metadata server (or the
-//! dev issuer standing in for it), cached per audience until shortly before
-//! they expire.
+//! dev issuer standing in for it) or read from projected service-account
+//! token files, cached per audience until shortly before they expire.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -26,19 +27,43 @@ struct Cached {
     refresh_at: u64,
 }
 
-/// Fetches identity tokens from
-/// `{identity_url}?audience=<aud>&format=full` with `Metadata-Flavor: Google`.
+/// Where a program's identity tokens come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenOrigin {
+    /// A metadata server's identity endpoint, asked
+    /// `{url}?audience=<aud>&format=full` with `Metadata-Flavor: Google`
+    /// (GKE workload identity, or the dev issuer).
+    Metadata(String),
+    /// A directory holding one token per audience in a file named after
+    /// it: Kubernetes projected service-account tokens (any cluster: EKS,
+    /// AKS, bare), which the kubelet renews before they expire.
+    Files(PathBuf),
+}
+
+impl From<String> for TokenOrigin {
+    fn from(url: String) -> Self {
+        TokenOrigin::Metadata(url)
+    }
+}
+
+impl From<&str> for TokenOrigin {
+    fn from(url: &str) -> Self {
+        TokenOrigin::Metadata(url.to_string())
+    }
+}
+
+/// Identity tokens per audience, from a [`TokenOrigin`].
 pub struct TokenSource {
-    identity_url: String,
+    origin: TokenOrigin,
     http: reqwest::Client,
     cache: Mutex<HashMap<String, Cached>>,
     fetch: tokio::sync::Mutex<()>,
 }
 
 impl TokenSource {
-    pub fn new(identity_url: impl Into<String>) -> Self {
+    pub fn new(origin: impl Into<TokenOrigin>) -> Self {
         Self {
-            identity_url: identity_url.into(),
+            origin: origin.into(),
             http: reqwest::Client::builder()
                 .timeout(Duration::from_secs(5))
                 .build()
@@ -61,12 +86,14 @@ impl TokenSource {
         let token = self.fetch(audience).await?;
         let claims = jsonwebtoken::dangerous::insecure_decode_claims::<IdentityClaims>(&token)
             .map_err(|e| {
-                TokenError(format!("metadata server returned an unreadable token: {e}"))
+                TokenError(format!(
+                    "the identity token for {audience} is unreadable: {e}"
+                ))
             })?;
         let lifetime = claims.exp.saturating_sub(claims.iat);
         let margin = REFRESH_MARGIN_SECS.min(lifetime / 2);
         let mut bearer = MetadataValue::try_from(format!("Bearer {token}"))
-            .map_err(|_| TokenError("metadata server returned a token that is not ASCII".into()))?;
+            .map_err(|_| TokenError(format!("the identity token for {audience} is not ASCII")))?;
         bearer.set_sensitive(true);
         let cached = Cached {
             bearer: bearer.clone(),
@@ -88,10 +115,14 @@ impl TokenSource {
     }
 
     async fn fetch(&self, audience: &str) -> Result<String, TokenError> {
+        let url = match &self.origin {
+            TokenOrigin::Metadata(url) => url,
+            TokenOrigin::Files(dir) => return read_token(dir, audience),
+        };
         let err = |e: reqwest::Error| TokenError(e.without_url().to_string());
         let body = self
             .http
-            .get(&self.identity_url)
+            .get(url)
             .query(&[("audience", audience), ("format", "full")])
             .header("Metadata-Flavor", "Google")
             .send()
@@ -103,4 +134,21 @@ impl TokenSource {
             .map_err(err)?;
         Ok(body.trim().to_string())
     }
+}
+
+/// The token for `audience` in `dir`: its file, named as the audience (a
+/// name of letters, digits, `.`, `_` and `-`, so never a path elsewhere).
+fn read_token(dir: &std::path::Path, audience: &str) -> Result<String, TokenError> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if audience.is_empty() || audience.starts_with('.') || !audience.chars().all(plain) {
+        return Err(TokenError(format!(
+            "no token file can be named for the audience {audience:?}"
+        )));
+    }
+    let path = dir.join(audience);
+    // A few hundred bytes on the kubelet's in-memory volume, read once per
+    // token lifetime: not worth a blocking-pool hop.
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| TokenError(format!("cannot read {}: {e}", path.display())))?;
+    Ok(text.trim().to_string())
 }

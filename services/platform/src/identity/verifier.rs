@@ -17,6 +17,9 @@ pub struct VerifierConfig {
     /// The expected `aud`: the called service.
     pub audience: String,
     pub jwks_url: String,
+    /// PEM certificates of the only CAs the JWKS is fetched under (None:
+    /// the system's roots).
+    pub jwks_ca: Option<Vec<u8>>,
     /// Service accounts allowed to call this service: `account` (every
     /// method) or `account=Method|Method` (only those; see [`Allowed`]).
     pub allowed_callers: Vec<String>,
@@ -87,6 +90,17 @@ pub struct IdentityVerifier {
 /// Verified tokens remembered at most (callers x audiences is small).
 const VERIFIED_CAPACITY: usize = 1024;
 
+/// The client fetching the JWKS: under `ca` only when given (settings
+/// checked it holds certificates at start).
+fn jwks_client(ca: Option<&[u8]>) -> reqwest::Client {
+    let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(5));
+    if let Some(pem) = ca {
+        let certs = reqwest::Certificate::from_pem_bundle(pem).unwrap_or_default();
+        builder = builder.tls_certs_only(certs);
+    }
+    builder.build().unwrap_or_default()
+}
+
 fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -109,10 +123,7 @@ impl IdentityVerifier {
             // permits nothing.
             allowed: Allowed::parse(&config.allowed_callers).unwrap_or_default(),
             jwks_url: config.jwks_url,
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(5))
-                .build()
-                .unwrap_or_default(),
+            http: jwks_client(config.jwks_ca.as_deref()),
             keys: KeyCache::new(AlgorithmFamily::Rsa),
             verified: RwLock::default(),
         }

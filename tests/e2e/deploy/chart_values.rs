@@ -1,0 +1,235 @@
+//! What an operator sets in values and what the chart refuses: scheduling,
+//! probes, per-program settings, checksums per program, projected
+//! service-account identity, and the schema's and the render's refusals.
+
+use serde_json::Value;
+
+use super::chart::{RELEASE, named, of_kind, render, strs};
+use super::documents;
+
+fn deployment<'a>(docs: &'a [Value], program: &str) -> &'a Value {
+    named(docs, "Deployment", &format!("{RELEASE}-{program}"))
+}
+
+fn pod(deployment: &Value) -> &Value {
+    &deployment["spec"]["template"]["spec"]
+}
+
+fn config<'a>(docs: &'a [Value], program: &str) -> &'a Value {
+    &named(docs, "ConfigMap", &format!("{RELEASE}-{program}"))["data"]
+}
+
+fn rendered(environment: &str, sets: &[&str]) -> Vec<Value> {
+    let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+    documents(&render(environment, &args).unwrap_or_else(|e| panic!("{sets:?}: {e}")))
+}
+
+#[test]
+fn scheduling_probes_and_settings_follow_values() {
+    let docs = rendered(
+        "production",
+        &[
+            "programs.catalog.env.CATALOG_FEED=https://files.example.com/feed.ndjson",
+            "programs.catalog.envFrom[0].secretRef.name=feed-credentials",
+            "programs.search.scheduling.nodeSelector.pool=search",
+            "scheduling.priorityClassName=storefront",
+            "scheduling.tolerations[0].key=dedicated",
+            "scheduling.tolerations[0].operator=Exists",
+            "scheduling.podAnnotations.team=shop",
+            "programs.cart.scheduling.podLabels.tier=checkout",
+            "programs.cart.probes.liveness.timeoutSeconds=7",
+        ],
+    );
+    assert_eq!(
+        config(&docs, "catalog")["CATALOG_FEED"],
+        "https://files.example.com/feed.ndjson"
+    );
+    let catalog = &pod(deployment(&docs, "catalog"))["containers"][0];
+    assert_eq!(
+        catalog["envFrom"][1]["secretRef"]["name"],
+        "feed-credentials"
+    );
+    for d in of_kind(&docs, "Deployment") {
+        let name = d["metadata"]["name"].as_str().unwrap();
+        let spec = pod(d);
+        assert_eq!(spec["priorityClassName"], "storefront", "{name}");
+        assert_eq!(spec["tolerations"][0]["key"], "dedicated", "{name}");
+        let search = name.ends_with("-search");
+        assert_eq!(spec["nodeSelector"]["pool"].is_string(), search, "{name}");
+        let meta = &d["spec"]["template"]["metadata"];
+        assert_eq!(meta["annotations"]["team"], "shop", "{name}");
+        let cart = name.ends_with("-cart");
+        assert_eq!(meta["labels"]["tier"].is_string(), cart, "{name}");
+        let liveness = &spec["containers"][0]["livenessProbe"]["timeoutSeconds"];
+        assert_eq!(liveness, if cart { 7 } else { 3 }, "{name}");
+        // Production: replicas never share a node; zones preferred; a
+        // rollout's new pods spread among themselves.
+        let spread = spec["topologySpreadConstraints"].as_array().unwrap();
+        let rule = |key: &str| {
+            spread
+                .iter()
+                .find(|c| c["topologyKey"] == key)
+                .unwrap_or_else(|| panic!("{name}: no spread by {key}"))
+        };
+        assert_eq!(
+            rule("kubernetes.io/hostname")["whenUnsatisfiable"],
+            "DoNotSchedule"
+        );
+        assert_eq!(
+            rule("topology.kubernetes.io/zone")["whenUnsatisfiable"],
+            "ScheduleAnyway"
+        );
+        assert!(
+            spread
+                .iter()
+                .all(|c| strs(&c["matchLabelKeys"]) == ["pod-template-hash"])
+        );
+    }
+    let no_spread = rendered(
+        "staging",
+        &["scheduling.spread.hostname=", "scheduling.spread.zone="],
+    );
+    assert!(pod(deployment(&no_spread, "cart"))["topologySpreadConstraints"].is_null());
+}
+
+/// A setting of one program restarts that program only.
+#[test]
+fn each_program_has_its_own_checksum() {
+    let checksums = |sets: &[&str]| -> Vec<(String, String)> {
+        of_kind(&rendered("staging", sets), "Deployment")
+            .iter()
+            .map(|d| {
+                let a = &d["spec"]["template"]["metadata"]["annotations"];
+                let name = d["metadata"]["name"].as_str().unwrap().to_string();
+                assert!(a["checksum/secrets"].is_string(), "{name}");
+                (name, a["checksum/config"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    let before = checksums(&[]);
+    let after = checksums(&["gatewayEnv.RATE_LIMIT_IP=10/60s"]);
+    let changed: Vec<&str> = before
+        .iter()
+        .zip(&after)
+        .filter(|(b, a)| b.1 != a.1)
+        .map(|(b, _)| b.0.as_str())
+        .collect();
+    assert_eq!(changed, [format!("{RELEASE}-gateway")]);
+}
+
+/// Projected service-account tokens (EKS, AKS, any cluster): one per
+/// program called, its audience that program's; the allow-lists name
+/// Kubernetes ServiceAccounts; no metadata server, no workload identity.
+#[test]
+fn projected_service_account_tokens_work_on_any_cluster() {
+    let docs = rendered(
+        "production",
+        &[
+            "identity.source=projected",
+            "identity.issuer=https://oidc.eks.eu-west-1.amazonaws.com/id/ABC",
+            "identity.jwksUrl=https://oidc.eks.eu-west-1.amazonaws.com/id/ABC/keys",
+            "identity.projected.jwksCaConfigMap=kube-root-ca.crt",
+        ],
+    );
+    let gateway = config(&docs, "gateway");
+    assert_eq!(
+        gateway["IDENTITY_TOKEN_DIR"],
+        "/var/run/storefront/identity"
+    );
+    assert!(gateway["IDENTITY_TOKEN_URL"].is_null());
+    assert_eq!(
+        gateway["IDENTITY_JWKS_CA_FILE"],
+        "/etc/storefront/identity-ca/ca.crt"
+    );
+    let volumes = pod(deployment(&docs, "gateway"))["volumes"]
+        .as_array()
+        .unwrap();
+    let identity = volumes.iter().find(|v| v["name"] == "identity").unwrap();
+    let audiences: Vec<&str> = identity["projected"]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["serviceAccountToken"]["audience"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        audiences,
+        [
+            "catalog",
+            "customers",
+            "cart",
+            "orders",
+            "search",
+            "content"
+        ]
+    );
+    let catalog = config(&docs, "catalog")["ALLOWED_CALLERS"]
+        .as_str()
+        .unwrap();
+    assert!(
+        catalog.contains(&format!("system:serviceaccount:default:{RELEASE}-gateway")),
+        "{catalog}"
+    );
+    // Content calls nothing: no token volume; it still verifies under the CA.
+    let content = pod(deployment(&docs, "content"));
+    let names: Vec<&str> = content["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        !names.contains(&"identity") && names.contains(&"identity-ca"),
+        "{names:?}"
+    );
+    for sa in of_kind(&docs, "ServiceAccount") {
+        assert!(sa["metadata"]["annotations"].is_null(), "{sa}");
+    }
+}
+
+#[test]
+fn the_schema_and_the_render_refuse_what_cannot_run() {
+    let long = "a".repeat(47);
+    for (env, set, says) in [
+        ("staging", "devIssuer.enabled=true", "schema"),
+        ("staging", "customers.captcha=dev", "schema"),
+        ("staging", "redis.deploy=true", "schema"),
+        (
+            "production",
+            "programs.cart.resources.limits.memory=512MB",
+            "schema",
+        ),
+        (
+            "production",
+            "programs.cart.resources.requests.memory=lots",
+            "schema",
+        ),
+        (
+            "production",
+            "securityContext.readOnlyRootFilesytem=true",
+            "schema",
+        ),
+        ("production", "podSecurityContext.runAsUsr=1000", "schema"),
+        (
+            "production",
+            "securityContext.capabilities.add={SYS_ADMIN}",
+            "schema",
+        ),
+        ("production", "programs.gateway.slowStart=true", "schema"),
+        ("production", "programs.catalog.env.feed=x", "schema"),
+        (
+            "production",
+            "programs.cart.resources.requests.memory=1Gi",
+            "the memory request (1Gi) is above the limit (128Mi)",
+        ),
+    ] {
+        let refused = render(env, &["--set", set]).expect_err(&format!("{env} {set}"));
+        assert!(refused.contains(says), "{env} {set}: {refused}");
+    }
+    let out = std::process::Command::new(super::tool("helm"))
+        .args(["template", &long])
+        .arg(super::root().join("charts/storefront"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at most 46"), "{err}");
+}
