@@ -132,6 +132,7 @@ async fn start_catalog(socket: TcpSocket, issuer_url: &str) -> CancellationToken
 
 #[tokio::test]
 async fn a_failing_downstream_opens_its_circuit_then_recovers() {
+    let metrics = storefront_platform::telemetry::metrics::handle();
     let (reserved, port) = reserved_port();
     let vars = [("BREAKER_THRESHOLD", "2"), ("BREAKER_OPEN_MS", "300")];
     let t = mesh_with_catalog(&format!("http://127.0.0.1:{port}"), &vars).await;
@@ -141,6 +142,15 @@ async fn a_failing_downstream_opens_its_circuit_then_recovers() {
     let (open, _) = products(&t).await;
     open.error(503, "CIRCUIT_OPEN");
     assert!(open.body["message"].as_str().unwrap().contains("catalog"));
+    // What a dashboard shows (the process's one recorder, which other
+    // tests share: only what they cannot take back is asserted).
+    let text = metrics.render();
+    let refused = r#"downstream_calls_refused_total{downstream="catalog",reason="circuit_open"}"#;
+    assert!(text.lines().any(|l| l.starts_with(refused)), "{text}");
+    assert!(
+        text.contains(r#"downstream_circuit_open{downstream="catalog"}"#),
+        "{text}"
+    );
     let catalog = start_catalog(reserved, &t.mesh.issuer_url).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     let (back, _) = products(&t).await;
@@ -202,6 +212,7 @@ async fn deadlines_do_not_open_the_circuit() {
 
 #[tokio::test]
 async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
+    let metrics = storefront_platform::telemetry::metrics::handle();
     let vars = [("DOWNSTREAM_CONCURRENCY", "2"), ("GRPC_TIMEOUT_MS", "1500")];
     let t = mesh_with_catalog(&silent_server().await, &vars).await;
     let replies = futures::future::join_all((0..6).map(|_| products(&t))).await;
@@ -224,6 +235,13 @@ async fn calls_beyond_a_downstream_s_concurrency_are_shed_with_retry_after() {
             "shed at once: {took:?}"
         );
     }
+    let text = metrics.render();
+    let line = r#"downstream_calls_refused_total{downstream="catalog",reason="shed"} "#;
+    let counted: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(line)?.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(counted >= 4.0, "{text}");
 }
 
 /// A cart service that is up but says its own downstream is away

@@ -40,6 +40,10 @@ type Reply<T> = Result<Response<T>, Status>;
 
 impl CatalogApi {
     pub fn new(catalog: Catalog, shared: Option<Shared>) -> Self {
+        storefront_platform::telemetry::metrics::catalog_version(
+            "catalog_version",
+            catalog.version,
+        );
         Self {
             current: Arc::new(RwLock::new(Arc::new(catalog))),
             writer: Arc::default(),

@@ -34,6 +34,7 @@ impl CatalogApi {
     }
 
     fn swap(&self, next: Arc<Catalog>) {
+        storefront_platform::telemetry::metrics::catalog_version("catalog_version", next.version);
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = next;
     }
 

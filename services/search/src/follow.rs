@@ -94,6 +94,10 @@ impl SearchApi {
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "search index followed the catalog"
                 );
+                storefront_platform::telemetry::metrics::catalog_version(
+                    "search_index_catalog_version",
+                    next.catalog_version,
+                );
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
             }
             // The catalog's dictionary changed (it was replaced whole).

@@ -130,6 +130,10 @@ impl SearchApi {
             elapsed_ms = started.elapsed().as_millis() as u64,
             "search index built"
         );
+        storefront_platform::telemetry::metrics::catalog_version(
+            "search_index_catalog_version",
+            built.catalog_version,
+        );
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(built);
         self.built.send_replace(true);
         // Served at once; its segments merged in the next turn.

@@ -233,3 +233,122 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("at most 46"), "{err}");
 }
+
+/// With egress denied by default, each program may reach DNS, what it
+/// calls, and only the outside it uses; off by default.
+#[test]
+fn egress_allows_what_each_program_uses() {
+    let docs = rendered("production", &["networkPolicy.egress.enabled=true"]);
+    let egress = |program: &str| -> Vec<Value> {
+        let policy = named(&docs, "NetworkPolicy", &format!("{RELEASE}-{program}"));
+        assert_eq!(strs(&policy["spec"]["policyTypes"]), ["Ingress", "Egress"]);
+        policy["spec"]["egress"].as_array().unwrap().clone()
+    };
+    let ports = |rules: &[Value]| -> Vec<u64> {
+        let mut ports: Vec<u64> = rules
+            .iter()
+            .flat_map(|r| r["ports"].as_array().unwrap().clone())
+            .map(|p| p["port"].as_u64().unwrap())
+            .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        ports
+    };
+    let peers = |rules: &[Value]| -> Vec<String> {
+        rules
+            .iter()
+            .filter(|r| r["ports"][0]["port"] == 50051)
+            .flat_map(|r| r["to"].as_array().unwrap().clone())
+            .map(|to| to["podSelector"]["matchLabels"]["app.kubernetes.io/component"].to_string())
+            .collect()
+    };
+    // Cart: DNS, catalog and orders, Redis, OTLP, metadata server, HTTPS.
+    let cart = egress("cart");
+    assert_eq!(ports(&cart), [53, 80, 443, 988, 4317, 6379, 50051]);
+    assert_eq!(peers(&cart), [r#""catalog""#, r#""orders""#]);
+    // Content calls nothing and keeps nothing in Redis: DNS, OTLP, JWKS.
+    assert_eq!(ports(&egress("content")), [53, 443, 4317]);
+    // Search calls the catalog only, and has no Redis.
+    let search = egress("search");
+    assert_eq!(peers(&search), [r#""catalog""#]);
+    assert!(!ports(&search).contains(&6379));
+    // HTTPS leaves the cluster's own ranges out.
+    let https = cart.iter().find(|r| r["ports"][0]["port"] == 443).unwrap();
+    assert!(strs(&https["to"][0]["ipBlock"]["except"]).contains(&"10.0.0.0/8"));
+    // Off by default: ingress only.
+    let policy = named(
+        &rendered("production", &[]),
+        "NetworkPolicy",
+        &format!("{RELEASE}-cart"),
+    )
+    .clone();
+    assert_eq!(strs(&policy["spec"]["policyTypes"]), ["Ingress"]);
+}
+
+/// PodMonitors (or managed Prometheus's PodMonitoring) on the metrics
+/// port, and the Grafana dashboard as its sidecar's ConfigMap, only when
+/// enabled; the dashboard asks only for metrics the programs publish.
+#[test]
+fn monitors_and_the_dashboard_render_when_enabled() {
+    assert!(of_kind(&rendered("production", &[]), "PodMonitor").is_empty());
+    let docs = rendered(
+        "production",
+        &[
+            "podMonitor.enabled=true",
+            "podMonitor.labels.release=kube-prometheus-stack",
+            "dashboards.enabled=true",
+        ],
+    );
+    let monitors = of_kind(&docs, "PodMonitor");
+    assert_eq!(monitors.len(), 7);
+    for m in &monitors {
+        assert_eq!(m["apiVersion"], "monitoring.coreos.com/v1");
+        assert_eq!(m["metadata"]["labels"]["release"], "kube-prometheus-stack");
+        assert_eq!(m["spec"]["podMetricsEndpoints"][0]["port"], "metrics");
+    }
+    let managed = rendered("production", &["podMonitor.managed=true"]);
+    let gmp = of_kind(&managed, "PodMonitoring");
+    assert_eq!(gmp.len(), 7);
+    assert_eq!(gmp[0]["spec"]["endpoints"][0]["port"], "metrics");
+    let map = named(&docs, "ConfigMap", &format!("{RELEASE}-dashboard"));
+    assert_eq!(map["metadata"]["labels"]["grafana_dashboard"], "1");
+    let file =
+        std::fs::read_to_string(super::root().join("charts/storefront/dashboards/storefront.json"))
+            .unwrap();
+    let shipped: Value =
+        serde_json::from_str(map["data"]["storefront.json"].as_str().unwrap()).unwrap();
+    assert_eq!(shipped, serde_json::from_str::<Value>(&file).unwrap());
+    let published = [
+        "http_requests_total",
+        "http_request_duration_seconds_bucket",
+        "grpc_server_requests_total",
+        "grpc_server_request_duration_seconds_bucket",
+        "downstream_calls_refused_total",
+        "downstream_circuit_open",
+        "catalog_version",
+        "search_index_catalog_version",
+        "rate_limit_rejections_total",
+        "store_operation_duration_seconds_bucket",
+    ];
+    let mut asked = std::collections::BTreeSet::new();
+    for panel in shipped["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                let metric = word.ends_with("_total")
+                    || word.ends_with("_bucket")
+                    || word.ends_with("_version")
+                    || word.ends_with("_open");
+                if metric {
+                    assert!(published.contains(&word), "{word} in {expr}");
+                    asked.insert(word);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        asked.len(),
+        published.len(),
+        "every published metric shown: {asked:?}"
+    );
+}

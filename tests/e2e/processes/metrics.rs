@@ -15,7 +15,7 @@ fn series(text: &str, prefix: &str, labels: &[&str]) -> Option<f64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn programs_publish_prometheus_metrics() {
     let mesh = Processes::start(|program, env, _| {
-        if !["gateway", "catalog", "cart"].contains(&program) {
+        if !["gateway", "catalog", "cart", "search"].contains(&program) {
             return;
         }
         env.push(("METRICS_LISTEN_ADDR".into(), "127.0.0.1:0".into()));
@@ -112,6 +112,16 @@ async fn programs_publish_prometheus_metrics() {
             &[list]
         )
         .is_some()
+    );
+
+    // Search has indexed the version the catalog serves: no lag.
+    let version = series(&catalog, "catalog_version ", &[]).expect("catalog_version");
+    assert!(version >= 1.0, "{catalog}");
+    let search = scrape("search").await;
+    assert_eq!(
+        series(&search, "search_index_catalog_version ", &[]),
+        Some(version),
+        "{search}"
     );
 
     let cart = scrape("cart").await;

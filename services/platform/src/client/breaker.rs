@@ -37,8 +37,10 @@ impl Breaker {
         now_ms() >= self.open_until.load(Ordering::Acquire)
     }
 
-    pub fn succeeded(&self) {
-        self.failures.store(0, Ordering::Release);
+    /// Counts a success; true when the circuit had opened (it closes).
+    pub fn succeeded(&self) -> bool {
+        let before = self.failures.swap(0, Ordering::AcqRel);
+        before > 0 && before >= self.threshold - 1 && self.threshold > 1
     }
 
     /// Counts a failure; true when it opened the circuit.

@@ -150,6 +150,7 @@ impl Caller {
         let mut message = Some(message);
         let outcome = loop {
             if !self.breaker.allows() {
+                crate::telemetry::metrics::refused(self.name(), "circuit_open");
                 return Err(CallError::CircuitOpen(self.name()));
             }
             let payload = if attempt < retries {
@@ -207,15 +208,20 @@ impl Caller {
             Err(s) if peer_failed(s) => {
                 if self.breaker.failed() {
                     tracing::warn!(peer = self.name(), "circuit opened");
+                    crate::telemetry::metrics::circuit(self.name(), true);
                 }
             }
+            Err(s) if is_shed(s) => crate::telemetry::metrics::refused(self.name(), "shed"),
             Err(s)
-                if is_shed(s)
-                    || matches!(
-                        s.code(),
-                        tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
-                    ) => {}
-            _ => self.breaker.succeeded(),
+                if matches!(
+                    s.code(),
+                    tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
+                ) => {}
+            _ => {
+                if self.breaker.succeeded() {
+                    crate::telemetry::metrics::circuit(self.name(), false);
+                }
+            }
         }
     }
 }

@@ -6,7 +6,11 @@
 //! per route template, method and status), `grpc_server_requests_total` /
 //! `grpc_server_request_duration_seconds` (per gRPC method and status code),
 //! `store_operation_duration_seconds` (Redis, per operation),
-//! `rate_limit_rejections_total` (per scope).
+//! `rate_limit_rejections_total` (per scope), `downstream_circuit_open` and
+//! `downstream_calls_refused_total` (per downstream; refused: `shed` or
+//! `circuit_open`), `catalog_version` (the catalog's version served) and
+//! `search_index_catalog_version` (the version search has indexed; their
+//! difference is search's lag).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -123,4 +127,26 @@ where
             Ok(response)
         })
     }
+}
+
+/// Whether calls to `downstream` are paused by its circuit breaker.
+pub fn circuit(downstream: &'static str, open: bool) {
+    metrics::gauge!("downstream_circuit_open", "downstream" => downstream).set(if open {
+        1.0
+    } else {
+        0.0
+    });
+}
+
+/// A call to `downstream` not sent: `shed` (as many in flight as allowed)
+/// or `circuit_open`.
+pub fn refused(downstream: &'static str, reason: &'static str) {
+    metrics::counter!("downstream_calls_refused_total", "downstream" => downstream, "reason" => reason)
+        .increment(1);
+}
+
+/// A catalog version now served (`catalog_version`) or indexed
+/// (`search_index_catalog_version`).
+pub fn catalog_version(name: &'static str, version: u64) {
+    metrics::gauge!(name).set(version as f64);
 }
