@@ -229,6 +229,8 @@ pub struct SearchResponse {
     pub page: Option<PageInfo>,
     pub products: Products,
     pub facets: Option<Facets>,
+    pub dropped_words: Vec<String>,
+    pub did_you_mean: String,
 }
 
 impl Message for SearchResponse {
@@ -236,6 +238,10 @@ impl Message for SearchResponse {
         put(1, &self.page, buf);
         self.products.encode(2, buf);
         put(3, &self.facets, buf);
+        encoding::string::encode_repeated(4, &self.dropped_words, buf);
+        if !self.did_you_mean.is_empty() {
+            encoding::string::encode(5, &self.did_you_mean, buf);
+        }
     }
 
     fn merge_field(
@@ -249,12 +255,23 @@ impl Message for SearchResponse {
             1 => merge(&mut self.page, wire_type, buf, ctx),
             2 => self.products.merge(wire_type, buf, ctx),
             3 => merge(&mut self.facets, wire_type, buf, ctx),
+            4 => encoding::string::merge_repeated(wire_type, &mut self.dropped_words, buf, ctx),
+            5 => encoding::string::merge(wire_type, &mut self.did_you_mean, buf, ctx),
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
-        len(1, &self.page) + self.products.encoded_len(2) + len(3, &self.facets)
+        let did_you_mean = if self.did_you_mean.is_empty() {
+            0
+        } else {
+            encoding::string::encoded_len(5, &self.did_you_mean)
+        };
+        len(1, &self.page)
+            + self.products.encoded_len(2)
+            + len(3, &self.facets)
+            + encoding::string::encoded_len_repeated(4, &self.dropped_words)
+            + did_you_mean
     }
 
     fn clear(&mut self) {
@@ -405,5 +422,19 @@ mod tests {
             .map(|e| e.decode().unwrap().key)
             .collect();
         assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn a_search_response_keeps_its_dropped_words_and_suggestion() {
+        for (dropped, suggestion) in [(vec![], ""), (vec!["unicorn".to_string()], "mug")] {
+            let reply = SearchResponse {
+                dropped_words: dropped,
+                did_you_mean: suggestion.to_string(),
+                ..Default::default()
+            };
+            let bytes = reply.encode_to_vec();
+            assert_eq!(bytes.len(), reply.encoded_len());
+            assert_eq!(SearchResponse::decode(bytes.as_slice()).unwrap(), reply);
+        }
     }
 }

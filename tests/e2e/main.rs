@@ -36,6 +36,7 @@ mod products;
 mod query_errors;
 mod ratelimit;
 mod reflection;
+mod relevance;
 mod resilience;
 mod search;
 mod sessions;

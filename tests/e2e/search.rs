@@ -355,3 +355,34 @@ async fn the_index_follows_catalog_changes() {
     }
     assert_eq!(total, 2, "search followed the second rename");
 }
+
+/// A query that matches nothing whole does without its last words and
+/// says which; one that matches nothing even then is an empty 200 with a
+/// close spelling when there is one, and without one when there is none.
+#[tokio::test]
+async fn no_match_drops_words_then_suggests_a_spelling() {
+    let t = spawn_mesh().await;
+    let dropped = search(&t, "linen shirt unicorn", "limit=5").await;
+    assert_eq!(dropped["droppedWords"], serde_json::json!(["unicorn"]));
+    assert!(dropped["total"].as_u64().unwrap() > 0);
+    assert!(
+        names(&dropped)
+            .iter()
+            .all(|n| n.contains("Linen") && n.contains("Shirt"))
+    );
+    let whole = search(&t, "linen shirt", "limit=5").await;
+    assert!(whole.get("droppedWords").is_none() && whole.get("didYouMean").is_none());
+    assert_eq!(whole["total"], dropped["total"]);
+    // Four letters: no typo forgiven, so nothing matches; "mug" is close.
+    let misspelt = search(&t, "mugz", "limit=5").await;
+    assert_eq!(
+        (misspelt["total"].as_u64(), misspelt["count"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(misspelt["didYouMean"], "mug");
+    let suggested = search(&t, misspelt["didYouMean"].as_str().unwrap(), "limit=5").await;
+    assert!(suggested["total"].as_u64().unwrap() > 0);
+    let nothing = search(&t, "zzqxv", "limit=5").await;
+    assert_eq!(nothing["total"], 0);
+    assert!(nothing.get("didYouMean").is_none(), "{nothing}");
+}

@@ -87,6 +87,18 @@ pub struct SearchResult {
     /// Product summaries, as `/products` lists them.
     pub results: Vec<Product>,
     pub facets: Facets,
+    /// Present when the query as typed matched nothing and its last words
+    /// were left out (dropped from the right, one at a time, until
+    /// something matched): the words the results do without.
+    #[serde(rename = "droppedWords", skip_serializing_if = "Vec::is_empty")]
+    #[schema(example = json!(["unicorn"]))]
+    pub dropped_words: Vec<String>,
+    /// Present when nothing matched even then (`total` 0, an empty page,
+    /// still 200) and a close spelling exists: the query with each
+    /// unknown word replaced by the closest word of a product name.
+    #[serde(rename = "didYouMean", skip_serializing_if = "String::is_empty")]
+    #[schema(example = "mug")]
+    pub did_you_mean: String,
 }
 
 #[derive(Debug, Serialize, ToSchema)]

@@ -96,12 +96,15 @@ pub fn paged(page: Option<PageInfo>, products: &Products) -> Result<JsonBytes, A
     Ok(JsonBytes(out))
 }
 
-/// `model::search::SearchResult`: the envelope, the hits, then `facets`.
+/// `model::search::SearchResult`: the envelope, the hits, `facets`, then
+/// what the search left out or suggests (`relaxed`), when anything.
 pub fn search(
     page: Option<PageInfo>,
     products: &Products,
     facets: &impl Serialize,
+    relaxed: (&[String], &str),
 ) -> Result<JsonBytes, ApiError> {
+    let (dropped_words, did_you_mean) = relaxed;
     let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
     let mut out = buffer(products);
     out.push(b'{');
@@ -114,6 +117,12 @@ pub fn search(
     out.extend_from_slice(b",\"results\":");
     array(&mut out, products)?;
     field(&mut out, false, "facets", facets);
+    if !dropped_words.is_empty() {
+        field(&mut out, false, "droppedWords", dropped_words);
+    }
+    if !did_you_mean.is_empty() {
+        field(&mut out, false, "didYouMean", did_you_mean);
+    }
     out.push(b'}');
     Ok(JsonBytes(out))
 }

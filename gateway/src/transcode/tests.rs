@@ -289,9 +289,24 @@ fn envelopes_are_the_models_envelopes() {
             }],
             ..Default::default()
         }),
+        dropped_words: Vec::new(),
+        did_you_mean: String::new(),
     };
-    let got = search(Some(page), &list, &facets).unwrap();
+    let got = search(Some(page), &list, &facets, (&[], "")).unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&result).unwrap());
+    let relaxed = SearchResult {
+        dropped_words: vec!["unicorn".into(), "say \"hi\"".into()],
+        did_you_mean: "mug \u{e9}".into(),
+        ..result
+    };
+    let got = search(
+        Some(page),
+        &list,
+        &facets,
+        (&relaxed.dropped_words, &relaxed.did_you_mean),
+    )
+    .unwrap();
+    assert_eq!(got.as_bytes(), serde_json::to_vec(&relaxed).unwrap());
 
     let completions = vec!["shirt".to_string(), "shirts \"x\"".to_string()];
     let want = Suggestions {

@@ -10,6 +10,7 @@ pub mod config;
 mod facets;
 mod follow;
 mod index;
+mod passes;
 mod search;
 mod service;
 mod suggest;

@@ -167,6 +167,7 @@ impl<'a> Plan<'a> {
             page: Some(info),
             products: encoded(self.indexed, page.into_iter(), self.currency)?,
             facets: Some(facets),
+            ..Default::default()
         })
     }
 }

@@ -15,9 +15,7 @@ use tonic::{Request, Response, Status};
 use crate::build;
 use crate::clients::Catalog;
 use crate::index::Indexed;
-use crate::search::Plan;
-use crate::text_query::Typos;
-use crate::{suggest, text_query};
+use crate::suggest;
 
 /// Suggestions answered at most.
 const MAX_SUGGESTIONS: u32 = 20;
@@ -188,27 +186,7 @@ impl SearchService for SearchApi {
         // Matching, facets and ranking touch every hit: the blocking pool,
         // so a broad search never holds up cheap requests.
         let reply = storefront_platform::cpu::run(move || {
-            let lang = indexed.fields.for_locale(&req.locale);
-            let list = req.query.unwrap_or_default();
-            let plan = Plan::new(&indexed, &list, currency)?;
-            // Typo matches only when the words as typed find nothing (as
-            // Typesense's default): "shirt" is not also "skirt", and the
-            // common case scores no fuzzy clauses.
-            let mut found = None;
-            for typos in [Typos::Exact, Typos::Forgiven] {
-                let query = text_query::build(&indexed, lang, &synonyms, &req.text, typos)
-                    .map_err(internal)?;
-                let matched = plan.run(query.as_deref())?;
-                let any = matched.total > 0;
-                found = Some(matched);
-                if any {
-                    break;
-                }
-            }
-            match found {
-                Some(matched) => plan.answer(matched),
-                None => Err(ServiceError::internal("search ran no pass")),
-            }
+            crate::passes::answer(&indexed, &synonyms, &req, currency)
         })
         .await??;
         Ok(Response::new(reply))

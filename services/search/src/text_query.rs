@@ -1,8 +1,9 @@
 //! A shopper's words into a tantivy query. The text is tokenized, never
 //! parsed, so quotes, colons, brackets or AND typed by a shopper are just
 //! characters. Every word must match (in a name, category, brand or
-//! description), exactly after stemming, through a synonym, or (in a
-//! name, category or brand) within a typo or two.
+//! description), exactly after stemming, through a synonym (compared
+//! stemmed, so "trainers" is "trainer"), or (in a name, category or
+//! brand) within its typos, one typo scoring above two.
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
@@ -13,12 +14,15 @@ use crate::index::{Fields, Indexed, LanguageFields};
 
 /// Words of a query scored at most.
 pub const MAX_WORDS: usize = 10;
+/// Name words within its typos a word may stand for, at most.
+const CORRECTIONS: usize = 8;
 
-/// Typos forgiven: none in words under 4 letters, one up to 6, two beyond.
+/// Typos forgiven (Damerau-Levenshtein: a transposition is one): none in
+/// words under 5 letters, one up to 8, two beyond.
 pub fn typos(word: &str) -> u8 {
     match word.chars().count() {
-        0..=3 => 0,
-        4..=6 => 1,
+        0..=4 => 0,
+        5..=8 => 1,
         _ => 2,
     }
 }
@@ -80,6 +84,20 @@ impl Analyzers {
             .next()
             .unwrap_or_else(|| word.to_string())
     }
+
+    /// Every word of `phrase`, stemmed, one space between.
+    fn stem_phrase(&mut self, phrase: &str) -> String {
+        tokens(&mut self.stem, phrase).join(" ")
+    }
+}
+
+/// The words `text` is searched by: tokenized, without connectives, at
+/// most `MAX_WORDS` (the gateway refuses longer queries; any other
+/// caller's are cut, so a query's clauses stay bounded).
+pub fn words(indexed: &Indexed, lang: LanguageFields, text: &str) -> tantivy::Result<Vec<String>> {
+    let mut words = Analyzers::new(indexed, lang)?.query_words(text);
+    words.truncate(MAX_WORDS);
+    Ok(words)
 }
 
 /// (field, weight) of the stemmed fields searched, most telling first.
@@ -112,7 +130,13 @@ fn exact(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<d
 /// Typos are forgiven in names, brands and categories, not descriptions:
 /// a description repeats its product's name, and its large vocabulary
 /// makes a fuzzy match there the costliest part of a search.
-fn fuzzy(fields: &Fields, lang: LanguageFields, stem: &str, distance: u8) -> Box<dyn Query> {
+fn fuzzy(
+    fields: &Fields,
+    lang: LanguageFields,
+    stem: &str,
+    distance: u8,
+    boost: f32,
+) -> Box<dyn Query> {
     let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
         .into_iter()
         .filter(|&(field, _)| field != lang.description)
@@ -120,7 +144,7 @@ fn fuzzy(fields: &Fields, lang: LanguageFields, stem: &str, distance: u8) -> Box
             let term = FuzzyTermQuery::new(Term::from_field_text(field, stem), distance, true);
             (
                 Occur::Should,
-                Box::new(BoostQuery::new(Box::new(term), w * 0.5)) as Box<dyn Query>,
+                Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
             )
         })
         .collect();
@@ -142,17 +166,25 @@ pub fn build(
     text: &str,
     typos_allowed: Typos,
 ) -> tantivy::Result<Option<Box<dyn Query>>> {
-    let mut analyzers = Analyzers::new(indexed, lang)?;
-    let mut words = analyzers.query_words(text);
-    // The gateway refuses longer queries; any other caller's are cut, so a
-    // query's clauses stay bounded.
-    words.truncate(MAX_WORDS);
+    let words = words(indexed, lang, text)?;
+    build_words(indexed, lang, synonyms, &words, typos_allowed)
+}
+
+/// The query every one of `words` must match, or None without words.
+pub fn build_words(
+    indexed: &Indexed,
+    lang: LanguageFields,
+    synonyms: &[Vec<String>],
+    words: &[String],
+    typos_allowed: Typos,
+) -> tantivy::Result<Option<Box<dyn Query>>> {
     if words.is_empty() {
         return Ok(None);
     }
+    let mut analyzers = Analyzers::new(indexed, lang)?;
     let fields = &indexed.fields;
     let mut must: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for word in &words {
+    for word in words {
         let stem = analyzers.stem(word);
         let mut any: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Should, exact(fields, lang, &stem, 2.0))];
@@ -160,20 +192,31 @@ pub fn build(
             Typos::Exact => 0,
             Typos::Forgiven => typos(word),
         };
-        if distance > 0 {
-            any.push((Occur::Should, fuzzy(fields, lang, &stem, distance)));
+        // A word one typo away matches both clauses, two typos away the
+        // second only: fewer typos rank first.
+        for d in 1..=distance {
+            any.push((
+                Occur::Should,
+                fuzzy(fields, lang, &stem, d, 0.5 / f32::from(d)),
+            ));
         }
-        for phrase in synonyms
-            .iter()
-            .filter(|g| g.iter().any(|w| w == word))
-            .flatten()
-            .filter(|w| *w != word)
-        {
+        // Typos counted on the word as typed, not its stem: "ceramik" is
+        // one from the name word "ceramic", whose stem "ceram" is two
+        // from the stem "ceramik".
+        let vocabulary = &indexed.vocabularies[lang.slot];
+        for (close, d) in vocabulary.within(word, usize::from(distance), CORRECTIONS) {
+            let boost = 1.0 / d as f32;
+            any.push((
+                Occur::Should,
+                exact(fields, lang, &analyzers.stem(close), boost),
+            ));
+        }
+        for phrase in synonyms_of(&mut analyzers, synonyms, &stem) {
             // Every word of the synonym, e.g. "t-shirt" -> t AND shirt.
-            let parts: Vec<(Occur, Box<dyn Query>)> = analyzers
-                .words(phrase)
-                .iter()
-                .map(|w| (Occur::Must, exact(fields, lang, &analyzers.stem(w), 1.0)))
+            let parts: Vec<(Occur, Box<dyn Query>)> = phrase
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(|w| (Occur::Must, exact(fields, lang, w, 1.0)))
                 .collect();
             if !parts.is_empty() {
                 any.push((Occur::Should, Box::new(BooleanQuery::new(parts))));
@@ -184,12 +227,33 @@ pub fn build(
     Ok(Some(Box::new(BooleanQuery::new(must))))
 }
 
+/// The other entries (stemmed) of every synonym group holding `stem`, the
+/// groups' entries compared stemmed in the query's language, so plural
+/// and case variants of an entry are the entry.
+fn synonyms_of(analyzers: &mut Analyzers, synonyms: &[Vec<String>], stem: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for group in synonyms {
+        let stems: Vec<String> = group.iter().map(|e| analyzers.stem_phrase(e)).collect();
+        if stems.iter().any(|s| s == stem) {
+            out.extend(stems.into_iter().filter(|s| s != stem && !s.is_empty()));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::typos;
 
     #[test]
     fn longer_words_forgive_more_typos() {
-        assert_eq!((typos("tee"), typos("shrit"), typos("sneakres")), (0, 1, 2));
+        let counts = [
+            typos("tee"),
+            typos("boot"),
+            typos("shrit"),
+            typos("sneakres"),
+        ];
+        assert_eq!(counts, [0, 0, 1, 1]);
+        assert_eq!(typos("sneakeres"), 2);
     }
 }

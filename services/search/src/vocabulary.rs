@@ -67,6 +67,71 @@ impl Vocabulary {
     }
 }
 
+impl Vocabulary {
+    /// Whether some product's name has `word`.
+    pub fn has(&self, word: &str) -> bool {
+        self.words
+            .binary_search_by(|(w, _)| (**w).cmp(word))
+            .is_ok()
+    }
+
+    /// The word closest to `word` within `max` typos (Damerau-Levenshtein)
+    /// that the most products have, other than `word` itself: what a
+    /// search that found nothing suggests.
+    pub fn closest(&self, word: &str, max: usize) -> Option<&str> {
+        self.within(word, max, 1).into_iter().next().map(|(w, _)| w)
+    }
+
+    /// At most `limit` words within `max` typos of `word` (not `word`),
+    /// fewest typos first, then the most used. Reads every word once: the
+    /// vocabulary is of names, thousands of words, not products.
+    pub fn within(&self, word: &str, max: usize, limit: usize) -> Vec<(&str, usize)> {
+        let len = word.chars().count();
+        let mut found: Vec<(usize, std::cmp::Reverse<u32>, &str)> = self
+            .words
+            .iter()
+            .filter(|(w, _)| &**w != word && w.chars().count().abs_diff(len) <= max)
+            .filter_map(|(w, c)| Some((distance(word, w, max)?, std::cmp::Reverse(*c), &**w)))
+            .collect();
+        found.sort_unstable();
+        found
+            .into_iter()
+            .take(limit)
+            .map(|(d, _, w)| (w, d))
+            .collect()
+    }
+}
+
+/// The Damerau-Levenshtein distance of `a` and `b` (optimal string
+/// alignment: an adjacent transposition is one edit), or None above `max`.
+pub fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows: two back (transpositions), one back, this one.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut last: Vec<usize> = (0..=b.len()).collect();
+    let mut row = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        row[0] = i;
+        let mut least = row[0];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(before[j - 2] + 1);
+            }
+            row[j] = d;
+            least = least.min(d);
+        }
+        if least > max {
+            return None;
+        }
+        std::mem::swap(&mut before, &mut last);
+        std::mem::swap(&mut last, &mut row);
+    }
+    Some(last[b.len()]).filter(|d| *d <= max)
+}
+
 #[cfg(test)]
 mod tests {
     use tantivy::tokenizer::{LowerCaser, SimpleTokenizer};
@@ -89,5 +154,26 @@ mod tests {
         assert_eq!(v.complete("shi", 1), ["shirt"]);
         assert!(v.complete("x", 5).is_empty());
         assert_eq!(v.complete("", 2), ["shirt", "linen"]);
+    }
+
+    #[test]
+    fn a_transposition_is_one_typo_and_the_closest_common_word_is_suggested() {
+        assert_eq!(distance("candels", "candles", 2), Some(1));
+        assert_eq!(distance("candels", "sandals", 2), Some(2));
+        assert_eq!(distance("candels", "sandals", 1), None);
+        assert_eq!(distance("mugz", "mug", 1), Some(1));
+        assert_eq!(distance("", "ab", 2), Some(2));
+        assert_eq!(distance("abc", "abc", 0), Some(0));
+        let mut words = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .build();
+        let mut c = Counter::default();
+        for name in ["Mug", "Mug", "Mud Mask", "Rug"] {
+            c.add(&mut words, name);
+        }
+        let v = c.finish();
+        assert_eq!(v.closest("mugz", 1), Some("mug"));
+        assert_eq!(v.closest("mug", 1), Some("mud"), "never the word itself");
+        assert_eq!(v.closest("zzqxv", 2), None);
     }
 }
