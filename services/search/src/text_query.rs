@@ -151,6 +151,22 @@ fn fuzzy(
     Box::new(BooleanQuery::new(clauses))
 }
 
+/// A name word a typed word stands for (`stem` its stem), where typos
+/// are forgiven (not descriptions), scored as a fuzzy match of that many
+/// typos is.
+fn corrected(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<dyn Query> {
+    let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
+        .into_iter()
+        .filter(|&(field, _)| field != lang.description)
+        .map(|(field, w)| {
+            let term = TermQuery::new(Term::from_field_text(field, stem), IndexRecordOption::Basic);
+            let scored = tantivy::query::ConstScoreQuery::new(Box::new(term), w * boost);
+            (Occur::Should, Box::new(scored) as Box<dyn Query>)
+        })
+        .collect();
+    Box::new(BooleanQuery::new(clauses))
+}
+
 /// Whether words may match within typos.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Typos {
@@ -202,14 +218,18 @@ pub fn build_words(
         }
         // Typos counted on the word as typed, not its stem: "ceramik" is
         // one from the name word "ceramic", whose stem "ceram" is two
-        // from the stem "ceramik".
+        // from the stem "ceramik". Only where the stems are further apart
+        // than the typos (the fuzzy clauses find the rest, and cheaper).
         let vocabulary = &indexed.vocabularies[lang.slot];
-        for (close, d) in vocabulary.within(word, usize::from(distance), CORRECTIONS) {
-            let boost = 1.0 / d as f32;
-            any.push((
-                Occur::Should,
-                exact(fields, lang, &analyzers.stem(close), boost),
-            ));
+        let most = usize::from(distance);
+        for (close, d) in vocabulary.within(word, most, CORRECTIONS) {
+            let close = analyzers.stem(close);
+            if crate::vocabulary::distance(&stem, &close, most).is_none() {
+                any.push((
+                    Occur::Should,
+                    corrected(fields, lang, &close, 0.5 / d as f32),
+                ));
+            }
         }
         for phrase in synonyms_of(&mut analyzers, synonyms, &stem) {
             // Every word of the synonym, e.g. "t-shirt" -> t AND shirt.
