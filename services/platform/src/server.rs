@@ -32,6 +32,27 @@ const MAX_CONNECTION_AGE_GRACE: std::time::Duration = std::time::Duration::from_
 /// program waiting on a dependency, or draining, is never restarted for it.
 pub const LIVENESS: &str = "liveness";
 
+/// A tonic service the server can add: what every service crate serves.
+pub trait GrpcService:
+    Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+    + NamedService
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> GrpcService for S where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Serves `service` (plus `grpc.health.v1`) on `listener` until `shutdown` is
 /// cancelled, then reports NOT_SERVING, keeps serving for the shutdown
 /// delay, and drains in-flight calls for at most the drain timeout.
@@ -42,12 +63,7 @@ pub async fn serve_grpc<S>(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()>
 where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + NamedService
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    S: GrpcService,
     S::Future: Send + 'static,
 {
     serve(
@@ -71,12 +87,7 @@ pub async fn serve_grpc_once_ready<S, R>(
     ready: R,
 ) -> anyhow::Result<()>
 where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + NamedService
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    S: GrpcService,
     S::Future: Send + 'static,
     R: std::future::Future<Output = ()> + Send + 'static,
 {
@@ -92,12 +103,7 @@ async fn serve<S, R>(
     ready: Option<R>,
 ) -> anyhow::Result<()>
 where
-    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
-        + NamedService
-        + Clone
-        + Send
-        + Sync
-        + 'static,
+    S: GrpcService,
     S::Future: Send + 'static,
     R: std::future::Future<Output = ()> + Send + 'static,
 {
