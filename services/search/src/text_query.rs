@@ -222,7 +222,12 @@ pub fn build_words(
         // than the typos (the fuzzy clauses find the rest, and cheaper).
         let vocabulary = &indexed.vocabularies[lang.slot];
         let most = usize::from(distance);
-        for (close, d) in vocabulary.within(word, most, CORRECTIONS) {
+        // None without typos: the words as typed scan no vocabulary.
+        let corrections = match most {
+            0 => Vec::new(),
+            _ => vocabulary.within(word, most, CORRECTIONS),
+        };
+        for (close, d) in corrections {
             let close = analyzers.stem(close);
             if crate::vocabulary::distance(&stem, &close, most).is_none() {
                 any.push((
