@@ -335,32 +335,8 @@ impl Checkout {
             if changed {
                 return Ok(Outcome::Repriced(repriced(cart)));
             }
-            self.start_selling(&record).await?;
-            // The cart becomes this session's order before the order exists:
-            // any other session of the cart is refused from here on.
-            let claimed = carts
-                .claim(
-                    customer_id,
-                    &session.cart_id,
-                    record.cart_version,
-                    &record.planned_order_id,
-                )
-                .await;
-            if let Err(e) = claimed {
-                // Perhaps a concurrent confirmation of this session ordered it.
-                let again = view(self.record(customer_id, session_id).await?);
-                if again.status == CheckoutStatus::Confirmed as i32 {
-                    return Ok(Outcome::Confirmed(again));
-                }
-                // Or claimed it for this session's order, and is making it:
-                // this confirm goes on as the retry of one that claimed.
-                let now = carts.get(customer_id, &session.cart_id).await?;
-                let ours = now.state == CartState::Ordered as i32
-                    && now.order_id == record.planned_order_id;
-                if !ours {
-                    self.stop_selling(&now, &record).await;
-                    return Err(e);
-                }
+            if let Some(settled) = self.sell_and_claim(carts, customer_id, &record).await? {
+                return Ok(settled);
             }
         }
         self.create_order(&record, &cart).await?;
@@ -370,6 +346,50 @@ impl Checkout {
             .await?;
         tracing::info!(session_id, order_id = %record.planned_order_id, "checkout confirmed");
         Ok(Outcome::Confirmed(confirmed))
+    }
+
+    /// Moves the session's hold to SELLING, then claims the cart for its
+    /// order (any other session of the cart is refused from then on). A
+    /// concurrent confirmation of this session may have got further
+    /// meanwhile (sold the hold, claimed the cart): its outcome is this
+    /// one's (`Some`), or this one goes on as its retry (`None`, as when
+    /// both steps succeed).
+    async fn sell_and_claim(
+        &self,
+        carts: &Carts,
+        customer_id: &str,
+        record: &CheckoutRecord,
+    ) -> Result<Option<Outcome>, ServiceError> {
+        let (session_id, cart_id) = record
+            .session
+            .as_ref()
+            .map_or(("", ""), |s| (s.id.as_str(), s.cart_id.as_str()));
+        let (failed, selling) = match self.start_selling(record).await {
+            Err(e) => (e, false),
+            Ok(()) => {
+                let version = record.cart_version;
+                match carts
+                    .claim(customer_id, cart_id, version, &record.planned_order_id)
+                    .await
+                {
+                    Ok(_) => return Ok(None),
+                    Err(e) => (e, true),
+                }
+            }
+        };
+        let again = view(self.record(customer_id, session_id).await?);
+        if again.status == CheckoutStatus::Confirmed as i32 {
+            return Ok(Some(Outcome::Confirmed(again)));
+        }
+        let now = carts.get(customer_id, cart_id).await?;
+        if now.state == CartState::Ordered as i32 && now.order_id == record.planned_order_id {
+            return Ok(None);
+        }
+        // Lost: the hold this confirm moved goes back (never one it did not).
+        if selling {
+            self.stop_selling(&now, record).await;
+        }
+        Err(failed)
     }
 
     /// Marks the session's hold as being sold, so that no release (expiry,
