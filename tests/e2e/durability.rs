@@ -79,6 +79,12 @@ async fn a_failed_over_primary_loses_no_customer_session_or_order() {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
+    // The writes above may live on another primary's slots: every record
+    // made before is checked once the killed primary's slots have moved.
+    let cluster = t._cluster.as_ref().unwrap();
+    cluster
+        .wait_failed_over(killed)
+        .expect("the cluster fails over");
     all_there(&t, &before).await;
 }
 

@@ -380,6 +380,31 @@ impl RedisCluster {
         Ok(primary)
     }
 
+    /// Waits (20 s at most) until the cluster has failed over from the
+    /// primary on `killed`: a live node marks it failed and reports the
+    /// cluster whole again (its slots served by the promoted replica).
+    pub fn wait_failed_over(&self, killed: u16) -> std::io::Result<()> {
+        let live = *self
+            .ports
+            .iter()
+            .find(|&&p| p != killed)
+            .ok_or_else(|| std::io::Error::other("no live node"))?;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let marked = format!(":{killed}@");
+        while Instant::now() < deadline {
+            let nodes = self.cli(&["-p", &live.to_string(), "cluster", "nodes"])?;
+            let failed = nodes
+                .lines()
+                .any(|l| l.contains(&marked) && l.contains("fail") && !l.contains("fail?"));
+            let info = self.cli(&["-p", &live.to_string(), "cluster", "info"])?;
+            if failed && info.contains("cluster_state:ok") {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Err(std::io::Error::other(format!("no failover from {killed}")))
+    }
+
     /// Waits until `redis-cli -p port args...` answers something with `want`.
     fn wait(&self, port: u16, want: &str, args: &[&str]) -> std::io::Result<()> {
         self.wait_any(port, &[want], args)
