@@ -22,11 +22,12 @@ fn internal(e: tantivy::TantivyError) -> ServiceError {
 pub fn answer(
     indexed: &Indexed,
     synonyms: &[Vec<String>],
-    req: &SearchRequest,
+    req: SearchRequest,
     currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
     let lang = indexed.fields.for_locale(&req.locale);
-    let list = req.query.clone().unwrap_or_default();
+    // Taken, not cloned: the request is this search's alone.
+    let list = req.query.unwrap_or_default();
     let plan = Plan::new(indexed, &list, currency)?;
     let words = text_query::words(indexed, lang, &req.text).map_err(internal)?;
     let mut kept = words.len();

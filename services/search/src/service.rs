@@ -186,7 +186,7 @@ impl SearchService for SearchApi {
         // Matching, facets and ranking touch every hit: the blocking pool,
         // so a broad search never holds up cheap requests.
         let reply = storefront_platform::cpu::run(move || {
-            crate::passes::answer(&indexed, &synonyms, &req, currency)
+            crate::passes::answer(&indexed, &synonyms, req, currency)
         })
         .await??;
         Ok(Response::new(reply))
