@@ -61,6 +61,24 @@ async fn stems_synonyms_and_typos_find_the_products() {
     let exact = names(&search(&t, "shirt", "sort=price:asc&limit=100").await);
     assert!(!exact.is_empty());
     assert!(exact.iter().all(|n| !n.contains("Short")), "{exact:?}");
+    // A word some product has is taken as meant even when it finds
+    // nothing: "shirt" among the shorts finds no shorts one typo away,
+    // while "shrot" (which no product has) finds them there.
+    let shorts = search(&t, "short", "limit=1").await;
+    let category = shorts["facets"]["category"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"].as_str().unwrap().ends_with("-shorts"))
+        .expect("a shorts category")["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let among = format!("limit=5&category={}", q(&category));
+    assert_eq!(search(&t, "shirt", &among).await["total"], 0);
+    let typo = search(&t, "shrot", &among).await;
+    assert!(typo["total"].as_u64().unwrap() > 0);
+    assert!(names(&typo).iter().all(|n| n.contains("Short")));
     let german = search(&t, "Hemd", "locale=de-DE&limit=5").await;
     assert!(german["total"].as_u64().unwrap() > 0);
     assert!(

@@ -70,7 +70,7 @@ extract_with!(Locale, locale);
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, names("query"))]
 pub struct SearchText(
-    /// The shopper's words (for suggestions, what has been typed so far), 1 to 200 characters and at most 10 words separated by white space: stemmed, with synonyms, forgiving one typo in words of 4-6 letters and two in longer ones. Nothing in it is query syntax.
+    /// The shopper's words (for suggestions, what has been typed so far), 1 to 200 characters and at most 10 words separated by white space: stemmed, with synonyms; typos are forgiven (none under 5 letters, one up to 8, two beyond) only in words no product has, and only when the words as typed find nothing. Nothing in it is query syntax.
     #[param(
         min_length = 1,
         max_length = 200,

@@ -14,7 +14,7 @@ use crate::transcode::{self, JsonBytes};
 /// Searches products.
 #[utoipa::path(get, path = "/search", tag = "Search", params(SearchText, Locale, Currency, Listing<Search>),
     responses(
-        (status = 200, description = "A page of product hits with facets. Ranked by relevance unless sorted: more of the query's words matched, fewer typos (Damerau-Levenshtein: a transposition is one; none in words under 5 letters, at most one under 9, two beyond), then the field matched (name, brand, category, description), then popularity. Synonyms apply to stemmed words. A query that matches nothing whole drops its last words until something matches (`droppedWords`); nothing even then is still 200 with an empty page, and `didYouMean` when a close spelling exists.", body = SearchResult),
+        (status = 200, description = "A page of product hits with facets. Ranked by relevance unless sorted: more of the query's words matched, fewer typos (Damerau-Levenshtein: a transposition is one; none in words under 5 letters, at most one under 9, two beyond; forgiven only in words no product has, when the words as typed find nothing), then the field matched (name, brand, category, description), then popularity. Synonyms apply to stemmed words. A query that matches nothing whole drops its last words until something matches (`droppedWords`); nothing even then is still 200 with an empty page, and `didYouMean` when a close spelling exists.", body = SearchResult),
         (status = 400, description = "INVALID_QUERY_PARAMETER (query empty, over 200 characters or 10 words, or with control characters; bad locale, limit...), INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
     ))]
 pub async fn search(

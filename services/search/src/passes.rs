@@ -1,6 +1,7 @@
 //! The passes of one search: the words as typed; within typos only when
 //! those find nothing (Typesense's default: "shirt" is not also "skirt",
-//! and the common case scores no fuzzy clauses); then, still nothing,
+//! and the common case scores no fuzzy clauses), and only the words no
+//! product has; then, still nothing,
 //! the words dropped from the right one at a time until something
 //! matches, the answer naming what it left out; nothing even then: a
 //! "did you mean" from the name words of the catalog. At most two passes
@@ -59,7 +60,8 @@ fn matches(
     let exact =
         text_query::build_words(indexed, lang, synonyms, words, Typos::Exact).map_err(internal)?;
     let matched = plan.run(exact.as_deref())?;
-    if matched.total > 0 {
+    // Known words found nothing together: none is a typo to forgive.
+    if matched.total > 0 || !text_query::any_unknown(indexed, lang, words).map_err(internal)? {
         return Ok(matched);
     }
     let forgiven = text_query::build_words(indexed, lang, synonyms, words, Typos::Forgiven)

@@ -2,8 +2,9 @@
 //! parsed, so quotes, colons, brackets or AND typed by a shopper are just
 //! characters. Every word must match (in a name, category, brand or
 //! description), exactly after stemming, through a synonym (compared
-//! stemmed, so "trainers" is "trainer"), or (in a name, category or
-//! brand) within its typos, one typo scoring above two.
+//! stemmed, so "trainers" is "trainer"), or, when no product has the
+//! word, (in a name, category or brand) within its typos, one typo
+//! scoring above two.
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
@@ -171,7 +172,35 @@ fn corrected(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> B
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Typos {
     Exact,
+    /// On words no product has (`known`): a word the catalog has is taken
+    /// as meant ("shirt" is not "short" even where no shirt is), and a
+    /// query of known words that found nothing costs no fuzzy pass.
     Forgiven,
+}
+
+/// Whether some document has `stem` in a searched field (deleted ones
+/// too, until their segment is merged: a word of a product just removed
+/// is still taken as meant).
+fn known(indexed: &Indexed, lang: LanguageFields, stem: &str) -> bool {
+    weighted(&indexed.fields, lang)
+        .into_iter()
+        .any(|(field, _)| {
+            let term = Term::from_field_text(field, stem);
+            indexed.searcher.doc_freq(&term).is_ok_and(|n| n > 0)
+        })
+}
+
+/// Whether any of `words` is one no product has: only those are searched
+/// within typos.
+pub fn any_unknown(
+    indexed: &Indexed,
+    lang: LanguageFields,
+    words: &[String],
+) -> tantivy::Result<bool> {
+    let mut analyzers = Analyzers::new(indexed, lang)?;
+    Ok(words
+        .iter()
+        .any(|word| !known(indexed, lang, &analyzers.stem(word))))
 }
 
 /// The query for `text`, or None when it has no searchable word.
@@ -205,8 +234,8 @@ pub fn build_words(
         let mut any: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Should, exact(fields, lang, &stem, 2.0))];
         let distance = match typos_allowed {
-            Typos::Exact => 0,
-            Typos::Forgiven => typos(word),
+            Typos::Forgiven if !known(indexed, lang, &stem) => typos(word),
+            _ => 0,
         };
         // A word one typo away matches both clauses, two typos away the
         // second only: fewer typos rank first.
