@@ -12,7 +12,10 @@
 # Customer routes run on a Redis Cluster too (six local redis-servers) when
 # redis-cli is installed. Checkout open and confirm run through bench/floor's
 # `checkout` driver, against that driver's own floor. ROUTES=customer runs
-# only the floors and the customer routes (for work on the write path).
+# only the floors and the customer routes (for work on the write path);
+# ROUTES=search the floors, the plain listing and the search routes.
+# STOREFRONT_BIN measures another build of the storefront binary (an
+# older one, for a before/after; the floor is this tree's).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +41,8 @@ fi
 # One invocation, so both binaries share one feature resolution (no rebuild).
 cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor --bin checkout
 only=${ROUTES:-all}
+# Part of the routes, or another binary: not the figures the chart draws.
+[ "$only" = all ] && [ -z "${STOREFRONT_BIN:-}" ] || json="$out/partial-scale-$size.json"
 
 export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
   RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off RATE_LIMIT_SIGNUP=off RATE_LIMIT_LOGIN_ACCOUNT=off
@@ -49,7 +54,7 @@ start_mesh() {
   local p=$1; shift
   local t0; t0=$(now_ms)
   env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$p INTERNAL_LISTEN_ADDR=127.0.0.1:$((p + 10)) \
-    RUST_LOG=info "$@" ./target/release/storefront >"$work/mesh-$p.log" 2>&1 &
+    RUST_LOG=info "$@" "${STOREFRONT_BIN:-./target/release/storefront}" >"$work/mesh-$p.log" 2>&1 &
   local pid=$!
   until curl -sf "http://127.0.0.1:$p/health/ready" >/dev/null; do
     kill -0 "$pid" 2>/dev/null || { echo "the mesh stopped; log: $work/mesh-$p.log" >&2; cat "$work/mesh-$p.log" >&2; exit 1; }
@@ -187,23 +192,29 @@ peak_rss=0
 for c in "${conns[@]}"; do
   measure "floor: bare axum JSON" "$work/json" "$c" "http://127.0.0.1:$floor_port"
   measure "floor: axum -> tonic -> JSON" "$work/hop" "$c" "http://127.0.0.1:$floor_port"
+  [ "$only" = customer ] || measure "/products?limit=20" "$work/list" "$c" "$base"
   if [ "$only" = all ]; then
-    measure "/products?limit=20" "$work/list" "$c" "$base"
     measure "/products/{id}" "$work/detail" "$c" "$base"
     measure "/products filtered+sorted" "$work/filtered" "$c" "$base"
     measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
+  fi
+  if [ "$only" != customer ]; then
     measure "/search one word" "$work/word" "$c" "$base"
     measure "/search typo" "$work/typo" "$c" "$base"
     measure "/search two words" "$work/two" "$c" "$base"
+  fi
+  if [ "$only" = all ]; then
     measure "/search/suggestions" "$work/suggest" "$c" "$base"
     measure "/categories/tree" "$work/tree" "$c" "$base"
   fi
-  routes $port memory "$c"
+  [ "$only" = search ] || routes $port memory "$c"
   r=$(rss "$mesh"); [ "$r" -gt "$peak_rss" ] && peak_rss=$r
 done
 
 redis_note="redis-server not installed: customer routes on Redis skipped"
-if command -v redis-server >/dev/null 2>&1; then
+if [ "$only" = search ]; then
+  redis_note="ROUTES=search: customer routes skipped"
+elif command -v redis-server >/dev/null 2>&1; then
   redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
   pids+=($!)
   sleep 0.5

@@ -121,6 +121,9 @@ fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, Servi
         .collect()
 }
 
+mod docs;
+pub use docs::{BATCH, SegmentDocs};
+
 /// Values of no facet (a document without a row).
 fn blank<R: Rank>() -> FacetRow<R> {
     FacetRow {
@@ -131,23 +134,7 @@ fn blank<R: Rank>() -> FacetRow<R> {
     }
 }
 
-fn reordered<R: Rank>(by_row: &[FacetRow<R>], rows: &[u32]) -> Vec<FacetRow<R>> {
-    rows.iter()
-        .map(|&row| by_row.get(row as usize).copied().unwrap_or_else(blank))
-        .collect()
-}
-
 impl FacetRows {
-    /// These rows' values in the order of `rows` (each document's row, in
-    /// document order): a search counts its hits in the order it finds
-    /// them, so it reads them front to back.
-    pub fn reordered(&self, rows: &[u32]) -> FacetRows {
-        FacetRows(match &self.0 {
-            Packed::Narrow(by_row) => Packed::Narrow(reordered(by_row, rows)),
-            Packed::Wide(by_row) => Packed::Wide(reordered(by_row, rows)),
-        })
-    }
-
     pub fn build(listing: &Listing<ProductSchema>) -> Result<Self, ServiceError> {
         let buckets = price_buckets(listing)?;
         let widest = ["brand", "category"]
@@ -202,9 +189,10 @@ impl Counts {
     }
 }
 
+// By row: what the tests check a search's counts (by document) against.
+#[cfg(test)]
 impl FacetRows {
-    /// Counts the facet values at `at` (a hit) into `counts`.
-    #[inline]
+    /// Counts the facet values of row `at` into `counts`.
     pub fn count(&self, counts: &mut Counts, at: u32) {
         match &self.0 {
             Packed::Narrow(rows) => rows.get(at as usize).map(|r| counts.add(r)),
@@ -286,7 +274,7 @@ mod tests {
         );
     }
 
-    fn product(i: u32) -> ProductFacts {
+    pub(super) fn product(i: u32) -> ProductFacts {
         ProductFacts {
             id: format!("p-{i:04}"),
             key: format!("k-{i}"),

@@ -19,7 +19,7 @@ use tantivy::schema::{
 use tantivy::{Index, IndexReader, Searcher};
 
 use crate::analyzer;
-use crate::facets::FacetRows;
+use crate::facets::{FacetRows, SegmentDocs};
 use crate::vocabulary::Vocabulary;
 
 /// The fields searched for one language.
@@ -83,7 +83,7 @@ pub struct Indexed {
     /// full build.
     pub vocabularies: Arc<[Vocabulary; 2]>,
     /// What a search reads per hit, per segment, by document.
-    pub segments: Arc<[Segment]>,
+    pub segments: Arc<[SegmentDocs]>,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: Arc<HashMap<String, String>>,
@@ -147,32 +147,13 @@ pub fn create() -> (Index, Fields) {
     (index, fields)
 }
 
-/// What a search reads of each hit, in document order (the order it
-/// finds hits in), so one pass over the matches reads these arrays front
-/// to back rather than jumping about the rows.
-pub struct Segment {
-    /// Each document's row (`u32::MAX`: none).
-    pub rows: Box<[u32]>,
-    /// Each document's facet values.
-    pub facets: FacetRows,
-    /// Each document's place in the relevance tie order.
-    pub ties: Box<[u32]>,
-}
-
 /// Per segment, each document's row (`u32::MAX`: none).
 pub type RowsOfDocs = Vec<Box<[u32]>>;
 
-/// Each segment's per-document arrays, from the rows of its documents.
-pub fn segments(rows: RowsOfDocs, facets: &FacetRows, tie_order: &[u32]) -> Vec<Segment> {
-    rows.into_iter()
-        .map(|rows| Segment {
-            facets: facets.reordered(&rows),
-            ties: rows
-                .iter()
-                .map(|&row| tie_order.get(row as usize).copied().unwrap_or(u32::MAX))
-                .collect(),
-            rows,
-        })
+/// What a search reads of each document, per segment.
+pub fn segments(rows: RowsOfDocs, facets: &FacetRows, tie_order: &[u32]) -> Vec<SegmentDocs> {
+    rows.iter()
+        .map(|rows| facets.for_segment(rows, tie_order))
         .collect()
 }
 

@@ -18,7 +18,7 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{EnableScoring, Query};
 use tantivy::{DocId, Score, SegmentReader};
 
-use crate::facets::{Counts, facets};
+use crate::facets::{BATCH, Counts, facets};
 use crate::index::Indexed;
 
 /// A score as an exactly comparable integer (x 10^6).
@@ -110,31 +110,39 @@ impl<'a> Plan<'a> {
             .zip(self.indexed.segments.iter())
         {
             let alive = reader.alive_bitset();
-            let mut hit = |doc: DocId, score: Score| {
-                let Some(&row) = segment.rows.get(doc as usize) else {
-                    return;
-                };
-                if row == u32::MAX
-                    || alive.is_some_and(|a| !a.is_alive(doc))
-                    || !self.filter.test(row)
-                {
-                    return;
-                }
-                matched.total += 1;
-                segment.facets.count(&mut matched.counts, doc);
-                match &mut matched.best {
-                    Best::Relevance(leaders) if score >= leaders.below => {
-                        let tie = segment.ties.get(doc as usize).copied().unwrap_or(u32::MAX);
-                        leaders.offer(tie, row, score);
+            let keep = |doc: DocId, row: u32| {
+                alive.is_none_or(|a| a.is_alive(doc)) && self.filter.test(row)
+            };
+            // Hits are taken a batch at a time (see `SegmentDocs::take`).
+            let mut batch: Vec<(DocId, Score)> = Vec::with_capacity(BATCH);
+            let mut flush = |batch: &mut Vec<(DocId, Score)>| {
+                let Matched {
+                    total,
+                    counts,
+                    best,
+                } = &mut matched;
+                *total += segment.take(batch, counts, keep, |row, tie, score| match best {
+                    Best::Relevance(leaders) => {
+                        if score >= leaders.below {
+                            leaders.offer(tie, row, score);
+                        }
                     }
-                    Best::Relevance(_) => {}
                     Best::All(all) => all.push(Ranked {
                         row,
                         extra: relevance(score),
                     }),
-                }
+                });
+                batch.clear();
             };
-            weight.for_each(reader, &mut hit).map_err(internal)?;
+            weight
+                .for_each(reader, &mut |doc, score| {
+                    batch.push((doc, score));
+                    if batch.len() == BATCH {
+                        flush(&mut batch);
+                    }
+                })
+                .map_err(internal)?;
+            flush(&mut batch);
         }
         Ok(matched)
     }

@@ -150,7 +150,8 @@ fn plain(
     let mut counts = Counts::new(listing, currency).unwrap();
     let mut hits: Vec<(i64, u32)> = Vec::new();
     for (score, addr) in docs {
-        let row = indexed.segments[addr.segment_ord as usize].rows[addr.doc_id as usize];
+        let docs = &indexed.segments[addr.segment_ord as usize];
+        let row = docs.row(addr.doc_id).unwrap();
         if rows.test(row) {
             by_row.count(&mut counts, row);
             hits.push((relevance(score), row));
