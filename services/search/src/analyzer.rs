@@ -1,14 +1,15 @@
 //! How text becomes terms, for the index and for queries alike: words
 //! split on anything not alphanumeric, words over 40 bytes dropped,
-//! lower-cased, then stemmed (English or German Snowball, as tantivy's own
-//! `en_stem`). Stems are cached per analyzer: a catalog's text repeats a
+//! lower-cased, accents folded (`café` is `cafe`, `Häuser` `hauser`, as
+//! German's stemmer would fold the umlaut anyway), then stemmed (English
+//! or German Snowball, as tantivy's own `en_stem`). Stems are cached per analyzer: a catalog's text repeats a
 //! small vocabulary, and stemming was an eighth of building the index.
 
 use std::borrow::Cow;
 
 use tantivy::tokenizer::{
-    LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token, TokenFilter, TokenStream,
-    Tokenizer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token,
+    TokenFilter, TokenStream, Tokenizer,
 };
 
 /// Analyzer names, as fields refer to them.
@@ -18,17 +19,26 @@ pub const GERMAN: &str = "german";
 /// Words cached by one analyzer at most; the cache starts over beyond it.
 const MAX_CACHED: usize = 100_000;
 
+/// The analyzers by name, in `LanguageFields::slot` order.
+const LANGUAGES: [(&str, frostem::Algorithm); 2] = [
+    (ENGLISH, frostem::Algorithm::English),
+    (GERMAN, frostem::Algorithm::German),
+];
+
+/// The stemming analyzer of language `slot` (0 English, 1 German).
+pub fn stemming(slot: usize) -> TextAnalyzer {
+    let (_, algorithm) = LANGUAGES[slot.min(LANGUAGES.len() - 1)];
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .filter(CachedStemmer(algorithm))
+        .build()
+}
+
 pub fn register(index: &tantivy::Index) {
-    for (name, algorithm) in [
-        (ENGLISH, frostem::Algorithm::English),
-        (GERMAN, frostem::Algorithm::German),
-    ] {
-        let analyzer = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(RemoveLongFilter::limit(40))
-            .filter(LowerCaser)
-            .filter(CachedStemmer(algorithm))
-            .build();
-        index.tokenizers().register(name, analyzer);
+    for (slot, (name, _)) in LANGUAGES.iter().enumerate() {
+        index.tokenizers().register(name, stemming(slot));
     }
 }
 
@@ -135,5 +145,12 @@ mod tests {
             terms(&mut german, "Klassische Baumwollhemden und Häuser"),
             ["klassisch", "baumwollhemd", "und", "haus"]
         );
+        // Accents folded, in both languages.
+        assert_eq!(
+            terms(&mut ours, "Café CRÈME"),
+            terms(&mut ours, "cafe creme")
+        );
+        assert_eq!(terms(&mut ours, "Café CRÈME"), ["cafe", "creme"]);
+        assert_eq!(terms(&mut german, "Crème Hauser"), ["crem", "haus"]);
     }
 }

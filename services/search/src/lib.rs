@@ -14,6 +14,7 @@ mod passes;
 mod search;
 mod service;
 mod suggest;
+mod synonyms;
 mod text_query;
 mod view;
 mod vocabulary;
@@ -55,7 +56,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,
-        synonyms: Arc::new(config.synonyms.clone()),
+        synonyms: Arc::new(synonyms::Synonyms::new(&config.synonyms)),
         updating: Arc::default(),
         built: Arc::new(tokio::sync::watch::Sender::new(false)),
     };

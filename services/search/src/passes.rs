@@ -13,6 +13,7 @@ use storefront_proto::search::v1::{SearchRequest, SearchResponse};
 
 use crate::index::{Indexed, LanguageFields};
 use crate::search::{Matched, Plan};
+use crate::synonyms::Synonyms;
 use crate::text_query::{self, Typos};
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -22,7 +23,7 @@ fn internal(e: tantivy::TantivyError) -> ServiceError {
 /// Answers `req` from `indexed`.
 pub fn answer(
     indexed: &Indexed,
-    synonyms: &[Vec<String>],
+    synonyms: &Synonyms,
     req: SearchRequest,
     currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
@@ -52,7 +53,7 @@ pub fn answer(
 /// `words` as typed, then within typos if that found nothing.
 fn matches(
     indexed: &Indexed,
-    synonyms: &[Vec<String>],
+    synonyms: &Synonyms,
     lang: LanguageFields,
     plan: &Plan<'_>,
     words: &[String],

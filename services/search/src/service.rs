@@ -16,6 +16,7 @@ use crate::build;
 use crate::clients::Catalog;
 use crate::index::Indexed;
 use crate::suggest;
+use crate::synonyms::Synonyms;
 
 /// Suggestions answered at most.
 const MAX_SUGGESTIONS: u32 = 20;
@@ -24,7 +25,7 @@ const MAX_SUGGESTIONS: u32 = 20;
 pub struct SearchApi {
     pub current: Arc<RwLock<Arc<Indexed>>>,
     pub catalog: Caller,
-    pub synonyms: Arc<Vec<Vec<String>>>,
+    pub synonyms: Arc<Synonyms>,
     /// Builds and follows take turns (one writer per index).
     pub updating: Arc<tokio::sync::Mutex<()>>,
     /// Set by the first build: until then the service listens (alive,

@@ -10,6 +10,7 @@ use tantivy::schema::IndexRecordOption;
 
 use crate::index::{Indexed, LanguageFields};
 use crate::search::{encoded, top_hits};
+use crate::synonyms::Synonyms;
 use crate::text_query::{self, Analyzers, Typos};
 
 /// Name words with the typed prefix whose products a suggestion lists:
@@ -19,7 +20,7 @@ const PREFIX_WORDS: usize = 64;
 pub fn suggest(
     indexed: &Indexed,
     lang: LanguageFields,
-    synonyms: &[Vec<String>],
+    synonyms: &Synonyms,
     text: &str,
     limit: usize,
     currency: usize,

@@ -12,6 +12,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::index::{Fields, Indexed, LanguageFields};
+use crate::synonyms::Synonyms;
 
 /// Words of a query scored at most.
 pub const MAX_WORDS: usize = 10;
@@ -84,11 +85,6 @@ impl Analyzers {
             .into_iter()
             .next()
             .unwrap_or_else(|| word.to_string())
-    }
-
-    /// Every word of `phrase`, stemmed, one space between.
-    fn stem_phrase(&mut self, phrase: &str) -> String {
-        tokens(&mut self.stem, phrase).join(" ")
     }
 }
 
@@ -207,7 +203,7 @@ pub fn any_unknown(
 pub fn build(
     indexed: &Indexed,
     lang: LanguageFields,
-    synonyms: &[Vec<String>],
+    synonyms: &Synonyms,
     text: &str,
     typos_allowed: Typos,
 ) -> tantivy::Result<Option<Box<dyn Query>>> {
@@ -219,7 +215,7 @@ pub fn build(
 pub fn build_words(
     indexed: &Indexed,
     lang: LanguageFields,
-    synonyms: &[Vec<String>],
+    synonyms: &Synonyms,
     words: &[String],
     typos_allowed: Typos,
 ) -> tantivy::Result<Option<Box<dyn Query>>> {
@@ -265,7 +261,7 @@ pub fn build_words(
                 ));
             }
         }
-        for phrase in synonyms_of(&mut analyzers, synonyms, &stem) {
+        for phrase in synonyms.of(lang.slot, &stem) {
             // Every word of the synonym, e.g. "t-shirt" -> t AND shirt.
             let parts: Vec<(Occur, Box<dyn Query>)> = phrase
                 .split(' ')
@@ -279,20 +275,6 @@ pub fn build_words(
         must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
     }
     Ok(Some(Box::new(BooleanQuery::new(must))))
-}
-
-/// The other entries (stemmed) of every synonym group holding `stem`, the
-/// groups' entries compared stemmed in the query's language, so plural
-/// and case variants of an entry are the entry.
-fn synonyms_of(analyzers: &mut Analyzers, synonyms: &[Vec<String>], stem: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for group in synonyms {
-        let stems: Vec<String> = group.iter().map(|e| analyzers.stem_phrase(e)).collect();
-        if stems.iter().any(|s| s == stem) {
-            out.extend(stems.into_iter().filter(|s| s != stem && !s.is_empty()));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use super::{Plan, relevance};
 use crate::build::{Batch, build};
 use crate::facets::{Counts, FacetRows, facets};
 use crate::index::Indexed;
+use crate::synonyms::Synonyms;
 use crate::text_query::{self, Typos};
 
 const WORDS: [&str; 6] = ["cotton", "linen", "shirt", "dress", "classic", "wool"];
@@ -134,7 +135,7 @@ fn plain(
     currency: usize,
 ) -> (Vec<u32>, u64, storefront_proto::search::v1::Facets) {
     let lang = indexed.fields.for_locale("en-AU");
-    let query = text_query::build(indexed, lang, &[], text, Typos::Exact)
+    let query = text_query::build(indexed, lang, &Synonyms::default(), text, Typos::Exact)
         .unwrap()
         .unwrap();
     let searcher = indexed.searcher.clone();
@@ -187,7 +188,7 @@ fn one_pass_answers_as_every_match_sorted_would() {
     let lang = indexed.fields.for_locale("en-AU");
     let mut compared = BTreeMap::new();
     for text in ["shirt", "cotton linen", "classic", "wool dress"] {
-        let query = text_query::build(&indexed, lang, &[], text, Typos::Exact)
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
             .unwrap()
             .unwrap();
         for list in queries() {
@@ -279,7 +280,7 @@ fn merged_into_one_segment_answers_as_before() {
     for text in ["shirt", "cotton linen", "wool dress"] {
         for list in queries() {
             let answer = |at: &Indexed| {
-                let query = text_query::build(at, lang, &[], text, Typos::Exact)
+                let query = text_query::build(at, lang, &Synonyms::default(), text, Typos::Exact)
                     .unwrap()
                     .unwrap();
                 let plan = Plan::new(at, &list, 0).unwrap();
@@ -330,7 +331,7 @@ fn a_change_and_a_delete_leave_one_document_per_row() {
     assert_eq!(next.row(&id(3)), None);
     assert_eq!(next.row(&id(399)), Some(deleted), "row {moved} moved");
     let lang = next.fields.for_locale("en-AU");
-    let zanzibar = text_query::build(&next, lang, &[], "zanzibar", Typos::Exact)
+    let zanzibar = text_query::build(&next, lang, &Synonyms::default(), "zanzibar", Typos::Exact)
         .unwrap()
         .unwrap();
     let found = next
