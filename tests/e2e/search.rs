@@ -11,7 +11,7 @@ use storefront_proto::catalog::v1::UpdateProductRequest;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::common::v1::LocalizedString;
 
-use crate::helpers::{Backend, TestMesh, spawn_mesh, spawn_mesh_on};
+use crate::helpers::{Backend, TestMesh, spawn_mesh, spawn_mesh_on, spawn_mesh_with};
 
 fn q(text: &str) -> String {
     let mut s = String::new();
@@ -100,6 +100,34 @@ async fn stems_synonyms_and_typos_find_the_products() {
         .map(|p| p["price"]["centAmount"].as_i64().unwrap())
         .collect();
     assert!(prices.windows(2).all(|w| w[0] <= w[1]));
+}
+
+/// A search answers the same on its request's task (the demo catalog's
+/// searches are all narrow enough) and on the blocking pool (every one,
+/// with `SEARCH_INLINE_POSTINGS=0`): words, typos, dropped words, a miss,
+/// filters and sorts.
+#[tokio::test]
+async fn searches_answer_alike_inline_and_on_the_blocking_pool() {
+    let inline = spawn_mesh().await;
+    let pooled = spawn_mesh_with(&[("SEARCH_INLINE_POSTINGS", "0")]).await;
+    for (text, extra) in [
+        ("shirt", "limit=20"),
+        ("linen shirt", "limit=5&offset=3"),
+        ("shrit", "limit=10"),
+        ("linen shirt unicorn", "limit=5"),
+        ("zzzzqx", "limit=5"),
+        ("wool", "limit=10&sort=price:asc&inStock=true"),
+    ] {
+        let a = search(&inline, text, extra).await;
+        let b = search(&pooled, text, extra).await;
+        assert_eq!(a, b, "{text} {extra}");
+    }
+    assert!(
+        search(&inline, "shirt", "limit=1").await["total"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 }
 
 #[tokio::test]

@@ -20,6 +20,10 @@ pub struct SearchConfig {
     pub follow: Duration,
     /// `SEARCH_SYNONYMS`.
     pub synonyms: Vec<Vec<String>>,
+    /// `SEARCH_INLINE_POSTINGS`: a search reading more postings than this
+    /// (an estimate) runs on the blocking pool, others on the request's
+    /// task (0: every search on the pool).
+    pub inline_postings: u64,
     pub grpc_timeout: Duration,
 }
 
@@ -44,6 +48,7 @@ impl SearchConfig {
             identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             follow: env.millis("SEARCH_FOLLOW_MS", 500)?,
             synonyms,
+            inline_postings: env.parse("SEARCH_INLINE_POSTINGS", 50_000)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
             service,
         };

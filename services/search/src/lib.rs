@@ -57,6 +57,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,
         synonyms: Arc::new(synonyms::Synonyms::new(&config.synonyms)),
+        inline_postings: config.inline_postings,
         updating: Arc::default(),
         built: Arc::new(tokio::sync::watch::Sender::new(false)),
     };

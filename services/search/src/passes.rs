@@ -50,6 +50,13 @@ pub fn answer(
     Ok(reply)
 }
 
+/// About how many postings answering `req` reads (`text_query::postings`).
+pub fn postings(indexed: &Indexed, req: &SearchRequest) -> Result<u64, ServiceError> {
+    let lang = indexed.fields.for_locale(&req.locale);
+    let words = text_query::words(indexed, lang, &req.text).map_err(internal)?;
+    text_query::postings(indexed, lang, &words).map_err(internal)
+}
+
 /// `words` as typed, then within typos if that found nothing.
 fn matches(
     indexed: &Indexed,

@@ -186,6 +186,36 @@ fn known(indexed: &Indexed, lang: LanguageFields, stem: &str) -> bool {
         })
 }
 
+/// About how many postings a search of `words` reads: a known word's
+/// documents in every searched field; an unknown one's, those of the name
+/// words within its typos (what its typo pass finds), in the three fields
+/// typos are forgiven in. Read from term dictionaries and the vocabulary,
+/// before any posting.
+pub fn postings(indexed: &Indexed, lang: LanguageFields, words: &[String]) -> tantivy::Result<u64> {
+    let mut analyzers = Analyzers::new(indexed, lang)?;
+    let vocabulary = &indexed.vocabularies[lang.slot];
+    let mut total = 0u64;
+    for word in words {
+        let stem = analyzers.stem(word);
+        let exact: u64 = weighted(&indexed.fields, lang)
+            .into_iter()
+            .map(|(field, _)| {
+                let term = Term::from_field_text(field, &stem);
+                indexed.searcher.doc_freq(&term).unwrap_or(0)
+            })
+            .sum();
+        total += match exact {
+            0 => vocabulary
+                .within(word, usize::from(typos(word)), CORRECTIONS)
+                .into_iter()
+                .map(|(close, _)| u64::from(vocabulary.products(close)) * 3)
+                .sum(),
+            n => n,
+        };
+    }
+    Ok(total)
+}
+
 /// Whether any of `words` is one no product has: only those are searched
 /// within typos.
 pub fn any_unknown(

@@ -75,6 +75,13 @@ impl Vocabulary {
             .is_ok()
     }
 
+    /// How many products have `word` in their name (0: none).
+    pub fn products(&self, word: &str) -> u32 {
+        self.words
+            .binary_search_by(|(w, _)| (**w).cmp(word))
+            .map_or(0, |at| self.words[at].1)
+    }
+
     /// The word closest to `word` within `max` typos (Damerau-Levenshtein)
     /// that the most products have, other than `word` itself: what a
     /// search that found nothing suggests.

@@ -340,3 +340,35 @@ fn a_change_and_a_delete_leave_one_document_per_row() {
         .unwrap();
     assert_eq!(found.len(), 1);
 }
+
+/// The estimate that decides where a search runs: a known word counts its
+/// documents in every field it is in (so at least its hits), a typo the
+/// name words within it, a word near nothing nothing.
+#[test]
+fn postings_are_estimated_before_any_is_read() {
+    let indexed = index();
+    let lang = indexed.fields.en;
+    let estimate = |text: &str| {
+        let words = text_query::words(&indexed, lang, text).unwrap();
+        text_query::postings(&indexed, lang, &words).unwrap()
+    };
+    let plan_hits = |text: &str| {
+        let list = ListQuery::default();
+        let plan = Plan::new(&indexed, &list, 0).unwrap();
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Forgiven)
+            .unwrap()
+            .unwrap();
+        plan.run(Some(query.as_ref())).unwrap().total
+    };
+    let linen = plan_hits("linen");
+    assert!(linen > 0);
+    // In the name and the description of each: twice its hits.
+    assert_eq!(estimate("linen"), 2 * linen);
+    assert_eq!(
+        estimate("linen shirt"),
+        estimate("linen") + estimate("shirt")
+    );
+    let typo = estimate("linnen");
+    assert!(typo >= plan_hits("linnen") && typo > 0, "{typo}");
+    assert_eq!(estimate("zzzzqx"), 0);
+}
