@@ -48,7 +48,7 @@ impl SearchConfig {
             identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             follow: env.millis("SEARCH_FOLLOW_MS", 500)?,
             synonyms,
-            inline_postings: env.parse("SEARCH_INLINE_POSTINGS", 50_000)?,
+            inline_postings: env.parse("SEARCH_INLINE_POSTINGS", 200_000)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
             service,
         };
