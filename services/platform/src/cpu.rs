@@ -17,6 +17,19 @@ fn permits() -> &'static Semaphore {
     })
 }
 
+/// Runs `work` on the calling task once a core is free: for work too
+/// short to be worth handing to another thread, yet counted with the
+/// pool's, so that short and long work together keep to one task per
+/// core and take turns in arrival order (short work running beside the
+/// pool's starved it: more busy threads than cores).
+pub async fn run_here<T>(work: impl FnOnce() -> T) -> Result<T, ServiceError> {
+    let _permit = permits()
+        .acquire()
+        .await
+        .map_err(|e| ServiceError::internal(e.to_string()))?;
+    Ok(work())
+}
+
 /// Runs `work` on the blocking pool once a core is free.
 pub async fn run<T, F>(work: F) -> Result<T, ServiceError>
 where
@@ -87,6 +100,44 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Work on the calling task and on the pool shares one permit per
+    /// core: never more of both at once than there are cores.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 8)]
+    async fn short_and_long_work_together_keep_to_one_task_per_core() {
+        let cores = std::thread::available_parallelism().map_or(2, usize::from);
+        let running = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let work = {
+            let (running, most) = (running.clone(), most.clone());
+            move || {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                running.fetch_sub(1, Ordering::SeqCst);
+            }
+        };
+        let tasks: Vec<_> = (0..4 * cores)
+            .map(|i| {
+                let work = work.clone();
+                tokio::spawn(async move {
+                    if i % 2 == 0 {
+                        super::run_here(work).await.unwrap();
+                    } else {
+                        super::run(work).await.unwrap();
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert!(most.load(Ordering::SeqCst) <= cores, "{most:?}");
+        assert!(most.load(Ordering::SeqCst) >= 1);
+    }
+
     #[tokio::test]
     async fn a_one_off_build_answers_and_its_thread_ends() {
         let (value, thread) = super::run_once("build", || (6 * 7, std::thread::current().id()))

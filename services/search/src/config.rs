@@ -22,7 +22,7 @@ pub struct SearchConfig {
     pub synonyms: Vec<Vec<String>>,
     /// `SEARCH_INLINE_POSTINGS`: a search reading more postings than this
     /// (an estimate) runs on the blocking pool, others on the request's
-    /// task (0: every search on the pool).
+    /// task, both under the pool's permits (0: every search on the pool).
     pub inline_postings: u64,
     pub grpc_timeout: Duration,
 }
