@@ -8,7 +8,7 @@
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
-use tantivy::schema::IndexRecordOption;
+use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::index::{Fields, Indexed, LanguageFields};
@@ -97,8 +97,8 @@ pub fn words(indexed: &Indexed, lang: LanguageFields, text: &str) -> tantivy::Re
     Ok(words)
 }
 
-/// (field, weight) of the stemmed fields searched, most telling first.
-fn weighted(fields: &Fields, lang: LanguageFields) -> [(tantivy::schema::Field, f32); 4] {
+/// (field, weight) of the fields searched, most telling first.
+fn weighted(fields: &Fields, lang: LanguageFields) -> [(Field, f32); 4] {
     [
         (lang.name, 3.0),
         (fields.brand, 2.0),
@@ -107,14 +107,37 @@ fn weighted(fields: &Fields, lang: LanguageFields) -> [(tantivy::schema::Field, 
     ]
 }
 
-fn exact(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<dyn Query> {
+/// A query word as each field holds it: brands are indexed unstemmed
+/// (the brand "Tasman Threads" holds "threads", whose stem is "thread"),
+/// every other field stemmed.
+#[derive(Clone, Copy)]
+struct Spelled<'a> {
+    word: &'a str,
+    stem: &'a str,
+}
+
+impl<'a> Spelled<'a> {
+    /// A word already stemmed (a synonym's, a name word's): the stem in
+    /// every field.
+    fn stemmed(stem: &'a str) -> Self {
+        Self { word: stem, stem }
+    }
+
+    fn term(self, fields: &Fields, field: Field) -> Term {
+        let text = if field == fields.brand {
+            self.word
+        } else {
+            self.stem
+        };
+        Term::from_field_text(field, text)
+    }
+}
+
+fn exact(fields: &Fields, lang: LanguageFields, word: Spelled<'_>, boost: f32) -> Box<dyn Query> {
     let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
         .into_iter()
         .map(|(field, w)| {
-            let term = TermQuery::new(
-                Term::from_field_text(field, stem),
-                IndexRecordOption::WithFreqs,
-            );
+            let term = TermQuery::new(word.term(fields, field), IndexRecordOption::WithFreqs);
             (
                 Occur::Should,
                 Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
@@ -130,7 +153,7 @@ fn exact(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<d
 fn fuzzy(
     fields: &Fields,
     lang: LanguageFields,
-    stem: &str,
+    word: Spelled<'_>,
     distance: u8,
     boost: f32,
 ) -> Box<dyn Query> {
@@ -138,7 +161,7 @@ fn fuzzy(
         .into_iter()
         .filter(|&(field, _)| field != lang.description)
         .map(|(field, w)| {
-            let term = FuzzyTermQuery::new(Term::from_field_text(field, stem), distance, true);
+            let term = FuzzyTermQuery::new(word.term(fields, field), distance, true);
             (
                 Occur::Should,
                 Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
@@ -156,7 +179,10 @@ fn corrected(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> B
         .into_iter()
         .filter(|&(field, _)| field != lang.description)
         .map(|(field, w)| {
-            let term = TermQuery::new(Term::from_field_text(field, stem), IndexRecordOption::Basic);
+            let term = TermQuery::new(
+                Spelled::stemmed(stem).term(fields, field),
+                IndexRecordOption::Basic,
+            );
             let scored = tantivy::query::ConstScoreQuery::new(Box::new(term), w * boost);
             (Occur::Should, Box::new(scored) as Box<dyn Query>)
         })
@@ -174,16 +200,22 @@ pub enum Typos {
     Forgiven,
 }
 
-/// Whether some document has `stem` in a searched field (deleted ones
-/// too, until their segment is merged: a word of a product just removed
-/// is still taken as meant).
-fn known(indexed: &Indexed, lang: LanguageFields, stem: &str) -> bool {
+/// The documents having `word` in each searched field, together (deleted
+/// ones too, until their segment is merged: a word of a product just
+/// removed is still taken as meant).
+fn documents(indexed: &Indexed, lang: LanguageFields, word: Spelled<'_>) -> u64 {
     weighted(&indexed.fields, lang)
         .into_iter()
-        .any(|(field, _)| {
-            let term = Term::from_field_text(field, stem);
-            indexed.searcher.doc_freq(&term).is_ok_and(|n| n > 0)
+        .map(|(field, _)| {
+            let term = word.term(&indexed.fields, field);
+            indexed.searcher.doc_freq(&term).unwrap_or(0)
         })
+        .sum()
+}
+
+/// Whether some document has `word` in a searched field.
+fn known(indexed: &Indexed, lang: LanguageFields, word: Spelled<'_>) -> bool {
+    documents(indexed, lang, word) > 0
 }
 
 /// About how many postings a search of `words` reads: a known word's
@@ -197,14 +229,8 @@ pub fn postings(indexed: &Indexed, lang: LanguageFields, words: &[String]) -> ta
     let mut total = 0u64;
     for word in words {
         let stem = analyzers.stem(word);
-        let exact: u64 = weighted(&indexed.fields, lang)
-            .into_iter()
-            .map(|(field, _)| {
-                let term = Term::from_field_text(field, &stem);
-                indexed.searcher.doc_freq(&term).unwrap_or(0)
-            })
-            .sum();
-        total += match exact {
+        let spelled = Spelled { word, stem: &stem };
+        total += match documents(indexed, lang, spelled) {
             0 => vocabulary
                 .within(word, usize::from(typos(word)), CORRECTIONS)
                 .into_iter()
@@ -224,9 +250,10 @@ pub fn any_unknown(
     words: &[String],
 ) -> tantivy::Result<bool> {
     let mut analyzers = Analyzers::new(indexed, lang)?;
-    Ok(words
-        .iter()
-        .any(|word| !known(indexed, lang, &analyzers.stem(word))))
+    Ok(words.iter().any(|word| {
+        let stem = analyzers.stem(word);
+        !known(indexed, lang, Spelled { word, stem: &stem })
+    }))
 }
 
 /// The query for `text`, or None when it has no searchable word.
@@ -257,10 +284,11 @@ pub fn build_words(
     let mut must: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for word in words {
         let stem = analyzers.stem(word);
+        let spelled = Spelled { word, stem: &stem };
         let mut any: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Should, exact(fields, lang, &stem, 2.0))];
+            vec![(Occur::Should, exact(fields, lang, spelled, 2.0))];
         let distance = match typos_allowed {
-            Typos::Forgiven if !known(indexed, lang, &stem) => typos(word),
+            Typos::Forgiven if !known(indexed, lang, spelled) => typos(word),
             _ => 0,
         };
         // A word one typo away matches both clauses, two typos away the
@@ -268,7 +296,7 @@ pub fn build_words(
         for d in 1..=distance {
             any.push((
                 Occur::Should,
-                fuzzy(fields, lang, &stem, d, 0.5 / f32::from(d)),
+                fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d)),
             ));
         }
         // Typos counted on the word as typed, not its stem: "ceramik" is
@@ -296,7 +324,7 @@ pub fn build_words(
             let parts: Vec<(Occur, Box<dyn Query>)> = phrase
                 .split(' ')
                 .filter(|w| !w.is_empty())
-                .map(|w| (Occur::Must, exact(fields, lang, w, 1.0)))
+                .map(|w| (Occur::Must, exact(fields, lang, Spelled::stemmed(w), 1.0)))
                 .collect();
             if !parts.is_empty() {
                 any.push((Occur::Should, Box::new(BooleanQuery::new(parts))));

@@ -22,7 +22,7 @@ use crate::synonyms::Synonyms;
 use crate::text_query::{self, Typos};
 
 const WORDS: [&str; 6] = ["cotton", "linen", "shirt", "dress", "classic", "wool"];
-const BRANDS: [&str; 4] = ["Aoraki", "Harbour Lane", "Tasman", "Bondi"];
+const BRANDS: [&str; 4] = ["Aoraki", "Harbour Lane", "Tasman Threads", "Bondi"];
 
 fn localized(en: &str) -> Option<LocalizedString> {
     Some(LocalizedString {
@@ -371,4 +371,25 @@ fn postings_are_estimated_before_any_is_read() {
     let typo = estimate("linnen");
     assert!(typo >= plan_hits("linnen") && typo > 0, "{typo}");
     assert_eq!(estimate("zzzzqx"), 0);
+}
+
+/// Brands are indexed unstemmed: a brand word whose stem differs
+/// ("threads", stem "thread") still finds that brand's products, and
+/// counts as a word the catalog has.
+#[test]
+fn brand_words_match_as_the_brand_is_spelled() {
+    let indexed = index();
+    let lang = indexed.fields.en;
+    let list = ListQuery::default();
+    let plan = Plan::new(&indexed, &list, 0).unwrap();
+    for text in ["threads", "Tasman Threads"] {
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        let matched = plan.run(Some(query.as_ref())).unwrap();
+        assert_eq!(matched.total, 100, "{text}");
+    }
+    let words = vec!["threads".to_string()];
+    assert!(!text_query::any_unknown(&indexed, lang, &words).unwrap());
+    assert_eq!(text_query::postings(&indexed, lang, &words).unwrap(), 100);
 }
