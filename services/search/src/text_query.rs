@@ -1,10 +1,10 @@
 //! A shopper's words into a tantivy query. The text is tokenized, never
 //! parsed, so quotes, colons, brackets or AND typed by a shopper are just
 //! characters. Every word must match (in a name, category, brand or
-//! description), exactly after stemming, through a synonym (compared
-//! stemmed, so "trainers" is "trainer"), or, when no product has the
-//! word, (in a name, category or brand) within its typos, one typo
-//! scoring above two.
+//! description), exactly (brands as spelled, the rest after stemming),
+//! through a synonym (compared stemmed, so "trainers" is "trainer"), or,
+//! when no product has the word, (in a name, category or brand) within
+//! its typos, one typo scoring above two.
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
