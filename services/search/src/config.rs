@@ -8,7 +8,7 @@ use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
 /// Synonym groups: `;` between groups, `,` between words or phrases.
-pub const DEFAULT_SYNONYMS: &str = "tee,t-shirt,tshirt;sneaker,trainer,runner;trousers,pants,slacks;scarf,shawl;mug,cup;throw,blanket";
+pub const DEFAULT_SYNONYMS: &str = "tee,t-shirt,tshirt;sneaker,trainer,runner,running shoes;trousers,pants,slacks;scarf,shawl;mug,cup;throw,blanket";
 
 #[derive(Debug, Clone)]
 pub struct SearchConfig {

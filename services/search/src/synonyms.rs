@@ -54,6 +54,39 @@ impl Synonyms {
     }
 }
 
+impl Synonyms {
+    /// The longest entry of two or more words that `stems` (a query's
+    /// words from some point on, stemmed) begins with: its length in
+    /// words and the other entries of every group holding it, so that
+    /// "running shoes" may stand for "sneaker" as a whole.
+    pub fn phrase_at<'a>(&'a self, slot: usize, stems: &[String]) -> Option<(usize, Vec<&'a str>)> {
+        let len = self
+            .0
+            .get(slot)?
+            .iter()
+            .flatten()
+            .filter_map(|entry| {
+                let words = entry.split(' ').count();
+                let starts = words >= 2
+                    && words <= stems.len()
+                    && entry.split(' ').zip(stems).all(|(w, s)| w == s);
+                starts.then_some(words)
+            })
+            .max()?;
+        let phrase = stems[..len].join(" ");
+        let others: Vec<&str> = self
+            .0
+            .get(slot)?
+            .iter()
+            .filter(|group| group.contains(&phrase))
+            .flatten()
+            .map(String::as_str)
+            .filter(|entry| *entry != phrase)
+            .collect();
+        Some((len, others))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Synonyms;
@@ -74,5 +107,27 @@ mod tests {
         let de: Vec<&str> = synonyms.of(1, "mutz").collect();
         assert_eq!(de, ["beani"]);
         assert_eq!(synonyms.of(2, "trainer").count(), 0);
+    }
+
+    #[test]
+    fn a_query_s_words_may_make_a_multi_word_entry() {
+        let groups = vec![
+            vec!["sneaker".to_string(), "running shoes".into()],
+            vec!["trail running shoes".into(), "hiking boot".into()],
+        ];
+        let synonyms = Synonyms::new(&groups);
+        let stems = |text: &str| -> Vec<String> { text.split(' ').map(String::from).collect() };
+        assert_eq!(
+            synonyms.phrase_at(0, &stems("run shoe red")),
+            Some((2, vec!["sneaker"]))
+        );
+        // The longest entry wins.
+        assert_eq!(
+            synonyms.phrase_at(0, &stems("trail run shoe")),
+            Some((3, vec!["hike boot"]))
+        );
+        assert_eq!(synonyms.phrase_at(0, &stems("run")), None);
+        assert_eq!(synonyms.phrase_at(0, &stems("red run shoe")), None);
+        assert_eq!(synonyms.phrase_at(1, &stems("run shoe")), None);
     }
 }

@@ -269,6 +269,8 @@ pub fn build(
 }
 
 /// The query every one of `words` must match, or None without words.
+/// Consecutive words that make a multi-word synonym entry ("running
+/// shoes") match as they are or as any other entry of its groups.
 pub fn build_words(
     indexed: &Indexed,
     lang: LanguageFields,
@@ -280,14 +282,62 @@ pub fn build_words(
         return Ok(None);
     }
     let mut analyzers = Analyzers::new(indexed, lang)?;
-    let fields = &indexed.fields;
+    let stems: Vec<String> = words.iter().map(|w| analyzers.stem(w)).collect();
+    let query = Clauses {
+        indexed,
+        lang,
+        synonyms,
+        typos_allowed,
+    };
     let mut must: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-    for word in words {
-        let stem = analyzers.stem(word);
-        let spelled = Spelled { word, stem: &stem };
+    let mut at = 0;
+    while at < words.len() {
+        let (len, others) = synonyms
+            .phrase_at(lang.slot, &stems[at..])
+            .unwrap_or((1, Vec::new()));
+        let mut each: Vec<(Occur, Box<dyn Query>)> = (at..at + len)
+            .map(|i| {
+                (
+                    Occur::Must,
+                    query.word(&mut analyzers, &words[i], &stems[i]),
+                )
+            })
+            .collect();
+        at += len;
+        if others.is_empty() {
+            must.append(&mut each);
+            continue;
+        }
+        let mut any: Vec<(Occur, Box<dyn Query>)> =
+            vec![(Occur::Should, Box::new(BooleanQuery::new(each)))];
+        any.extend(
+            others
+                .into_iter()
+                .filter_map(|entry| query.entry(entry))
+                .map(|q| (Occur::Should, q)),
+        );
+        must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+    }
+    Ok(Some(Box::new(BooleanQuery::new(must))))
+}
+
+/// What a query's clauses are built from.
+struct Clauses<'a> {
+    indexed: &'a Indexed,
+    lang: LanguageFields,
+    synonyms: &'a Synonyms,
+    typos_allowed: Typos,
+}
+
+impl Clauses<'_> {
+    /// What one typed word (`stem` its stem) may match: itself, within
+    /// its typos where allowed, a name word it stands for, a synonym.
+    fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Box<dyn Query> {
+        let (indexed, lang, fields) = (self.indexed, self.lang, &self.indexed.fields);
+        let spelled = Spelled { word, stem };
         let mut any: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Should, exact(fields, lang, spelled, 2.0))];
-        let distance = match typos_allowed {
+        let distance = match self.typos_allowed {
             Typos::Forgiven if !known(indexed, lang, spelled) => typos(word),
             _ => 0,
         };
@@ -312,27 +362,34 @@ pub fn build_words(
         };
         for (close, d) in corrections {
             let close = analyzers.stem(close);
-            if crate::vocabulary::distance(&stem, &close, most).is_none() {
+            if crate::vocabulary::distance(stem, &close, most).is_none() {
                 any.push((
                     Occur::Should,
                     corrected(fields, lang, &close, 0.5 / d as f32),
                 ));
             }
         }
-        for phrase in synonyms.of(lang.slot, &stem) {
-            // Every word of the synonym, e.g. "t-shirt" -> t AND shirt.
-            let parts: Vec<(Occur, Box<dyn Query>)> = phrase
-                .split(' ')
-                .filter(|w| !w.is_empty())
-                .map(|w| (Occur::Must, exact(fields, lang, Spelled::stemmed(w), 1.0)))
-                .collect();
-            if !parts.is_empty() {
-                any.push((Occur::Should, Box::new(BooleanQuery::new(parts))));
+        for entry in self.synonyms.of(lang.slot, stem) {
+            if let Some(q) = self.entry(entry) {
+                any.push((Occur::Should, q));
             }
         }
-        must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+        Box::new(BooleanQuery::new(any))
     }
-    Ok(Some(Box::new(BooleanQuery::new(must))))
+
+    /// A synonym entry (stemmed words, one space between): every word of
+    /// it, e.g. "t-shirt" -> t AND shirt.
+    fn entry(&self, entry: &str) -> Option<Box<dyn Query>> {
+        let parts: Vec<(Occur, Box<dyn Query>)> = entry
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                let exact = exact(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
+                (Occur::Must, exact)
+            })
+            .collect();
+        (!parts.is_empty()).then(|| Box::new(BooleanQuery::new(parts)) as Box<dyn Query>)
+    }
 }
 
 #[cfg(test)]

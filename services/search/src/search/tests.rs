@@ -393,3 +393,30 @@ fn brand_words_match_as_the_brand_is_spelled() {
     assert!(!text_query::any_unknown(&indexed, lang, &words).unwrap());
     assert_eq!(text_query::postings(&indexed, lang, &words).unwrap(), 100);
 }
+
+/// Consecutive words making a multi-word synonym entry match as typed or
+/// as any other entry of its group: "classic wool" with the group
+/// {dress, classic wool} finds exactly what "classic wool" and "dress"
+/// find, and "wool classic" (not the entry) only its own.
+#[test]
+fn words_making_a_multi_word_entry_match_its_group() {
+    let indexed = index();
+    let lang = indexed.fields.en;
+    let synonyms = Synonyms::new(&[vec!["dress".to_string(), "classic wool".into()]]);
+    let rows = |text: &str, synonyms: &Synonyms| {
+        let query = text_query::build(&indexed, lang, synonyms, text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        let mut rows = super::top_hits(&indexed, query.as_ref(), 1000).unwrap();
+        rows.sort_unstable();
+        rows
+    };
+    let none = Synonyms::default();
+    let mut expected = rows("classic wool", &none);
+    expected.extend(rows("dress", &none));
+    expected.sort_unstable();
+    expected.dedup();
+    assert!(expected.len() > rows("classic wool", &none).len());
+    assert_eq!(rows("classic wool", &synonyms), expected);
+    assert_eq!(rows("wool classic", &synonyms), rows("wool classic", &none));
+}
