@@ -20,18 +20,24 @@ fn internal(e: tantivy::TantivyError) -> ServiceError {
     ServiceError::internal(format!("search index: {e}"))
 }
 
-/// Answers `req` from `indexed`.
+/// The words `req` is searched by (`text_query::words`).
+pub fn words(indexed: &Indexed, req: &SearchRequest) -> Result<Vec<String>, ServiceError> {
+    let lang = indexed.fields.for_locale(&req.locale);
+    text_query::words(indexed, lang, &req.text).map_err(internal)
+}
+
+/// Answers `req`, whose words are `words`, from `indexed`.
 pub fn answer(
     indexed: &Indexed,
     synonyms: &Synonyms,
     req: SearchRequest,
+    words: Vec<String>,
     currency: usize,
 ) -> Result<SearchResponse, ServiceError> {
     let lang = indexed.fields.for_locale(&req.locale);
     // Taken, not cloned: the request is this search's alone.
     let list = req.query.unwrap_or_default();
     let plan = Plan::new(indexed, &list, currency)?;
-    let words = text_query::words(indexed, lang, &req.text).map_err(internal)?;
     let mut kept = words.len();
     let matched = loop {
         let matched = matches(indexed, synonyms, lang, &plan, &words[..kept])?;
@@ -50,11 +56,15 @@ pub fn answer(
     Ok(reply)
 }
 
-/// About how many postings answering `req` reads (`text_query::postings`).
-pub fn postings(indexed: &Indexed, req: &SearchRequest) -> Result<u64, ServiceError> {
+/// About how many postings answering `req` by `words` reads
+/// (`text_query::postings`).
+pub fn postings(
+    indexed: &Indexed,
+    req: &SearchRequest,
+    words: &[String],
+) -> Result<u64, ServiceError> {
     let lang = indexed.fields.for_locale(&req.locale);
-    let words = text_query::words(indexed, lang, &req.text).map_err(internal)?;
-    text_query::postings(indexed, lang, &words).map_err(internal)
+    text_query::postings(indexed, lang, words).map_err(internal)
 }
 
 /// `words` as typed, then within typos if that found nothing.

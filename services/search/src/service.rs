@@ -198,14 +198,16 @@ impl SearchService for SearchApi {
         // does. Both hold one of the same permits per core, so they take
         // turns rather than outnumber the cores (narrow searches beside
         // the pool's had doubled one-word p99 at 1,000,000 products).
-        let reply = if crate::passes::postings(&indexed, &req)? > self.inline_postings {
+        // The words once, for the estimate and the answer alike.
+        let words = crate::passes::words(&indexed, &req)?;
+        let reply = if crate::passes::postings(&indexed, &req, &words)? > self.inline_postings {
             storefront_platform::cpu::run(move || {
-                crate::passes::answer(&indexed, &synonyms, req, currency)
+                crate::passes::answer(&indexed, &synonyms, req, words, currency)
             })
             .await??
         } else {
             storefront_platform::cpu::run_here(|| {
-                crate::passes::answer(&indexed, &synonyms, req, currency)
+                crate::passes::answer(&indexed, &synonyms, req, words, currency)
             })
             .await??
         };
