@@ -79,8 +79,8 @@ struct Prepared {
     words: [Counter; 2],
 }
 
-/// A product's document: its text per language and brand (its row, `ord`,
-/// is added by the caller).
+/// A product's document: its text per language and brand (its row and
+/// tie key are stamped by the caller, `index::stamp`).
 pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
     for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
@@ -205,13 +205,13 @@ fn feed(
         let mut parts = Vec::new();
         let mut words: [Counter; 2] = Default::default();
         let mut waiting = BTreeMap::new();
-        let mut row = 0u64;
+        let mut row = 0u32;
         for (seq, ready) in prepared {
             waiting.insert(seq, ready);
             while let Some(ready) = waiting.remove(&parts.len()) {
                 let ready: Prepared = ready?;
-                for mut doc in ready.docs {
-                    doc.add_u64(cx.fields.ord, row);
+                for (mut doc, facts) in ready.docs.into_iter().zip(&ready.facts) {
+                    index::stamp(&mut doc, cx.fields, row, facts.popularity);
                     row += 1;
                     writer.add_document(doc)?;
                 }
@@ -276,7 +276,7 @@ pub fn build(
     categories: &[Category],
 ) -> tantivy::Result<Indexed> {
     let started = Instant::now();
-    let (index, fields) = index::create();
+    let (index, fields) = index::create()?;
     let names = category_names(categories);
     let category_keys = categories
         .iter()

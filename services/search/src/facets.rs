@@ -26,15 +26,16 @@ const NO_BUCKET: u8 = u8::MAX;
 /// as few cache lines as possible (8 bytes a row when ranks fit in u16).
 trait Rank: Copy {
     fn new(rank: u32) -> Self;
-    fn get(self) -> Option<usize>;
+    /// The rank as an index; none is past every value's.
+    fn slot(self) -> usize;
 }
 
 impl Rank for u16 {
     fn new(rank: u32) -> Self {
         u16::try_from(rank).unwrap_or(u16::MAX)
     }
-    fn get(self) -> Option<usize> {
-        (self != u16::MAX).then_some(usize::from(self))
+    fn slot(self) -> usize {
+        usize::from(self)
     }
 }
 
@@ -42,8 +43,8 @@ impl Rank for u8 {
     fn new(rank: u32) -> Self {
         u8::try_from(rank).unwrap_or(u8::MAX)
     }
-    fn get(self) -> Option<usize> {
-        (self != u8::MAX).then_some(usize::from(self))
+    fn slot(self) -> usize {
+        usize::from(self)
     }
 }
 
@@ -51,8 +52,8 @@ impl Rank for u32 {
     fn new(rank: u32) -> Self {
         rank
     }
-    fn get(self) -> Option<usize> {
-        (self != MISSING).then_some(self as usize)
+    fn slot(self) -> usize {
+        self as usize
     }
 }
 
@@ -149,9 +150,12 @@ impl FacetRows {
     }
 }
 
-fn add(counts: &mut [u64], rank: Option<usize>) {
-    if let Some(c) = rank.and_then(|r| counts.get_mut(r)) {
-        *c += 1;
+/// One more hit with value `slot`; a slot past the values (none) goes to
+/// the last, which is never reported: no branch per hit.
+#[inline]
+fn bump(counts: &mut [u64], slot: usize) {
+    if let Some(last) = counts.len().checked_sub(1) {
+        counts[slot.min(last)] += 1;
     }
 }
 
@@ -169,23 +173,23 @@ impl Counts {
     pub fn new(listing: &Listing<ProductSchema>, currency: usize) -> Result<Self, ServiceError> {
         let values =
             |field: &str| Ok::<_, ServiceError>(listing.column(field, currency)?.distinct.len());
+        // One slot more each: hits without a value (`bump`).
         Ok(Self {
             currency,
-            brands: vec![0; values("brand")?],
-            categories: vec![0; values("category")?],
-            stock: vec![0; values("inStock")?],
-            buckets: vec![0; PRICE_BUCKETS.len()],
+            brands: vec![0; values("brand")? + 1],
+            categories: vec![0; values("category")? + 1],
+            stock: vec![0; values("inStock")? + 1],
+            buckets: vec![0; PRICE_BUCKETS.len() + 1],
         })
     }
 
+    #[inline]
     fn add<R: Rank>(&mut self, row: &FacetRow<R>) {
-        add(&mut self.brands, row.brand.get());
-        add(&mut self.categories, row.category.get());
-        add(&mut self.stock, row.in_stock.get());
-        add(
-            &mut self.buckets,
-            Some(usize::from(row.buckets[self.currency])),
-        );
+        bump(&mut self.brands, row.brand.slot());
+        bump(&mut self.categories, row.category.slot());
+        bump(&mut self.stock, usize::from(row.in_stock));
+        let bucket = row.buckets.get(self.currency).copied().unwrap_or(NO_BUCKET);
+        bump(&mut self.buckets, usize::from(bucket));
     }
 }
 

@@ -170,7 +170,7 @@ pub(crate) fn apply(
     let row_term = |row: u32| Term::from_field_u64(fields.ord, u64::from(row));
     let doc = |p: &Product, row: u32| -> TantivyDocument {
         let mut doc = document(p, &fields, names);
-        doc.add_u64(fields.ord, u64::from(row));
+        index::stamp(&mut doc, &fields, row, p.popularity);
         doc
     };
     for id in changed {

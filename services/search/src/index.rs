@@ -16,7 +16,9 @@ use storefront_platform::error::ServiceError;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
-use tantivy::{Index, IndexReader, Searcher};
+use tantivy::{
+    Index, IndexReader, IndexSettings, IndexSortByField, Order, Searcher, TantivyDocument,
+};
 
 use crate::analyzer;
 use crate::facets::{FacetRows, SegmentDocs};
@@ -41,6 +43,9 @@ pub struct Fields {
     /// by. (Indexing the ids instead built a term dictionary of a million
     /// random strings at every start: a third of tantivy's indexing time.)
     pub ord: Field,
+    /// The product's place in the relevance tie order (`tie_key`), fast
+    /// only: the index keeps its documents sorted by it.
+    pub tie: Field,
 }
 
 impl Fields {
@@ -75,7 +80,7 @@ pub struct Indexed {
     /// Filters, sorts and facet values by row (`ord`).
     pub listing: Listing<ProductSchema>,
     /// Each row's place in the order relevance ties are broken by
-    /// (popularity descending, then id).
+    /// (popularity descending, then row: `tie_key`).
     pub tie_order: Arc<[u32]>,
     /// Each row's encoded listing summary.
     pub summaries: Records,
@@ -134,17 +139,44 @@ fn language(
 }
 
 /// A new in-RAM index with the catalog's schema and analyzers.
-pub fn create() -> (Index, Fields) {
+pub fn create() -> tantivy::Result<(Index, Fields)> {
     let mut b = Schema::builder();
     let fields = Fields {
         en: language(&mut b, "en", analyzer::ENGLISH, 0),
         de: language(&mut b, "de", analyzer::GERMAN, 1),
         brand: b.add_text_field("brand", text("default")),
         ord: b.add_u64_field("ord", FAST | INDEXED),
+        tie: b.add_u64_field("tie", FAST),
     };
-    let index = Index::create_in_ram(b.build());
+    // Documents in tie order: a search by relevance keeps the first of
+    // equally scored matches it meets, so the page can skip every block of
+    // postings that cannot score strictly above its worst (`search::lead`).
+    let settings = IndexSettings {
+        sort_by_field: Some(IndexSortByField {
+            field: "tie".into(),
+            order: Order::Asc,
+        }),
+        ..IndexSettings::default()
+    };
+    let index = Index::builder()
+        .schema(b.build())
+        .settings(settings)
+        .create_in_ram()?;
     analyzer::register(&index);
-    (index, fields)
+    Ok((index, fields))
+}
+
+/// Where a product stands in the tie order: more popular first, then
+/// by row. (By row, not id: known as each document is written, and a
+/// product whose row or popularity changes is written again.)
+pub fn tie_key(row: u32, popularity: u32) -> u64 {
+    (u64::from(u32::MAX - popularity) << 32) | u64::from(row)
+}
+
+/// `doc` stamped with its product's row and tie key.
+pub fn stamp(doc: &mut TantivyDocument, fields: &Fields, row: u32, popularity: u32) {
+    doc.add_u64(fields.ord, u64::from(row));
+    doc.add_u64(fields.tie, tie_key(row, popularity));
 }
 
 /// Per segment, each document's row (`u32::MAX`: none).
@@ -152,14 +184,20 @@ pub type RowsOfDocs = Vec<Box<[u32]>>;
 
 /// What a search reads of each document, per segment.
 pub fn segments(rows: RowsOfDocs, facets: &FacetRows, tie_order: &[u32]) -> Vec<SegmentDocs> {
-    rows.iter()
+    rows.into_iter()
         .map(|rows| facets.for_segment(rows, tie_order))
         .collect()
 }
 
-/// Each row's place in the popularity-descending order (ties by id).
+/// Each row's place in the tie order (`tie_key`): the popularity
+/// column's descending order, rows in order within each value.
 pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceError> {
-    let order = listing.column("popularity", 0)?.order(true);
+    let popularity = listing.column("popularity", 0)?;
+    let mut order = popularity.order(true).to_vec();
+    let rank = &popularity.rank;
+    for equal in order.chunk_by_mut(|&a, &b| rank[a as usize] == rank[b as usize]) {
+        equal.sort_unstable();
+    }
     let mut place = vec![0; order.len()];
     for (i, &row) in order.iter().enumerate() {
         place[row as usize] = i as u32;
@@ -167,17 +205,19 @@ pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceEr
     Ok(place)
 }
 
-/// Per segment, each document's row, from the `ord` column.
+/// Per segment, each document's row, from the `ord` column (none for a
+/// deleted document).
 pub fn rows_of_docs(searcher: &Searcher, ord: Field, len: usize) -> tantivy::Result<RowsOfDocs> {
     let mut rows = Vec::new();
     let name = searcher.schema().get_field_name(ord).to_string();
     for reader in searcher.segment_readers() {
         let column = reader.fast_fields().u64(&name)?;
+        let alive = reader.alive_bitset();
         let of_doc: Vec<u32> = (0..reader.max_doc())
             .map(|doc| {
                 column
                     .first(doc)
-                    .filter(|&r| (r as usize) < len)
+                    .filter(|&r| (r as usize) < len && alive.is_none_or(|a| a.is_alive(doc)))
                     .map_or(u32::MAX, |r| r as u32)
             })
             .collect();

@@ -18,12 +18,19 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{EnableScoring, Query};
 use tantivy::{DocId, Score, SegmentReader};
 
-use crate::facets::{BATCH, Counts, facets};
+use crate::facets::{BATCH, Counts, SegmentDocs, facets};
 use crate::index::Indexed;
 
-/// A score as an exactly comparable integer (x 10^6).
+/// Score steps per unit: scores within one step are equally relevant
+/// (popularity decides). Block-max WAND sums a match's field scores in
+/// no fixed order, so the same score may differ in its last bits; a step
+/// of 0.01 is far above that, and far below what a field's length or a
+/// word's frequency changes.
+const STEPS: f64 = 100.0;
+
+/// A score as an exactly comparable integer (`STEPS` a unit).
 fn relevance(score: Score) -> i64 {
-    (f64::from(score) * 1e6) as i64
+    (f64::from(score) * STEPS) as i64
 }
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -94,44 +101,133 @@ impl<'a> Plan<'a> {
     }
 
     /// The products matching `text_query` (None: nothing searchable) that
-    /// pass the filters, counted and offered to the page in one pass.
+    /// pass the filters: counted, and the page's chosen. By relevance, the
+    /// count is one unscored pass and the page a pruned one (block-max
+    /// WAND where the query is a union of terms: blocks whose best score
+    /// cannot make the page are skipped); for a requested sort every match
+    /// is kept in the same pass that counts it.
     pub fn run(&self, text_query: Option<&dyn Query>) -> Result<Matched, ServiceError> {
         let mut matched = self.nothing()?;
         let Some(text_query) = text_query else {
             return Ok(matched);
         };
-        let searcher = self.indexed.searcher.clone();
-        let weight = text_query
-            .weight(EnableScoring::enabled_from_searcher(&searcher))
-            .map_err(internal)?;
-        for (reader, segment) in searcher
+        match &mut matched.best {
+            Best::Relevance(leaders) => {
+                matched.total = self.count(text_query, &mut matched.counts)?;
+                if matched.total > 0 {
+                    self.lead(text_query, leaders)?;
+                }
+            }
+            Best::All(all) => {
+                matched.total = self.keep_all(text_query, &mut matched.counts, all)?;
+            }
+        }
+        Ok(matched)
+    }
+
+    /// The segments searched, each with what a search reads of its
+    /// documents.
+    fn segments(&self) -> impl Iterator<Item = (&SegmentReader, &SegmentDocs)> {
+        let searcher = &self.indexed.searcher;
+        searcher
             .segment_readers()
             .iter()
             .zip(self.indexed.segments.iter())
-        {
-            let alive = reader.alive_bitset();
-            let keep = |doc: DocId, row: u32| {
-                alive.is_none_or(|a| a.is_alive(doc)) && self.filter.test(row)
+    }
+
+    /// Whether the row of a match passes the filters (a deleted document
+    /// has no row: `SegmentDocs`).
+    fn keeps(&self, row: u32) -> bool {
+        self.filter.test(row)
+    }
+
+    /// The matches kept, counted into `counts`, unscored (no frequency
+    /// or field length is read).
+    fn count(&self, text_query: &dyn Query, counts: &mut Counts) -> Result<u64, ServiceError> {
+        let searcher = &self.indexed.searcher;
+        let weight = text_query
+            .weight(EnableScoring::disabled_from_searcher(searcher))
+            .map_err(internal)?;
+        let mut total = 0;
+        let keep = |row| self.keeps(row);
+        let keep: Option<&dyn Fn(u32) -> bool> = (!self.filter.is_empty()).then_some(&keep);
+        for (reader, segment) in self.segments() {
+            weight
+                .for_each_no_score(reader, &mut |docs| {
+                    for docs in docs.chunks(BATCH) {
+                        total += segment.count(docs, counts, keep);
+                    }
+                })
+                .map_err(internal)?;
+        }
+        Ok(total)
+    }
+
+    /// The best matches kept into `leaders`; a match is scored only where
+    /// its block of postings could beat the worst leader.
+    fn lead(&self, text_query: &dyn Query, leaders: &mut Leaders) -> Result<(), ServiceError> {
+        let searcher = &self.indexed.searcher;
+        let weight = text_query
+            .weight(EnableScoring::enabled_from_searcher(searcher))
+            .map_err(internal)?;
+        // The largest segment first. Where its documents are in tie order,
+        // every leader was met before any match still to come, so a match
+        // only as relevant as the worst leader cannot displace it: only
+        // strictly better ones are asked for, and blocks of equals skipped.
+        // A later segment's match may tie better than leaders met before.
+        let mut segments: Vec<_> = self.segments().collect();
+        segments.sort_by_key(|(reader, _)| std::cmp::Reverse(reader.max_doc()));
+        for (i, (reader, segment)) in segments.into_iter().enumerate() {
+            let strict = i == 0 && segment.ordered();
+            let bar = |leaders: &Leaders| {
+                if strict {
+                    leaders.beyond
+                } else {
+                    leaders.below
+                }
             };
+            weight
+                .for_each_pruning(bar(leaders), reader, &mut |doc, score| {
+                    if let Some((row, tie)) = segment.entry(doc)
+                        && self.keeps(row)
+                    {
+                        leaders.offer(tie, row, score);
+                    }
+                    bar(leaders)
+                })
+                .map_err(internal)?;
+        }
+        Ok(())
+    }
+
+    /// Every match kept, counted into `counts` and pushed to `all` with
+    /// its relevance, for a requested sort.
+    fn keep_all(
+        &self,
+        text_query: &dyn Query,
+        counts: &mut Counts,
+        all: &mut Vec<Ranked>,
+    ) -> Result<u64, ServiceError> {
+        let searcher = &self.indexed.searcher;
+        let weight = text_query
+            .weight(EnableScoring::enabled_from_searcher(searcher))
+            .map_err(internal)?;
+        let mut total = 0;
+        for (reader, segment) in self.segments() {
             // Hits are taken a batch at a time (see `SegmentDocs::take`).
             let mut batch: Vec<(DocId, Score)> = Vec::with_capacity(BATCH);
             let mut flush = |batch: &mut Vec<(DocId, Score)>| {
-                let Matched {
-                    total,
+                total += segment.take(
+                    batch,
                     counts,
-                    best,
-                } = &mut matched;
-                *total += segment.take(batch, counts, keep, |row, tie, score| match best {
-                    Best::Relevance(leaders) => {
-                        if score >= leaders.below {
-                            leaders.offer(tie, row, score);
-                        }
-                    }
-                    Best::All(all) => all.push(Ranked {
-                        row,
-                        extra: relevance(score),
-                    }),
-                });
+                    |row| self.keeps(row),
+                    |row, _, score| {
+                        all.push(Ranked {
+                            row,
+                            extra: relevance(score),
+                        })
+                    },
+                );
                 batch.clear();
             };
             weight
@@ -144,7 +240,7 @@ impl<'a> Plan<'a> {
                 .map_err(internal)?;
             flush(&mut batch);
         }
-        Ok(matched)
+        Ok(total)
     }
 
     /// The response: facets, the page in its order, its products.
@@ -180,7 +276,7 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The best `keep` matches by relevance, then popularity, then id, worst
+/// The best `keep` matches by relevance, then the tie order, worst
 /// on top: (relevance descending as a u64, place in the tie order, row),
 /// smaller is better.
 struct Leaders {
@@ -189,6 +285,8 @@ struct Leaders {
     /// Scores below this cannot make the cut (the worst kept is better):
     /// most matches are turned away by one comparison of raw scores.
     below: Score,
+    /// Scores below this are at best as relevant as the worst kept.
+    beyond: Score,
 }
 
 impl Leaders {
@@ -197,6 +295,11 @@ impl Leaders {
             heap: BinaryHeap::new(),
             keep,
             below: if keep == 0 {
+                Score::INFINITY
+            } else {
+                Score::NEG_INFINITY
+            },
+            beyond: if keep == 0 {
                 Score::INFINITY
             } else {
                 Score::NEG_INFINITY
@@ -220,7 +323,9 @@ impl Leaders {
         if self.heap.len() == self.keep
             && let Some(&(lead, _, _)) = self.heap.peek()
         {
-            self.below = below(((u64::MAX - lead) ^ (1 << 63)) as i64);
+            let worst = ((u64::MAX - lead) ^ (1 << 63)) as i64;
+            self.below = below(worst);
+            self.beyond = below(worst.saturating_add(1));
         }
     }
 }
@@ -228,7 +333,7 @@ impl Leaders {
 /// A score under which `relevance` is surely below `worst` (one step of
 /// f32 under it, far more than the rounding of the conversion).
 fn below(worst: i64) -> Score {
-    let at = (worst as f64 / 1e6) as Score;
+    let at = (worst as f64 / STEPS) as Score;
     if at > 0.0 && at.is_finite() {
         Score::from_bits(at.to_bits() - 1)
     } else {
@@ -237,7 +342,7 @@ fn below(worst: i64) -> Score {
 }
 
 /// The best `limit` products matching `query`, best first: by relevance,
-/// then popularity, then id, as a search ranks them, so equal scores
+/// then the tie order (popularity, then row), as a search ranks them, so equal scores
 /// never come back in an arbitrary order.
 pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::Result<Vec<u32>> {
     let searcher = indexed.searcher.clone();

@@ -133,8 +133,16 @@ impl<'a> Spelled<'a> {
     }
 }
 
-fn exact(fields: &Fields, lang: LanguageFields, word: Spelled<'_>, boost: f32) -> Box<dyn Query> {
-    let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
+/// `word` in any searched field, as clauses to be joined with others of
+/// the same word: a union of terms all at one level is what tantivy
+/// prunes by block-max WAND (a nested union hides its terms).
+fn exact_clauses(
+    fields: &Fields,
+    lang: LanguageFields,
+    word: Spelled<'_>,
+    boost: f32,
+) -> Vec<(Occur, Box<dyn Query>)> {
+    weighted(fields, lang)
         .into_iter()
         .map(|(field, w)| {
             let term = TermQuery::new(word.term(fields, field), IndexRecordOption::WithFreqs);
@@ -143,8 +151,7 @@ fn exact(fields: &Fields, lang: LanguageFields, word: Spelled<'_>, boost: f32) -
                 Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
             )
         })
-        .collect();
-    Box::new(BooleanQuery::new(clauses))
+        .collect()
 }
 
 /// Typos are forgiven in names, brands and categories, not descriptions:
@@ -310,15 +317,23 @@ pub fn build_words(
         }
         let mut any: Vec<(Occur, Box<dyn Query>)> =
             vec![(Occur::Should, Box::new(BooleanQuery::new(each)))];
-        any.extend(
-            others
-                .into_iter()
-                .filter_map(|entry| query.entry(entry))
-                .map(|q| (Occur::Should, q)),
-        );
+        any.extend(others.into_iter().flat_map(|entry| query.entry(entry)));
         must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
     }
-    Ok(Some(Box::new(BooleanQuery::new(must))))
+    Ok(Some(all_of(must)))
+}
+
+/// `clauses` together (all Must, or all Should); one clause as itself, so
+/// a one-word query is the union of its field terms that tantivy prunes
+/// by block-max WAND (a boolean wrapper hides the terms from it; scores
+/// are the same).
+fn all_of(mut clauses: Vec<(Occur, Box<dyn Query>)>) -> Box<dyn Query> {
+    if clauses.len() == 1
+        && let Some((_, only)) = clauses.pop()
+    {
+        return only;
+    }
+    Box::new(BooleanQuery::new(clauses))
 }
 
 /// What a query's clauses are built from.
@@ -335,8 +350,7 @@ impl Clauses<'_> {
     fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Box<dyn Query> {
         let (indexed, lang, fields) = (self.indexed, self.lang, &self.indexed.fields);
         let spelled = Spelled { word, stem };
-        let mut any: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Should, exact(fields, lang, spelled, 2.0))];
+        let mut any = exact_clauses(fields, lang, spelled, 2.0);
         let distance = match self.typos_allowed {
             Typos::Forgiven if !known(indexed, lang, spelled) => typos(word),
             _ => 0,
@@ -370,25 +384,31 @@ impl Clauses<'_> {
             }
         }
         for entry in self.synonyms.of(lang.slot, stem) {
-            if let Some(q) = self.entry(entry) {
-                any.push((Occur::Should, q));
-            }
+            any.extend(self.entry(entry));
         }
-        Box::new(BooleanQuery::new(any))
+        all_of(any)
     }
 
-    /// A synonym entry (stemmed words, one space between): every word of
-    /// it, e.g. "t-shirt" -> t AND shirt.
-    fn entry(&self, entry: &str) -> Option<Box<dyn Query>> {
-        let parts: Vec<(Occur, Box<dyn Query>)> = entry
-            .split(' ')
-            .filter(|w| !w.is_empty())
-            .map(|w| {
-                let exact = exact(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
-                (Occur::Must, exact)
-            })
-            .collect();
-        (!parts.is_empty()).then(|| Box::new(BooleanQuery::new(parts)) as Box<dyn Query>)
+    /// A synonym entry (stemmed words, one space between) as clauses of
+    /// a union: a word's field terms, or every word of it together
+    /// ("t-shirt" -> t AND shirt) as one clause.
+    fn entry(&self, entry: &str) -> Vec<(Occur, Box<dyn Query>)> {
+        let exact = |w| exact_clauses(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
+        let words: Vec<&str> = entry.split(' ').filter(|w| !w.is_empty()).collect();
+        match words.as_slice() {
+            [] => Vec::new(),
+            [word] => exact(word),
+            _ => {
+                let parts = words
+                    .into_iter()
+                    .map(|w| (Occur::Must, all_of(exact(w))))
+                    .collect();
+                vec![(
+                    Occur::Should,
+                    Box::new(BooleanQuery::new(parts)) as Box<dyn Query>,
+                )]
+            }
+        }
     }
 }
 

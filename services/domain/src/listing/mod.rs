@@ -306,6 +306,11 @@ impl<S: Schema> Listing<S> {
 pub struct RowFilter<'a>(Vec<Predicate<'a>>);
 
 impl RowFilter<'_> {
+    /// Whether there is no filter: every record passes.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Whether record `row` passes every filter.
     #[inline]
     pub fn test(&self, row: u32) -> bool {

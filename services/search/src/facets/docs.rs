@@ -1,103 +1,165 @@
 //! What a search reads of each document of a segment: its row, its place
-//! in the relevance tie order and its facet values, side by side.
+//! in the relevance tie order and its facet values.
 
 use super::{Counts, FacetRow, FacetRows, Packed, Rank, blank};
 
-/// One document's row, its place in the relevance tie order and its
-/// facet values side by side (16 bytes when ranks fit in u16): a search
-/// reads all three of every hit, one cache line rather than three. (That
-/// alone measured no faster; reading a batch of entries before using any,
-/// `take`, is what overlaps the misses.)
-#[derive(Debug, Clone, Copy)]
-struct Doc<R> {
-    row: u32,
-    tie: u32,
-    values: FacetRow<R>,
-}
-
 /// What a search reads of each document of one segment, in document
-/// order (the order it finds hits in), so it reads front to back.
-pub struct SegmentDocs(Docs);
-
-enum Docs {
-    Narrow(Box<[Doc<u16>]>),
-    Wide(Box<[Doc<u32>]>),
+/// order (the order it finds hits in), so it reads front to back. Apart,
+/// not side by side: counting every match (most of a broad search's
+/// time) reads only the facet values, 8 bytes a document when ranks fit
+/// in u16; rows and tie places are read for the page's candidates, and
+/// rows for every match only under filters or deletions.
+pub struct SegmentDocs {
+    /// Each document's row (`u32::MAX`: none, or deleted).
+    rows: Box<[u32]>,
+    /// Each document's place in the tie order.
+    ties: Box<[u32]>,
+    values: Values,
+    /// Whether its documents with a row are in tie order: of two equally
+    /// relevant matches, the one met first ranks first.
+    ordered: bool,
+    /// Whether every document has a row (none deleted).
+    complete: bool,
 }
 
-fn docs<R: Rank>(by_row: &[FacetRow<R>], rows: &[u32], tie_order: &[u32]) -> Box<[Doc<R>]> {
+enum Values {
+    Narrow(Box<[FacetRow<u16>]>),
+    Wide(Box<[FacetRow<u32>]>),
+}
+
+fn values<R: Rank>(by_row: &[FacetRow<R>], rows: &[u32]) -> Box<[FacetRow<R>]> {
     rows.iter()
-        .map(|&row| match by_row.get(row as usize) {
-            Some(&values) => Doc {
-                row,
-                tie: tie_order.get(row as usize).copied().unwrap_or(u32::MAX),
-                values,
-            },
-            None => Doc {
-                row: u32::MAX,
-                tie: u32::MAX,
-                values: blank(),
-            },
-        })
+        .map(|&row| by_row.get(row as usize).copied().unwrap_or_else(blank))
         .collect()
 }
 
 /// Hits a search reads the entries of at once (`SegmentDocs::take`).
 pub const BATCH: usize = 64;
 
-/// The entries of `hits` (at most `BATCH`), each counted and taken if it
-/// has a row and `keep` keeps it; the number kept.
+/// Of `hits` (at most `BATCH`, with scores), those with a row that `keep`
+/// keeps: counted and given to `take(row, tie, score)`; the number kept.
 fn take<R: Rank>(
-    all: &[Doc<R>],
+    docs: &SegmentDocs,
+    values: &[FacetRow<R>],
     hits: &[(u32, f32)],
     counts: &mut Counts,
-    keep: impl Fn(u32, u32) -> bool,
+    keep: impl Fn(u32) -> bool,
     mut take: impl FnMut(u32, u32, f32),
 ) -> u64 {
-    // Read every entry before using any: independent loads, so their
-    // cache misses overlap rather than wait on each other (one miss a hit
-    // was half of a search's time at 1,000,000 products).
-    let mut read = [None; BATCH];
-    for (slot, &(doc, _)) in read.iter_mut().zip(hits) {
-        *slot = all.get(doc as usize).copied();
+    // Read every row before using any: independent loads, so their cache
+    // misses overlap rather than wait on each other (one miss a hit was
+    // half of a search's time at 1,000,000 products).
+    let mut rows = [u32::MAX; BATCH];
+    for (slot, &(doc, _)) in rows.iter_mut().zip(hits) {
+        *slot = docs.rows.get(doc as usize).copied().unwrap_or(u32::MAX);
     }
     let mut kept = 0;
-    for (d, &(doc, score)) in read.iter().zip(hits) {
-        let Some(d) = d.filter(|d| d.row != u32::MAX && keep(doc, d.row)) else {
+    for (&row, &(doc, score)) in rows.iter().zip(hits) {
+        if row == u32::MAX || !keep(row) {
+            continue;
+        }
+        let (Some(v), Some(&tie)) = (values.get(doc as usize), docs.ties.get(doc as usize)) else {
             continue;
         };
         kept += 1;
-        counts.add(&d.values);
-        take(d.row, d.tie, score);
+        counts.add(v);
+        take(row, tie, score);
     }
     kept
 }
 
+/// Of `docs` (at most `BATCH`), those with a row that `keep` keeps (None:
+/// every one), counted; the number counted.
+fn count<R: Rank>(
+    segment: &SegmentDocs,
+    values: &[FacetRow<R>],
+    docs: &[u32],
+    counts: &mut Counts,
+    keep: Option<&dyn Fn(u32) -> bool>,
+) -> u64 {
+    let mut read = [blank::<R>(); BATCH];
+    let mut n = 0;
+    match keep {
+        // Every document has a row and no filter: only the values are read.
+        None if segment.complete => {
+            for &doc in docs {
+                if let Some(&v) = values.get(doc as usize) {
+                    read[n] = v;
+                    n += 1;
+                }
+            }
+        }
+        _ => {
+            let keep = keep.unwrap_or(&|_| true);
+            for &doc in docs {
+                let row = segment.rows.get(doc as usize).copied().unwrap_or(u32::MAX);
+                if row != u32::MAX
+                    && keep(row)
+                    && let Some(&v) = values.get(doc as usize)
+                {
+                    read[n] = v;
+                    n += 1;
+                }
+            }
+        }
+    }
+    for v in &read[..n] {
+        counts.add(v);
+    }
+    n as u64
+}
+
 impl SegmentDocs {
     /// Of `hits` (documents of this segment with their scores, at most
-    /// `BATCH`), those with a row that `keep(doc, row)` keeps: counted
-    /// into `counts` and given to `hit(row, tie, score)`. The number kept.
+    /// `BATCH`), those with a row that `keep(row)` keeps: counted into
+    /// `counts` and given to `hit(row, tie, score)`. The number kept.
     #[inline]
     pub fn take(
         &self,
         hits: &[(u32, f32)],
         counts: &mut Counts,
-        keep: impl Fn(u32, u32) -> bool,
+        keep: impl Fn(u32) -> bool,
         hit: impl FnMut(u32, u32, f32),
     ) -> u64 {
-        match &self.0 {
-            Docs::Narrow(all) => take(all, hits, counts, keep, hit),
-            Docs::Wide(all) => take(all, hits, counts, keep, hit),
+        match &self.values {
+            Values::Narrow(values) => take(self, values, hits, counts, keep, hit),
+            Values::Wide(values) => take(self, values, hits, counts, keep, hit),
         }
+    }
+
+    /// Of `docs` (at most `BATCH`), those with a row that `keep(row)`
+    /// keeps (None: every one) counted into `counts`; the number counted.
+    #[inline]
+    pub fn count(
+        &self,
+        docs: &[u32],
+        counts: &mut Counts,
+        keep: Option<&dyn Fn(u32) -> bool>,
+    ) -> u64 {
+        match &self.values {
+            Values::Narrow(values) => count(self, values, docs, counts, keep),
+            Values::Wide(values) => count(self, values, docs, counts, keep),
+        }
+    }
+
+    /// The row and tie place of document `doc` (None: a document
+    /// without a row).
+    #[inline]
+    pub fn entry(&self, doc: u32) -> Option<(u32, u32)> {
+        let row = *self.rows.get(doc as usize)?;
+        let tie = *self.ties.get(doc as usize)?;
+        (row != u32::MAX).then_some((row, tie))
+    }
+
+    /// Whether its documents are in tie order (see `ordered`).
+    pub fn ordered(&self) -> bool {
+        self.ordered
     }
 
     /// The row of document `doc` (None: a document without one).
     #[cfg(test)]
     pub fn row(&self, doc: u32) -> Option<u32> {
-        match &self.0 {
-            Docs::Narrow(all) => all.get(doc as usize).map(|d| d.row),
-            Docs::Wide(all) => all.get(doc as usize).map(|d| d.row),
-        }
-        .filter(|&row| row != u32::MAX)
+        self.entry(doc).map(|(row, _)| row)
     }
 }
 
@@ -105,11 +167,31 @@ impl FacetRows {
     /// What a search reads of each document of a segment whose documents
     /// have the rows `rows` (`u32::MAX`: none), `tie_order` each row's
     /// place in the tie order.
-    pub fn for_segment(&self, rows: &[u32], tie_order: &[u32]) -> SegmentDocs {
-        SegmentDocs(match &self.0 {
-            Packed::Narrow(by_row) => Docs::Narrow(docs(by_row, rows, tie_order)),
-            Packed::Wide(by_row) => Docs::Wide(docs(by_row, rows, tie_order)),
-        })
+    pub fn for_segment(&self, mut rows: Box<[u32]>, tie_order: &[u32]) -> SegmentDocs {
+        let len = match &self.0 {
+            Packed::Narrow(by_row) => by_row.len(),
+            Packed::Wide(by_row) => by_row.len(),
+        };
+        for row in rows.iter_mut().filter(|row| **row as usize >= len) {
+            *row = u32::MAX;
+        }
+        let tie = |row: u32| tie_order.get(row as usize).copied().unwrap_or(u32::MAX);
+        let ties: Box<[u32]> = rows.iter().map(|&row| tie(row)).collect();
+        let ordered = rows
+            .iter()
+            .filter(|&&row| row != u32::MAX)
+            .map(|&row| tie(row))
+            .is_sorted_by(|a, b| a < b);
+        SegmentDocs {
+            complete: rows.iter().all(|&row| row != u32::MAX),
+            values: match &self.0 {
+                Packed::Narrow(by_row) => Values::Narrow(values(by_row, &rows)),
+                Packed::Wide(by_row) => Values::Wide(values(by_row, &rows)),
+            },
+            rows,
+            ties,
+            ordered,
+        }
     }
 }
 
@@ -136,17 +218,34 @@ mod tests {
         let tie_order: Vec<u32> = (0..50).map(|r| 1000 + 3 * r).collect();
         let rows = [7, u32::MAX, 0, 49, 12, 60];
         for by_row in [&narrow, &wide] {
-            let docs = by_row.for_segment(&rows, &tie_order);
+            let docs = by_row.for_segment(rows.into(), &tie_order);
+            assert!(!docs.complete && !docs.ordered(), "row 7 before row 0");
             let hits: Vec<(u32, f32)> = (0..7).map(|d| (d, d as f32 / 2.0)).collect();
             let mut by_doc = Counts::new(&listing, 1).unwrap();
             let mut taken = Vec::new();
             let kept = docs.take(
                 &hits,
                 &mut by_doc,
-                |doc, _| doc != 4,
+                |row| row != 12,
                 |row, tie, score| taken.push((row, tie, score)),
             );
             assert_eq!(kept, 3);
+            // Counted without scores, the same.
+            let mut unscored = Counts::new(&listing, 1).unwrap();
+            let keep = |row| row != 12;
+            let docs_only: Vec<u32> = (0..7).collect();
+            assert_eq!(docs.count(&docs_only, &mut unscored, Some(&keep)), 3);
+            assert_eq!(
+                facets(&listing, &HashMap::new(), unscored).unwrap(),
+                facets(&listing, &HashMap::new(), {
+                    let mut c = Counts::new(&listing, 1).unwrap();
+                    for row in [7, 0, 49] {
+                        by_row.count(&mut c, row);
+                    }
+                    c
+                })
+                .unwrap()
+            );
             let expect = [(7, 1021, 0.0), (0, 1000, 1.0), (49, 1147, 1.5)];
             assert_eq!(taken, expect);
             let mut expected = Counts::new(&listing, 1).unwrap();
@@ -159,5 +258,31 @@ mod tests {
                 facets(&listing, &no_labels, expected).unwrap()
             );
         }
+    }
+
+    /// A segment whose every document has a row counts by the values
+    /// alone, as by rows; one in tie order says so.
+    #[test]
+    fn complete_segments_count_by_values_alone() {
+        let products: Vec<ProductFacts> = (0..50).map(product).collect();
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &[0, 1]);
+        let by_row = FacetRows::build(&listing).unwrap();
+        let tie_order: Vec<u32> = (0..50).map(|r| 49 - r).collect();
+        let docs = by_row.for_segment((0..50).rev().collect(), &tie_order);
+        assert!(docs.complete && docs.ordered());
+        let mut by_doc = Counts::new(&listing, 0).unwrap();
+        let all: Vec<u32> = (0..50).collect();
+        assert_eq!(docs.count(&all, &mut by_doc, None), 50);
+        let mut expected = Counts::new(&listing, 0).unwrap();
+        for row in 0..50 {
+            by_row.count(&mut expected, row);
+        }
+        let no_labels = HashMap::new();
+        assert_eq!(
+            facets(&listing, &no_labels, by_doc).unwrap(),
+            facets(&listing, &no_labels, expected).unwrap()
+        );
+        let unordered = by_row.for_segment((0..50).collect(), &tie_order);
+        assert!(unordered.complete && !unordered.ordered());
     }
 }
