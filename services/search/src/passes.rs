@@ -77,14 +77,14 @@ fn matches(
 ) -> Result<Matched, ServiceError> {
     let exact =
         text_query::build_words(indexed, lang, synonyms, words, Typos::Exact).map_err(internal)?;
-    let matched = plan.run(exact.as_deref())?;
+    let matched = plan.run(exact.as_ref())?;
     // Known words found nothing together: none is a typo to forgive.
     if matched.total > 0 || !text_query::any_unknown(indexed, lang, words).map_err(internal)? {
         return Ok(matched);
     }
     let forgiven = text_query::build_words(indexed, lang, synonyms, words, Typos::Forgiven)
         .map_err(internal)?;
-    plan.run(forgiven.as_deref())
+    plan.run(forgiven.as_ref())
 }
 
 /// The query with each word no name has replaced by the closest name

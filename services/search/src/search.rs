@@ -20,6 +20,7 @@ use tantivy::{DocId, Score, SegmentReader};
 
 use crate::facets::{BATCH, Counts, SegmentDocs, facets};
 use crate::index::Indexed;
+use crate::text_query::Built;
 
 /// Score steps per unit: scores within one step are equally relevant
 /// (popularity decides). Block-max WAND sums a match's field scores in
@@ -106,14 +107,15 @@ impl<'a> Plan<'a> {
     /// WAND where the query is a union of terms: blocks whose best score
     /// cannot make the page are skipped); for a requested sort every match
     /// is kept in the same pass that counts it.
-    pub fn run(&self, text_query: Option<&dyn Query>) -> Result<Matched, ServiceError> {
+    pub fn run(&self, text: Option<&Built>) -> Result<Matched, ServiceError> {
         let mut matched = self.nothing()?;
-        let Some(text_query) = text_query else {
+        let Some(text) = text else {
             return Ok(matched);
         };
+        let text_query = text.query.as_ref();
         match &mut matched.best {
             Best::Relevance(leaders) => {
-                matched.total = self.count(text_query, &mut matched.counts)?;
+                matched.total = self.count(text, &mut matched.counts)?;
                 if matched.total > 0 {
                     self.lead(text_query, leaders)?;
                 }
@@ -139,28 +141,6 @@ impl<'a> Plan<'a> {
     /// has no row: `SegmentDocs`).
     fn keeps(&self, row: u32) -> bool {
         self.filter.test(row)
-    }
-
-    /// The matches kept, counted into `counts`, unscored (no frequency
-    /// or field length is read).
-    fn count(&self, text_query: &dyn Query, counts: &mut Counts) -> Result<u64, ServiceError> {
-        let searcher = &self.indexed.searcher;
-        let weight = text_query
-            .weight(EnableScoring::disabled_from_searcher(searcher))
-            .map_err(internal)?;
-        let mut total = 0;
-        let keep = |row| self.keeps(row);
-        let keep: Option<&dyn Fn(u32) -> bool> = (!self.filter.is_empty()).then_some(&keep);
-        for (reader, segment) in self.segments() {
-            weight
-                .for_each_no_score(reader, &mut |docs| {
-                    for docs in docs.chunks(BATCH) {
-                        total += segment.count(docs, counts, keep);
-                    }
-                })
-                .map_err(internal)?;
-        }
-        Ok(total)
     }
 
     /// The best matches kept into `leaders`; a match is scored only where
@@ -396,5 +376,6 @@ pub fn encoded(
     })
 }
 
+mod count;
 #[cfg(test)]
 mod tests;

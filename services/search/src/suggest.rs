@@ -73,7 +73,7 @@ pub fn suggest(
     if let Some(earlier) =
         text_query::build(indexed, lang, synonyms, &head, Typos::Forgiven).map_err(internal)?
     {
-        clauses.push((Occur::Must, earlier));
+        clauses.push((Occur::Must, earlier.query));
     }
     let query = BooleanQuery::new(clauses);
     let rows = top_hits(indexed, &query, limit).map_err(internal)?;

@@ -14,6 +14,10 @@ use tantivy::tokenizer::TextAnalyzer;
 use crate::index::{Fields, Indexed, LanguageFields};
 use crate::synonyms::Synonyms;
 
+mod union;
+use union::Union;
+pub use union::{Built, Source};
+
 /// Words of a query scored at most.
 pub const MAX_WORDS: usize = 10;
 /// Name words within its typos a word may stand for, at most.
@@ -133,68 +137,68 @@ impl<'a> Spelled<'a> {
     }
 }
 
-/// `word` in any searched field, as clauses to be joined with others of
-/// the same word: a union of terms all at one level is what tantivy
-/// prunes by block-max WAND (a nested union hides its terms).
-fn exact_clauses(
+/// `word` in each searched field, with its weight times `boost`.
+fn exact_terms(
     fields: &Fields,
     lang: LanguageFields,
     word: Spelled<'_>,
     boost: f32,
-) -> Vec<(Occur, Box<dyn Query>)> {
+) -> impl Iterator<Item = (Term, f32)> {
     weighted(fields, lang)
         .into_iter()
-        .map(|(field, w)| {
-            let term = TermQuery::new(word.term(fields, field), IndexRecordOption::WithFreqs);
-            (
-                Occur::Should,
-                Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
-            )
-        })
-        .collect()
+        .map(move |(field, w)| (word.term(fields, field), w * boost))
 }
 
 /// Typos are forgiven in names, brands and categories, not descriptions:
 /// a description repeats its product's name, and its large vocabulary
-/// makes a fuzzy match there the costliest part of a search.
+/// makes a fuzzy match there the costliest part of a search. With what
+/// its matches are read from.
 fn fuzzy(
     fields: &Fields,
     lang: LanguageFields,
     word: Spelled<'_>,
     distance: u8,
     boost: f32,
-) -> Box<dyn Query> {
+) -> (Box<dyn Query>, Vec<Source>) {
+    let mut sources = Vec::new();
     let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
         .into_iter()
         .filter(|&(field, _)| field != lang.description)
         .map(|(field, w)| {
-            let term = FuzzyTermQuery::new(word.term(fields, field), distance, true);
+            let spelled = word.term(fields, field);
+            sources.push(Source::Within(spelled.clone(), distance));
+            let term = FuzzyTermQuery::new(spelled, distance, true);
             (
                 Occur::Should,
                 Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
             )
         })
         .collect();
-    Box::new(BooleanQuery::new(clauses))
+    (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
 /// A name word a typed word stands for (`stem` its stem), where typos
 /// are forgiven (not descriptions), scored as a fuzzy match of that many
-/// typos is.
-fn corrected(fields: &Fields, lang: LanguageFields, stem: &str, boost: f32) -> Box<dyn Query> {
+/// typos is. With what its matches are read from.
+fn corrected(
+    fields: &Fields,
+    lang: LanguageFields,
+    stem: &str,
+    boost: f32,
+) -> (Box<dyn Query>, Vec<Source>) {
+    let mut sources = Vec::new();
     let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
         .into_iter()
         .filter(|&(field, _)| field != lang.description)
         .map(|(field, w)| {
-            let term = TermQuery::new(
-                Spelled::stemmed(stem).term(fields, field),
-                IndexRecordOption::Basic,
-            );
+            let spelled = Spelled::stemmed(stem).term(fields, field);
+            sources.push(Source::Term(spelled.clone()));
+            let term = TermQuery::new(spelled, IndexRecordOption::Basic);
             let scored = tantivy::query::ConstScoreQuery::new(Box::new(term), w * boost);
             (Occur::Should, Box::new(scored) as Box<dyn Query>)
         })
         .collect();
-    Box::new(BooleanQuery::new(clauses))
+    (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
 /// Whether words may match within typos.
@@ -270,7 +274,7 @@ pub fn build(
     synonyms: &Synonyms,
     text: &str,
     typos_allowed: Typos,
-) -> tantivy::Result<Option<Box<dyn Query>>> {
+) -> tantivy::Result<Option<Built>> {
     let words = words(indexed, lang, text)?;
     build_words(indexed, lang, synonyms, &words, typos_allowed)
 }
@@ -284,7 +288,7 @@ pub fn build_words(
     synonyms: &Synonyms,
     words: &[String],
     typos_allowed: Typos,
-) -> tantivy::Result<Option<Box<dyn Query>>> {
+) -> tantivy::Result<Option<Built>> {
     if words.is_empty() {
         return Ok(None);
     }
@@ -296,44 +300,28 @@ pub fn build_words(
         synonyms,
         typos_allowed,
     };
-    let mut must: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    let mut must: Vec<Union> = Vec::new();
     let mut at = 0;
     while at < words.len() {
         let (len, others) = synonyms
             .phrase_at(lang.slot, &stems[at..])
             .unwrap_or((1, Vec::new()));
-        let mut each: Vec<(Occur, Box<dyn Query>)> = (at..at + len)
-            .map(|i| {
-                (
-                    Occur::Must,
-                    query.word(&mut analyzers, &words[i], &stems[i]),
-                )
-            })
+        let mut each: Vec<Union> = (at..at + len)
+            .map(|i| query.word(&mut analyzers, &words[i], &stems[i]))
             .collect();
         at += len;
         if others.is_empty() {
             must.append(&mut each);
             continue;
         }
-        let mut any: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Should, Box::new(BooleanQuery::new(each)))];
-        any.extend(others.into_iter().flat_map(|entry| query.entry(entry)));
-        must.push((Occur::Must, Box::new(BooleanQuery::new(any))));
+        let mut any = Union::default();
+        any.push(Union::all(each), None);
+        for entry in others {
+            query.entry(entry, &mut any);
+        }
+        must.push(any);
     }
-    Ok(Some(all_of(must)))
-}
-
-/// `clauses` together (all Must, or all Should); one clause as itself, so
-/// a one-word query is the union of its field terms that tantivy prunes
-/// by block-max WAND (a boolean wrapper hides the terms from it; scores
-/// are the same).
-fn all_of(mut clauses: Vec<(Occur, Box<dyn Query>)>) -> Box<dyn Query> {
-    if clauses.len() == 1
-        && let Some((_, only)) = clauses.pop()
-    {
-        return only;
-    }
-    Box::new(BooleanQuery::new(clauses))
+    Ok(Some(Built::of(must)))
 }
 
 /// What a query's clauses are built from.
@@ -347,10 +335,11 @@ struct Clauses<'a> {
 impl Clauses<'_> {
     /// What one typed word (`stem` its stem) may match: itself, within
     /// its typos where allowed, a name word it stands for, a synonym.
-    fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Box<dyn Query> {
+    fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Union {
         let (indexed, lang, fields) = (self.indexed, self.lang, &self.indexed.fields);
         let spelled = Spelled { word, stem };
-        let mut any = exact_clauses(fields, lang, spelled, 2.0);
+        let mut any = Union::default();
+        any.terms.extend(exact_terms(fields, lang, spelled, 2.0));
         let distance = match self.typos_allowed {
             Typos::Forgiven if !known(indexed, lang, spelled) => typos(word),
             _ => 0,
@@ -358,10 +347,8 @@ impl Clauses<'_> {
         // A word one typo away matches both clauses, two typos away the
         // second only: fewer typos rank first.
         for d in 1..=distance {
-            any.push((
-                Occur::Should,
-                fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d)),
-            ));
+            let (query, sources) = fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d));
+            any.push(query, Some(sources));
         }
         // Typos counted on the word as typed, not its stem: "ceramik" is
         // one from the name word "ceramic", whose stem "ceram" is two
@@ -377,36 +364,35 @@ impl Clauses<'_> {
         for (close, d) in corrections {
             let close = analyzers.stem(close);
             if crate::vocabulary::distance(stem, &close, most).is_none() {
-                any.push((
-                    Occur::Should,
-                    corrected(fields, lang, &close, 0.5 / d as f32),
-                ));
+                let (query, sources) = corrected(fields, lang, &close, 0.5 / d as f32);
+                any.push(query, Some(sources));
             }
         }
         for entry in self.synonyms.of(lang.slot, stem) {
-            any.extend(self.entry(entry));
+            self.entry(entry, &mut any);
         }
-        all_of(any)
+        any
     }
 
-    /// A synonym entry (stemmed words, one space between) as clauses of
-    /// a union: a word's field terms, or every word of it together
-    /// ("t-shirt" -> t AND shirt) as one clause.
-    fn entry(&self, entry: &str) -> Vec<(Occur, Box<dyn Query>)> {
-        let exact = |w| exact_clauses(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
+    /// A synonym entry (stemmed words, one space between) into `any`: a
+    /// word's field terms, or every word of it together ("t-shirt" -> t
+    /// AND shirt) as one clause.
+    fn entry(&self, entry: &str, any: &mut Union) {
+        let exact = |w| exact_terms(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
         let words: Vec<&str> = entry.split(' ').filter(|w| !w.is_empty()).collect();
         match words.as_slice() {
-            [] => Vec::new(),
-            [word] => exact(word),
+            [] => {}
+            [word] => any.terms.extend(exact(word)),
             _ => {
-                let parts = words
+                let each = words
                     .into_iter()
-                    .map(|w| (Occur::Must, all_of(exact(w))))
+                    .map(|w| Union {
+                        terms: exact(w).collect(),
+                        ..Union::default()
+                    })
                     .collect();
-                vec![(
-                    Occur::Should,
-                    Box::new(BooleanQuery::new(parts)) as Box<dyn Query>,
-                )]
+                // Matches of every word: no union of postings.
+                any.push(Union::all(each), None);
             }
         }
     }

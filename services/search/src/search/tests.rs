@@ -130,18 +130,18 @@ fn queries() -> Vec<ListQuery> {
 /// The plain answer: product ids of the page, total, facets.
 fn plain(
     indexed: &Indexed,
-    text: &str,
+    (text, typos): (&str, Typos),
     list: &ListQuery,
     currency: usize,
 ) -> (Vec<u32>, u64, storefront_proto::search::v1::Facets) {
     let lang = indexed.fields.for_locale("en-AU");
-    let query = text_query::build(indexed, lang, &Synonyms::default(), text, Typos::Exact)
+    let query = text_query::build(indexed, lang, &Synonyms::default(), text, typos)
         .unwrap()
         .unwrap();
     let searcher = indexed.searcher.clone();
     let docs = searcher
         .search(
-            query.as_ref(),
+            query.query.as_ref(),
             &TopDocs::with_limit(10_000).order_by_score(),
         )
         .unwrap();
@@ -187,16 +187,30 @@ fn one_pass_answers_as_every_match_sorted_would() {
     let indexed = index();
     let lang = indexed.fields.for_locale("en-AU");
     let mut compared = BTreeMap::new();
-    for text in ["shirt", "cotton linen", "classic", "wool dress"] {
-        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
+    // Words of names and descriptions, of brands only, of categories
+    // only; words within typos.
+    let exact = [
+        "shirt",
+        "cotton linen",
+        "classic",
+        "wool dress",
+        "harbour",
+        "category",
+    ];
+    let texts = exact
+        .map(|text| (text, Typos::Exact))
+        .into_iter()
+        .chain(["linnen", "cottn linen", "classsic"].map(|text| (text, Typos::Forgiven)));
+    for (text, typos) in texts {
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, typos)
             .unwrap()
             .unwrap();
         for list in queries() {
             for currency in 0..CURRENCIES.len() {
                 let plan = Plan::new(&indexed, &list, currency).unwrap();
-                let matched = plan.run(Some(query.as_ref())).unwrap();
+                let matched = plan.run(Some(&query)).unwrap();
                 let answer = plan.answer(matched).unwrap();
-                let (rows, total, facets) = plain(&indexed, text, &list, currency);
+                let (rows, total, facets) = plain(&indexed, (text, typos), &list, currency);
                 let info = answer.page.unwrap();
                 assert_eq!(info.total, total, "{text} {list:?}");
                 let ids = |rows: &[u32]| -> Vec<Bytes> {
@@ -300,8 +314,7 @@ fn merged_into_one_segment_answers_as_before() {
                     .unwrap()
                     .unwrap();
                 let plan = Plan::new(at, &list, 0).unwrap();
-                plan.answer(plan.run(Some(query.as_ref())).unwrap())
-                    .unwrap()
+                plan.answer(plan.run(Some(&query)).unwrap()).unwrap()
             };
             assert_eq!(answer(&merged), answer(&indexed), "{text} {list:?}");
         }
@@ -357,7 +370,10 @@ fn a_change_and_a_delete_leave_one_document_per_row() {
         .unwrap();
     let found = next
         .searcher
-        .search(zanzibar.as_ref(), &TopDocs::with_limit(5).order_by_score())
+        .search(
+            zanzibar.query.as_ref(),
+            &TopDocs::with_limit(5).order_by_score(),
+        )
         .unwrap();
     assert_eq!(found.len(), 1);
 }
@@ -379,7 +395,7 @@ fn postings_are_estimated_before_any_is_read() {
         let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Forgiven)
             .unwrap()
             .unwrap();
-        plan.run(Some(query.as_ref())).unwrap().total
+        plan.run(Some(&query)).unwrap().total
     };
     let linen = plan_hits("linen");
     assert!(linen > 0);
@@ -407,7 +423,7 @@ fn brand_words_match_as_the_brand_is_spelled() {
         let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
             .unwrap()
             .unwrap();
-        let matched = plan.run(Some(query.as_ref())).unwrap();
+        let matched = plan.run(Some(&query)).unwrap();
         assert_eq!(matched.total, 100, "{text}");
     }
     let words = vec!["threads".to_string()];
@@ -428,7 +444,7 @@ fn words_making_a_multi_word_entry_match_its_group() {
         let query = text_query::build(&indexed, lang, synonyms, text, Typos::Exact)
             .unwrap()
             .unwrap();
-        let mut rows = super::top_hits(&indexed, query.as_ref(), 1000).unwrap();
+        let mut rows = super::top_hits(&indexed, query.query.as_ref(), 1000).unwrap();
         rows.sort_unstable();
         rows
     };
