@@ -114,12 +114,13 @@ impl<'a> Plan<'a> {
         };
         let text_query = text.query.as_ref();
         match &mut matched.best {
-            Best::Relevance(leaders) => {
-                matched.total = self.count(text, &mut matched.counts)?;
+            Best::Relevance(leaders) => count::with_scratch(|scratch| {
+                matched.total = self.count(text, &mut matched.counts, scratch)?;
                 if matched.total > 0 {
-                    self.lead(text_query, leaders)?;
+                    self.lead(text, leaders, scratch)?;
                 }
-            }
+                Ok::<_, ServiceError>(())
+            })?,
             Best::All(all) => {
                 matched.total = self.keep_all(text_query, &mut matched.counts, all)?;
             }
@@ -144,10 +145,23 @@ impl<'a> Plan<'a> {
     }
 
     /// The best matches kept into `leaders`; a match is scored only where
-    /// its block of postings could beat the worst leader.
-    fn lead(&self, text_query: &dyn Query, leaders: &mut Leaders) -> Result<(), ServiceError> {
+    /// its block of postings could beat the worst leader. Where the count
+    /// left each segment's matches and the query has a flat form (words
+    /// that are unions of terms alone), the flat union is scored, pruned,
+    /// and only the matches offered: the intersection it stands for is
+    /// never walked.
+    fn lead(
+        &self,
+        text: &Built,
+        leaders: &mut Leaders,
+        scratch: &count::Scratch,
+    ) -> Result<(), ServiceError> {
         let searcher = &self.indexed.searcher;
-        let weight = text_query
+        let (query, among) = match (&text.flat, scratch.matched(0).is_some()) {
+            (Some(flat), true) => (flat.as_ref(), true),
+            _ => (text.query.as_ref(), false),
+        };
+        let weight = query
             .weight(EnableScoring::enabled_from_searcher(searcher))
             .map_err(internal)?;
         // The largest segment first. Where its documents are in tie order,
@@ -155,10 +169,11 @@ impl<'a> Plan<'a> {
         // only as relevant as the worst leader cannot displace it: only
         // strictly better ones are asked for, and blocks of equals skipped.
         // A later segment's match may tie better than leaders met before.
-        let mut segments: Vec<_> = self.segments().collect();
-        segments.sort_by_key(|(reader, _)| std::cmp::Reverse(reader.max_doc()));
-        for (i, (reader, segment)) in segments.into_iter().enumerate() {
+        let mut segments: Vec<_> = self.segments().enumerate().collect();
+        segments.sort_by_key(|(_, (reader, _))| std::cmp::Reverse(reader.max_doc()));
+        for (i, (at, (reader, segment))) in segments.into_iter().enumerate() {
             let strict = i == 0 && segment.ordered();
+            let matched = scratch.matched(at).filter(|_| among);
             let bar = |leaders: &Leaders| {
                 if strict {
                     leaders.beyond
@@ -168,7 +183,8 @@ impl<'a> Plan<'a> {
             };
             weight
                 .for_each_pruning(bar(leaders), reader, &mut |doc, score| {
-                    if let Some((row, tie)) = segment.entry(doc)
+                    if matched.is_none_or(|bits| count::has(bits, doc))
+                        && let Some((row, tie)) = segment.entry(doc)
                         && self.keeps(row)
                     {
                         leaders.offer(tie, row, score);

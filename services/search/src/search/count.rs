@@ -14,28 +14,67 @@ use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
 
+/// Bitsets of one search, one bit a document: per segment its matches
+/// (when read from postings), and one union while it is intersected with
+/// them. Kept per thread between searches so that none allocates (and
+/// faults in) its own.
+#[derive(Default)]
+pub(super) struct Scratch {
+    matched: Vec<Vec<u64>>,
+    more: Vec<u64>,
+    /// Whether `matched` holds this search's matches.
+    read: bool,
+}
+
+impl Scratch {
+    /// Segment `at`'s matches, when this search read them from postings.
+    pub fn matched(&self, at: usize) -> Option<&[u64]> {
+        self.read.then(|| self.matched.get(at).map(Vec::as_slice))?
+    }
+}
+
 thread_local! {
-    /// One bit a document of the segment being counted: the matches, and
-    /// one union of terms while it is intersected with them. Kept between
-    /// searches so that none allocates (and faults in) its own.
-    static MATCHED: RefCell<(Vec<u64>, Vec<u64>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// `f` with this thread's scratch bitsets.
+pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with_borrow_mut(f)
+}
+
+/// Whether `doc` is set in `bits`.
+pub(super) fn has(bits: &[u64], doc: DocId) -> bool {
+    bits.get(doc as usize / 64)
+        .is_some_and(|word| word & (1 << (doc % 64)) != 0)
 }
 
 impl Plan<'_> {
     /// The matches kept, counted into `counts`; no frequency or field
-    /// length is read.
-    pub(super) fn count(&self, text: &Built, counts: &mut Counts) -> Result<u64, ServiceError> {
+    /// length is read. Read from postings, each segment's matches are
+    /// left in `scratch.matched`; otherwise it is left empty.
+    pub(super) fn count(
+        &self,
+        text: &Built,
+        counts: &mut Counts,
+        scratch: &mut Scratch,
+    ) -> Result<u64, ServiceError> {
         let keep = |row| self.keeps(row);
         let keep: Option<&dyn Fn(u32) -> bool> = (!self.filter.is_empty()).then_some(&keep);
         let mut total = 0;
+        let Scratch {
+            matched,
+            more,
+            read,
+        } = scratch;
+        *read = false;
         if let Some(unions) = &text.unions {
             let unions = ready(unions)?;
-            for (reader, segment) in self.segments() {
-                total += MATCHED.with_borrow_mut(|(bits, more)| {
-                    matches(reader, &unions, bits, more)?;
-                    Ok::<_, ServiceError>(count_bits(bits, segment, counts, keep))
-                })?;
+            matched.resize_with(self.indexed.segments.len(), Vec::new);
+            for ((reader, segment), bits) in self.segments().zip(matched.iter_mut()) {
+                matches(reader, &unions, bits, more)?;
+                total += count_bits(bits, segment, counts, keep);
             }
+            *read = true;
             return Ok(total);
         }
         let searcher = &self.indexed.searcher;

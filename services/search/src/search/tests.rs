@@ -70,8 +70,13 @@ fn product(i: u32) -> Product {
 }
 
 fn index() -> Indexed {
-    let bodies: Vec<Bytes> = (0..400)
-        .map(|i| Bytes::from(product(i).encode_to_vec()))
+    index_of((0..400).map(product).collect())
+}
+
+fn index_of(products: Vec<Product>) -> Indexed {
+    let bodies: Vec<Bytes> = products
+        .iter()
+        .map(|p| Bytes::from(p.encode_to_vec()))
         .collect();
     let categories: Vec<Category> = (0..3)
         .map(|c| Category {
@@ -456,4 +461,47 @@ fn words_making_a_multi_word_entry_match_its_group() {
     assert!(expected.len() > rows("classic wool", &none).len());
     assert_eq!(rows("classic wool", &synonyms), expected);
     assert_eq!(rows("wool classic", &synonyms), rows("wool classic", &none));
+}
+
+/// A two-word search scores all of both words' terms as one union (the
+/// same sums on what has both words) but pages only what has both, even
+/// where a product with one of them scores above every one that has both.
+#[test]
+fn two_words_page_only_what_has_both() {
+    let mut products: Vec<Product> = (0..40).map(product).collect();
+    for (i, p) in products.iter_mut().enumerate() {
+        let (name, description) = match i {
+            0..10 => ("wool wool wool", "wool"),
+            10..20 => ("linen scarf", "a scarf in wool"),
+            _ => ("vase", "a vase"),
+        };
+        p.name = localized(name);
+        p.description = localized(description);
+    }
+    let indexed = index_of(products);
+    let lang = indexed.fields.for_locale("en-AU");
+    let query = text_query::build(
+        &indexed,
+        lang,
+        &Synonyms::default(),
+        "wool linen",
+        Typos::Exact,
+    )
+    .unwrap()
+    .unwrap();
+    assert!(query.flat.is_some());
+    let list = ListQuery::default();
+    let plan = Plan::new(&indexed, &list, 0).unwrap();
+    let answer = plan.answer(plan.run(Some(&query)).unwrap()).unwrap();
+    assert_eq!(answer.page.unwrap().total, 10);
+    let mut got: Vec<Bytes> = answer
+        .products
+        .encoded
+        .into_iter()
+        .map(|p| p.body)
+        .collect();
+    let mut both: Vec<Bytes> = (10..20).map(|row| indexed.summary(row).unwrap()).collect();
+    got.sort();
+    both.sort();
+    assert_eq!(got, both);
 }

@@ -97,15 +97,28 @@ impl Union {
 pub struct Built {
     pub query: Box<dyn Query>,
     pub unions: Option<Vec<Vec<Source>>>,
+    /// When it is every one of several unions of weighted terms alone:
+    /// all their terms in one union. On a document that matches the
+    /// query it scores the same (the sum of its terms' scores), and it is
+    /// the shape block-max WAND prunes.
+    pub flat: Option<Box<dyn Query>>,
 }
 
 impl Built {
     /// Every one of `must`.
     pub(super) fn of(must: Vec<Union>) -> Self {
         let unions = must.iter().map(Union::read_from).collect();
+        let flat = (must.len() > 1 && must.iter().all(|u| u.other.is_empty())).then(|| {
+            Union {
+                terms: must.iter().flat_map(|u| u.terms.iter().cloned()).collect(),
+                ..Union::default()
+            }
+            .query()
+        });
         Built {
             query: Union::all(must),
             unions,
+            flat,
         }
     }
 }
