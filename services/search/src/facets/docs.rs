@@ -109,7 +109,39 @@ fn count<R: Rank>(
     n as u64
 }
 
+/// Every document set in `bits` (one bit a document, in order) counted
+/// by its values alone; the number counted.
+fn count_set<R: Rank>(values: &[FacetRow<R>], bits: &[u64], counts: &mut Counts) -> u64 {
+    let mut total = 0;
+    for (values, &word) in values.chunks(64).zip(bits) {
+        let mut word = word;
+        // Each load's address is known from the bits alone, so the loads
+        // of a word's documents overlap without a batch.
+        while word != 0 {
+            if let Some(v) = values.get(word.trailing_zeros() as usize) {
+                counts.add(v);
+                total += 1;
+            }
+            word &= word - 1;
+        }
+    }
+    total
+}
+
 impl SegmentDocs {
+    /// Every document set in `bits` counted into `counts`, when every
+    /// document has a row and no filter applies (None otherwise: count
+    /// them by `count`); the number counted.
+    pub fn count_all(&self, bits: &[u64], counts: &mut Counts) -> Option<u64> {
+        if !self.complete {
+            return None;
+        }
+        Some(match &self.values {
+            Values::Narrow(values) => count_set(values, bits, counts),
+            Values::Wide(values) => count_set(values, bits, counts),
+        })
+    }
+
     /// Of `hits` (documents of this segment with their scores, at most
     /// `BATCH`), those with a row that `keep(row)` keeps: counted into
     /// `counts` and given to `hit(row, tie, score)`. The number kept.

@@ -213,6 +213,11 @@ fn count_bits(
     counts: &mut Counts,
     keep: Option<&dyn Fn(u32) -> bool>,
 ) -> u64 {
+    if keep.is_none()
+        && let Some(total) = segment.count_all(bits, counts)
+    {
+        return total;
+    }
     let mut total = 0;
     let mut docs: [DocId; BATCH] = [0; BATCH];
     let mut n = 0;
