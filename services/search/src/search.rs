@@ -354,7 +354,7 @@ pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::
             move |doc: DocId, score: Score| {
                 let row = rows.as_ref().and_then(|c| c.first(doc)).unwrap_or(u64::MAX);
                 let tie = tie_order.get(row as usize).copied().unwrap_or(u32::MAX);
-                (score, u32::MAX - tie, u32::MAX - row as u32)
+                (relevance(score), u32::MAX - tie, u32::MAX - row as u32)
             }
         });
     let docs = searcher.search(query, &best_first)?;
