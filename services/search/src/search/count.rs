@@ -17,7 +17,10 @@ use crate::text_query::{Built, Source};
 /// Bitsets of one search, one bit a document: per segment its matches
 /// (when read from postings), and one union while it is intersected with
 /// them. Kept per thread between searches so that none allocates (and
-/// faults in) its own.
+/// faults in) its own: an eighth of a byte a document for each segment
+/// and one more, on each thread that searches (the async workers and the
+/// blocking pool's, which the per-core permits keep few and which exit
+/// when idle): about 250 KB a thread at 1,000,000 products.
 #[derive(Default)]
 pub(super) struct Scratch {
     matched: Vec<Vec<u64>>,
