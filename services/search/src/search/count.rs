@@ -1,6 +1,7 @@
 //! Counting a search's matches into its total and facets, unscored: from
-//! the postings of its terms when the query is one union of field terms
-//! (a one-word search), else by tantivy's unscored docset.
+//! the postings of its words (a bitset per word, ANDed) when each word is
+//! a union of terms and typo automata (`Built::unions`), else by tantivy's
+//! unscored docset.
 
 use std::cell::RefCell;
 
@@ -32,7 +33,10 @@ pub(super) struct Scratch {
 impl Scratch {
     /// Segment `at`'s matches, when this search read them from postings.
     pub fn matched(&self, at: usize) -> Option<&[u64]> {
-        self.read.then(|| self.matched.get(at).map(Vec::as_slice))?
+        if !self.read {
+            return None;
+        }
+        self.matched.get(at).map(Vec::as_slice)
     }
 }
 
@@ -54,7 +58,7 @@ pub(super) fn has(bits: &[u64], doc: DocId) -> bool {
 impl Plan<'_> {
     /// The matches kept, counted into `counts`; no frequency or field
     /// length is read. Read from postings, each segment's matches are
-    /// left in `scratch.matched`; otherwise it is left empty.
+    /// left in `scratch` (`Scratch::matched`); otherwise none are.
     pub(super) fn count(
         &self,
         text: &Built,
@@ -100,19 +104,19 @@ impl Plan<'_> {
 
 /// A source of matches ready to be read segment by segment: a typo's
 /// automaton built once a count.
-enum Ready {
-    Term(Term),
+enum Ready<'a> {
+    Term(&'a Term),
     Within(Field, AutomatonWeight<DfaWrapper>),
 }
 
-fn ready(unions: &[Vec<Source>]) -> Result<Vec<Vec<Ready>>, ServiceError> {
+fn ready(unions: &[Vec<Source>]) -> Result<Vec<Vec<Ready<'_>>>, ServiceError> {
     unions
         .iter()
         .map(|sources| {
             sources
                 .iter()
                 .map(|source| match source {
-                    Source::Term(term) => Ok(Ready::Term(term.clone())),
+                    Source::Term(term) => Ok(Ready::Term(term)),
                     Source::Within(term, typos) => {
                         let dfa = FuzzyTermQuery::new(term.clone(), *typos, true)
                             .automaton()
@@ -134,7 +138,7 @@ fn ready(unions: &[Vec<Source>]) -> Result<Vec<Vec<Ready>>, ServiceError> {
 /// two-word search's time).
 fn matches(
     reader: &SegmentReader,
-    unions: &[Vec<Ready>],
+    unions: &[Vec<Ready<'_>>],
     bits: &mut Vec<u64>,
     more: &mut Vec<u64>,
 ) -> Result<(), ServiceError> {
@@ -158,7 +162,7 @@ fn matches(
 /// was a quarter of a one-word search's time at 1,000,000 products).
 fn union(
     reader: &SegmentReader,
-    sources: &[Ready],
+    sources: &[Ready<'_>],
     bits: &mut Vec<u64>,
 ) -> Result<(), ServiceError> {
     bits.clear();
@@ -169,7 +173,7 @@ fn union(
                 let index = reader.inverted_index(term.field()).map_err(internal)?;
                 let postings = index
                     .read_block_postings(term, IndexRecordOption::Basic)
-                    .map_err(io)?;
+                    .map_err(|e| internal(e.into()))?;
                 if let Some(postings) = postings {
                     set(postings, bits);
                 }
@@ -179,17 +183,13 @@ fn union(
                 for info in weight.get_match_term_infos(reader).map_err(internal)? {
                     let postings = index
                         .read_block_postings_from_terminfo(&info, IndexRecordOption::Basic)
-                        .map_err(io)?;
+                        .map_err(|e| internal(e.into()))?;
                     set(postings, bits);
                 }
             }
         }
     }
     Ok(())
-}
-
-fn io(e: std::io::Error) -> ServiceError {
-    ServiceError::internal(format!("search index: {e}"))
 }
 
 /// Sets the bit of every document of `postings` in `bits`.
