@@ -3,8 +3,9 @@
 //! characters. Every word must match (in a name, category, brand or
 //! description), exactly (brands as spelled, the rest after stemming),
 //! through a synonym (compared stemmed, so "trainers" is "trainer"), or,
-//! when no product has the word, (in a name, category or brand) within
-//! its typos, one typo scoring above two.
+//! when no product has the word: as the start of a name word when it is
+//! the last ("linen sh"), and (in a name, category or brand) within its
+//! typos, one typo scoring above two; exact over prefix over fuzzy.
 
 use tantivy::Term;
 use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
@@ -13,6 +14,7 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use crate::index::{Fields, Indexed, LanguageFields};
 use crate::synonyms::Synonyms;
+use crate::vocabulary::Vocabulary;
 
 mod union;
 use union::Union;
@@ -22,6 +24,12 @@ pub use union::{Built, Source};
 pub const MAX_WORDS: usize = 10;
 /// Name words within its typos a word may stand for, at most.
 const CORRECTIONS: usize = 8;
+/// Name words a last word no product has may be the start of, at most
+/// (the most used): a short prefix stays a bounded query.
+const COMPLETIONS: usize = 8;
+/// Letters a last word needs to be taken as the start of a name word:
+/// one letter ("vitamin c") is more often a word of its own.
+const PREFIX_LETTERS: usize = 2;
 
 /// Typos forgiven (Damerau-Levenshtein: a transposition is one): none in
 /// words under 5 letters, one up to 8, two beyond.
@@ -201,6 +209,27 @@ fn corrected(
     (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
+/// The name words `word` is the start of (the last word of a query is
+/// often still being typed), the most used first, each once by its stem,
+/// with it.
+fn completions<'v>(
+    vocabulary: &'v Vocabulary,
+    analyzers: &mut Analyzers,
+    word: &str,
+) -> Vec<(&'v str, String)> {
+    if word.chars().count() < PREFIX_LETTERS {
+        return Vec::new();
+    }
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for completion in vocabulary.complete(word, COMPLETIONS) {
+        let stem = analyzers.stem(completion);
+        if !out.iter().any(|(_, s)| *s == stem) {
+            out.push((completion, stem));
+        }
+    }
+    out
+}
+
 /// Whether words may match within typos.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Typos {
@@ -232,23 +261,32 @@ fn known(indexed: &Indexed, lang: LanguageFields, word: Spelled<'_>) -> bool {
 /// About how many postings a search of `words` reads: a known word's
 /// documents in every searched field; an unknown one's, those of the name
 /// words within its typos (what its typo pass finds), in the three fields
-/// typos are forgiven in. Read from term dictionaries and the vocabulary,
+/// typos are forgiven in, and when it is the last, those of the words it
+/// starts in all four. Read from term dictionaries and the vocabulary,
 /// before any posting.
 pub fn postings(indexed: &Indexed, lang: LanguageFields, words: &[String]) -> tantivy::Result<u64> {
     let mut analyzers = Analyzers::new(indexed, lang)?;
     let vocabulary = &indexed.vocabularies[lang.slot];
     let mut total = 0u64;
-    for word in words {
+    for (at, word) in words.iter().enumerate() {
         let stem = analyzers.stem(word);
         let spelled = Spelled { word, stem: &stem };
-        total += match documents(indexed, lang, spelled) {
-            0 => vocabulary
-                .within(word, usize::from(typos(word)), CORRECTIONS)
+        let found = documents(indexed, lang, spelled);
+        if found > 0 {
+            total += found;
+            continue;
+        }
+        total += vocabulary
+            .within(word, usize::from(typos(word)), CORRECTIONS)
+            .into_iter()
+            .map(|(close, _)| u64::from(vocabulary.products(close)) * 3)
+            .sum::<u64>();
+        if at + 1 == words.len() {
+            total += completions(vocabulary, &mut analyzers, word)
                 .into_iter()
-                .map(|(close, _)| u64::from(vocabulary.products(close)) * 3)
-                .sum(),
-            n => n,
-        };
+                .map(|(completion, _)| u64::from(vocabulary.products(completion)) * 4)
+                .sum::<u64>();
+        }
     }
     Ok(total)
 }
@@ -307,7 +345,7 @@ pub fn build_words(
             .phrase_at(lang.slot, &stems[at..])
             .unwrap_or((1, Vec::new()));
         let mut each: Vec<Union> = (at..at + len)
-            .map(|i| query.word(&mut analyzers, &words[i], &stems[i]))
+            .map(|i| query.word(&mut analyzers, &words[i], &stems[i], i + 1 == words.len()))
             .collect();
         at += len;
         if others.is_empty() {
@@ -333,15 +371,30 @@ struct Clauses<'a> {
 }
 
 impl Clauses<'_> {
-    /// What one typed word (`stem` its stem) may match: itself, within
+    /// What one typed word (`stem` its stem) may match: itself, the name
+    /// words it starts when it is the `last` and no product has it, within
     /// its typos where allowed, a name word it stands for, a synonym.
-    fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Union {
+    fn word(&self, analyzers: &mut Analyzers, word: &str, stem: &str, last: bool) -> Union {
         let (indexed, lang, fields) = (self.indexed, self.lang, &self.indexed.fields);
         let spelled = Spelled { word, stem };
         let mut any = Union::default();
         any.terms.extend(exact_terms(fields, lang, spelled, 2.0));
+        let unknown = !known(indexed, lang, spelled);
+        let vocabulary = &indexed.vocabularies[lang.slot];
+        if last && unknown {
+            // Weighed between a word as typed and one within typos: exact
+            // over prefix over fuzzy.
+            for (word, stem) in completions(vocabulary, analyzers, word) {
+                any.terms.extend(exact_terms(
+                    fields,
+                    lang,
+                    Spelled { word, stem: &stem },
+                    1.0,
+                ));
+            }
+        }
         let distance = match self.typos_allowed {
-            Typos::Forgiven if !known(indexed, lang, spelled) => typos(word),
+            Typos::Forgiven if unknown => typos(word),
             _ => 0,
         };
         // A word one typo away matches both clauses, two typos away the
@@ -354,7 +407,6 @@ impl Clauses<'_> {
         // one from the name word "ceramic", whose stem "ceram" is two
         // from the stem "ceramik". Only where the stems are further apart
         // than the typos (the fuzzy clauses find the rest, and cheaper).
-        let vocabulary = &indexed.vocabularies[lang.slot];
         let most = usize::from(distance);
         // None without typos: the words as typed scan no vocabulary.
         let corrections = match most {

@@ -505,3 +505,27 @@ fn two_words_page_only_what_has_both() {
     both.sort();
     assert_eq!(got, both);
 }
+
+/// The last word, when no product has it, is the start of a name word
+/// ("linen sh" finds what "linen shirt" finds); one letter is not, nor an
+/// earlier word, nor a word some product has.
+#[test]
+fn a_last_word_no_product_has_is_the_start_of_a_name_word() {
+    let indexed = index();
+    let lang = indexed.fields.en;
+    let list = ListQuery::default();
+    let plan = Plan::new(&indexed, &list, 0).unwrap();
+    let total = |text: &str| {
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        plan.run(Some(&query)).unwrap().total
+    };
+    assert!(total("linen shirt") > 0);
+    assert_eq!(total("linen sh"), total("linen shirt"));
+    assert_eq!(total("cott"), total("cotton"));
+    assert_eq!(total("linen s"), 0);
+    assert_eq!(total("sh linen"), 0);
+    let words = |text: &str| text_query::words(&indexed, lang, text).unwrap();
+    assert!(text_query::postings(&indexed, lang, &words("linen sh")).unwrap() > 0);
+}
