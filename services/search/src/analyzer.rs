@@ -8,13 +8,20 @@
 use std::borrow::Cow;
 
 use tantivy::tokenizer::{
-    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer, Token,
-    TokenFilter, TokenStream, Tokenizer,
+    AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer,
+    TextAnalyzerBuilder, Token, TokenFilter, TokenStream, Tokenizer,
 };
+
+mod pairs;
+use pairs::Pairs;
+pub use pairs::pair;
 
 /// Analyzer names, as fields refer to them.
 pub const ENGLISH: &str = "english";
 pub const GERMAN: &str = "german";
+/// The pairs of stemmed words of a name (`pairs`), per language.
+pub const ENGLISH_PAIRS: &str = "english_pairs";
+pub const GERMAN_PAIRS: &str = "german_pairs";
 
 /// Words cached by one analyzer at most; the cache starts over beyond it.
 const MAX_CACHED: usize = 100_000;
@@ -25,20 +32,30 @@ const LANGUAGES: [(&str, frostem::Algorithm); 2] = [
     (GERMAN, frostem::Algorithm::German),
 ];
 
-/// The stemming analyzer of language `slot` (0 English, 1 German).
-pub fn stemming(slot: usize) -> TextAnalyzer {
+/// Words of language `slot` (0 English, 1 German) split, folded and
+/// stemmed, as every stemmed field and query has them.
+fn stemmed(slot: usize) -> TextAnalyzerBuilder<impl Tokenizer> {
     let (_, algorithm) = LANGUAGES[slot.min(LANGUAGES.len() - 1)];
     TextAnalyzer::builder(SimpleTokenizer::default())
         .filter(RemoveLongFilter::limit(40))
         .filter(LowerCaser)
         .filter(AsciiFoldingFilter)
         .filter(CachedStemmer(algorithm))
-        .build()
+}
+
+/// The stemming analyzer of language `slot`.
+pub fn stemming(slot: usize) -> TextAnalyzer {
+    stemmed(slot).build()
 }
 
 pub fn register(index: &tantivy::Index) {
     for (slot, (name, _)) in LANGUAGES.iter().enumerate() {
         index.tokenizers().register(name, stemming(slot));
+    }
+    for (slot, name) in [ENGLISH_PAIRS, GERMAN_PAIRS].into_iter().enumerate() {
+        index
+            .tokenizers()
+            .register(name, stemmed(slot).filter(Pairs).build());
     }
 }
 
@@ -152,5 +169,10 @@ mod tests {
         );
         assert_eq!(terms(&mut ours, "Café CRÈME"), ["cafe", "creme"]);
         assert_eq!(terms(&mut german, "Crème Hauser"), ["crem", "haus"]);
+        // Name pairs are of the same stems.
+        let mut pairs = index.tokenizers().get(ENGLISH_PAIRS).unwrap();
+        assert_eq!(terms(&mut pairs, "Linen SHIRTS"), ["linen shirt"]);
+        let mut pairs = index.tokenizers().get(GERMAN_PAIRS).unwrap();
+        assert_eq!(terms(&mut pairs, "Häuser und"), ["haus und"]);
     }
 }

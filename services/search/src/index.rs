@@ -28,6 +28,9 @@ use crate::vocabulary::Vocabulary;
 #[derive(Clone, Copy)]
 pub struct LanguageFields {
     pub name: Field,
+    /// The name's pairs of words within one word of each other
+    /// (`analyzer::pair`).
+    pub pairs: Field,
     pub description: Field,
     pub category: Field,
     /// Which of the index's per-language tables (`vocabularies`) it uses.
@@ -115,25 +118,29 @@ impl Indexed {
     }
 }
 
-/// Frequencies for scoring, no positions: no query here is a phrase, and
-/// positions cost indexing time and memory.
-fn text(tokenizer: &str) -> TextOptions {
+/// Frequencies for scoring (documents alone for name pairs, which are
+/// only matched); no positions: proximity is read from name pairs.
+fn text(tokenizer: &str, record: IndexRecordOption) -> TextOptions {
     let indexing = TextFieldIndexing::default()
         .set_tokenizer(tokenizer)
-        .set_index_option(IndexRecordOption::WithFreqs);
+        .set_index_option(record);
     TextOptions::default().set_indexing_options(indexing)
 }
 
 fn language(
     b: &mut tantivy::schema::SchemaBuilder,
     tag: &str,
-    stem: &'static str,
+    (stem, pairs): (&'static str, &'static str),
     slot: usize,
 ) -> LanguageFields {
+    let mut field = |name: &str, tokenizer, record| {
+        b.add_text_field(&format!("{name}_{tag}"), text(tokenizer, record))
+    };
     LanguageFields {
-        name: b.add_text_field(&format!("name_{tag}"), text(stem)),
-        description: b.add_text_field(&format!("description_{tag}"), text(stem)),
-        category: b.add_text_field(&format!("category_{tag}"), text(stem)),
+        name: field("name", stem, IndexRecordOption::WithFreqs),
+        pairs: field("pairs", pairs, IndexRecordOption::Basic),
+        description: field("description", stem, IndexRecordOption::WithFreqs),
+        category: field("category", stem, IndexRecordOption::WithFreqs),
         slot,
     }
 }
@@ -142,9 +149,14 @@ fn language(
 pub fn create() -> tantivy::Result<(Index, Fields)> {
     let mut b = Schema::builder();
     let fields = Fields {
-        en: language(&mut b, "en", analyzer::ENGLISH, 0),
-        de: language(&mut b, "de", analyzer::GERMAN, 1),
-        brand: b.add_text_field("brand", text("default")),
+        en: language(
+            &mut b,
+            "en",
+            (analyzer::ENGLISH, analyzer::ENGLISH_PAIRS),
+            0,
+        ),
+        de: language(&mut b, "de", (analyzer::GERMAN, analyzer::GERMAN_PAIRS), 1),
+        brand: b.add_text_field("brand", text("default", IndexRecordOption::WithFreqs)),
         ord: b.add_u64_field("ord", FAST | INDEXED),
         tie: b.add_u64_field("tie", FAST),
     };

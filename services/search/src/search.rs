@@ -5,8 +5,6 @@
 //! Filters, sorts and facets read the listing index's columns; only the
 //! page's documents are loaded.
 
-use std::collections::BinaryHeap;
-
 use storefront_domain::catalog::{CURRENCIES, price_tail};
 use storefront_domain::listing::{self, Key, Ranked, RowFilter, SortKey};
 use storefront_domain::query;
@@ -21,6 +19,9 @@ use tantivy::{DocId, Score, SegmentReader};
 use crate::facets::{BATCH, Counts, SegmentDocs, facets};
 use crate::index::Indexed;
 use crate::text_query::Built;
+use lead::Leaders;
+#[cfg(test)]
+use lead::below;
 
 /// Score steps per unit: scores within one step are equally relevant
 /// (popularity decides). Block-max WAND sums a match's field scores in
@@ -49,6 +50,9 @@ pub struct Plan<'a> {
     keys: Vec<(SortKey, bool)>,
     /// Matches a relevance-ordered page needs kept: offset + limit.
     keep: usize,
+    /// Matches with as many words near scored one by one at most (None:
+    /// as `lead::seeks` chooses; tests force either way).
+    seek_max: Option<u64>,
 }
 
 /// What one pass over the matches found.
@@ -86,6 +90,7 @@ impl<'a> Plan<'a> {
             filter,
             keys,
             keep,
+            seek_max: None,
         })
     }
 
@@ -117,7 +122,7 @@ impl<'a> Plan<'a> {
             Best::Relevance(leaders) => count::with_scratch(|scratch| {
                 matched.total = self.count(text, &mut matched.counts, scratch)?;
                 if matched.total > 0 {
-                    self.lead(text, leaders, scratch)?;
+                    self.lead(text, leaders, scratch, matched.total)?;
                 }
                 Ok::<_, ServiceError>(())
             })?,
@@ -142,58 +147,6 @@ impl<'a> Plan<'a> {
     /// has no row: `SegmentDocs`).
     fn keeps(&self, row: u32) -> bool {
         self.filter.test(row)
-    }
-
-    /// The best matches kept into `leaders`; a match is scored only where
-    /// its block of postings could beat the worst leader. Where the count
-    /// left each segment's matches and the query has a flat form (words
-    /// that are unions of terms alone), the flat union is scored, pruned,
-    /// and only the matches offered: the intersection it stands for is
-    /// never walked.
-    fn lead(
-        &self,
-        text: &Built,
-        leaders: &mut Leaders,
-        scratch: &count::Scratch,
-    ) -> Result<(), ServiceError> {
-        let searcher = &self.indexed.searcher;
-        let (query, among) = match (&text.flat, scratch.matched(0).is_some()) {
-            (Some(flat), true) => (flat.as_ref(), true),
-            _ => (text.query.as_ref(), false),
-        };
-        let weight = query
-            .weight(EnableScoring::enabled_from_searcher(searcher))
-            .map_err(internal)?;
-        // The largest segment first. Where its documents are in tie order,
-        // every leader was met before any match still to come, so a match
-        // only as relevant as the worst leader cannot displace it: only
-        // strictly better ones are asked for, and blocks of equals skipped.
-        // A later segment's match may tie better than leaders met before.
-        let mut segments: Vec<_> = self.segments().enumerate().collect();
-        segments.sort_by_key(|(_, (reader, _))| std::cmp::Reverse(reader.max_doc()));
-        for (i, (at, (reader, segment))) in segments.into_iter().enumerate() {
-            let strict = i == 0 && segment.ordered();
-            let matched = scratch.matched(at).filter(|_| among);
-            let bar = |leaders: &Leaders| {
-                if strict {
-                    leaders.beyond
-                } else {
-                    leaders.below
-                }
-            };
-            weight
-                .for_each_pruning(bar(leaders), reader, &mut |doc, score| {
-                    if matched.is_none_or(|bits| count::has(bits, doc))
-                        && let Some((row, tie)) = segment.entry(doc)
-                        && self.keeps(row)
-                    {
-                        leaders.offer(tie, row, score);
-                    }
-                    bar(leaders)
-                })
-                .map_err(internal)?;
-        }
-        Ok(())
     }
 
     /// Every match kept, counted into `counts` and pushed to `all` with
@@ -243,13 +196,7 @@ impl<'a> Plan<'a> {
     pub fn answer(&self, matched: Matched) -> Result<SearchResponse, ServiceError> {
         let (info, start, end) = listing::window(self.list, matched.total)?;
         let page: Vec<u32> = match matched.best {
-            Best::Relevance(leaders) => {
-                let mut best = leaders.heap.into_sorted_vec();
-                best.truncate(end);
-                best.drain(start.min(best.len())..)
-                    .map(|(_, _, row)| row)
-                    .collect()
-            }
+            Best::Relevance(leaders) => leaders.rows().take(end).skip(start).collect(),
             Best::All(all) => self
                 .indexed
                 .listing
@@ -269,71 +216,6 @@ impl<'a> Plan<'a> {
             facets: Some(facets),
             ..Default::default()
         })
-    }
-}
-
-/// The best `keep` matches by relevance, then the tie order, worst
-/// on top: (relevance descending as a u64, place in the tie order, row),
-/// smaller is better.
-struct Leaders {
-    heap: BinaryHeap<(u64, u32, u32)>,
-    keep: usize,
-    /// Scores below this cannot make the cut (the worst kept is better):
-    /// most matches are turned away by one comparison of raw scores.
-    below: Score,
-    /// Scores below this are at best as relevant as the worst kept.
-    beyond: Score,
-}
-
-impl Leaders {
-    fn new(keep: usize) -> Self {
-        Self {
-            heap: BinaryHeap::new(),
-            keep,
-            below: if keep == 0 {
-                Score::INFINITY
-            } else {
-                Score::NEG_INFINITY
-            },
-            beyond: if keep == 0 {
-                Score::INFINITY
-            } else {
-                Score::NEG_INFINITY
-            },
-        }
-    }
-
-    #[inline]
-    fn offer(&mut self, tie: u32, row: u32, score: Score) {
-        let lead = u64::MAX - ((relevance(score) as u64) ^ (1 << 63));
-        let entry = (lead, tie, row);
-        if self.heap.len() < self.keep {
-            self.heap.push(entry);
-        } else if let Some(mut worst) = self.heap.peek_mut()
-            && entry < *worst
-        {
-            *worst = entry;
-        } else {
-            return;
-        }
-        if self.heap.len() == self.keep
-            && let Some(&(lead, _, _)) = self.heap.peek()
-        {
-            let worst = ((u64::MAX - lead) ^ (1 << 63)) as i64;
-            self.below = below(worst);
-            self.beyond = below(worst.saturating_add(1));
-        }
-    }
-}
-
-/// A score under which `relevance` is surely below `worst` (one step of
-/// f32 under it, far more than the rounding of the conversion).
-fn below(worst: i64) -> Score {
-    let at = (worst as f64 / STEPS) as Score;
-    if at > 0.0 && at.is_finite() {
-        Score::from_bits(at.to_bits() - 1)
-    } else {
-        Score::NEG_INFINITY
     }
 }
 
@@ -393,5 +275,7 @@ pub fn encoded(
 }
 
 mod count;
+mod lead;
+mod near;
 #[cfg(test)]
 mod tests;

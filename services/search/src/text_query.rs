@@ -18,7 +18,7 @@ use crate::vocabulary::Vocabulary;
 
 mod union;
 use union::Union;
-pub use union::{Built, Source};
+pub use union::{Built, Flat, Source};
 
 /// Words of a query scored at most.
 pub const MAX_WORDS: usize = 10;
@@ -359,7 +359,12 @@ pub fn build_words(
         }
         must.push(any);
     }
-    Ok(Some(Built::of(must)))
+    let mut built = Built::of(must);
+    built.pairs = stems
+        .windows(2)
+        .map(|two| Term::from_field_text(lang.pairs, &crate::analyzer::pair(&two[0], &two[1])))
+        .collect();
+    Ok(Some(built))
 }
 
 /// What a query's clauses are built from.

@@ -193,7 +193,7 @@ fn union(
 }
 
 /// Sets the bit of every document of `postings` in `bits`.
-fn set(mut postings: BlockSegmentPostings, bits: &mut [u64]) {
+pub(super) fn set(mut postings: BlockSegmentPostings, bits: &mut [u64]) {
     loop {
         let docs = postings.docs();
         if docs.is_empty() {

@@ -36,9 +36,14 @@ fn localized(en: &str) -> Option<LocalizedString> {
 /// Products whose names repeat words in many combinations (so scores
 /// tie), with popularity ties and prices missing in one currency.
 fn product(i: u32) -> Product {
-    let name: Vec<&str> = (0..1 + i % 3)
+    let mut name: Vec<&str> = (0..1 + i % 3)
         .map(|w| WORDS[((i / 3 + w * 5) % 6) as usize])
         .collect();
+    // Some names in the other order: pairs of words near in some, apart
+    // or reversed in others.
+    if i.is_multiple_of(7) {
+        name.reverse();
+    }
     let prices = CURRENCIES
         .iter()
         .enumerate()
@@ -133,6 +138,32 @@ fn queries() -> Vec<ListQuery> {
 }
 
 /// The plain answer: product ids of the page, total, facets.
+/// How many pairs of consecutive words of `text` the English name of
+/// row `row` has within one word of each other, in order: read from the
+/// name itself.
+fn near_pairs(indexed: &Indexed, text: &str, row: u32) -> u8 {
+    let mut stem = crate::analyzer::stemming(0);
+    let mut stems = |text: &str| {
+        let mut stream = stem.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    };
+    let words = text_query::words(indexed, indexed.fields.en, text).unwrap();
+    let words: Vec<String> = words.iter().flat_map(|w| stems(w)).collect();
+    let product = Product::decode(indexed.summary(row).unwrap()).unwrap();
+    let name = stems(&product.name.unwrap().values["en-AU"]);
+    let near = |a: &String, b: &String| {
+        (0..name.len()).any(|i| &name[i] == a && name[i + 1..].iter().take(2).any(|w| w == b))
+    };
+    words
+        .windows(2)
+        .filter(|two| near(&two[0], &two[1]))
+        .count() as u8
+}
+
 fn plain(
     indexed: &Indexed,
     (text, typos): (&str, Typos),
@@ -154,31 +185,32 @@ fn plain(
     let rows = listing.row_filter(list, currency).unwrap();
     let by_row = FacetRows::build(listing).unwrap();
     let mut counts = Counts::new(listing, currency).unwrap();
-    let mut hits: Vec<(i64, u32)> = Vec::new();
+    let mut hits: Vec<(u8, i64, u32)> = Vec::new();
     for (score, addr) in docs {
         let docs = &indexed.segments[addr.segment_ord as usize];
         let row = docs.row(addr.doc_id).unwrap();
         if rows.test(row) {
             by_row.count(&mut counts, row);
-            hits.push((relevance(score), row));
+            hits.push((near_pairs(indexed, text, row), relevance(score), row));
         }
     }
     let total = hits.len() as u64;
     let (_, start, end) = storefront_domain::listing::window(list, total).unwrap();
     let page: Vec<u32> = if list.sort.is_empty() {
-        hits.sort_by_key(|&(score, row)| {
+        hits.sort_by_key(|&(pairs, score, row)| {
             (
+                std::cmp::Reverse(pairs),
                 std::cmp::Reverse(score),
                 indexed.tie_order[row as usize],
                 row,
             )
         });
-        hits[start..end].iter().map(|&(_, row)| row).collect()
+        hits[start..end].iter().map(|&(_, _, row)| row).collect()
     } else {
         let keys = listing.sort_keys(list, currency, &[]).unwrap();
         let all = hits
             .iter()
-            .map(|&(extra, row)| storefront_domain::listing::Ranked { row, extra })
+            .map(|&(_, extra, row)| storefront_domain::listing::Ranked { row, extra })
             .collect();
         let ranked = listing.rank(all, &keys, 0, total as usize);
         ranked[start..end].iter().map(|r| r.row).collect()
@@ -197,6 +229,9 @@ fn one_pass_answers_as_every_match_sorted_would() {
     let exact = [
         "shirt",
         "cotton linen",
+        "linen cotton",
+        "cotton shirt",
+        "wool linen cotton",
         "classic",
         "wool dress",
         "harbour",
@@ -212,7 +247,9 @@ fn one_pass_answers_as_every_match_sorted_would() {
             .unwrap();
         for list in queries() {
             for currency in 0..CURRENCIES.len() {
-                let plan = Plan::new(&indexed, &list, currency).unwrap();
+                let mut plan = Plan::new(&indexed, &list, currency).unwrap();
+                // Words near: scored one by one, or by a pruned pass.
+                plan.seek_max = Some([0, u64::MAX][currency % 2]);
                 let matched = plan.run(Some(&query)).unwrap();
                 let answer = plan.answer(matched).unwrap();
                 let (rows, total, facets) = plain(&indexed, (text, typos), &list, currency);
@@ -504,6 +541,82 @@ fn two_words_page_only_what_has_both() {
     got.sort();
     both.sort();
     assert_eq!(got, both);
+}
+
+/// Products whose names have more pairs of the query's consecutive words
+/// within one word, in order, rank first, even where others score higher
+/// (shorter names): proximity before relevance.
+#[test]
+fn words_near_in_the_name_rank_first() {
+    let mut products: Vec<Product> = (0..40).map(product).collect();
+    for (i, p) in products.iter_mut().enumerate() {
+        let name = match i {
+            0..5 => "linen shirt for summer in a long name of many words",
+            5..10 => "linen summer shirt in a long name of many words",
+            10..20 => "summer shirt linen",
+            20..30 => "linen scarf and shirt",
+            _ => "vase",
+        };
+        p.name = localized(name);
+        p.description = localized("a product");
+    }
+    let indexed = index_of(products);
+    let lang = indexed.fields.for_locale("en-AU");
+    let list = ListQuery {
+        page: Some(PageRequest {
+            limit: 25,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut plan = Plan::new(&indexed, &list, 0).unwrap();
+    let rows = |range: std::ops::Range<u32>| -> Vec<Bytes> {
+        let mut rows: Vec<Bytes> = range.map(|row| indexed.summary(row).unwrap()).collect();
+        rows.sort();
+        rows
+    };
+    // (text, matches, the rows each group of the page must hold)
+    let cases = [
+        ("linen shirt", 30, vec![0..10, 10..30]),
+        ("linen shirt summer", 20, vec![0..5, 5..10, 10..20]),
+    ];
+    // Words near: scored one by one, by a pruned pass, or as chosen.
+    for ((text, total, groups), seek_max) in cases
+        .into_iter()
+        .flat_map(|case| [Some(0), Some(u64::MAX), None].map(|seek_max| (case.clone(), seek_max)))
+    {
+        plan.seek_max = seek_max;
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        // By relevance alone, a product with the words apart comes first.
+        let best = super::top_hits(&indexed, query.query.as_ref(), 1).unwrap();
+        assert!((10..20).contains(&best[0]), "{text}: {best:?}");
+        let answer = plan.answer(plan.run(Some(&query)).unwrap()).unwrap();
+        assert_eq!(answer.page.as_ref().unwrap().total, total, "{text}");
+        let got: Vec<Bytes> = answer
+            .products
+            .encoded
+            .iter()
+            .map(|p| p.body.clone())
+            .collect();
+        let mut at = 0;
+        for group in groups {
+            let expected = rows(group);
+            let end = (at + expected.len()).min(got.len());
+            let mut page = got[at..end].to_vec();
+            page.sort();
+            if end - at == expected.len() {
+                assert_eq!(page, expected, "{text}");
+            } else {
+                assert!(page.iter().all(|p| expected.contains(p)), "{text}");
+            }
+            at = end;
+        }
+        let (rows, _, _) = plain(&indexed, (text, Typos::Exact), &list, 0);
+        let ids: Vec<Bytes> = rows.iter().map(|&r| indexed.summary(r).unwrap()).collect();
+        assert_eq!(got, ids, "{text}");
+    }
 }
 
 /// The last word, when no product has it, is the start of a name word

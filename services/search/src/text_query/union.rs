@@ -98,10 +98,22 @@ pub struct Built {
     pub query: Box<dyn Query>,
     pub unions: Option<Vec<Vec<Source>>>,
     /// When it is every one of several unions of weighted terms alone:
-    /// all their terms in one union. On a document that matches the
-    /// query it scores the same (the sum of its terms' scores), and it is
-    /// the shape block-max WAND prunes.
-    pub flat: Option<Box<dyn Query>>,
+    /// all their terms in one union (`Flat`).
+    pub flat: Option<Flat>,
+    /// Each two consecutive words as a term of name pairs
+    /// (`analyzer::pair`): a product whose name has more of them ranks
+    /// first (`search::near`).
+    pub pairs: Vec<Term>,
+}
+
+/// Every term of a query's words in one union: on a document that
+/// matches the query it scores the same (the sum of its terms' scores),
+/// and it is the shape block-max WAND prunes.
+pub struct Flat {
+    pub query: Box<dyn Query>,
+    /// Its terms with their weights, for scoring a few documents term by
+    /// term.
+    pub terms: Vec<(Term, f32)>,
 }
 
 impl Built {
@@ -109,16 +121,22 @@ impl Built {
     pub(super) fn of(must: Vec<Union>) -> Self {
         let unions = must.iter().map(Union::read_from).collect();
         let flat = (must.len() > 1 && must.iter().all(|u| u.other.is_empty())).then(|| {
-            Union {
-                terms: must.iter().flat_map(|u| u.terms.iter().cloned()).collect(),
-                ..Union::default()
+            let terms: Vec<(Term, f32)> =
+                must.iter().flat_map(|u| u.terms.iter().cloned()).collect();
+            Flat {
+                query: Union {
+                    terms: terms.clone(),
+                    ..Union::default()
+                }
+                .query(),
+                terms,
             }
-            .query()
         });
         Built {
             query: Union::all(must),
             unions,
             flat,
+            pairs: Vec::new(),
         }
     }
 }

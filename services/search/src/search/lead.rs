@@ -1,0 +1,304 @@
+//! The page of a search by relevance: the best matches by how many pairs
+//! of its words stand near in the name (`near`), then relevance, then the
+//! tie order; only matches that could make the page are scored.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use storefront_platform::error::ServiceError;
+use tantivy::query::{EnableScoring, Query, Scorer, TermQuery, Weight};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocId, DocSet, Score, SegmentReader};
+
+use super::near::{self, Near};
+use super::{Plan, count, internal, relevance};
+use crate::facets::SegmentDocs;
+use crate::text_query::{Built, Flat};
+
+/// The best `keep` matches, worst on top: (fewer near pairs, relevance
+/// descending as a u64, place in the tie order, row), smaller is better.
+pub(super) struct Leaders {
+    pub heap: BinaryHeap<(u8, u64, u32, u32)>,
+    keep: usize,
+    /// Once `keep` are kept: the worst's pairs near; scores below `below`
+    /// cannot make the cut with as many pairs (the worst kept is better),
+    /// and below `beyond` are at best as relevant as the worst. Most
+    /// matches are turned away by one comparison of raw scores.
+    worst: Option<(u8, Score, Score)>,
+}
+
+impl Leaders {
+    pub fn new(keep: usize) -> Self {
+        Self {
+            heap: BinaryHeap::new(),
+            keep,
+            worst: None,
+        }
+    }
+
+    /// The rows kept, best first.
+    pub fn rows(self) -> impl Iterator<Item = u32> {
+        self.heap.into_sorted_vec().into_iter().map(|e| e.3)
+    }
+
+    /// The score a match with `pairs` near must reach to be kept:
+    /// strictly beat the worst (`strict`), or at least tie it.
+    #[inline]
+    fn bar(&self, pairs: u8, strict: bool) -> Score {
+        if self.keep == 0 {
+            return Score::INFINITY;
+        }
+        match self.worst {
+            None => Score::NEG_INFINITY,
+            Some((worst, below, beyond)) => match worst.cmp(&pairs) {
+                Ordering::Greater => Score::INFINITY,
+                Ordering::Less => Score::NEG_INFINITY,
+                Ordering::Equal if strict => beyond,
+                Ordering::Equal => below,
+            },
+        }
+    }
+
+    /// Offers a match with `pairs` of its words near.
+    #[inline]
+    fn offer(&mut self, pairs: u8, tie: u32, row: u32, score: Score) {
+        let lead = u64::MAX - ((relevance(score) as u64) ^ (1 << 63));
+        let entry = (u8::MAX - pairs, lead, tie, row);
+        if self.heap.len() < self.keep {
+            self.heap.push(entry);
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && entry < *worst
+        {
+            *worst = entry;
+        } else {
+            return;
+        }
+        if self.heap.len() == self.keep
+            && let Some(&(far, lead, _, _)) = self.heap.peek()
+        {
+            let worst = ((u64::MAX - lead) ^ (1 << 63)) as i64;
+            self.worst = Some((u8::MAX - far, below(worst), below(worst.saturating_add(1))));
+        }
+    }
+}
+
+/// A score under which `relevance` is surely below `worst` (one step of
+/// f32 under it, far more than the rounding of the conversion).
+pub(super) fn below(worst: i64) -> Score {
+    let at = (worst as f64 / super::STEPS) as Score;
+    if at > 0.0 && at.is_finite() {
+        Score::from_bits(at.to_bits() - 1)
+    } else {
+        Score::NEG_INFINITY
+    }
+}
+
+/// Whether a group of `few` matches with as many pairs near, among
+/// `total`, is scored match by match (each term sought to it) rather than
+/// by a pruned pass over the query's terms offering only the group's. The
+/// pass scores about `keep` * `total` / `few` matches before its page is
+/// full and it prunes; seeking costs about `few`.
+fn seeks(few: u64, total: u64, keep: usize) -> bool {
+    few.saturating_mul(few) <= total.saturating_mul(keep.max(1) as u64)
+}
+
+impl Plan<'_> {
+    /// The best matches kept into `leaders`: those with the most pairs of
+    /// words near first (`near`, where the count left each segment's
+    /// matches), each group by a pass of its own. A group of few is scored
+    /// match by match; any other by `weight` pruned: where the query has a
+    /// flat form (words that are unions of terms alone), the flat union
+    /// by block-max WAND (a match is scored only where its block of
+    /// postings could beat the worst leader), only the group's matches
+    /// offered: the intersection it stands for is never walked.
+    pub(super) fn lead(
+        &self,
+        text: &Built,
+        leaders: &mut Leaders,
+        scratch: &count::Scratch,
+        total: u64,
+    ) -> Result<(), ServiceError> {
+        let searcher = &self.indexed.searcher;
+        let (query, flat) = match (&text.flat, scratch.matched(0).is_some()) {
+            (Some(flat), true) => (flat.query.as_ref(), Some(flat)),
+            _ => (text.query.as_ref(), None),
+        };
+        let among = flat.is_some();
+        let weight = query
+            .weight(EnableScoring::enabled_from_searcher(searcher))
+            .map_err(internal)?;
+        let matched = |at| scratch.matched(at).filter(|_| among);
+        let one_by_one = |few| {
+            self.seek_max
+                .map_or(seeks(few, total, self.keep), |max| few <= max)
+        };
+        near::with(|near| {
+            let read = scratch.matched(0).is_some()
+                && near.read(self.segments().map(|(r, _)| r), &text.pairs, |at| {
+                    scratch.matched(at)
+                })?;
+            let near = read.then_some(&*near);
+            let most = near.map_or(0, Near::most);
+            for pairs in (0..=most).rev() {
+                if leaders.bar(pairs, false) == Score::INFINITY {
+                    break;
+                }
+                match near {
+                    Some(near) if pairs > 0 => match near.having(pairs) {
+                        0 => {}
+                        few if one_by_one(few) => {
+                            let score = Scoring::new(searcher, flat, weight.as_ref())?;
+                            self.lead_seeking(&score, near, pairs, leaders)?
+                        }
+                        _ => {
+                            self.lead_pruned(weight.as_ref(), &matched, Some(near), pairs, leaders)?
+                        }
+                    },
+                    // No pair near: all the other matches.
+                    _ => self.lead_pruned(weight.as_ref(), &matched, near, pairs, leaders)?,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Offers every kept match with `pairs` near, each scored alone.
+    fn lead_seeking(
+        &self,
+        score: &Scoring<'_>,
+        near: &Near,
+        pairs: u8,
+        leaders: &mut Leaders,
+    ) -> Result<(), ServiceError> {
+        for (at, (reader, segment)) in self.segments().enumerate() {
+            let mut docs = near
+                .docs(at)
+                .filter(|&doc| near.pairs(at, doc) == pairs)
+                .peekable();
+            if docs.peek().is_none() {
+                continue;
+            }
+            let mut scorers = score.scorers(reader)?;
+            for doc in docs {
+                let Some((row, tie)) = segment.entry(doc) else {
+                    continue;
+                };
+                if !self.keeps(row) {
+                    continue;
+                }
+                if let Some(score) = scorers.score(doc) {
+                    leaders.offer(pairs, tie, row, score);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Offers the matches with `pairs` near (all matches without `near`),
+    /// by `weight` pruned, among `matched` where given.
+    fn lead_pruned<'m>(
+        &self,
+        weight: &dyn Weight,
+        matched: &dyn Fn(usize) -> Option<&'m [u64]>,
+        near: Option<&Near>,
+        pairs: u8,
+        leaders: &mut Leaders,
+    ) -> Result<(), ServiceError> {
+        // The largest segment first. Where its documents are in tie order,
+        // every leader with as many pairs near was met before any match
+        // still to come, so a match only as relevant as the worst leader
+        // cannot displace it: only strictly better ones are asked for, and
+        // blocks of equals skipped. A later segment's match may tie better
+        // than leaders met before.
+        let mut segments: Vec<(usize, (&SegmentReader, &SegmentDocs))> =
+            self.segments().enumerate().collect();
+        segments.sort_by_key(|(_, (reader, _))| std::cmp::Reverse(reader.max_doc()));
+        for (i, (at, (reader, segment))) in segments.into_iter().enumerate() {
+            let strict = i == 0 && segment.ordered();
+            let bar = |leaders: &Leaders| leaders.bar(pairs, strict);
+            if bar(leaders) == Score::INFINITY {
+                return Ok(());
+            }
+            let matched = matched(at);
+            let group = |doc| near.map_or(0, |near| near.pairs(at, doc)) == pairs;
+            weight
+                .for_each_pruning(bar(leaders), reader, &mut |doc, score| {
+                    if matched.is_none_or(|bits| count::has(bits, doc))
+                        && group(doc)
+                        && let Some((row, tie)) = segment.entry(doc)
+                        && self.keeps(row)
+                    {
+                        leaders.offer(pairs, tie, row, score);
+                    }
+                    bar(leaders)
+                })
+                .map_err(internal)?;
+        }
+        Ok(())
+    }
+}
+
+/// How a few documents are scored one by one: each term of a flat query
+/// sought on its own (a union's scorer, sought far, scores every document
+/// of the next 4,096 to refill its window), else the query's scorer.
+enum Scoring<'a> {
+    Terms(Vec<(Box<dyn Weight>, f32)>),
+    Query(&'a dyn Weight),
+}
+
+impl<'a> Scoring<'a> {
+    fn new(
+        searcher: &tantivy::Searcher,
+        flat: Option<&Flat>,
+        weight: &'a dyn Weight,
+    ) -> Result<Self, ServiceError> {
+        let Some(flat) = flat else {
+            return Ok(Scoring::Query(weight));
+        };
+        let terms = flat
+            .terms
+            .iter()
+            .map(|(term, boost)| {
+                let query = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
+                let weight = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
+                Ok((weight, *boost))
+            })
+            .collect::<tantivy::Result<_>>()
+            .map_err(internal)?;
+        Ok(Scoring::Terms(terms))
+    }
+
+    fn scorers(&self, reader: &SegmentReader) -> Result<Scorers, ServiceError> {
+        match self {
+            Scoring::Terms(terms) => terms
+                .iter()
+                .map(|(weight, boost)| weight.scorer(reader, *boost))
+                .collect::<tantivy::Result<_>>()
+                .map(Scorers)
+                .map_err(internal),
+            Scoring::Query(weight) => {
+                Ok(Scorers(vec![weight.scorer(reader, 1.0).map_err(internal)?]))
+            }
+        }
+    }
+}
+
+/// One segment's scorers, sought forward to each document scored.
+struct Scorers(Vec<Box<dyn Scorer>>);
+
+impl Scorers {
+    /// The score of `doc` (at or after every document scored before),
+    /// None when no scorer has it.
+    fn score(&mut self, doc: DocId) -> Option<Score> {
+        let mut sum = None;
+        for scorer in &mut self.0 {
+            if scorer.doc() < doc {
+                scorer.seek(doc);
+            }
+            if scorer.doc() == doc {
+                *sum.get_or_insert(0.0) += scorer.score();
+            }
+        }
+        sum
+    }
+}
