@@ -18,7 +18,7 @@ use crate::text_query::{Built, Flat};
 /// The best `keep` matches, worst on top: (fewer near pairs, relevance
 /// descending as a u64, place in the tie order, row), smaller is better.
 pub(super) struct Leaders {
-    pub heap: BinaryHeap<(u8, u64, u32, u32)>,
+    heap: BinaryHeap<(u8, u64, u32, u32)>,
     keep: usize,
     /// Once `keep` are kept: the worst's pairs near; scores below `below`
     /// cannot make the cut with as many pairs (the worst kept is better),
