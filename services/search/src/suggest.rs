@@ -47,13 +47,11 @@ pub fn suggest(
     // Earlier words as in a search; the last one as the prefix of a name
     // word: any of those words (stemmed, as names are indexed), all
     // scoring alike so that popularity orders them.
-    let mut stems: Vec<String> = vocabulary
-        .complete(last, PREFIX_WORDS)
-        .into_iter()
-        .map(|w| analyzers.stem(w))
-        .collect();
-    stems.sort_unstable();
-    stems.dedup();
+    let stems: Vec<String> =
+        text_query::completions(vocabulary, &mut analyzers, last, PREFIX_WORDS)
+            .into_iter()
+            .map(|(_, stem)| stem)
+            .collect();
     if stems.is_empty() {
         return Ok((completions, Products::default()));
     }

@@ -209,10 +209,28 @@ fn corrected(
     (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
-/// The name words `word` is the start of (the last word of a query is
-/// often still being typed), the most used first, each once by its stem,
-/// with it.
-fn completions<'v>(
+/// The `limit` name words starting with `prefix` that the most products
+/// have (`Vocabulary::complete`), each once by its stem, with it: what a
+/// last word being typed may stand for, in a search and a suggestion.
+pub fn completions<'v>(
+    vocabulary: &'v Vocabulary,
+    analyzers: &mut Analyzers,
+    prefix: &str,
+    limit: usize,
+) -> Vec<(&'v str, String)> {
+    let mut out: Vec<(&str, String)> = Vec::new();
+    for completion in vocabulary.complete(prefix, limit) {
+        let stem = analyzers.stem(completion);
+        if !out.iter().any(|(_, s)| *s == stem) {
+            out.push((completion, stem));
+        }
+    }
+    out
+}
+
+/// The name words a search's last word may be the start of (none under
+/// `PREFIX_LETTERS`).
+fn started<'v>(
     vocabulary: &'v Vocabulary,
     analyzers: &mut Analyzers,
     word: &str,
@@ -220,14 +238,7 @@ fn completions<'v>(
     if word.chars().count() < PREFIX_LETTERS {
         return Vec::new();
     }
-    let mut out: Vec<(&str, String)> = Vec::new();
-    for completion in vocabulary.complete(word, COMPLETIONS) {
-        let stem = analyzers.stem(completion);
-        if !out.iter().any(|(_, s)| *s == stem) {
-            out.push((completion, stem));
-        }
-    }
-    out
+    completions(vocabulary, analyzers, word, COMPLETIONS)
 }
 
 /// Whether words may match within typos.
@@ -282,7 +293,7 @@ pub fn postings(indexed: &Indexed, lang: LanguageFields, words: &[String]) -> ta
             .map(|(close, _)| u64::from(vocabulary.products(close)) * 3)
             .sum::<u64>();
         if at + 1 == words.len() {
-            total += completions(vocabulary, &mut analyzers, word)
+            total += started(vocabulary, &mut analyzers, word)
                 .into_iter()
                 .map(|(completion, _)| u64::from(vocabulary.products(completion)) * 4)
                 .sum::<u64>();
@@ -384,12 +395,15 @@ impl Clauses<'_> {
         let spelled = Spelled { word, stem };
         let mut any = Union::default();
         any.terms.extend(exact_terms(fields, lang, spelled, 2.0));
-        let unknown = !known(indexed, lang, spelled);
+        // Asked only where it matters (four term lookups): the last word
+        // may be a prefix, and a pass within typos forgives unknown words.
+        let unknown =
+            (last || self.typos_allowed == Typos::Forgiven) && !known(indexed, lang, spelled);
         let vocabulary = &indexed.vocabularies[lang.slot];
         if last && unknown {
             // Weighed between a word as typed and one within typos: exact
             // over prefix over fuzzy.
-            for (word, stem) in completions(vocabulary, analyzers, word) {
+            for (word, stem) in started(vocabulary, analyzers, word) {
                 any.terms.extend(exact_terms(
                     fields,
                     lang,
