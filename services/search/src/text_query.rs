@@ -364,7 +364,7 @@ pub fn build_words(
             continue;
         }
         let mut any = Union::default();
-        any.push(Union::all(each), None);
+        any.push_all(each);
         for entry in others {
             query.entry(entry, &mut any);
         }
@@ -420,7 +420,7 @@ impl Clauses<'_> {
         // second only: fewer typos rank first.
         for d in 1..=distance {
             let (query, sources) = fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d));
-            any.push(query, Some(sources));
+            any.push(query, sources);
         }
         // Typos counted on the word as typed, not its stem: "ceramik" is
         // one from the name word "ceramic", whose stem "ceram" is two
@@ -436,7 +436,7 @@ impl Clauses<'_> {
             let close = analyzers.stem(close);
             if crate::vocabulary::distance(stem, &close, most).is_none() {
                 let (query, sources) = corrected(fields, lang, &close, 0.5 / d as f32);
-                any.push(query, Some(sources));
+                any.push(query, sources);
             }
         }
         for entry in self.synonyms.of(lang.slot, stem) {
@@ -447,7 +447,7 @@ impl Clauses<'_> {
 
     /// A synonym entry (stemmed words, one space between) into `any`: a
     /// word's field terms, or every word of it together ("t-shirt" -> t
-    /// AND shirt) as one clause.
+    /// AND shirt) as one clause (`Union::push_all`).
     fn entry(&self, entry: &str, any: &mut Union) {
         let exact = |w| exact_terms(&self.indexed.fields, self.lang, Spelled::stemmed(w), 1.0);
         let words: Vec<&str> = entry.split(' ').filter(|w| !w.is_empty()).collect();
@@ -457,13 +457,9 @@ impl Clauses<'_> {
             _ => {
                 let each = words
                     .into_iter()
-                    .map(|w| Union {
-                        terms: exact(w).collect(),
-                        ..Union::default()
-                    })
+                    .map(|w| Union::terms(exact(w).collect()))
                     .collect();
-                // Matches of every word: no union of postings.
-                any.push(Union::all(each), None);
+                any.push_all(each);
             }
         }
     }

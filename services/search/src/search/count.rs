@@ -1,13 +1,12 @@
 //! Counting a search's matches into its total and facets, unscored: from
-//! the postings of its words (a bitset per word, ANDed) when each word is
-//! a union of terms and typo automata (`Built::unions`), else by tantivy's
-//! unscored docset.
+//! the postings of its words (a bitset per word, ANDed), each word a union
+//! of terms, typo automata and multi-word synonyms (`Built::unions`).
 
 use std::cell::RefCell;
 
 use storefront_platform::error::ServiceError;
 use tantivy::postings::BlockSegmentPostings;
-use tantivy::query::{AutomatonWeight, DfaWrapper, EnableScoring, FuzzyTermQuery};
+use tantivy::query::{AutomatonWeight, DfaWrapper, FuzzyTermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, SegmentReader, Term};
 
@@ -15,9 +14,9 @@ use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
 
-/// Bitsets of one search, one bit a document: per segment its matches
-/// (when read from postings), and one union while it is intersected with
-/// them. Kept per thread between searches so that none allocates (and
+/// Bitsets of one search, one bit a document: per segment its matches,
+/// one union while it is intersected with them, and those a multi-word
+/// synonym's words are read into. Kept per thread between searches so that none allocates (and
 /// faults in) its own: an eighth of a byte a document for each segment
 /// and one more, on each thread that searches (the async workers and the
 /// blocking pool's, which the per-core permits keep few and which exit
@@ -26,6 +25,7 @@ use crate::text_query::{Built, Source};
 pub(super) struct Scratch {
     matched: Vec<Vec<u64>>,
     more: Vec<u64>,
+    spare: Vec<Vec<u64>>,
     /// Whether `matched` holds this search's matches.
     read: bool,
 }
@@ -57,8 +57,8 @@ pub(super) fn has(bits: &[u64], doc: DocId) -> bool {
 
 impl Plan<'_> {
     /// The matches kept, counted into `counts`; no frequency or field
-    /// length is read. Read from postings, each segment's matches are
-    /// left in `scratch` (`Scratch::matched`); otherwise none are.
+    /// length is read. Each segment's matches are left in `scratch`
+    /// (`Scratch::matched`).
     pub(super) fn count(
         &self,
         text: &Built,
@@ -71,33 +71,20 @@ impl Plan<'_> {
         let Scratch {
             matched,
             more,
+            spare,
             read,
         } = scratch;
-        *read = false;
-        if let Some(unions) = &text.unions {
-            let unions = ready(unions)?;
-            matched.resize_with(self.indexed.segments.len(), Vec::new);
-            for ((reader, segment), bits) in self.segments().zip(matched.iter_mut()) {
-                matches(reader, &unions, bits, more)?;
-                total += count_bits(bits, segment, counts, keep);
-            }
-            *read = true;
-            return Ok(total);
+        let unions = text
+            .unions
+            .iter()
+            .map(|sources| ready(sources))
+            .collect::<Result<Vec<_>, _>>()?;
+        matched.resize_with(self.indexed.segments.len(), Vec::new);
+        for ((reader, segment), bits) in self.segments().zip(matched.iter_mut()) {
+            matches(reader, &unions, [bits, more], spare)?;
+            total += count_bits(bits, segment, counts, keep);
         }
-        let searcher = &self.indexed.searcher;
-        let weight = text
-            .query
-            .weight(EnableScoring::disabled_from_searcher(searcher))
-            .map_err(internal)?;
-        for (reader, segment) in self.segments() {
-            weight
-                .for_each_no_score(reader, &mut |docs| {
-                    for docs in docs.chunks(BATCH) {
-                        total += segment.count(docs, counts, keep);
-                    }
-                })
-                .map_err(internal)?;
-        }
+        *read = true;
         Ok(total)
     }
 }
@@ -107,48 +94,51 @@ impl Plan<'_> {
 enum Ready<'a> {
     Term(&'a Term),
     Within(Field, AutomatonWeight<DfaWrapper>),
+    All(Vec<Vec<Ready<'a>>>),
 }
 
-fn ready(unions: &[Vec<Source>]) -> Result<Vec<Vec<Ready<'_>>>, ServiceError> {
-    unions
+fn ready(sources: &[Source]) -> Result<Vec<Ready<'_>>, ServiceError> {
+    sources
         .iter()
-        .map(|sources| {
-            sources
-                .iter()
-                .map(|source| match source {
-                    Source::Term(term) => Ok(Ready::Term(term)),
-                    Source::Within(term, typos) => {
-                        let dfa = FuzzyTermQuery::new(term.clone(), *typos, true)
-                            .automaton()
-                            .map_err(internal)?;
-                        Ok(Ready::Within(
-                            term.field(),
-                            AutomatonWeight::new(term.field(), dfa),
-                        ))
-                    }
-                })
-                .collect()
+        .map(|source| match source {
+            Source::Term(term) => Ok(Ready::Term(term)),
+            Source::Within(term, typos) => {
+                let dfa = FuzzyTermQuery::new(term.clone(), *typos, true)
+                    .automaton()
+                    .map_err(internal)?;
+                Ok(Ready::Within(
+                    term.field(),
+                    AutomatonWeight::new(term.field(), dfa),
+                ))
+            }
+            Source::All(parts) => Ok(Ready::All(
+                parts
+                    .iter()
+                    .map(|part| ready(part))
+                    .collect::<Result<_, _>>()?,
+            )),
         })
         .collect()
 }
 
 /// Sets in `bits` the documents of `reader` found in every one of
-/// `unions`: one bitset a union, intersected word by word (tantivy's
-/// intersection of unions seeks each union doc by doc: most of a
-/// two-word search's time).
+/// `unions`: one bitset a union (the second of `bits` while it is read),
+/// intersected word by word (tantivy's intersection of unions seeks each
+/// union doc by doc: most of a two-word search's time). `spare` lends the
+/// bitsets a multi-word synonym is read into.
 fn matches(
     reader: &SegmentReader,
     unions: &[Vec<Ready<'_>>],
-    bits: &mut Vec<u64>,
-    more: &mut Vec<u64>,
+    [bits, more]: [&mut Vec<u64>; 2],
+    spare: &mut Vec<Vec<u64>>,
 ) -> Result<(), ServiceError> {
     let Some((first, rest)) = unions.split_first() else {
         bits.clear();
         return Ok(());
     };
-    union(reader, first, bits)?;
+    union(reader, first, bits, spare)?;
     for sources in rest {
-        union(reader, sources, more)?;
+        union(reader, sources, more, spare)?;
         for (b, m) in bits.iter_mut().zip(more.iter()) {
             *b &= m;
         }
@@ -164,6 +154,7 @@ fn union(
     reader: &SegmentReader,
     sources: &[Ready<'_>],
     bits: &mut Vec<u64>,
+    spare: &mut Vec<Vec<u64>>,
 ) -> Result<(), ServiceError> {
     bits.clear();
     bits.resize((reader.max_doc() as usize).div_ceil(64), 0);
@@ -186,6 +177,16 @@ fn union(
                         .map_err(|e| internal(e.into()))?;
                     set(postings, bits);
                 }
+            }
+            Ready::All(parts) => {
+                let mut all = spare.pop().unwrap_or_default();
+                let mut more = spare.pop().unwrap_or_default();
+                let read = matches(reader, parts, [&mut all, &mut more], spare);
+                for (b, a) in bits.iter_mut().zip(all.iter()) {
+                    *b |= a;
+                }
+                spare.extend([all, more]);
+                read?;
             }
         }
     }

@@ -166,12 +166,12 @@ fn near_pairs(indexed: &Indexed, text: &str, row: u32) -> u8 {
 
 fn plain(
     indexed: &Indexed,
-    (text, typos): (&str, Typos),
+    (text, typos, synonyms): (&str, Typos, &Synonyms),
     list: &ListQuery,
     currency: usize,
 ) -> (Vec<u32>, u64, storefront_proto::search::v1::Facets) {
     let lang = indexed.fields.for_locale("en-AU");
-    let query = text_query::build(indexed, lang, &Synonyms::default(), text, typos)
+    let query = text_query::build(indexed, lang, synonyms, text, typos)
         .unwrap()
         .unwrap();
     let searcher = indexed.searcher.clone();
@@ -241,8 +241,22 @@ fn one_pass_answers_as_every_match_sorted_would() {
         .map(|text| (text, Typos::Exact))
         .into_iter()
         .chain(["linnen", "cottn linen", "classsic"].map(|text| (text, Typos::Forgiven)));
-    for (text, typos) in texts {
-        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, typos)
+    let none = Synonyms::default();
+    // With multi-word synonyms: matched as a whole, their words scored
+    // wherever they are in a match.
+    let synonyms = Synonyms::new(&[
+        vec!["dress".to_string(), "classic wool".into()],
+        vec!["shirt".to_string(), "linen cotton".into()],
+    ]);
+    let with = ["dress", "wool dress", "classic wool", "linen cotton shirt"]
+        .map(|text| (text, Typos::Exact))
+        .into_iter()
+        .chain(["dresss", "cottn shirt"].map(|text| (text, Typos::Forgiven)));
+    let texts = texts
+        .map(|(text, typos)| (text, typos, &none))
+        .chain(with.map(|(text, typos)| (text, typos, &synonyms)));
+    for (text, typos, synonyms) in texts {
+        let query = text_query::build(&indexed, lang, synonyms, text, typos)
             .unwrap()
             .unwrap();
         for list in queries() {
@@ -252,7 +266,8 @@ fn one_pass_answers_as_every_match_sorted_would() {
                 plan.seek_max = Some([0, u64::MAX][currency % 2]);
                 let matched = plan.run(Some(&query)).unwrap();
                 let answer = plan.answer(matched).unwrap();
-                let (rows, total, facets) = plain(&indexed, (text, typos), &list, currency);
+                let (rows, total, facets) =
+                    plain(&indexed, (text, typos, synonyms), &list, currency);
                 let info = answer.page.unwrap();
                 assert_eq!(info.total, total, "{text} {list:?}");
                 let ids = |rows: &[u32]| -> Vec<Bytes> {
@@ -269,6 +284,11 @@ fn one_pass_answers_as_every_match_sorted_would() {
                 *compared.entry(text).or_insert(0) += usize::from(total > 0);
             }
         }
+    }
+    // Multi-word synonyms keep the flat form (pruned by block-max WAND).
+    for text in ["dress", "wool dress", "classic wool"] {
+        let query = text_query::build(&indexed, lang, &synonyms, text, Typos::Exact);
+        assert!(query.unwrap().unwrap().flat.is_some(), "{text}");
     }
     // Every text matched something under most queries.
     assert!(compared.values().all(|&n| n > 20), "{compared:?}");
@@ -613,7 +633,8 @@ fn words_near_in_the_name_rank_first() {
             }
             at = end;
         }
-        let (rows, _, _) = plain(&indexed, (text, Typos::Exact), &list, 0);
+        let none = Synonyms::default();
+        let (rows, _, _) = plain(&indexed, (text, Typos::Exact, &none), &list, 0);
         let ids: Vec<Bytes> = rows.iter().map(|&r| indexed.summary(r).unwrap()).collect();
         assert_eq!(got, ids, "{text}");
     }

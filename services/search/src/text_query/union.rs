@@ -3,35 +3,35 @@
 //! terms' postings.
 
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 
-/// Where a count reads matches from: a term's postings, or those of
-/// every term of its field within so many typos of it.
+/// Where a count reads matches from: a term's postings, those of every
+/// term of its field within so many typos of it, or the documents in
+/// every one of some unions (the words of a multi-word synonym).
 #[derive(Clone, Debug)]
 pub enum Source {
     Term(Term),
     Within(Term, u8),
+    All(Vec<Vec<Source>>),
 }
 
 /// Clauses of which a match needs one: field terms with their weights,
 /// and other queries (within typos, multi-word synonyms).
+#[derive(Default)]
 pub(super) struct Union {
     pub terms: Vec<(Term, f32)>,
     pub other: Vec<Box<dyn Query>>,
-    /// What the other queries match, as sources (None: one matches
-    /// something no union of postings is, as a multi-word synonym).
-    pub sources: Option<Vec<Source>>,
-}
-
-impl Default for Union {
-    fn default() -> Self {
-        Self {
-            terms: Vec::new(),
-            other: Vec::new(),
-            sources: Some(Vec::new()),
-        }
-    }
+    /// What the other queries match, as sources.
+    pub sources: Vec<Source>,
+    /// Terms of words that match only all together (a multi-word
+    /// synonym's, whose clause in `other` scores nothing): each scores
+    /// wherever it is in a match of the query, as a plain term of the
+    /// query's (`Built::of`), so that the query stays a union of terms.
+    pub loose: Vec<(Term, f32)>,
+    /// Whether a clause of `other` is scored (typos): the query then has
+    /// no flat form.
+    scored: bool,
 }
 
 /// `clauses` together (all Must, or all Should); one clause as itself (a
@@ -47,23 +47,48 @@ fn joined(mut clauses: Vec<(Occur, Box<dyn Query>)>) -> Box<dyn Query> {
 }
 
 impl Union {
-    /// One more clause, matching what `sources` hold (None: unknown).
-    pub fn push(&mut self, query: Box<dyn Query>, sources: Option<Vec<Source>>) {
+    /// One more scored clause, matching what `sources` hold.
+    pub fn push(&mut self, query: Box<dyn Query>, sources: Vec<Source>) {
         self.other.push(query);
-        match (&mut self.sources, sources) {
-            (Some(all), Some(more)) => all.extend(more),
-            (all, _) => *all = None,
-        }
+        self.scored = true;
+        self.sources.extend(sources);
     }
 
-    /// What a match of the union is read from (None: not postings alone).
-    fn read_from(&self) -> Option<Vec<Source>> {
-        let more = self.sources.as_ref()?;
+    /// One more clause matching what has every one of `parts` (the words
+    /// of a multi-word synonym). Where the parts are terms alone, it
+    /// scores nothing and their terms are loose (scored wherever they
+    /// are); otherwise it is scored as it is.
+    pub fn push_all(&mut self, parts: Vec<Union>) {
+        let sources = vec![Source::All(parts.iter().map(Union::read_from).collect())];
+        for part in &parts {
+            self.loose.extend(part.loose.iter().cloned());
+        }
+        if parts.iter().any(|part| part.scored) {
+            return self.push(Union::all(parts), sources);
+        }
+        for part in &parts {
+            self.loose.extend(part.terms.iter().cloned());
+        }
+        let matched = ConstScoreQuery::new(Union::all(parts), 0.0);
+        self.other.push(Box::new(matched));
+        self.sources.extend(sources);
+    }
+
+    /// What a match of the union is read from.
+    fn read_from(&self) -> Vec<Source> {
         let terms = self
             .terms
             .iter()
             .map(|(term, _)| Source::Term(term.clone()));
-        Some(terms.chain(more.iter().cloned()).collect())
+        terms.chain(self.sources.iter().cloned()).collect()
+    }
+
+    /// A union of `terms` alone.
+    pub(super) fn terms(terms: Vec<(Term, f32)>) -> Self {
+        Union {
+            terms,
+            ..Union::default()
+        }
     }
 
     /// Every one of `unions`.
@@ -90,15 +115,17 @@ impl Union {
     }
 }
 
-/// A text query and, when it is every one of some unions (each word's
-/// field terms, one-word synonyms, words within typos), what each union's
-/// matches are read from: its matches are then exactly the documents
-/// found in every union's postings, which a count reads without a scorer.
+/// A text query, every one of some unions (each word's field terms,
+/// synonyms, words within typos), and what each union's matches are read
+/// from: its matches are exactly the documents found in every union's
+/// sources, which a count reads without a scorer.
 pub struct Built {
     pub query: Box<dyn Query>,
-    pub unions: Option<Vec<Vec<Source>>>,
-    /// When it is every one of several unions of weighted terms alone:
-    /// all their terms in one union (`Flat`).
+    pub unions: Vec<Vec<Source>>,
+    /// When its unions are of weighted terms alone (but for multi-word
+    /// synonyms matched unscored) and it is more than one of them, or has
+    /// loose terms: all their terms and the loose ones in one union
+    /// (`Flat`).
     pub flat: Option<Flat>,
     /// Each two consecutive words as a term of name pairs
     /// (`analyzer::pair`): a product whose name has more of them ranks
@@ -117,23 +144,33 @@ pub struct Flat {
 }
 
 impl Built {
-    /// Every one of `must`.
+    /// Every one of `must`, and their loose terms scored where they are.
     pub(super) fn of(must: Vec<Union>) -> Self {
         let unions = must.iter().map(Union::read_from).collect();
-        let flat = (must.len() > 1 && must.iter().all(|u| u.other.is_empty())).then(|| {
-            let terms: Vec<(Term, f32)> =
-                must.iter().flat_map(|u| u.terms.iter().cloned()).collect();
-            Flat {
-                query: Union {
-                    terms: terms.clone(),
-                    ..Union::default()
+        let loose: Vec<(Term, f32)> = must.iter().flat_map(|u| u.loose.iter().cloned()).collect();
+        let flat =
+            ((must.len() > 1 || !loose.is_empty()) && must.iter().all(|u| !u.scored)).then(|| {
+                let terms: Vec<(Term, f32)> = must
+                    .iter()
+                    .flat_map(|u| u.terms.iter().cloned())
+                    .chain(loose.iter().cloned())
+                    .collect();
+                Flat {
+                    query: Union::terms(terms.clone()).query(),
+                    terms,
                 }
-                .query(),
-                terms,
-            }
-        });
+            });
+        let query = if loose.is_empty() {
+            Union::all(must)
+        } else {
+            let must = must.into_iter().map(|u| (Occur::Must, u.query()));
+            let loose = Union::terms(loose).query();
+            Box::new(BooleanQuery::new(
+                must.chain([(Occur::Should, loose)]).collect(),
+            ))
+        };
         Built {
-            query: Union::all(must),
+            query,
             unions,
             flat,
             pairs: Vec::new(),
