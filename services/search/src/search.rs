@@ -120,9 +120,10 @@ impl<'a> Plan<'a> {
         let text_query = text.query.as_ref();
         match &mut matched.best {
             Best::Relevance(leaders) => count::with_scratch(|scratch| {
-                matched.total = self.count(text, &mut matched.counts, scratch)?;
+                let prepared = count::Prepared::new(text)?;
+                matched.total = self.count(&prepared, &mut matched.counts, scratch)?;
                 if matched.total > 0 {
-                    self.lead(text, leaders, scratch, matched.total)?;
+                    self.lead(text, &prepared, leaders, scratch, matched.total)?;
                 }
                 Ok::<_, ServiceError>(())
             })?,

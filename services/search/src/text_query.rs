@@ -8,7 +8,7 @@
 //! typos, one typo scoring above two; exact over prefix over fuzzy.
 
 use tantivy::Term;
-use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
+use tantivy::query::{BoostQuery, ConstScoreQuery, FuzzyTermQuery, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
 
@@ -18,7 +18,7 @@ use crate::vocabulary::Vocabulary;
 
 mod union;
 use union::Union;
-pub use union::{Built, Flat, Source};
+pub use union::{Built, Constant, Flat, Source};
 
 /// Words of a query scored at most.
 pub const MAX_WORDS: usize = 10;
@@ -159,54 +159,50 @@ fn exact_terms(
 
 /// Typos are forgiven in names, brands and categories, not descriptions:
 /// a description repeats its product's name, and its large vocabulary
-/// makes a fuzzy match there the costliest part of a search. With what
-/// its matches are read from.
+/// makes a fuzzy match there the costliest part of a search. Each field
+/// a clause scoring its weight times `boost` where it matches.
 fn fuzzy(
     fields: &Fields,
     lang: LanguageFields,
     word: Spelled<'_>,
     distance: u8,
     boost: f32,
-) -> (Box<dyn Query>, Vec<Source>) {
-    let mut sources = Vec::new();
-    let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
+) -> impl Iterator<Item = Constant> {
+    weighted(fields, lang)
         .into_iter()
-        .filter(|&(field, _)| field != lang.description)
-        .map(|(field, w)| {
+        .filter(move |&(field, _)| field != lang.description)
+        .map(move |(field, w)| {
             let spelled = word.term(fields, field);
-            sources.push(Source::Within(spelled.clone(), distance));
-            let term = FuzzyTermQuery::new(spelled, distance, true);
-            (
-                Occur::Should,
-                Box::new(BoostQuery::new(Box::new(term), w * boost)) as Box<dyn Query>,
-            )
+            let term = FuzzyTermQuery::new(spelled.clone(), distance, true);
+            Constant {
+                query: Box::new(BoostQuery::new(Box::new(term), w * boost)),
+                source: Source::Within(spelled, distance),
+                score: w * boost,
+            }
         })
-        .collect();
-    (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
 /// A name word a typed word stands for (`stem` its stem), where typos
 /// are forgiven (not descriptions), scored as a fuzzy match of that many
-/// typos is. With what its matches are read from.
-fn corrected(
-    fields: &Fields,
+/// typos is.
+fn corrected<'a>(
+    fields: &'a Fields,
     lang: LanguageFields,
-    stem: &str,
+    stem: &'a str,
     boost: f32,
-) -> (Box<dyn Query>, Vec<Source>) {
-    let mut sources = Vec::new();
-    let clauses: Vec<(Occur, Box<dyn Query>)> = weighted(fields, lang)
+) -> impl Iterator<Item = Constant> + 'a {
+    weighted(fields, lang)
         .into_iter()
-        .filter(|&(field, _)| field != lang.description)
-        .map(|(field, w)| {
+        .filter(move |&(field, _)| field != lang.description)
+        .map(move |(field, w)| {
             let spelled = Spelled::stemmed(stem).term(fields, field);
-            sources.push(Source::Term(spelled.clone()));
-            let term = TermQuery::new(spelled, IndexRecordOption::Basic);
-            let scored = tantivy::query::ConstScoreQuery::new(Box::new(term), w * boost);
-            (Occur::Should, Box::new(scored) as Box<dyn Query>)
+            let term = TermQuery::new(spelled.clone(), IndexRecordOption::Basic);
+            Constant {
+                query: Box::new(ConstScoreQuery::new(Box::new(term), w * boost)),
+                source: Source::Term(spelled),
+                score: w * boost,
+            }
         })
-        .collect();
-    (Box::new(BooleanQuery::new(clauses)), sources)
 }
 
 /// The `limit` name words starting with `prefix` that the most products
@@ -419,8 +415,8 @@ impl Clauses<'_> {
         // A word one typo away matches both clauses, two typos away the
         // second only: fewer typos rank first.
         for d in 1..=distance {
-            let (query, sources) = fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d));
-            any.push(query, sources);
+            let constants = fuzzy(fields, lang, spelled, d, 0.5 / f32::from(d));
+            any.constants.extend(constants);
         }
         // Typos counted on the word as typed, not its stem: "ceramik" is
         // one from the name word "ceramic", whose stem "ceram" is two
@@ -435,8 +431,8 @@ impl Clauses<'_> {
         for (close, d) in corrections {
             let close = analyzers.stem(close);
             if crate::vocabulary::distance(stem, &close, most).is_none() {
-                let (query, sources) = corrected(fields, lang, &close, 0.5 / d as f32);
-                any.push(query, sources);
+                let constants = corrected(fields, lang, &close, 0.5 / d as f32);
+                any.constants.extend(constants);
             }
         }
         for entry in self.synonyms.of(lang.slot, stem) {

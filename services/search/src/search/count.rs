@@ -13,6 +13,8 @@ use tantivy::{DocId, SegmentReader, Term};
 use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
+use std::sync::Arc;
+use tantivy::Score;
 
 /// Bitsets of one search, one bit a document: per segment its matches,
 /// one union while it is intersected with them, and those a multi-word
@@ -44,6 +46,21 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
 
+thread_local! {
+    /// Bitsets a page reads clauses of constant score into (`lead`).
+    static CONSTANTS: RefCell<Vec<Vec<u64>>> = RefCell::default();
+}
+
+/// `f` with `n` of this thread's bitsets for clauses of constant score.
+pub(super) fn with_constants<R>(n: usize, f: impl FnOnce(&mut [Vec<u64>]) -> R) -> R {
+    CONSTANTS.with_borrow_mut(|bits| {
+        if bits.len() < n {
+            bits.resize_with(n, Vec::new);
+        }
+        f(&mut bits[..n])
+    })
+}
+
 /// `f` with this thread's scratch bitsets.
 pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     SCRATCH.with_borrow_mut(f)
@@ -61,7 +78,7 @@ impl Plan<'_> {
     /// (`Scratch::matched`).
     pub(super) fn count(
         &self,
-        text: &Built,
+        text: &Prepared<'_>,
         counts: &mut Counts,
         scratch: &mut Scratch,
     ) -> Result<u64, ServiceError> {
@@ -74,14 +91,9 @@ impl Plan<'_> {
             spare,
             read,
         } = scratch;
-        let unions = text
-            .unions
-            .iter()
-            .map(|sources| ready(sources))
-            .collect::<Result<Vec<_>, _>>()?;
         matched.resize_with(self.indexed.segments.len(), Vec::new);
         for ((reader, segment), bits) in self.segments().zip(matched.iter_mut()) {
-            matches(reader, &unions, [bits, more], spare)?;
+            matches(reader, &text.unions, [bits, more], spare)?;
             total += count_bits(bits, segment, counts, keep);
         }
         *read = true;
@@ -90,35 +102,68 @@ impl Plan<'_> {
 }
 
 /// A source of matches ready to be read segment by segment: a typo's
-/// automaton built once a count.
-enum Ready<'a> {
+/// automaton built once a search.
+pub(super) enum Ready<'a> {
     Term(&'a Term),
     Within(Field, AutomatonWeight<DfaWrapper>),
     All(Vec<Vec<Ready<'a>>>),
 }
 
-fn ready(sources: &[Source]) -> Result<Vec<Ready<'_>>, ServiceError> {
-    sources
-        .iter()
-        .map(|source| match source {
-            Source::Term(term) => Ok(Ready::Term(term)),
-            Source::Within(term, typos) => {
-                let dfa = FuzzyTermQuery::new(term.clone(), *typos, true)
-                    .automaton()
-                    .map_err(internal)?;
-                Ok(Ready::Within(
-                    term.field(),
-                    AutomatonWeight::new(term.field(), dfa),
-                ))
-            }
-            Source::All(parts) => Ok(Ready::All(
-                parts
-                    .iter()
-                    .map(|part| ready(part))
-                    .collect::<Result<_, _>>()?,
-            )),
-        })
-        .collect()
+/// What a search reads its matches from, ready: each word's union of
+/// sources, and (where its flat form has them) its clauses of constant
+/// score with their scores.
+pub(super) struct Prepared<'a> {
+    unions: Vec<Vec<Ready<'a>>>,
+    pub constants: Vec<(Ready<'a>, Score)>,
+}
+
+/// Typo automata built for one search, by word and typos: a word within
+/// typos is sought in three fields, two of them with the same text.
+type Automata = Vec<((Vec<u8>, u8), Arc<DfaWrapper>)>;
+
+impl<'a> Prepared<'a> {
+    pub fn new(text: &'a Built) -> Result<Self, ServiceError> {
+        let mut automata = Automata::new();
+        let unions = (text.unions.iter())
+            .map(|sources| ready(sources, &mut automata))
+            .collect::<Result<_, _>>()?;
+        let constants = text.flat.iter().flat_map(|flat| &flat.constants);
+        let constants = constants
+            .map(|c| Ok((one(&c.source, &mut automata)?, c.score)))
+            .collect::<Result<_, ServiceError>>()?;
+        Ok(Self { unions, constants })
+    }
+}
+
+fn ready<'a>(
+    sources: &'a [Source],
+    automata: &mut Automata,
+) -> Result<Vec<Ready<'a>>, ServiceError> {
+    sources.iter().map(|source| one(source, automata)).collect()
+}
+
+fn one<'a>(source: &'a Source, automata: &mut Automata) -> Result<Ready<'a>, ServiceError> {
+    Ok(match source {
+        Source::Term(term) => Ready::Term(term),
+        Source::Within(term, typos) => {
+            let key = (term.serialized_value_bytes().to_vec(), *typos);
+            let dfa = match automata.iter().find(|(k, _)| *k == key) {
+                Some((_, dfa)) => dfa.clone(),
+                None => {
+                    let query = FuzzyTermQuery::new(term.clone(), *typos, true);
+                    let dfa = Arc::new(query.automaton().map_err(internal)?);
+                    automata.push((key, dfa.clone()));
+                    dfa
+                }
+            };
+            Ready::Within(term.field(), AutomatonWeight::new(term.field(), dfa))
+        }
+        Source::All(parts) => Ready::All(
+            (parts.iter())
+                .map(|part| ready(part, automata))
+                .collect::<Result<_, _>>()?,
+        ),
+    })
 }
 
 /// Sets in `bits` the documents of `reader` found in every one of
@@ -150,7 +195,7 @@ fn matches(
 /// document in the postings of one of `sources`, each decoded a block at
 /// a time, no union of cursors (tantivy's merges them doc by doc, which
 /// was a quarter of a one-word search's time at 1,000,000 products).
-fn union(
+pub(super) fn union(
     reader: &SegmentReader,
     sources: &[Ready<'_>],
     bits: &mut Vec<u64>,
@@ -191,6 +236,20 @@ fn union(
         }
     }
     Ok(())
+}
+
+/// The documents set in `bits`, in order.
+pub(super) fn docs(bits: &[u64]) -> impl Iterator<Item = DocId> + '_ {
+    bits.iter().enumerate().flat_map(|(i, &word)| {
+        let mut word = word;
+        std::iter::from_fn(move || {
+            (word != 0).then(|| {
+                let doc = (i * 64) as DocId + word.trailing_zeros();
+                word &= word - 1;
+                doc
+            })
+        })
+    })
 }
 
 /// Sets the bit of every document of `postings` in `bits`.

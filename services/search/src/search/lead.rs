@@ -8,7 +8,7 @@ use std::collections::BinaryHeap;
 use storefront_platform::error::ServiceError;
 use tantivy::query::{EnableScoring, Query, Scorer, TermQuery, Weight};
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocId, DocSet, Score, SegmentReader};
+use tantivy::{DocId, DocSet, Score, SegmentReader, TERMINATED};
 
 use super::near::{self, Near};
 use super::{Plan, count, internal, relevance};
@@ -110,10 +110,13 @@ impl Plan<'_> {
     /// flat form (words that are unions of terms alone), the flat union
     /// by block-max WAND (a match is scored only where its block of
     /// postings could beat the worst leader), only the group's matches
-    /// offered: the intersection it stands for is never walked.
+    /// offered: the intersection it stands for is never walked. A flat
+    /// form with clauses of constant score (words within typos) instead
+    /// scores every match in one pass (`lead_every`).
     pub(super) fn lead(
         &self,
         text: &Built,
+        prepared: &count::Prepared<'_>,
         leaders: &mut Leaders,
         scratch: &count::Scratch,
         total: u64,
@@ -138,6 +141,10 @@ impl Plan<'_> {
                     scratch.matched(at)
                 })?;
             let near = read.then_some(&*near);
+            if let Some(flat) = flat.filter(|_| !prepared.constants.is_empty()) {
+                let score = Scoring::new(searcher, Some(flat), weight.as_ref())?;
+                return self.lead_every(&score, &prepared.constants, scratch, near, leaders);
+            }
             let most = near.map_or(0, Near::most);
             for pairs in (0..=most).rev() {
                 if leaders.bar(pairs, false) == Score::INFINITY {
@@ -194,6 +201,61 @@ impl Plan<'_> {
         Ok(())
     }
 
+    /// The segments with their places, the largest first.
+    fn by_size(&self) -> impl Iterator<Item = (usize, (&SegmentReader, &SegmentDocs))> {
+        let mut segments: Vec<_> = self.segments().enumerate().collect();
+        segments.sort_by_key(|(_, (reader, _))| std::cmp::Reverse(reader.max_doc()));
+        segments.into_iter()
+    }
+
+    /// Offers every kept match with its pairs near, scored one by one: its
+    /// terms sought to it, and the clauses of constant score (`constants`:
+    /// words within typos) read from a bitset each. Such a query has
+    /// matches none of its terms has, which block-max WAND over its terms
+    /// would never meet, and tantivy's union of the clauses costs twice
+    /// the count.
+    fn lead_every(
+        &self,
+        score: &Scoring<'_>,
+        constants: &[(count::Ready<'_>, Score)],
+        scratch: &count::Scratch,
+        near: Option<&Near>,
+        leaders: &mut Leaders,
+    ) -> Result<(), ServiceError> {
+        count::with_constants(constants.len(), |bits| {
+            for (i, (at, (reader, segment))) in self.by_size().enumerate() {
+                let Some(matched) = scratch.matched(at) else {
+                    continue;
+                };
+                // As in `lead_pruned`.
+                let strict = i == 0 && segment.ordered();
+                for ((source, _), bits) in constants.iter().zip(bits.iter_mut()) {
+                    count::union(reader, std::slice::from_ref(source), bits, &mut Vec::new())?;
+                }
+                let mut scorers = score.scorers(reader)?;
+                for doc in count::docs(matched) {
+                    let pairs = near.map_or(0, |near| near.pairs(at, doc));
+                    let bar = leaders.bar(pairs, strict);
+                    if bar == Score::INFINITY {
+                        continue;
+                    }
+                    let fixed: Score = (constants.iter().zip(bits.iter()))
+                        .filter(|(_, bits)| count::has(bits, doc))
+                        .map(|((_, score), _)| score)
+                        .sum();
+                    let score = scorers.score(doc).unwrap_or(0.0) + fixed;
+                    if score >= bar
+                        && let Some((row, tie)) = segment.entry(doc)
+                        && self.keeps(row)
+                    {
+                        leaders.offer(pairs, tie, row, score);
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
     /// Offers the matches with `pairs` near (all matches without `near`),
     /// by `weight` pruned, among `matched` where given.
     fn lead_pruned<'m>(
@@ -210,10 +272,7 @@ impl Plan<'_> {
         // cannot displace it: only strictly better ones are asked for, and
         // blocks of equals skipped. A later segment's match may tie better
         // than leaders met before.
-        let mut segments: Vec<(usize, (&SegmentReader, &SegmentDocs))> =
-            self.segments().enumerate().collect();
-        segments.sort_by_key(|(_, (reader, _))| std::cmp::Reverse(reader.max_doc()));
-        for (i, (at, (reader, segment))) in segments.into_iter().enumerate() {
+        for (i, (at, (reader, segment))) in self.by_size().enumerate() {
             let strict = i == 0 && segment.ordered();
             let bar = |leaders: &Leaders| leaders.bar(pairs, strict);
             if bar(leaders) == Score::INFINITY {
@@ -238,9 +297,9 @@ impl Plan<'_> {
     }
 }
 
-/// How a few documents are scored one by one: each term of a flat query
-/// sought on its own (a union's scorer, sought far, scores every document
-/// of the next 4,096 to refill its window), else the query's scorer.
+/// How documents are scored one by one: each term of a flat query sought
+/// on its own (a union's scorer, sought far, scores every document of the
+/// next 4,096 to refill its window), else the query's scorer.
 enum Scoring<'a> {
     Terms(Vec<(Box<dyn Weight>, f32)>),
     Query(&'a dyn Weight),
@@ -255,24 +314,22 @@ impl<'a> Scoring<'a> {
         let Some(flat) = flat else {
             return Ok(Scoring::Query(weight));
         };
-        let terms = flat
-            .terms
-            .iter()
-            .map(|(term, boost)| {
-                let query = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
-                let weight = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
-                Ok((weight, *boost))
-            })
-            .collect::<tantivy::Result<_>>()
-            .map_err(internal)?;
+        let scoring = || EnableScoring::enabled_from_searcher(searcher);
+        let terms = flat.terms.iter().map(|(term, boost)| {
+            let query = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
+            Ok((query.weight(scoring())?, *boost))
+        });
+        let terms = terms.collect::<tantivy::Result<_>>().map_err(internal)?;
         Ok(Scoring::Terms(terms))
     }
 
     fn scorers(&self, reader: &SegmentReader) -> Result<Scorers, ServiceError> {
         match self {
+            // Without the terms this segment lacks.
             Scoring::Terms(terms) => terms
                 .iter()
                 .map(|(weight, boost)| weight.scorer(reader, *boost))
+                .filter(|scorer| scorer.as_ref().is_ok_and(|s| s.doc() != TERMINATED))
                 .collect::<tantivy::Result<_>>()
                 .map(Scorers)
                 .map_err(internal),

@@ -116,16 +116,7 @@ impl Near {
 
     /// Segment `at`'s matches with a pair near, in order.
     pub fn docs(&self, at: usize) -> impl Iterator<Item = DocId> + '_ {
-        self.any(at).iter().enumerate().flat_map(|(i, &word)| {
-            let mut word = word;
-            std::iter::from_fn(move || {
-                (word != 0).then(|| {
-                    let doc = (i * 64) as DocId + word.trailing_zeros();
-                    word &= word - 1;
-                    doc
-                })
-            })
-        })
+        count::docs(self.any(at))
     }
 
     /// How many pairs document `doc` of segment `at` has near.

@@ -285,9 +285,16 @@ fn one_pass_answers_as_every_match_sorted_would() {
             }
         }
     }
-    // Multi-word synonyms keep the flat form (pruned by block-max WAND).
-    for text in ["dress", "wool dress", "classic wool"] {
-        let query = text_query::build(&indexed, lang, &synonyms, text, Typos::Exact);
+    // Multi-word synonyms keep the flat form (pruned by block-max WAND),
+    // and words within typos have one (scored match by match).
+    for (text, typos) in [
+        ("dress", Typos::Exact),
+        ("wool dress", Typos::Exact),
+        ("classic wool", Typos::Exact),
+        ("linnen", Typos::Forgiven),
+        ("cottn shirt", Typos::Forgiven),
+    ] {
+        let query = text_query::build(&indexed, lang, &synonyms, text, typos);
         assert!(query.unwrap().unwrap().flat.is_some(), "{text}");
     }
     // Every text matched something under most queries.

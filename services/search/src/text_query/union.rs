@@ -16,11 +16,31 @@ pub enum Source {
     All(Vec<Vec<Source>>),
 }
 
+/// A clause scoring one constant wherever it matches (a field's words
+/// within typos of a word, a name word a typo stands for), and what it
+/// matches.
+pub struct Constant {
+    pub query: Box<dyn Query>,
+    pub source: Source,
+    pub score: f32,
+}
+
+impl Clone for Constant {
+    fn clone(&self) -> Self {
+        Self {
+            query: self.query.box_clone(),
+            source: self.source.clone(),
+            score: self.score,
+        }
+    }
+}
+
 /// Clauses of which a match needs one: field terms with their weights,
-/// and other queries (within typos, multi-word synonyms).
+/// clauses of constant score, and other queries (multi-word synonyms).
 #[derive(Default)]
 pub(super) struct Union {
     pub terms: Vec<(Term, f32)>,
+    pub constants: Vec<Constant>,
     pub other: Vec<Box<dyn Query>>,
     /// What the other queries match, as sources.
     pub sources: Vec<Source>,
@@ -29,8 +49,8 @@ pub(super) struct Union {
     /// wherever it is in a match of the query, as a plain term of the
     /// query's (`Built::of`), so that the query stays a union of terms.
     pub loose: Vec<(Term, f32)>,
-    /// Whether a clause of `other` is scored (typos): the query then has
-    /// no flat form.
+    /// Whether a clause of `other` is scored (a multi-word synonym with
+    /// words within typos): the query then has no flat form.
     scored: bool,
 }
 
@@ -63,7 +83,10 @@ impl Union {
         for part in &parts {
             self.loose.extend(part.loose.iter().cloned());
         }
-        if parts.iter().any(|part| part.scored) {
+        if parts
+            .iter()
+            .any(|part| part.scored || !part.constants.is_empty())
+        {
             return self.push(Union::all(parts), sources);
         }
         for part in &parts {
@@ -80,7 +103,11 @@ impl Union {
             .terms
             .iter()
             .map(|(term, _)| Source::Term(term.clone()));
-        terms.chain(self.sources.iter().cloned()).collect()
+        let constants = self.constants.iter().map(|c| c.source.clone());
+        terms
+            .chain(constants)
+            .chain(self.sources.iter().cloned())
+            .collect()
     }
 
     /// A union of `terms` alone.
@@ -110,8 +137,9 @@ impl Union {
             let boosted = BoostQuery::new(Box::new(term), weight);
             (Occur::Should, Box::new(boosted) as Box<dyn Query>)
         });
+        let constants = self.constants.into_iter().map(|c| (Occur::Should, c.query));
         let other = self.other.into_iter().map(|q| (Occur::Should, q));
-        joined(terms.chain(other).collect())
+        joined(terms.chain(constants).chain(other).collect())
     }
 }
 
@@ -133,14 +161,15 @@ pub struct Built {
     pub pairs: Vec<Term>,
 }
 
-/// Every term of a query's words in one union: on a document that
-/// matches the query it scores the same (the sum of its terms' scores),
-/// and it is the shape block-max WAND prunes.
+/// Every term of a query's words in one union, and its clauses of
+/// constant score: on a document that matches the query they score the
+/// same (the sum of its terms' and constants' scores). Without constants,
+/// the union is the shape block-max WAND prunes.
 pub struct Flat {
     pub query: Box<dyn Query>,
-    /// Its terms with their weights, for scoring a few documents term by
-    /// term.
+    /// Its terms with their weights, for scoring documents one by one.
     pub terms: Vec<(Term, f32)>,
+    pub constants: Vec<Constant>,
 }
 
 impl Built {
@@ -148,18 +177,21 @@ impl Built {
     pub(super) fn of(must: Vec<Union>) -> Self {
         let unions = must.iter().map(Union::read_from).collect();
         let loose: Vec<(Term, f32)> = must.iter().flat_map(|u| u.loose.iter().cloned()).collect();
-        let flat =
-            ((must.len() > 1 || !loose.is_empty()) && must.iter().all(|u| !u.scored)).then(|| {
-                let terms: Vec<(Term, f32)> = must
-                    .iter()
-                    .flat_map(|u| u.terms.iter().cloned())
-                    .chain(loose.iter().cloned())
-                    .collect();
-                Flat {
-                    query: Union::terms(terms.clone()).query(),
-                    terms,
-                }
-            });
+        let more =
+            must.len() > 1 || !loose.is_empty() || must.iter().any(|u| !u.constants.is_empty());
+        let flat = (more && must.iter().all(|u| !u.scored)).then(|| {
+            let terms: Vec<(Term, f32)> = must
+                .iter()
+                .flat_map(|u| u.terms.iter().cloned())
+                .chain(loose.iter().cloned())
+                .collect();
+            let constants = must.iter().flat_map(|u| u.constants.iter().cloned());
+            Flat {
+                query: Union::terms(terms.clone()).query(),
+                terms,
+                constants: constants.collect(),
+            }
+        });
         let query = if loose.is_empty() {
             Union::all(must)
         } else {
