@@ -53,6 +53,9 @@ pub struct Plan<'a> {
     /// Matches with as many words near scored one by one at most (None:
     /// as `lead::seeks` chooses; tests force either way).
     seek_max: Option<u64>,
+    /// Whether all matches of a flat query are scored one by one (None:
+    /// as `lead::each` chooses; tests force either way).
+    each: Option<bool>,
 }
 
 /// What one pass over the matches found.
@@ -91,6 +94,7 @@ impl<'a> Plan<'a> {
             keys,
             keep,
             seek_max: None,
+            each: None,
         })
     }
 

@@ -93,6 +93,14 @@ pub(super) fn below(worst: i64) -> Score {
     }
 }
 
+/// How many postings a pruned pass over a flat union reads, at least, for
+/// each match's term sought instead: seeking is a skip list's walk and a
+/// block's decoding, and a pruned pass reads the documents of each word
+/// that lack the others. Measured at 100,000 products: two words with 450
+/// matches in 21,000 postings (8 terms) were paged a fifth faster one by
+/// one; 1,270 in 48,000 as fast; 1,670 in 40,000 a tenth slower.
+const POSTINGS_A_SEEK: u64 = 5;
+
 /// Whether a group of `few` matches with as many pairs near, among
 /// `total`, is scored match by match (each term sought to it) rather than
 /// by a pruned pass over the query's terms offering only the group's. The
@@ -141,7 +149,8 @@ impl Plan<'_> {
                     scratch.matched(at)
                 })?;
             let near = read.then_some(&*near);
-            if let Some(flat) = flat.filter(|_| !prepared.constants.is_empty()) {
+            let every = |flat| !prepared.constants.is_empty() || self.each(flat, total);
+            if let Some(flat) = flat.filter(|&flat| every(flat)) {
                 let score = Scoring::new(searcher, Some(flat), weight.as_ref())?;
                 return self.lead_every(&score, &prepared.constants, scratch, near, leaders);
             }
@@ -199,6 +208,21 @@ impl Plan<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Whether all `total` matches of `flat` are scored one by one
+    /// (`lead_every`) rather than by pruned passes over its terms.
+    fn each(&self, flat: &Flat, total: u64) -> bool {
+        if let Some(each) = self.each {
+            return each;
+        }
+        let searcher = &self.indexed.searcher;
+        // Terms no document has cost no seek.
+        let (terms, postings) = (flat.terms.iter())
+            .map(|(term, _)| searcher.doc_freq(term).unwrap_or(0))
+            .filter(|&n| n > 0)
+            .fold((0u64, 0u64), |(terms, sum), n| (terms + 1, sum + n));
+        total.saturating_mul(terms).saturating_mul(POSTINGS_A_SEEK) <= postings
     }
 
     /// The segments with their places, the largest first.

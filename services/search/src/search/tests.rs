@@ -260,10 +260,13 @@ fn one_pass_answers_as_every_match_sorted_would() {
             .unwrap()
             .unwrap();
         for list in queries() {
-            for currency in 0..CURRENCIES.len() {
+            let modes = (0..CURRENCIES.len()).flat_map(|c| [(c, false), (c, true)]);
+            for (currency, each) in modes {
                 let mut plan = Plan::new(&indexed, &list, currency).unwrap();
-                // Words near: scored one by one, or by a pruned pass.
+                // Words near: scored one by one, or by a pruned pass; or
+                // every match scored one by one.
                 plan.seek_max = Some([0, u64::MAX][currency % 2]);
+                plan.each = Some(each);
                 let matched = plan.run(Some(&query)).unwrap();
                 let answer = plan.answer(matched).unwrap();
                 let (rows, total, facets) =
@@ -607,12 +610,20 @@ fn words_near_in_the_name_rank_first() {
         ("linen shirt", 30, vec![0..10, 10..30]),
         ("linen shirt summer", 20, vec![0..5, 5..10, 10..20]),
     ];
-    // Words near: scored one by one, by a pruned pass, or as chosen.
-    for ((text, total, groups), seek_max) in cases
+    // Words near: scored one by one, by a pruned pass, or as chosen; or
+    // every match scored one by one.
+    let modes = [
+        (Some(0), Some(false)),
+        (Some(u64::MAX), Some(false)),
+        (None, None),
+        (None, Some(true)),
+    ];
+    for ((text, total, groups), (seek_max, each)) in cases
         .into_iter()
-        .flat_map(|case| [Some(0), Some(u64::MAX), None].map(|seek_max| (case.clone(), seek_max)))
+        .flat_map(|case| modes.map(|mode| (case.clone(), mode)))
     {
         plan.seek_max = seek_max;
+        plan.each = each;
         let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
             .unwrap()
             .unwrap();
