@@ -3,26 +3,26 @@
 //! of terms, typo automata and multi-word synonyms (`Built::unions`).
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use storefront_platform::error::ServiceError;
 use tantivy::postings::BlockSegmentPostings;
 use tantivy::query::{AutomatonWeight, DfaWrapper, FuzzyTermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
-use tantivy::{DocId, SegmentReader, Term};
+use tantivy::{DocId, Score, SegmentReader, Term};
 
 use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
-use std::sync::Arc;
-use tantivy::Score;
 
 /// Bitsets of one search, one bit a document: per segment its matches,
 /// one union while it is intersected with them, and those a multi-word
-/// synonym's words are read into. Kept per thread between searches so that none allocates (and
-/// faults in) its own: an eighth of a byte a document for each segment
-/// and one more, on each thread that searches (the async workers and the
-/// blocking pool's, which the per-core permits keep few and which exit
-/// when idle): about 250 KB a thread at 1,000,000 products.
+/// synonym's words are read into. Kept per thread between searches so
+/// that none allocates (and faults in) its own: an eighth of a byte a
+/// document for each segment and one more, on each thread that searches
+/// (the async workers and the blocking pool's, which the per-core permits
+/// keep few and which exit when idle): about 250 KB a thread at 1,000,000
+/// products.
 #[derive(Default)]
 pub(super) struct Scratch {
     matched: Vec<Vec<u64>>,
@@ -47,7 +47,9 @@ thread_local! {
 }
 
 thread_local! {
-    /// Bitsets a page reads clauses of constant score into (`lead`).
+    /// Bitsets a page reads clauses of constant score into (`lead`): at
+    /// most 16 (`MAX_CONSTANTS` in text_query), 2 MB a thread at 1,000,000
+    /// products, on threads that paged a search within typos.
     static CONSTANTS: RefCell<Vec<Vec<u64>>> = RefCell::default();
 }
 

@@ -219,6 +219,10 @@ fn plain(
     (page, total, facets)
 }
 
+/// Four words within typos (two, two, one and one: six, six, three and
+/// three clauses) of names that have all three of their words.
+const MANY_TYPOS: &str = "classicxx classicyy woool cottnn";
+
 #[test]
 fn one_pass_answers_as_every_match_sorted_would() {
     let indexed = index();
@@ -240,7 +244,9 @@ fn one_pass_answers_as_every_match_sorted_would() {
     let texts = exact
         .map(|text| (text, Typos::Exact))
         .into_iter()
-        .chain(["linnen", "cottn linen", "classsic"].map(|text| (text, Typos::Forgiven)));
+        .chain(["linnen", "cottn linen", "classsic"].map(|text| (text, Typos::Forgiven)))
+        // More clauses of constant score than a flat form holds.
+        .chain([(MANY_TYPOS, Typos::Forgiven)]);
     let none = Synonyms::default();
     // With multi-word synonyms: matched as a whole, their words scored
     // wherever they are in a match.
@@ -300,6 +306,8 @@ fn one_pass_answers_as_every_match_sorted_would() {
         let query = text_query::build(&indexed, lang, &synonyms, text, typos);
         assert!(query.unwrap().unwrap().flat.is_some(), "{text}");
     }
+    let many = text_query::build(&indexed, lang, &none, MANY_TYPOS, Typos::Forgiven);
+    assert!(many.unwrap().unwrap().flat.is_none());
     // Every text matched something under most queries.
     assert!(compared.values().all(|&n| n > 20), "{compared:?}");
 }

@@ -35,6 +35,12 @@ impl Clone for Constant {
     }
 }
 
+/// Clauses of constant score a flat form holds at most (the page reads
+/// each into a bitset of its own): two words within two typos, three
+/// fields each, and a few name words typos stand for. A query with more
+/// has no flat form.
+pub const MAX_CONSTANTS: usize = 16;
+
 /// Clauses of which a match needs one: field terms with their weights,
 /// clauses of constant score, and other queries (multi-word synonyms).
 #[derive(Default)]
@@ -150,10 +156,10 @@ impl Union {
 pub struct Built {
     pub query: Box<dyn Query>,
     pub unions: Vec<Vec<Source>>,
-    /// When its unions are of weighted terms alone (but for multi-word
-    /// synonyms matched unscored) and it is more than one of them, or has
-    /// loose terms: all their terms and the loose ones in one union
-    /// (`Flat`).
+    /// When its unions are of weighted terms and at most `MAX_CONSTANTS`
+    /// clauses of constant score (but for multi-word synonyms matched
+    /// unscored), and it is more than one of them or has loose terms or
+    /// constants: all of them in one union (`Flat`).
     pub flat: Option<Flat>,
     /// Each two consecutive words as a term of name pairs
     /// (`analyzer::pair`): a product whose name has more of them ranks
@@ -177,9 +183,10 @@ impl Built {
     pub(super) fn of(must: Vec<Union>) -> Self {
         let unions = must.iter().map(Union::read_from).collect();
         let loose: Vec<(Term, f32)> = must.iter().flat_map(|u| u.loose.iter().cloned()).collect();
-        let more =
-            must.len() > 1 || !loose.is_empty() || must.iter().any(|u| !u.constants.is_empty());
-        let flat = (more && must.iter().all(|u| !u.scored)).then(|| {
+        let constants: usize = must.iter().map(|u| u.constants.len()).sum();
+        let more = must.len() > 1 || !loose.is_empty() || constants > 0;
+        let plain = constants <= MAX_CONSTANTS && must.iter().all(|u| !u.scored);
+        let flat = (more && plain).then(|| {
             let terms: Vec<(Term, f32)> = must
                 .iter()
                 .flat_map(|u| u.terms.iter().cloned())
