@@ -58,13 +58,22 @@ impl Rank for u32 {
 }
 
 /// One row's facet values: value ranks in their listing columns (none
-/// when absent), its stock rank and its price bucket per currency.
+/// when absent), and per currency its stock slot and price bucket
+/// together (`stock * BUCKET_SLOTS + bucket`): nearly every match has one
+/// of their few values, so one count serves both (`Counts::add`).
 #[derive(Debug, Clone, Copy)]
 struct FacetRow<R> {
     brand: R,
     category: R,
-    in_stock: u8,
-    buckets: [u8; CURRENCIES.len()],
+    stock_bucket: [u8; CURRENCIES.len()],
+}
+
+/// Price buckets and one for none.
+const BUCKET_SLOTS: usize = PRICE_BUCKETS.len() + 1;
+
+/// Stock values and one for none.
+fn stock_slots(listing: &Listing<ProductSchema>) -> Result<usize, ServiceError> {
+    Ok(listing.column("inStock", 0)?.distinct.len() + 1)
 }
 
 pub struct FacetRows(Packed);
@@ -89,6 +98,7 @@ fn packed<R: Rank>(
     let brand = &listing.column("brand", 0)?.rank;
     let category = &listing.column("category", 0)?.rank;
     let in_stock = &listing.column("inStock", 0)?.rank;
+    let none = stock_slots(listing)? - 1;
     let prices = (0..CURRENCIES.len())
         .map(|c| listing.column("price", c))
         .collect::<Result<Vec<_>, _>>()?;
@@ -96,10 +106,12 @@ fn packed<R: Rank>(
         .map(|row| FacetRow {
             brand: R::new(brand[row]),
             category: R::new(category[row]),
-            in_stock: u8::new(in_stock[row]),
-            buckets: std::array::from_fn(|c| {
+            stock_bucket: std::array::from_fn(|c| {
                 let rank = prices[c].rank[row];
-                buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET)
+                let bucket = buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET);
+                let stock = (in_stock[row] as usize).min(none);
+                let slot = stock * BUCKET_SLOTS + usize::from(bucket).min(BUCKET_SLOTS - 1);
+                u8::try_from(slot).unwrap_or(u8::MAX)
             }),
         })
         .collect())
@@ -130,8 +142,7 @@ fn blank<R: Rank>() -> FacetRow<R> {
     FacetRow {
         brand: R::new(MISSING),
         category: R::new(MISSING),
-        in_stock: u8::MAX,
-        buckets: [NO_BUCKET; CURRENCIES.len()],
+        stock_bucket: [u8::MAX; CURRENCIES.len()],
     }
 }
 
@@ -164,8 +175,8 @@ pub struct Counts {
     currency: usize,
     brands: Vec<u64>,
     categories: Vec<u64>,
-    stock: Vec<u64>,
-    buckets: Vec<u64>,
+    /// By stock slot and price bucket (`FacetRow::stock_bucket`).
+    stock_buckets: Vec<u64>,
 }
 
 impl Counts {
@@ -178,8 +189,7 @@ impl Counts {
             currency,
             brands: vec![0; values("brand")? + 1],
             categories: vec![0; values("category")? + 1],
-            stock: vec![0; values("inStock")? + 1],
-            buckets: vec![0; PRICE_BUCKETS.len() + 1],
+            stock_buckets: vec![0; stock_slots(listing)? * BUCKET_SLOTS],
         })
     }
 
@@ -187,9 +197,12 @@ impl Counts {
     fn add<R: Rank>(&mut self, row: &FacetRow<R>) {
         bump(&mut self.brands, row.brand.slot());
         bump(&mut self.categories, row.category.slot());
-        bump(&mut self.stock, usize::from(row.in_stock));
-        let bucket = row.buckets.get(self.currency).copied().unwrap_or(NO_BUCKET);
-        bump(&mut self.buckets, usize::from(bucket));
+        let both = row
+            .stock_bucket
+            .get(self.currency)
+            .copied()
+            .unwrap_or(u8::MAX);
+        bump(&mut self.stock_buckets, usize::from(both));
     }
 }
 
@@ -215,6 +228,9 @@ pub fn facets(
     let brand = listing.column("brand", currency)?;
     let category = listing.column("category", currency)?;
     let in_stock = listing.column("inStock", currency)?;
+    let both = &counts.stock_buckets;
+    let stock: Vec<u64> = both.chunks(BUCKET_SLOTS).map(|s| s.iter().sum()).collect();
+    let buckets = (0..BUCKET_SLOTS).map(|b| both.iter().skip(b).step_by(BUCKET_SLOTS).sum());
     Ok(Facets {
         brands: counted(brand, &counts.brands, |_| String::new()),
         categories: counted(category, &counts.categories, |id| {
@@ -222,10 +238,10 @@ pub fn facets(
         }),
         prices: PRICE_BUCKETS
             .iter()
-            .zip(counts.buckets)
+            .zip(buckets)
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
-        in_stock: counted(in_stock, &counts.stock, |_| String::new()),
+        in_stock: counted(in_stock, &stock, |_| String::new()),
     })
 }
 
@@ -326,9 +342,22 @@ mod tests {
                 .filter(|&&h| products[h as usize].prices[currency].is_some())
                 .count() as u64;
             assert_eq!(a.prices.iter().map(|p| p.count).sum::<u64>(), priced);
-            let stocked = hits.iter().filter(|&&h| products[h as usize].in_stock);
-            let in_stock = a.in_stock.iter().find(|v| v.value == "true").unwrap();
-            assert_eq!(in_stock.count, stocked.count() as u64);
+            // Stock and price bucket are counted as one slot: each apart.
+            for range in &a.prices {
+                let expected = hits.iter().filter(|&&h| {
+                    products[h as usize].prices[currency]
+                        .is_some_and(|c| c >= range.from && (range.to == 0 || c < range.to))
+                });
+                assert_eq!(range.count, expected.count() as u64, "{range:?}");
+            }
+            for value in &a.in_stock {
+                let stocked = value.value == "true";
+                let expected = hits
+                    .iter()
+                    .filter(|&&h| products[h as usize].in_stock == stocked);
+                assert_eq!(value.count, expected.count() as u64, "{value:?}");
+            }
+            assert_eq!(a.in_stock.len(), 2);
             for brand in &a.brands {
                 let expected = hits
                     .iter()
