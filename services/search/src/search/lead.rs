@@ -135,9 +135,6 @@ impl Plan<'_> {
             _ => (text.query.as_ref(), None),
         };
         let among = flat.is_some();
-        let weight = query
-            .weight(EnableScoring::enabled_from_searcher(searcher))
-            .map_err(internal)?;
         let matched = |at| scratch.matched(at).filter(|_| among);
         let one_by_one = |few| {
             self.seek_max
@@ -151,9 +148,14 @@ impl Plan<'_> {
             let near = read.then_some(&*near);
             let every = |flat| !prepared.constants.is_empty() || self.each(flat, total);
             if let Some(flat) = flat.filter(|&flat| every(flat)) {
-                let score = Scoring::new(searcher, Some(flat), weight.as_ref())?;
+                let score = Scoring::terms(searcher, flat)?;
                 return self.lead_every(&score, &prepared.constants, scratch, near, leaders);
             }
+            // Only for pruned passes and a group's seeking without a flat
+            // form: one pass over every match needs none.
+            let weight = query
+                .weight(EnableScoring::enabled_from_searcher(searcher))
+                .map_err(internal)?;
             let most = near.map_or(0, Near::most);
             for pairs in (0..=most).rev() {
                 if leaders.bar(pairs, false) == Score::INFINITY {
@@ -335,9 +337,14 @@ impl<'a> Scoring<'a> {
         flat: Option<&Flat>,
         weight: &'a dyn Weight,
     ) -> Result<Self, ServiceError> {
-        let Some(flat) = flat else {
-            return Ok(Scoring::Query(weight));
-        };
+        match flat {
+            Some(flat) => Self::terms(searcher, flat),
+            None => Ok(Scoring::Query(weight)),
+        }
+    }
+
+    /// Each term of `flat` on its own.
+    fn terms(searcher: &tantivy::Searcher, flat: &Flat) -> Result<Self, ServiceError> {
         let scoring = || EnableScoring::enabled_from_searcher(searcher);
         let terms = flat.terms.iter().map(|(term, boost)| {
             let query = TermQuery::new(term.clone(), IndexRecordOption::WithFreqs);
