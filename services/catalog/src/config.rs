@@ -5,6 +5,7 @@ use storefront_platform::settings::ServiceSettings;
 use storefront_platform::store::RedisTarget;
 use storefront_platform::topology;
 
+use crate::feed::load::{DEEPEST, FeedLimits};
 use crate::feed::source::Source;
 
 /// The demo catalog size of the embedded default (at least 1,000).
@@ -30,6 +31,21 @@ pub struct CatalogConfig {
     /// `REDIS_URL`: where the catalog is kept for restarts and replicas
     /// (required in production and staging).
     pub redis: Option<RedisTarget>,
+    /// `CATALOG_MAX_CATEGORY_DEPTH`: what a feed may make of its categories.
+    pub feed_limits: FeedLimits,
+}
+
+/// `CATALOG_MAX_CATEGORY_DEPTH` (12): 1 to 32 levels.
+pub fn feed_limits(env: &EnvReader) -> Result<FeedLimits, ConfigError> {
+    let default = FeedLimits::default();
+    let max_depth = env.parse("CATALOG_MAX_CATEGORY_DEPTH", default.max_depth)?;
+    if !(1..=DEEPEST).contains(&max_depth) {
+        return Err(ConfigError::new(
+            "CATALOG_MAX_CATEGORY_DEPTH",
+            format!("must be between 1 and {DEEPEST}"),
+        ));
+    }
+    Ok(FeedLimits { max_depth })
 }
 
 impl CatalogConfig {
@@ -70,6 +86,7 @@ impl CatalogConfig {
             service,
             origin,
             redis,
+            feed_limits: feed_limits(env)?,
         })
     }
 }

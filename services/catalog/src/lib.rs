@@ -16,6 +16,8 @@ mod writes;
 use storefront_platform::service::Serving;
 use storefront_platform::store::Store;
 use storefront_platform::topology;
+
+use crate::feed::load::FeedLimits;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
 
 pub use crate::config::{CatalogConfig, Origin};
@@ -54,14 +56,15 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
     } = serving;
     // In memory the catalog is this process's alone: nothing to share.
     let shared = match store {
-        Store::Redis(_) => Some(shared::Shared::new(store)),
+        Store::Redis(_) => Some(shared::Shared::new(store, config.feed_limits)),
         Store::Memory(_) => None,
     };
     let catalog = match &shared {
-        Some(shared) => open_shared(shared, &config.origin).await?,
-        None => build(&config.origin).await?,
+        Some(shared) => open_shared(shared, &config.origin, config.feed_limits).await?,
+        None => build(&config.origin, config.feed_limits).await?,
     };
-    let api = service::CatalogApi::new(catalog, shared.clone());
+    let mut api = service::CatalogApi::new(catalog, shared.clone());
+    api.feed_limits = config.feed_limits;
     if shared.is_some() {
         let (api, stop) = (api.clone(), shutdown.clone());
         tokio::spawn(async move {
@@ -85,7 +88,11 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
 /// may win that race: its catalog is taken then). The shared store wins
 /// over `CATALOG_FEED` once it holds a catalog: a restart never undoes
 /// live changes (a new feed goes in by an import).
-async fn open_shared(shared: &shared::Shared, origin: &Origin) -> anyhow::Result<store::Catalog> {
+async fn open_shared(
+    shared: &shared::Shared,
+    origin: &Origin,
+    limits: FeedLimits,
+) -> anyhow::Result<store::Catalog> {
     if let Some(head) = shared.head().await? {
         tracing::info!(
             version = head.version,
@@ -93,7 +100,7 @@ async fn open_shared(shared: &shared::Shared, origin: &Origin) -> anyhow::Result
         );
         return shared.load(&head).await;
     }
-    let catalog = std::sync::Arc::new(build(origin).await?);
+    let catalog = std::sync::Arc::new(build(origin, limits).await?);
     let mut head = shared.write_generation(catalog.clone()).await?;
     head.version = catalog.version;
     if shared.publish_first(&head).await? {
@@ -107,7 +114,7 @@ async fn open_shared(shared: &shared::Shared, origin: &Origin) -> anyhow::Result
     shared.load(&theirs).await
 }
 
-async fn build(origin: &Origin) -> anyhow::Result<store::Catalog> {
+async fn build(origin: &Origin, limits: FeedLimits) -> anyhow::Result<store::Catalog> {
     let started = std::time::Instant::now();
     let reader = match origin {
         Origin::Feed(source) => Some(source.open().await?),
@@ -118,9 +125,8 @@ async fn build(origin: &Origin) -> anyhow::Result<store::Catalog> {
     let catalog = storefront_platform::cpu::run_once("catalog-build", move || {
         let parts = match (from, reader) {
             (Origin::Generated { size, seed }, _) => generate::generate(size, seed),
-            (Origin::Feed(source), Some(reader)) => {
-                feed::read(reader).map_err(|e| anyhow::anyhow!("{}: {e}", source.shown()))?
-            }
+            (Origin::Feed(source), Some(reader)) => feed::read(reader, limits)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", source.shown()))?,
             _ => store::Parts::empty(),
         };
         anyhow::Ok(store::Catalog::new(parts))

@@ -34,6 +34,8 @@ pub struct CatalogApi {
     pub(crate) shared: Option<Shared>,
     /// Stock operations waiting for the next version.
     pub(crate) stock: crate::stock::Batcher,
+    /// What an import may make of its categories.
+    pub(crate) feed_limits: crate::feed::load::FeedLimits,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -49,6 +51,7 @@ impl CatalogApi {
             writer: Arc::default(),
             shared,
             stock: Default::default(),
+            feed_limits: Default::default(),
         }
     }
 

@@ -31,6 +31,7 @@ use storefront_proto::catalog::storage::v1::{Head, JournalEntry};
 use tokio::sync::mpsc;
 
 use crate::changes::ChangeLog;
+use crate::feed::load::FeedLimits;
 use crate::feed::source::Chunks;
 use crate::store::Catalog;
 
@@ -56,6 +57,8 @@ fn chunk_key(generation: u64, i: u32) -> String {
 #[derive(Clone)]
 pub struct Shared {
     store: Store,
+    /// What a stored catalog is read with, as a feed.
+    limits: FeedLimits,
 }
 
 /// What claiming a version came to.
@@ -66,8 +69,8 @@ pub enum Claimed {
 }
 
 impl Shared {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    pub fn new(store: Store, limits: FeedLimits) -> Self {
+        Self { store, limits }
     }
 
     pub async fn head(&self) -> Result<Option<Head>, ServiceError> {
@@ -97,9 +100,10 @@ impl Shared {
             }
         });
         let version = head.version;
+        let limits = self.limits;
         let reader = BufReader::with_capacity(1 << 20, Chunks::new(chunks));
         storefront_platform::cpu::run_once("catalog-load", move || {
-            let parts = crate::feed::read(reader)?;
+            let parts = crate::feed::read(reader, limits)?;
             let mut catalog = Catalog::new(parts);
             catalog.version = version;
             catalog.changes = Arc::new(ChangeLog::starting_at(version));

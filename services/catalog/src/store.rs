@@ -329,20 +329,42 @@ impl Catalog {
     }
 }
 
+/// The navigation tree, built in one pass over the categories: each
+/// node's children found through an index, not a scan, and no node
+/// carrying its ancestors (the tree says them).
 fn tree(categories: &[Category]) -> CategoryTree {
-    fn children(parent: &str, categories: &[Category]) -> Vec<CategoryNode> {
-        let mut nodes: Vec<CategoryNode> = categories
+    let mut children_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, c) in categories.iter().enumerate() {
+        children_of.entry(c.parent_id.as_str()).or_default().push(i);
+    }
+    // The feed bounds the depth (`CATALOG_MAX_CATEGORY_DEPTH`), and so
+    // this recursion; a category can only name a parent before it, so
+    // there is no cycle to follow.
+    fn nodes(
+        parent: &str,
+        categories: &[Category],
+        children_of: &HashMap<&str, Vec<usize>>,
+    ) -> Vec<CategoryNode> {
+        let Some(children) = children_of.get(parent) else {
+            return Vec::new();
+        };
+        let mut nodes: Vec<CategoryNode> = children
             .iter()
-            .filter(|c| c.parent_id == parent)
-            .map(|c| CategoryNode {
-                children: children(meta_id(c.meta.as_ref()), categories),
-                category: Some(c.clone()),
+            .map(|&i| {
+                let c = &categories[i];
+                CategoryNode {
+                    children: nodes(meta_id(c.meta.as_ref()), categories, children_of),
+                    category: Some(Category {
+                        ancestors: Vec::new(),
+                        ..c.clone()
+                    }),
+                }
             })
             .collect();
         nodes.sort_by_key(|n| n.category.as_ref().map_or(0, |c| c.position));
         nodes
     }
-    CategoryTree::encoded(&children("", categories))
+    CategoryTree::encoded(&nodes("", categories, &children_of))
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -317,8 +317,10 @@ pub async fn import(
         }
     });
     let reader = BufReader::with_capacity(1 << 20, Chunks::new(receive));
+    let limits = api.feed_limits;
     let read =
-        storefront_platform::cpu::run_once("catalog-import", move || feed::read(reader)).await?;
+        storefront_platform::cpu::run_once("catalog-import", move || feed::read(reader, limits))
+            .await?;
     api.import(read, dry_run).await
 }
 

@@ -77,7 +77,9 @@ fn check(file: &str) -> anyhow::Result<i32> {
             let _ = writeln!(stdout.lock(), "{e}");
         });
     };
-    let mut loader = Loader::new(&mut report);
+    let env = storefront_platform::env::EnvReader::from_process();
+    let limits = crate::config::feed_limits(&env)?;
+    let mut loader = Loader::new(&mut report, limits);
     loader.read(BufReader::with_capacity(1 << 20, bar.wrap_read(opened)))?;
     let (errors, counts) = (loader.errors(), loader.counts());
     drop(loader);

@@ -26,6 +26,36 @@ use crate::store::{Parts, StoredProducts};
 /// The longest line read; a longer one is an error of its own.
 pub const MAX_LINE_BYTES: usize = 8 << 20;
 
+/// What a feed may make of its categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedLimits {
+    /// `CATALOG_MAX_CATEGORY_DEPTH` (12, at most 32): levels of nesting, a
+    /// root being the first. Each category carries its ancestors, so the
+    /// depth bounds what each one weighs, and the tree's nesting.
+    pub max_depth: usize,
+}
+
+/// The encoded navigation tree (`GET /categories/tree`) at most: within
+/// one gRPC answer (4 MiB) with room to spare.
+pub const MAX_TREE_BYTES: usize = 3 << 20;
+
+/// The deepest `CATALOG_MAX_CATEGORY_DEPTH` allowed: well inside the
+/// nesting protobuf decoders accept (100 messages).
+pub const DEEPEST: usize = 32;
+
+impl Default for FeedLimits {
+    fn default() -> Self {
+        Self { max_depth: 12 }
+    }
+}
+
+/// What a category adds to the encoded tree at most: itself without its
+/// ancestors (a tree node has none), and a node's framing per level.
+fn tree_bytes(category: &Category) -> usize {
+    let ancestors = prost::encoding::message::encoded_len_repeated(7, &category.ancestors);
+    prost::Message::encoded_len(category) - ancestors + 12 * (category.ancestors.len() + 1)
+}
+
 /// One problem of a feed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedError {
@@ -94,6 +124,9 @@ struct Pipeline<'s> {
 /// A feed being read.
 pub struct Loader<'r> {
     now: Timestamp,
+    limits: FeedLimits,
+    /// The encoded tree's size so far (`MAX_TREE_BYTES`).
+    tree_bytes: usize,
     line: usize,
     records: usize,
     report: &'r mut dyn FnMut(FeedError),
@@ -119,9 +152,11 @@ pub struct Loader<'r> {
 
 impl<'r> Loader<'r> {
     /// `report` is told each problem as it is found, in line order.
-    pub fn new(report: &'r mut dyn FnMut(FeedError)) -> Self {
+    pub fn new(report: &'r mut dyn FnMut(FeedError), limits: FeedLimits) -> Self {
         Self {
             now: storefront_domain::time::now(),
+            limits,
+            tree_bytes: 0,
             line: 0,
             records: 0,
             report,
@@ -154,6 +189,10 @@ impl<'r> Loader<'r> {
     fn report_error(&mut self, error: FeedError) {
         self.errors += 1;
         (self.report)(error);
+    }
+
+    fn report_problems(&mut self, problems: Problems) {
+        self.failed(problems.0);
     }
 
     fn failed(&mut self, problems: Vec<FieldProblem>) -> bool {
@@ -216,9 +255,7 @@ impl<'r> Loader<'r> {
                     "record",
                     format!("the line is longer than {MAX_LINE_BYTES} bytes"),
                 );
-                // The rest of that line.
-                let mut rest = Vec::new();
-                reader.read_until(b'\n', &mut rest)?;
+                skip_line(reader)?;
                 continue;
             }
             self.line(&buf, pipe);
@@ -304,6 +341,15 @@ impl<'r> Loader<'r> {
         }
         let mut problems = Problems::default();
         let ancestors = self.ancestors(&record.parent_id, &mut problems);
+        if ancestors.len() >= self.limits.max_depth {
+            // Its descendants are then refused as unknown parents.
+            let max = self.limits.max_depth;
+            problems.add(
+                "parentId",
+                format!("nests deeper than {max} levels (CATALOG_MAX_CATEGORY_DEPTH)"),
+            );
+            return self.report_problems(problems);
+        }
         let category = convert::category(&record, &ancestors, &mut problems, self.now);
         if let Some(&first) = self.category_index.get(&record.id) {
             problems.add(
@@ -311,7 +357,18 @@ impl<'r> Loader<'r> {
                 format!("a second category with this id (first on line {first})"),
             );
         }
-        if self.failed(problems.0) {
+        let before = self.tree_bytes;
+        self.tree_bytes += tree_bytes(&category);
+        if self.tree_bytes > MAX_TREE_BYTES && before <= MAX_TREE_BYTES {
+            problems.add(
+                "record",
+                format!(
+                    "the categories make a navigation tree over {MAX_TREE_BYTES} bytes \
+                     (GET /categories/tree): fewer categories, or shorter names and slugs"
+                ),
+            );
+        }
+        if self.failed(problems.0) || self.tree_bytes > MAX_TREE_BYTES {
             return;
         }
         self.counts.categories += 1;
@@ -513,6 +570,27 @@ impl<'r> Loader<'r> {
             skus: self.skus,
             collections: self.collections,
         })
+    }
+}
+
+/// Reads past the rest of a line without keeping it: a line over the
+/// limit costs a buffer's worth of memory, however long it is.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => {
+                reader.consume(at + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use std::io::{BufRead, Write};
 
 use storefront_proto::catalog::v1::{Category, Collection};
 
-use self::load::{FeedError, Loader};
+use self::load::{FeedError, FeedLimits, Loader};
 use self::record::{FORMAT_VERSION, Header, Record};
 use crate::store::{Parts, StoredProducts};
 
@@ -80,7 +80,7 @@ impl std::fmt::Display for Refused {
 impl std::error::Error for Refused {}
 
 /// Reads a whole feed into catalog parts, or every problem it has.
-pub fn read(reader: impl BufRead) -> Result<Parts, ReadError> {
+pub fn read(reader: impl BufRead, limits: FeedLimits) -> Result<Parts, ReadError> {
     let mut errors = Vec::new();
     let mut total = 0;
     let mut keep = |e: FeedError| {
@@ -89,7 +89,7 @@ pub fn read(reader: impl BufRead) -> Result<Parts, ReadError> {
             errors.push(e);
         }
     };
-    let mut loader = Loader::new(&mut keep);
+    let mut loader = Loader::new(&mut keep, limits);
     loader.read(reader).map_err(ReadError::Io)?;
     let parts = loader.finish();
     match parts {

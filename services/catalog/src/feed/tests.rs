@@ -1,4 +1,4 @@
-use super::load::{FeedError, Loader};
+use super::load::{FeedError, FeedLimits, Loader};
 use super::*;
 use crate::generate;
 
@@ -18,7 +18,7 @@ fn exported(parts: &Parts) -> Vec<u8> {
 fn problems(feed: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut report = |e: FeedError| found.push(e.to_string());
-    let mut loader = Loader::new(&mut report);
+    let mut loader = Loader::new(&mut report, FeedLimits::default());
     loader.read(feed.as_bytes()).unwrap();
     drop(loader);
     found
@@ -29,7 +29,7 @@ fn export_import_export_is_the_same_bytes() {
     // Several batches, so that they are put back in line order.
     let generated = generate::generate(2_500, 9);
     let first = exported(&generated);
-    let imported = read(first.as_slice()).unwrap();
+    let imported = read(first.as_slice(), FeedLimits::default()).unwrap();
     assert_eq!(imported.facts, generated.facts);
     assert_eq!(imported.categories, generated.categories);
     assert_eq!(imported.collections, generated.collections);
@@ -58,7 +58,7 @@ fn a_good_feed_reads_with_defaults_derived() {
         product("p-1", "S-1", ""),
         r#"{"type":"collection","id":"col-1","key":"picks","name":{"en-AU":"Picks"},"productIds":["p-1"]}"#
     );
-    let parts = read(feed.as_bytes()).unwrap();
+    let parts = read(feed.as_bytes(), FeedLimits::default()).unwrap();
     let p = parts.products.decode(0).unwrap();
     assert_eq!(p.category_ids, ["c-1"]);
     assert!(p.in_stock);
@@ -102,4 +102,75 @@ fn every_kind_of_problem_is_found_with_its_line() {
     for (found, expected) in found.iter().zip(expected) {
         assert!(found.starts_with(expected), "{found} / {expected}");
     }
+}
+
+fn category(id: &str, parent: &str) -> String {
+    format!(
+        r#"{{"type":"category","id":"{id}","key":"k-{id}","name":{{"en-AU":"C {id}"}},"parentId":"{parent}"}}"#
+    )
+}
+
+/// A chain of `n` categories, each the child of the one before.
+fn chain(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            let parent = if i == 0 {
+                String::new()
+            } else {
+                format!("c{}", i - 1)
+            };
+            category(&format!("c{i}"), &parent) + "\n"
+        })
+        .collect()
+}
+
+#[test]
+fn categories_nest_at_most_the_configured_depth() {
+    assert!(problems(&chain(12)).is_empty());
+    let found = problems(&chain(14));
+    assert_eq!(
+        found[0],
+        "line 13: parentId: nests deeper than 12 levels (CATALOG_MAX_CATEGORY_DEPTH)"
+    );
+    // Its child names a parent the catalog does not have.
+    assert!(
+        found[1].starts_with("line 14: parentId: is not a category"),
+        "{found:?}"
+    );
+    let deeper = FeedLimits { max_depth: 14 };
+    assert!(read(chain(14).as_bytes(), deeper).is_ok());
+}
+
+#[test]
+fn a_cycle_or_a_parent_of_itself_is_refused() {
+    let feed = [category("a", "b"), category("b", "a"), category("c", "c")].join("\n");
+    let found = problems(&feed);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(
+        found
+            .iter()
+            .all(|p| p.contains("parentId: is not a category on an earlier line"))
+    );
+}
+
+#[test]
+fn a_tree_past_one_answer_is_refused_with_its_line() {
+    // 100,000 categories at one level: far more than one answer holds.
+    let wide: String = (0..100_000)
+        .map(|i| category(&format!("w{i}"), "") + "\n")
+        .collect();
+    let found = problems(&wide);
+    assert_eq!(
+        found.len(),
+        1,
+        "reported once: {:?}",
+        &found[..found.len().min(3)]
+    );
+    assert!(found[0].contains("navigation tree over"), "{}", found[0]);
+    // What fits is read, and its tree is within the bound.
+    let fits: String = (0..10_000)
+        .map(|i| category(&format!("w{i}"), "") + "\n")
+        .collect();
+    let parts = read(fits.as_bytes(), FeedLimits::default()).unwrap();
+    assert_eq!(parts.categories.len(), 10_000);
 }
