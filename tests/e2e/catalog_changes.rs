@@ -150,7 +150,7 @@ async fn export_lines(t: &TestMesh) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
 
-async fn import(t: &TestMesh, feed: String, dry_run: bool) -> Reply {
+pub async fn import(t: &TestMesh, feed: String, dry_run: bool) -> Reply {
     let path = format!("/internal/catalog/import?dryRun={dry_run}");
     let request = internal(t, MERCHANDISING, Method::POST, &path)
         .header("content-type", "application/x-ndjson")

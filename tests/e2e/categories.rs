@@ -99,3 +99,60 @@ async fn collections_list_and_resolve_to_products() {
         .await
         .error(404, "NOT_FOUND");
 }
+
+fn category(id: &str, parent: &str) -> String {
+    format!(
+        r#"{{"type":"category","id":"{id}","key":"k-{id}","name":{{"en-AU":"C {id}"}},"parentId":"{parent}"}}"#
+    )
+}
+
+fn chain(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            let parent = if i == 0 {
+                String::new()
+            } else {
+                format!("d{}", i - 1)
+            };
+            category(&format!("d{i}"), &parent)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 44 item 3 through the import route: too deep, too wide and
+/// cyclic feeds are refused on their line, the catalog unchanged; one at
+/// the depth limit is served as a tree.
+#[tokio::test]
+async fn category_feeds_are_bounded_and_the_tree_stays_servable() {
+    use crate::catalog_changes::import;
+    let t = spawn_mesh().await;
+    let deep = import(&t, chain(13), true).await;
+    deep.error(422, "INVALID_FEED");
+    assert_eq!(deep.field_error().0, "lines[13].parentId", "{}", deep.body);
+    let wide: Vec<String> = (0..100_000)
+        .map(|i| category(&format!("w{i}"), ""))
+        .collect();
+    let refused = import(&t, wide.join("\n"), true).await;
+    refused.error(422, "INVALID_FEED");
+    assert!(
+        refused.body.to_string().contains("navigation tree"),
+        "{}",
+        refused.body
+    );
+    let cyclic = [category("a", "b"), category("b", "a")].join("\n");
+    import(&t, cyclic, true).await.error(422, "INVALID_FEED");
+    assert_eq!(t.ok("/categories?limit=1").await["total"], 52, "unchanged");
+
+    let applied = import(&t, chain(12), false).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    let tree = t.ok("/categories/tree").await;
+    let mut node = &tree["roots"][0];
+    let mut depth = 1;
+    while let Some(child) = node["children"].get(0) {
+        node = child;
+        depth += 1;
+    }
+    assert_eq!(depth, 12);
+    assert!(node.get("ancestors").is_none());
+}
