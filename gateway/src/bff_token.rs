@@ -93,7 +93,7 @@ impl CustomerAuth {
 
     /// The customer of verified `claims`, unless their token or session
     /// was revoked.
-    async fn admit(&self, claims: CustomerClaims) -> Result<Customer, ApiError> {
+    pub(crate) async fn admit(&self, claims: CustomerClaims) -> Result<Customer, ApiError> {
         let revoked = self
             .revocations
             .exists_any(&[

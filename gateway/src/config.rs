@@ -12,6 +12,7 @@ use storefront_platform::settings::ProgramSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
 use crate::cors::CorsConfig;
+use crate::middleware::idempotency_allowance::{Allowance, Allowances};
 use crate::openapi::settings::DocumentSettings;
 use crate::policy::{CachePolicies, CachePolicy, Policies};
 use crate::ratelimit::{Quota, Scope, TrustedProxies};
@@ -80,6 +81,12 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::LoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "100/1h"),
         (Scope::SignUp, "RATE_LIMIT_SIGNUP", "20/60s"),
         (Scope::Guest, "RATE_LIMIT_GUEST", "30/60s"),
+        (Scope::Checkout, "RATE_LIMIT_CHECKOUT", "30/60s"),
+        (
+            Scope::CheckoutSession,
+            "RATE_LIMIT_CHECKOUT_SESSION",
+            "10/60s",
+        ),
         (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
         (Scope::Maintenance, "RATE_LIMIT_MAINTENANCE", "1/10s"),
     ] {
@@ -155,6 +162,32 @@ pub struct GatewayConfig {
     /// `IDEMPOTENCY_TTL_SECS` (86,400, at least 60): how long the answer
     /// to a request with an `Idempotency-Key` is kept for its repeats.
     pub idempotency_ttl: Duration,
+    /// `IDEMPOTENCY_MAX_KEYS`/`_BYTES` per principal and
+    /// `IDEMPOTENCY_MAX_KEYS_NETWORK`/`_BYTES_NETWORK` per client network:
+    /// what may be kept over `IDEMPOTENCY_TTL_SECS`.
+    pub idempotency_allowances: Allowances,
+}
+
+/// `IDEMPOTENCY_MAX_*`, each above 0.
+fn idempotency_allowances(env: &EnvReader) -> Result<Allowances, ConfigError> {
+    let d = Allowances::default();
+    let allowance = |suffix: &str, default: Allowance| -> Result<Allowance, ConfigError> {
+        let keys_name = format!("IDEMPOTENCY_MAX_KEYS{suffix}");
+        let bytes_name = format!("IDEMPOTENCY_MAX_BYTES{suffix}");
+        let keys: u64 = env.parse(&keys_name, default.keys)?;
+        let bytes: u64 = env.parse(&bytes_name, default.bytes)?;
+        if keys == 0 || bytes == 0 {
+            return Err(ConfigError::new(
+                keys_name,
+                "keys and bytes must be above 0",
+            ));
+        }
+        Ok(Allowance { keys, bytes })
+    };
+    Ok(Allowances {
+        principal: allowance("", d.principal)?,
+        network: allowance("_NETWORK", d.network)?,
+    })
 }
 
 impl GatewayConfig {
@@ -216,6 +249,7 @@ impl GatewayConfig {
             breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             document: DocumentSettings::from_env(env, environment)?,
             idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
+            idempotency_allowances: idempotency_allowances(env)?,
             program,
         };
         config.validate()?;

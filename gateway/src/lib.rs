@@ -135,15 +135,21 @@ pub fn app(
     });
     // Behind an Arc: axum clones the state for every extraction.
     let redis = matches!(store, Store::Redis(_)).then(|| Arc::new(store.clone()));
-    let idempotency = Arc::new(middleware::idempotency::Idempotency {
-        store: store.clone(),
-        ttl: config.idempotency_ttl,
-    });
     let auth = Arc::new(CustomerAuth::new(
         &config.token_issuer,
         &config.token_audience,
-        store,
+        store.clone(),
     ));
+    let idempotency = Arc::new(middleware::idempotency::Idempotency {
+        store: store.clone(),
+        ttl: config.idempotency_ttl,
+        allowed: middleware::idempotency_allowance::Allowed {
+            store,
+            ttl: config.idempotency_ttl,
+            limits: config.idempotency_allowances,
+        },
+        auth: auth.clone(),
+    });
     let state = AppState {
         downstreams,
         redis,

@@ -191,6 +191,14 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
                 ..TOKENS
             },
         ),
+        // Each checkout opened holds stock: per network and per session.
+        (
+            exact("/checkout"),
+            RoutePolicy {
+                budget: Some(Scope::Checkout),
+                ..RESOURCE
+            },
+        ),
         // Sign-up hashes a password too, and must not become a free hasher.
         (
             exact("/customers"),
@@ -270,6 +278,8 @@ mod tests {
         );
         assert_eq!(of("/customers").budget, Some(Scope::SignUp));
         assert_eq!(of("/auth/guest").budget, Some(Scope::Guest));
+        assert_eq!(of("/checkout").budget, Some(Scope::Checkout));
+        assert_eq!(of("/checkout/s-1/confirm").budget, None);
         // Writes honour Idempotency-Key; token endpoints and probes do not.
         for path in ["/carts", "/carts/1/line-items", "/checkout", "/customers"] {
             assert!(of(path).idempotent, "{path}");

@@ -89,3 +89,71 @@ async fn one_key_one_execution(t: TestMesh) {
     assert_eq!(read.body["lineItems"][0]["quantity"], 1, "added once");
 }
 crate::both_backends!(one_key_one_execution_live, one_key_one_execution);
+
+/// Issue 44 item 2: what one caller and one network keep is bounded (a
+/// new key past it is 429 with `Retry-After`, kept keys still replay); a
+/// replay honours logout and is `private, no-store`; two keys are 400.
+async fn kept_answers_are_bounded_and_replays_are_answers(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    for i in 0..3 {
+        let made = with_key(&shopper, "/carts", &format!("k-{i}"), None).await;
+        assert_eq!(made.status, 201, "{}", made.body);
+    }
+    let over = with_key(&shopper, "/carts", "k-3", None).await;
+    over.error(429, "RATE_LIMIT_EXCEEDED");
+    let wait: u64 = over.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=86_400).contains(&wait), "within the window: {wait}");
+    let replay = with_key(&shopper, "/carts", "k-0", None).await;
+    assert_eq!(replay.status, 201, "{}", replay.body);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.header("cache-control"), Some("private, no-store"));
+
+    // The network's allowance (5) covers every caller of it.
+    let other = Shopper::new(&t).await;
+    for i in 0..2 {
+        let made = with_key(&other, "/carts", &format!("o-{i}"), None).await;
+        assert_eq!(made.status, 201, "{}", made.body);
+    }
+    with_key(&other, "/carts", "o-2", None)
+        .await
+        .error(429, "RATE_LIMIT_EXCEEDED");
+
+    // Logged out, the kept answer is not handed back.
+    let out = t
+        .send(t.authed(Method::POST, "/auth/logout", &shopper.token))
+        .await;
+    assert_eq!(out.status, 204, "{}", out.body);
+    let after = with_key(&shopper, "/carts", "k-0", None).await;
+    assert_eq!(after.status, 401, "{}", after.body);
+
+    let twice = t
+        .send(
+            t.authed(Method::POST, "/carts", &other.token)
+                .header("Idempotency-Key", "a")
+                .header("Idempotency-Key", "b"),
+        )
+        .await;
+    twice.error(400, "INVALID_HEADER");
+}
+
+mod kept_answers_are_bounded {
+    use super::*;
+    use crate::helpers::{Backend, spawn_mesh_on};
+
+    const LIMITS: [(&str, &str); 2] = [
+        ("IDEMPOTENCY_MAX_KEYS", "3"),
+        ("IDEMPOTENCY_MAX_KEYS_NETWORK", "5"),
+    ];
+
+    #[tokio::test]
+    async fn memory() {
+        let t = spawn_mesh_on(Backend::Memory, &LIMITS).await;
+        kept_answers_are_bounded_and_replays_are_answers(t).await;
+    }
+
+    #[tokio::test]
+    async fn redis() {
+        let t = spawn_mesh_on(Backend::Redis, &LIMITS).await;
+        kept_answers_are_bounded_and_replays_are_answers(t).await;
+    }
+}

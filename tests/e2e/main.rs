@@ -23,6 +23,7 @@ mod guests;
 mod handlers;
 mod health;
 mod helpers;
+mod hold_limits;
 mod hostile;
 mod hostile_fields;
 mod idempotency;

@@ -8,7 +8,10 @@
 //! `IDEMPOTENCY_KEY_REUSED`; a repeat while the first runs is 409
 //! `IDEMPOTENCY_KEY_IN_USE` with `Retry-After`. 5xx answers are not kept,
 //! so a retry runs again. The key may be a structured-field string
-//! (`"abc"`) or bare (`abc`, as Stripe's clients send it).
+//! (`"abc"`) or bare (`abc`, as Stripe's clients send it); two of them are
+//! 400. What one principal and one network may keep is bounded
+//! (`idempotency_allowance`). A replay is an answer like any other: its
+//! token must not be revoked, and it is `private, no-store`.
 
 use std::time::Duration;
 
@@ -20,7 +23,8 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use storefront_platform::store::Store;
 
-use crate::bff_token::VerifiedToken;
+use super::idempotency_allowance::{Allowance, Allowances, Allowed, Refused};
+use crate::bff_token::{SharedAuth, TOKEN_HEADER, VerifiedToken};
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::policy::RoutePolicy;
@@ -37,11 +41,14 @@ const MAX_KEPT_BODY: usize = 1 << 20;
 /// The answer headers a replay repeats.
 const KEPT_HEADERS: [HeaderName; 3] = [header::CONTENT_TYPE, header::LOCATION, header::ETAG];
 
-/// Where keys are kept, and for how long.
+/// Where keys are kept, for how long, and how many.
 #[derive(Clone)]
 pub struct Idempotency {
     pub store: Store,
     pub ttl: Duration,
+    pub allowed: Allowed,
+    /// To refuse a replay to a revoked token.
+    pub auth: SharedAuth,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -107,13 +114,15 @@ fn unquote(quoted: &str) -> Option<String> {
     Some(out)
 }
 
-/// Who the key belongs to: the token's subject, or the client's network.
-fn principal(req: &Request) -> String {
-    if let Some(VerifiedToken(claims)) = req.extensions().get::<VerifiedToken>() {
-        return format!("sub:{}", claims.sub);
-    }
+/// Who the key belongs to: the token's subject, or the client's network;
+/// and the network's own allowance holder.
+fn principal(req: &Request) -> (String, String) {
     let network = req.extensions().get::<ClientNetwork>();
-    format!("net:{}", network.map_or("", |n| n.0.as_str()))
+    let network = format!("net:{}", network.map_or("", |n| n.0.as_str()));
+    if let Some(VerifiedToken(claims)) = req.extensions().get::<VerifiedToken>() {
+        return (format!("sub:{}", claims.sub), network);
+    }
+    (network.clone(), network)
 }
 
 fn store_key(method: &Method, path: &str, principal: &str, key: &str) -> String {
@@ -148,11 +157,20 @@ pub async fn idempotency(
     let Some(raw) = raw.filter(|_| mutating && route.idempotent) else {
         return next.run(req).await;
     };
+    if req.headers().get_all(HEADER).iter().nth(1).is_some() {
+        return bad_key("send one Idempotency-Key header, not several").into_response();
+    }
+    // A token that did not verify: the handler's 401, never a kept answer.
+    let verified = req.extensions().get::<VerifiedToken>().cloned();
+    if verified.is_none() && req.headers().contains_key(TOKEN_HEADER) {
+        return next.run(req).await;
+    }
     let key = match parse_key(&raw) {
         Ok(key) => key,
         Err(e) => return e.into_response(),
     };
-    let at = store_key(req.method(), req.uri().path(), &principal(&req), &key);
+    let (principal, network) = principal(&req);
+    let at = store_key(req.method(), req.uri().path(), &principal, &key);
     let (parts, body) = req.into_parts();
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
         return ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response();
@@ -162,12 +180,17 @@ pub async fn idempotency(
         fingerprint: fingerprint.clone(),
         answer: None,
     };
+    let holders = Holders { principal, network };
     // Twice: a first request whose answer was a 5xx lets go of its key.
     for _ in 0..2 {
         match kept.store.insert_json(&at, &running, Some(RUNNING)).await {
             Ok(true) => {
+                if let Err(refused) = kept.spend_key(&holders).await {
+                    let _ = kept.store.delete(&at).await;
+                    return refused;
+                }
                 let req = Request::from_parts(parts, axum::body::Body::from(body));
-                return kept.run(&at, fingerprint, req, next).await;
+                return kept.run(&at, fingerprint, &holders, req, next).await;
             }
             Ok(false) => {}
             Err(e) => {
@@ -176,12 +199,54 @@ pub async fn idempotency(
             }
         }
         match kept.store.get_json::<Kept>(&at).await {
-            Ok(Some(found)) => return earlier(found.value, &fingerprint),
+            Ok(Some(found)) => {
+                if let Some(VerifiedToken(claims)) = verified
+                    && let Err(e) = kept.auth.admit(claims).await
+                {
+                    return e.into_response();
+                }
+                return earlier(found.value, &fingerprint);
+            }
             Ok(None) => continue,
             Err(_) => return unavailable(),
         }
     }
     unavailable()
+}
+
+/// Whose allowances a new key spends.
+struct Holders {
+    principal: String,
+    network: String,
+}
+
+impl Holders {
+    /// Each holder with its allowance (a request without a token is its
+    /// network's alone).
+    fn with(&self, limits: Allowances) -> Vec<(&str, Allowance)> {
+        let mut spends = vec![(self.principal.as_str(), limits.principal)];
+        if self.network != self.principal {
+            spends.push((self.network.as_str(), limits.network));
+        }
+        spends
+    }
+}
+
+/// 429 for a new key past an allowance.
+fn allowance_spent(retry_after: u64) -> Response {
+    let mut response = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMIT_EXCEEDED",
+        format!(
+            "too many Idempotency-Keys kept for this caller or network; \
+             send new keys after {retry_after} s (repeats of kept keys still replay)"
+        ),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    response
 }
 
 /// The answer to a repeat of a key already used.
@@ -216,12 +281,53 @@ fn earlier(found: Kept, fingerprint: &str) -> Response {
         }
     }
     headers.insert(REPLAYED, HeaderValue::from_static("true"));
+    // The answer to a write, for its caller alone.
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, no-store"),
+    );
     response
 }
 
 impl Idempotency {
+    /// Spends one new key of the principal's and the network's allowances.
+    async fn spend_key(&self, holders: &Holders) -> Result<(), Response> {
+        for (holder, allowance) in holders.with(self.allowed.limits) {
+            match self.allowed.spend(holder, 1, 0, allowance).await {
+                Ok(()) => {}
+                Err(Refused::Spent(spent)) => return Err(allowance_spent(spent.retry_after)),
+                Err(Refused::Store(e)) => {
+                    tracing::warn!(error = %e, "idempotency allowance unavailable");
+                    return Err(unavailable());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a kept answer's bytes against both holders.
+    async fn spend_bytes(&self, holders: &Holders, bytes: u64) {
+        for (holder, allowance) in holders.with(self.allowed.limits) {
+            if self
+                .allowed
+                .spend(holder, 0, bytes, allowance)
+                .await
+                .is_err()
+            {
+                tracing::warn!("an idempotent answer's bytes were not counted");
+            }
+        }
+    }
+
     /// Runs the first request with a key and keeps its answer (not a 5xx).
-    async fn run(&self, at: &str, fingerprint: String, req: Request, next: Next) -> Response {
+    async fn run(
+        &self,
+        at: &str,
+        fingerprint: String,
+        holders: &Holders,
+        req: Request,
+        next: Next,
+    ) -> Response {
         let response = next.run(req).await;
         let (parts, body) = response.into_parts();
         let Ok(body) = axum::body::to_bytes(body, MAX_KEPT_BODY).await else {
@@ -232,7 +338,8 @@ impl Idempotency {
         match text.filter(|_| !parts.status.is_server_error()) {
             Some(text) => {
                 self.keep(at, fingerprint, parts.status, &parts.headers, text)
-                    .await
+                    .await;
+                self.spend_bytes(holders, text.len() as u64).await;
             }
             None => {
                 let _ = self.store.delete(at).await;

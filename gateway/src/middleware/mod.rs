@@ -8,6 +8,7 @@ pub mod call_context;
 pub mod errors;
 pub mod header_size;
 pub mod idempotency;
+pub mod idempotency_allowance;
 pub mod json_body;
 pub mod observe;
 pub mod path_ids;

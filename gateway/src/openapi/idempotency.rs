@@ -10,10 +10,18 @@ use utoipa::openapi::{HeaderBuilder, RefOr};
 use super::{error_response, header_param, string_schema};
 
 /// What a refusal of the key adds to each status.
-const REFUSALS: [(&str, &str); 4] = [
+const REFUSALS: [(&str, &str); 6] = [
     (
         "400",
-        "INVALID_HEADER: Idempotency-Key is not 1 to 255 printable ASCII characters (bare, or a quoted structured-field string)",
+        "INVALID_HEADER: Idempotency-Key is not 1 to 255 printable ASCII characters (bare, or a quoted structured-field string), or sent twice",
+    ),
+    (
+        "401",
+        "a replay to a token since logged out or revoked: TOKEN_REVOKED, never the kept answer",
+    ),
+    (
+        "429",
+        "RATE_LIMIT_EXCEEDED: a new Idempotency-Key past what this caller (IDEMPOTENCY_MAX_KEYS 1000 keys, IDEMPOTENCY_MAX_BYTES 8 MiB of answers) or its client network (IDEMPOTENCY_MAX_KEYS_NETWORK 10000, IDEMPOTENCY_MAX_BYTES_NETWORK 64 MiB) may keep over IDEMPOTENCY_TTL_SECS; Retry-After says when the window ends; repeats of kept keys still replay",
     ),
     (
         "409",
@@ -34,7 +42,7 @@ pub fn document(op: &mut Operation, ttl: Duration) {
         "Optional. Makes a retry safe: the first request with a key runs, and its answer (not a \
          5xx) is kept for {} s (IDEMPOTENCY_TTL_SECS) for this method, path and caller (the \
          token's subject, or the client's network); a repeat with the same body gets that answer \
-         again with Idempotent-Replayed: true. 1 to 255 printable ASCII characters, bare or a \
+         again with Idempotent-Replayed: true and Cache-Control: private, no-store. 1 to 255 printable ASCII characters, bare or a \
          quoted structured-field string",
         ttl.as_secs()
     );

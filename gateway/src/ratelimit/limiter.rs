@@ -27,6 +27,10 @@ pub enum Scope {
     SignUp,
     /// Guest sessions started per client IP: each one is state.
     Guest,
+    /// Checkouts opened per client network: each one holds stock.
+    Checkout,
+    /// Checkouts opened per shopper's session.
+    CheckoutSession,
     /// A calling service account, on the internal port.
     Service,
     /// One maintenance route (reindex, reload) per calling account: the
@@ -35,7 +39,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 10] = [
+    pub const ALL: [Scope; 12] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
@@ -44,12 +48,28 @@ impl Scope {
         Scope::LoginAccount,
         Scope::SignUp,
         Scope::Guest,
+        Scope::Checkout,
+        Scope::CheckoutSession,
         Scope::Service,
         Scope::Maintenance,
     ];
 
     pub fn from_name(name: &str) -> Option<Scope> {
         Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// A route budget counted per client network (an IPv4 /24, an IPv6
+    /// /64) rather than per address.
+    pub fn per_network(self) -> bool {
+        matches!(self, Scope::Checkout)
+    }
+
+    /// The budget a route's budget adds per shopper's session.
+    pub fn per_session(self) -> Option<Scope> {
+        match self {
+            Scope::Checkout => Some(Scope::CheckoutSession),
+            _ => None,
+        }
     }
 
     pub fn name(self) -> &'static str {
@@ -62,6 +82,8 @@ impl Scope {
             Scope::LoginAccount => "login-account",
             Scope::SignUp => "signup",
             Scope::Guest => "guest",
+            Scope::Checkout => "checkout",
+            Scope::CheckoutSession => "checkout-session",
             Scope::Service => "service",
             Scope::Maintenance => "maintenance",
         }

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
+use super::{Client, Decision, Limiter, LoginFailures, Scope, TrustedProxies, client_ip};
 use crate::bff_token::{SharedAuth, verified_session};
 use crate::downstream::Downstreams;
 use crate::error::ApiError;
@@ -32,12 +32,23 @@ impl RateLimits {
     async fn decide(
         &self,
         budget: Option<Scope>,
-        client: &str,
+        client: &Client,
         session: Option<&str>,
     ) -> Vec<Decision> {
-        let mut scopes = vec![(Scope::Ip, client)];
+        let address = client.to_string();
+        let network;
+        let mut scopes = vec![(Scope::Ip, address.as_str())];
         if let Some(budget) = budget {
-            scopes.push((budget, client));
+            let key = if budget.per_network() {
+                network = client.network();
+                network.as_str()
+            } else {
+                address.as_str()
+            };
+            scopes.push((budget, key));
+            if let (Some(per_session), Some(sid)) = (budget.per_session(), session) {
+                scopes.push((per_session, sid));
+            }
         }
         if let Some(sid) = session {
             scopes.push((Scope::Session, sid));
@@ -146,7 +157,7 @@ pub async fn rate_limit(
     let client = client_ip(peer, req.headers(), &limits.trusted);
     let session = verified_session(&auth, &downstreams, &mut req).await;
     let decisions = limits
-        .decide(route.budget, &client.to_string(), session.as_deref())
+        .decide(route.budget, &client, session.as_deref())
         .await;
     if decisions.iter().any(|d| !d.allowed) {
         return too_many(&decisions);

@@ -10,6 +10,6 @@ mod failures;
 mod limiter;
 pub mod middleware;
 
-pub use client_ip::{TrustedProxies, client_ip};
+pub use client_ip::{Client, TrustedProxies, client_ip};
 pub use failures::{LoginFailures, normalise};
 pub use limiter::{Decision, Limiter, Quota, Scope};

@@ -1,8 +1,8 @@
 //! Checkout sessions and their retry-safe confirmation.
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::{Extension, Json};
 use serde::de::IgnoredAny;
 use storefront_platform::client::call::CallError;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
@@ -20,15 +20,17 @@ use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::bounded::Id;
 use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
 use crate::model::customers::AddressFields;
+use crate::ratelimit::middleware::ClientNetwork;
 use crate::state::AppState;
 
 /// Opens a checkout session for a cart, shipping to an address of the
 /// caller's book or one given in the body (a guest's way).
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
-        (status = 201, description = "An OPEN session with its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
+        (status = 201, description = "An OPEN session with its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default; a guest's `CHECKOUT_TTL_GUEST_SECS`, 10; a checkout of a cart whose previous session still runs never past that one's first expiry plus one extension), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId})", body = ErrorBody),
+        (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); HOLD_LIMIT_REACHED: the checkout would take the caller (a guest: HOLD_LIMIT_PER_VARIANT 10 of one variant, HOLD_LIMIT_TOTAL 100 in all; a customer: HOLD_LIMIT_PER_VARIANT_CUSTOMER 50, HOLD_LIMIT_TOTAL_CUSTOMER 500) or its client network (HOLD_LIMIT_PER_VARIANT_NETWORK 100, HOLD_LIMIT_TOTAL_NETWORK 1000) past what it may hold in open checkouts; nothing held, the message names the limit and its setting, `errors` the lines past a per-variant limit (lineItems.{lineId}) or cartId", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many checkouts opened from this client network (checkout, RATE_LIMIT_CHECKOUT, 30 a minute) or in this session (checkout-session, RATE_LIMIT_CHECKOUT_SESSION, 10 a minute); see Retry-After", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: cartId; shippingAddressId (unknown, or sent by a guest); shippingAddress (required of a guest, sent with shippingAddressId, or a field against the address book's rules: shippingAddress.{field}); neither sent; or an empty cart", body = ErrorBody),
     ))]
@@ -36,6 +38,7 @@ pub async fn create_checkout(
     State(state): State<AppState>,
     correlation: CallContext,
     customer: Shopper,
+    network: Option<Extension<ClientNetwork>>,
     ApiJson(body): ApiJson<CheckoutBody>,
 ) -> Result<(StatusCode, Json<CheckoutSession>), ApiError> {
     let cart_id = body
@@ -56,6 +59,7 @@ pub async fn create_checkout(
         customer_id: customer.id().to_string(),
         cart_id,
         shipping_address: Some(to),
+        client_network: network.map(|n| n.0.0).unwrap_or_default(),
     };
     let session =
         CheckoutSession::try_from(ds.cart().create_checkout(&correlation, message).await?)?;
@@ -188,13 +192,14 @@ pub async fn confirm_checkout(
 }
 
 /// Extends an open session once: its expiresAt, and the hold on its
-/// stock, run `CHECKOUT_TTL_SECS` again from now.
+/// stock, run `CHECKOUT_TTL_SECS` again from now, never past the first
+/// expiry of its cart's sessions plus one checkout time.
 #[utoipa::path(post, path = "/checkout/{sessionId}/extend", tag = "Cart", security(("BFFToken" = [])),
     params(("sessionId" = String, Path, description = "Checkout session id")),
     responses(
-        (status = 200, description = "The session, OPEN, with its new expiresAt", body = CheckoutSession),
+        (status = 200, description = "The session, OPEN, with its new expiresAt: a checkout time from now (`CHECKOUT_TTL_SECS`, a guest's `CHECKOUT_TTL_GUEST_SECS`), but never past the first expiresAt of the cart's line of sessions (however often it was checked out again) plus one checkout time", body = CheckoutSession),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_ALREADY_EXTENDED (once per session); CHECKOUT_EXPIRED (past expiresAt, superseded or its stock released); CHECKOUT_CONFIRMED", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_ALREADY_EXTENDED (once per session, or the hold already runs as long as it may); CHECKOUT_EXPIRED (past expiresAt, superseded or its stock released); CHECKOUT_CONFIRMED", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn extend_checkout(

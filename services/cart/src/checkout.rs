@@ -19,7 +19,6 @@ use std::time::Duration;
 use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
-use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus, Repriced};
@@ -32,7 +31,8 @@ use crate::pricing::{included_tax, money};
 
 const MAX_ATTEMPTS: usize = 128;
 
-use crate::holds::{Holds, change_session, insufficient, lines_of, session_key};
+use crate::hold_limits::{Asked, is_guest};
+use crate::holds::{Holds, at_millis, change_session, insufficient, lines_of, millis, session_key};
 
 /// The cart's current session: the one that may be confirmed.
 fn current_key(cart_id: &str) -> String {
@@ -76,7 +76,9 @@ pub struct Checkout {
     pub store: Store,
     pub orders: Caller,
     pub holds: Holds,
+    /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
     pub ttl: Duration,
+    pub guest_ttl: Duration,
 }
 
 /// The session as a client sees it now: an open session past its time is
@@ -101,6 +103,7 @@ impl Checkout {
         carts: &Carts,
         customer_id: &str,
         cart_id: &str,
+        network: &str,
         address: Option<PostalAddress>,
     ) -> Result<CheckoutSession, ServiceError> {
         let cart = carts.get(customer_id, cart_id).await?;
@@ -117,12 +120,32 @@ impl Checkout {
         // The session shows what the order would cost now.
         let (cart, _) = carts.refresh(customer_id, cart_id).await?;
         let created = now();
-        let expires = Timestamp {
-            seconds: created.seconds + self.ttl.as_secs() as i64,
-            nanos: created.nanos,
+        let session_id = uuid::Uuid::new_v4().to_string();
+        let held = lines_of(&cart);
+        let ttl = self.ttl_for(customer_id);
+        let now_ms = millis(&created);
+        let asked = Asked {
+            customer_id,
+            network,
+            session_id: &session_id,
+            cart_id,
+            lines: &held,
+            line_ids: cart
+                .line_items
+                .iter()
+                .map(|l| (l.id.clone(), l.sku.clone()))
+                .collect(),
         };
+        // The one extension's worth past the first expiry, at most.
+        let fresh_until = now_ms + 2 * ttl.as_millis() as i64;
+        let hold_until_ms = self
+            .holds
+            .ledgers
+            .reserve(&asked, now_ms, fresh_until)
+            .await?;
+        let expires = at_millis((now_ms + ttl.as_millis() as i64).min(hold_until_ms));
         let session = CheckoutSession {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: session_id,
             cart_id: cart_id.to_string(),
             status: CheckoutStatus::Open as i32,
             total_price: cart.total_price.clone(),
@@ -136,19 +159,36 @@ impl Checkout {
             customer_id: customer_id.to_string(),
             cart_version: version(&cart),
             planned_order_id: uuid::Uuid::new_v4().to_string(),
-            held: lines_of(&cart),
+            held,
+            client_network: network.to_string(),
+            hold_until_ms,
             ..Default::default()
         };
         record.set_hold(HoldState::Pending);
-        self.store
+        let inserted = self
+            .store
             .insert_message(&session_key(&session.id), &record, Some(self.keep()))
-            .await?;
+            .await;
+        if let Err(e) = inserted {
+            self.holds.ledgers.forget(&record).await;
+            return Err(e.into());
+        }
         // Listed for the sweep before anything is held: a hold is never
         // left behind by a process that stops half-way.
         self.holds.due_at(&session.id, &expires).await?;
         self.make_current(cart_id, &session.id).await?;
         self.hold(&session.id, &cart, record.held).await?;
         Ok(session)
+    }
+
+    /// How long a session of `customer_id`'s stays open: a guest's
+    /// shorter (`CHECKOUT_TTL_GUEST_SECS`).
+    pub(crate) fn ttl_for(&self, customer_id: &str) -> Duration {
+        if is_guest(customer_id) {
+            self.guest_ttl
+        } else {
+            self.ttl
+        }
     }
 
     /// Holds the session's lines: the session's 409 naming each line short
@@ -188,7 +228,7 @@ impl Checkout {
 
     /// Kept a day past expiry so a late confirm retry still finds its answer.
     fn keep(&self) -> Duration {
-        self.ttl + Duration::from_secs(86_400)
+        self.ttl.max(self.guest_ttl) + Duration::from_secs(86_400)
     }
 
     /// Makes `session_id` the cart's one OPEN session; the one it replaces

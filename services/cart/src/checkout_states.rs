@@ -9,6 +9,7 @@ use std::time::Duration;
 use storefront_platform::client::Peer;
 use storefront_platform::client::call::Caller;
 use storefront_platform::identity::token_source::TokenSource;
+use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 
 use super::*;
@@ -41,10 +42,16 @@ fn machine() -> (Checkout, Carts) {
         holds: crate::holds::Holds {
             store: store.clone(),
             catalog: unreachable("catalog"),
+            ledgers: crate::hold_limits::Ledgers::new(
+                store.clone(),
+                Default::default(),
+                Duration::from_secs(900),
+            ),
         },
         store,
         orders: unreachable("orders"),
         ttl: Duration::from_secs(900),
+        guest_ttl: Duration::from_secs(600),
     };
     (checkout, carts)
 }

@@ -3,6 +3,8 @@
 use std::time::Duration;
 use storefront_platform::store::RedisTarget;
 
+use crate::hold_limits::{HoldLimit, HoldLimits};
+
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::settings::ServiceSettings;
@@ -21,6 +23,12 @@ pub struct CartConfig {
     /// `CHECKOUT_TTL_SECS` (900): how long a checkout session stays open
     /// and holds its stock.
     pub checkout_ttl: Duration,
+    /// `CHECKOUT_TTL_GUEST_SECS` (600, at most `CHECKOUT_TTL_SECS`): a
+    /// guest's session and hold.
+    pub checkout_ttl_guest: Duration,
+    /// `HOLD_LIMIT_*`: units a guest, a customer and a client network may
+    /// hold in open checkouts.
+    pub hold_limits: HoldLimits,
     pub grpc_timeout: Duration,
     pub limits: CartLimits,
     /// Where the promotions come from when the shared store has none yet.
@@ -65,6 +73,29 @@ impl Default for CartLimits {
     }
 }
 
+/// `HOLD_LIMIT_*`, each above 0; per variant at most the total.
+fn hold_limits(env: &EnvReader) -> Result<HoldLimits, ConfigError> {
+    let d = HoldLimits::default();
+    let limit = |suffix: &str, default: HoldLimit| -> Result<HoldLimit, ConfigError> {
+        let per_variant_name = format!("HOLD_LIMIT_PER_VARIANT{suffix}");
+        let total_name = format!("HOLD_LIMIT_TOTAL{suffix}");
+        let per_variant: u32 = env.parse(&per_variant_name, default.per_variant)?;
+        let total: u32 = env.parse(&total_name, default.total)?;
+        if per_variant == 0 || total == 0 || per_variant > total {
+            return Err(ConfigError::new(
+                total_name,
+                "hold limits must be above 0, per variant at most the total",
+            ));
+        }
+        Ok(HoldLimit { per_variant, total })
+    };
+    Ok(HoldLimits {
+        guest: limit("", d.guest)?,
+        customer: limit("_CUSTOMER", d.customer)?,
+        network: limit("_NETWORK", d.network)?,
+    })
+}
+
 impl CartConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(&topology::CART, env)?;
@@ -75,6 +106,11 @@ impl CartConfig {
             identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             redis: env.redis(service.program.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 900)?),
+            checkout_ttl_guest: Duration::from_secs(env.parse(
+                "CHECKOUT_TTL_GUEST_SECS",
+                env.parse("CHECKOUT_TTL_SECS", 900u64)?.min(600),
+            )?),
+            hold_limits: hold_limits(env)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
             limits: CartLimits {
                 idle_ttl: Duration::from_secs(env.parse("CART_IDLE_TTL_SECS", 30 * 86_400)?),
@@ -118,6 +154,12 @@ impl CartConfig {
             return Err(ConfigError::new(
                 "CHECKOUT_TTL_SECS",
                 "must be greater than 0",
+            ));
+        }
+        if config.checkout_ttl_guest.is_zero() || config.checkout_ttl_guest > config.checkout_ttl {
+            return Err(ConfigError::new(
+                "CHECKOUT_TTL_GUEST_SECS",
+                "must be greater than 0 and at most CHECKOUT_TTL_SECS",
             ));
         }
         Ok(config)

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::carts::Carts;
 use crate::clients::Catalog;
+use crate::hold_limits::Ledgers;
 
 /// Session ids by the time (ms) their hold is due for release.
 const HOLDS: &str = "checkout-holds";
@@ -85,14 +86,23 @@ pub fn insufficient(cart: &Cart, shortages: &[StockShortage]) -> ServiceError {
     e
 }
 
-fn millis(t: &storefront_proto::Timestamp) -> i64 {
+pub fn millis(t: &storefront_proto::Timestamp) -> i64 {
     t.seconds * 1000 + i64::from(t.nanos / 1_000_000)
+}
+
+pub fn at_millis(ms: i64) -> storefront_proto::Timestamp {
+    storefront_proto::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
 }
 
 #[derive(Clone)]
 pub struct Holds {
     pub store: Store,
     pub catalog: Caller,
+    /// What each shopper and network holds, bounded.
+    pub ledgers: Ledgers,
 }
 
 impl Holds {
@@ -179,17 +189,17 @@ impl Holds {
         else {
             return Ok(());
         };
-        self.settle(session_id, record.held, StockAction::Release)
-            .await
+        self.settle(session_id, record, StockAction::Release).await
     }
 
     /// Tells the catalog the hold is released or sold, then forgets it.
     async fn settle(
         &self,
         session_id: &str,
-        lines: Vec<StockLine>,
+        record: CheckoutRecord,
         action: StockAction,
     ) -> Result<(), ServiceError> {
+        let lines = record.held.clone();
         if !lines.is_empty() {
             let name = if action == StockAction::Sell {
                 "sell"
@@ -199,6 +209,7 @@ impl Holds {
             let op = format!("{name}:{session_id}");
             self.adjust(op, action, lines, hold_op(session_id)).await?;
         }
+        self.ledgers.forget(&record).await;
         self.store.zset_remove(HOLDS, session_id).await?;
         Ok(())
     }
@@ -209,8 +220,7 @@ impl Holds {
         let Some(record) = self.transition(session_id, &from, HoldState::Sold).await? else {
             return Ok(());
         };
-        self.settle(session_id, record.held, StockAction::Sell)
-            .await
+        self.settle(session_id, record, StockAction::Sell).await
     }
 
     /// Settles one session due: released, or sold when a confirm that

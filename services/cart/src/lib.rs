@@ -6,6 +6,7 @@ mod checkout;
 mod clients;
 pub mod config;
 mod extend;
+mod hold_limits;
 mod holds;
 mod lines;
 mod merge;
@@ -90,6 +91,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let holds = holds::Holds {
         store: store.clone(),
         catalog: carts.catalog.clone(),
+        ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
     tokio::spawn(holds.clone().sweep(carts.clone(), shutdown.clone()));
     let checkout = Arc::new(checkout::Checkout {
@@ -97,6 +99,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         orders,
         holds,
         ttl: config.checkout_ttl,
+        guest_ttl: config.checkout_ttl_guest,
     });
     let api = service::CartApi {
         carts,

@@ -111,6 +111,7 @@ impl CartService for CartApi {
                 &self.carts,
                 &req.customer_id,
                 &req.cart_id,
+                &req.client_network,
                 req.shipping_address,
             )
             .await?)

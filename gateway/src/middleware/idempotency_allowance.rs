@@ -1,0 +1,181 @@
+//! What one principal, and one client network, may keep of idempotent
+//! answers over a key's lifetime (`IDEMPOTENCY_TTL_SECS`): a count of keys
+//! and the bytes of their answers. Each new key spends one of the count;
+//! each kept answer its bytes. Once either is spent, a new key is refused
+//! (429 with `Retry-After`, until the window ends), never run unprotected;
+//! repeats of keys already kept still replay. Shared through the store, so
+//! every gateway replica spends one allowance.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use storefront_platform::store::{Store, StoreError, Updated};
+
+/// Keys and answer bytes one holder may keep in a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowance {
+    pub keys: u64,
+    pub bytes: u64,
+}
+
+/// `IDEMPOTENCY_MAX_KEYS` (1,000) and `IDEMPOTENCY_MAX_BYTES` (8 MiB) per
+/// principal; `IDEMPOTENCY_MAX_KEYS_NETWORK` (10,000) and
+/// `IDEMPOTENCY_MAX_BYTES_NETWORK` (64 MiB) per client network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allowances {
+    pub principal: Allowance,
+    pub network: Allowance,
+}
+
+impl Default for Allowances {
+    fn default() -> Self {
+        Self {
+            principal: Allowance {
+                keys: 1_000,
+                bytes: 8 << 20,
+            },
+            network: Allowance {
+                keys: 10_000,
+                bytes: 64 << 20,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Usage {
+    /// When the window began (ms since the epoch).
+    since_ms: u64,
+    keys: u64,
+    bytes: u64,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A holder whose allowance is spent: whole seconds until its window ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spent {
+    pub retry_after: u64,
+}
+
+/// Applies a new key (`keys` 1) or a kept answer's bytes to `usage` at
+/// `now`, in a window of `window` ms; a new key is refused once either
+/// the count or the bytes are spent.
+fn spend(
+    usage: &mut Usage,
+    now: u64,
+    window: u64,
+    keys: u64,
+    bytes: u64,
+    allowance: Allowance,
+) -> Result<(), Spent> {
+    if now.saturating_sub(usage.since_ms) >= window {
+        *usage = Usage {
+            since_ms: now,
+            ..Usage::default()
+        };
+    }
+    if keys > 0 && (usage.keys + keys > allowance.keys || usage.bytes >= allowance.bytes) {
+        let ends = usage.since_ms + window;
+        return Err(Spent {
+            retry_after: ends.saturating_sub(now).div_ceil(1000).max(1),
+        });
+    }
+    usage.keys += keys;
+    usage.bytes = usage.bytes.saturating_add(bytes);
+    Ok(())
+}
+
+/// Error of a spend: the allowance, or the store.
+pub enum Refused {
+    Spent(Spent),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Refused {
+    fn from(e: StoreError) -> Self {
+        Refused::Store(e)
+    }
+}
+
+/// The allowances, kept in `store` for a window of `ttl`.
+#[derive(Clone)]
+pub struct Allowed {
+    pub store: Store,
+    pub ttl: Duration,
+    pub limits: Allowances,
+}
+
+impl Allowed {
+    fn key(holder: &str) -> String {
+        format!("idem-usage:{holder}")
+    }
+
+    /// Spends `keys` and `bytes` of `holder`'s allowance `allowance`.
+    pub async fn spend(
+        &self,
+        holder: &str,
+        keys: u64,
+        bytes: u64,
+        allowance: Allowance,
+    ) -> Result<(), Refused> {
+        let key = Self::key(holder);
+        let window = self.ttl.as_millis() as u64;
+        for _ in 0..8 {
+            let now = now_ms();
+            let updated = self
+                .store
+                .update_json(&key, 16, Some(self.ttl), |usage: &mut Usage| {
+                    spend(usage, now, window, keys, bytes, allowance).map_err(Refused::Spent)
+                })
+                .await?;
+            match updated {
+                Updated::Done { .. } => return Ok(()),
+                Updated::Contended => break,
+                Updated::Missing => {
+                    let mut usage = Usage {
+                        since_ms: now,
+                        ..Usage::default()
+                    };
+                    spend(&mut usage, now, window, keys, bytes, allowance)
+                        .map_err(Refused::Spent)?;
+                    if self.store.insert_json(&key, &usage, Some(self.ttl)).await? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Err(Refused::Store(StoreError::Unavailable(
+            "idempotency allowance contended".into(),
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: Allowance = Allowance {
+        keys: 2,
+        bytes: 100,
+    };
+
+    #[test]
+    fn a_window_allows_its_keys_and_bytes_then_refuses_new_keys() {
+        let mut usage = Usage::default();
+        assert!(spend(&mut usage, 1_000, 60_000, 1, 0, A).is_ok());
+        assert!(spend(&mut usage, 1_000, 60_000, 0, 40, A).is_ok());
+        assert!(spend(&mut usage, 2_000, 60_000, 1, 0, A).is_ok());
+        let refused = spend(&mut usage, 3_000, 60_000, 1, 0, A);
+        assert_eq!(refused, Err(Spent { retry_after: 58 }));
+        // The window over, the allowance is whole again.
+        assert!(spend(&mut usage, 61_000, 60_000, 1, 0, A).is_ok());
+        // Bytes spent refuse a new key too, whatever the count.
+        assert!(spend(&mut usage, 61_000, 60_000, 0, 100, A).is_ok());
+        assert!(spend(&mut usage, 61_500, 60_000, 1, 0, A).is_err());
+    }
+}
