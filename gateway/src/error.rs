@@ -180,6 +180,13 @@ impl ApiError {
                 tracing::warn!(message = status.message(), "downstream exhausted");
                 Err(Self::busy())
             }
+            // The connection failed under the call (a replica stopped):
+            // the service is away, not its answer malformed or late.
+            Code::Unknown | Code::Internal | Code::Cancelled
+                if storefront_platform::client::transport_failed(status) =>
+            {
+                Err(Self::unavailable("a downstream service", status.message()))
+            }
             Code::Unavailable => Err(Self::unavailable("a downstream service", status.message())),
             // The gateway cancels a call only when its deadline passes
             // (tonic reports its own timeout as Cancelled).

@@ -21,12 +21,6 @@ use crate::shutdown::{DrainTimes, drain};
 use crate::telemetry::grpc_trace_layer;
 use crate::telemetry::metrics::GrpcMetricsLayer;
 
-/// How long a client's connection lives before the server asks it to
-/// reconnect (GOAWAY), and how long its calls may then take to finish
-/// (a whole feed streamed in fits).
-const MAX_CONNECTION_AGE: std::time::Duration = std::time::Duration::from_secs(600);
-const MAX_CONNECTION_AGE_GRACE: std::time::Duration = std::time::Duration::from_secs(300);
-
 /// The health service name that answers SERVING from start to exit:
 /// what a liveness probe asks (`grpc: {service: liveness}`), so that a
 /// program waiting on a dependency, or draining, is never restarted for it.
@@ -165,8 +159,12 @@ where
         Server::builder()
             // A backstop to client-side balancing: a client that only
             // knows one replica reconnects, through its Service, in time.
-            .max_connection_age(MAX_CONNECTION_AGE)
-            .max_connection_age_grace(MAX_CONNECTION_AGE_GRACE)
+            // No grace: with tonic 0.14 setting one skips the graceful
+            // shutdown at the age (GOAWAY, calls in flight finish) and
+            // cuts the connection at age + grace instead, failing what
+            // it carries. Every call has a deadline, so a graceful close
+            // ends; a whole feed streamed in finishes on its connection.
+            .max_connection_age(settings.max_connection_age)
             .initial_stream_window_size(crate::client::STREAM_WINDOW)
             .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
             .layer(GrpcMetricsLayer)

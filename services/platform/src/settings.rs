@@ -116,6 +116,10 @@ pub struct ServiceSettings {
     /// where it is on by default; in production, when turned on, behind
     /// the identity check like any other call.
     pub reflection: Reflection,
+    /// `GRPC_MAX_CONNECTION_AGE_SECS` (600): how long a client's
+    /// connection lives before the server asks it to reconnect (GOAWAY);
+    /// calls in flight then finish on it.
+    pub max_connection_age: std::time::Duration,
 }
 
 /// Whether and how the service answers gRPC server reflection.
@@ -145,11 +149,19 @@ impl ServiceSettings {
             (true, false) => Reflection::Open,
             (true, true) => Reflection::Verified,
         };
+        let age: u64 = env.parse("GRPC_MAX_CONNECTION_AGE_SECS", 600)?;
+        if age == 0 {
+            return Err(ConfigError::new(
+                "GRPC_MAX_CONNECTION_AGE_SECS",
+                "must be greater than 0",
+            ));
+        }
         Ok(Self {
             name: program.name,
             program: settings,
             identity,
             reflection,
+            max_connection_age: std::time::Duration::from_secs(age),
         })
     }
 }

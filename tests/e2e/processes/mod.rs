@@ -3,6 +3,7 @@
 //! ports, configured only through environment variables, sharing one real
 //! redis-server, as containers or pods run it.
 
+mod churn;
 mod journey;
 mod login_burst;
 mod metrics;
@@ -137,6 +138,12 @@ impl Program {
             assert!(Instant::now() < deadline, "{} never listened", self.name);
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Sends SIGKILL: the process dies at once, its connections reset.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// Sends SIGTERM, as Kubernetes does to stop a pod.
@@ -366,6 +373,14 @@ impl Processes {
             .iter()
             .find(|p| p.name == name)
             .expect("such a program")
+    }
+
+    /// The replica started as `key` (its name, or the key `add` gave it).
+    pub fn replica(&mut self, key: &str) -> &mut Program {
+        self.programs
+            .iter_mut()
+            .find(|p| p.key == key)
+            .expect("such a replica")
     }
 
     pub fn program(&mut self, name: &str) -> &mut Program {

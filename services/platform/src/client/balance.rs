@@ -9,8 +9,10 @@
 
 use std::collections::HashSet;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::sync::mpsc::Sender;
 use tonic::transport::channel::Change;
 use tonic::transport::{Channel, Endpoint};
@@ -69,18 +71,22 @@ impl Replicas {
 }
 
 /// A channel to every replica of `url`, each connection made from
-/// `endpoint` (the settings every connection shares) for its URL.
+/// `endpoint` (the settings every connection shares) for its URL, and
+/// what wakes its replicas' check at once (a call that lost its
+/// connection: a replica that died leaves the set now, not at the next
+/// probe).
 pub fn channel(
     url: &str,
     endpoint: impl Fn(&str) -> anyhow::Result<Endpoint> + Send + 'static,
-) -> anyhow::Result<Channel> {
+) -> anyhow::Result<(Channel, Arc<Notify>)> {
+    let recheck = Arc::new(Notify::new());
     let replicas = Replicas::of(url)?;
     if let Replicas::One(url) = replicas {
-        return Ok(endpoint(&url)?.connect_lazy());
+        return Ok((endpoint(&url)?.connect_lazy(), recheck));
     }
     let (channel, changes) = Channel::balance_channel::<String>(CHANGES);
-    tokio::spawn(follow(replicas, endpoint, changes));
-    Ok(channel)
+    tokio::spawn(follow(replicas, endpoint, changes, recheck.clone()));
+    Ok((channel, recheck))
 }
 
 /// The replicas' URLs now: the list, or what the name resolves to.
@@ -118,6 +124,7 @@ async fn follow(
     replicas: Replicas,
     endpoint: impl Fn(&str) -> anyhow::Result<Endpoint>,
     changes: Sender<Change<String, Endpoint>>,
+    recheck: Arc<Notify>,
 ) {
     let mut current: HashSet<String> = HashSet::new();
     let mut since_resolved = RESOLVE_EVERY;
@@ -152,6 +159,7 @@ async fn follow(
         tokio::select! {
             () = changes.closed() => return,
             () = tokio::time::sleep(pause) => {}
+            () = recheck.notified() => {}
         }
     }
 }

@@ -177,9 +177,15 @@ impl Caller {
                     .unwrap_or_else(|_| Err(tonic::Status::deadline_exceeded("deadline passed"))),
                 None => call(request).await,
             };
+            if let Err(status) = &result
+                && super::transport_failed(status)
+            {
+                self.peer.suspect();
+            }
             match result {
                 Err(status)
-                    if status.code() == tonic::Code::Unavailable
+                    if (status.code() == tonic::Code::Unavailable
+                        || super::transport_failed(&status))
                         && attempt < retries
                         && self.retry_budget.withdraw() =>
                 {

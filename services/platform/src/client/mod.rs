@@ -89,8 +89,44 @@ pub struct Peer {
     pub unguarded: Channel,
     /// Where the peer is, for a call that outlasts the channel's deadline.
     endpoint: Endpoint,
+    /// Wakes the check of the peer's replicas (`balance::channel`).
+    recheck: Arc<tokio::sync::Notify>,
     tokens: Arc<TokenSource>,
     timeout: Duration,
+}
+
+/// Whether a call failed in the transport, below gRPC: a connection
+/// refused, reset or closed under it, a stream refused or cut by GOAWAY.
+/// Such a status is made on this side, with the transport's error as its
+/// source; a peer's own answer (decoded from its trailers) has none. A
+/// read so failed is retried; a write may have reached the peer, so it is
+/// not, and answers 503 (its `Idempotency-Key` makes the client's retry
+/// safe).
+pub fn transport_failed(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    if !matches!(
+        status.code(),
+        Code::Unknown | Code::Internal | Code::Unavailable | Code::Cancelled
+    ) {
+        return false;
+    }
+    let mut source = std::error::Error::source(status);
+    let mut transport = false;
+    while let Some(e) = source {
+        // The channel's own deadline, or our own shedding: not the link.
+        if e.is::<tonic::TimeoutExpired>() || e.is::<Shed>() {
+            return false;
+        }
+        // A request the connection dropped before answering (closed by a
+        // GOAWAY, or gone) comes back as hyper's "canceled".
+        transport |= e.is::<hyper::Error>()
+            || e.is::<h2::Error>()
+            || e.is::<std::io::Error>()
+            || e.is::<tonic::ConnectError>()
+            || e.is::<tonic::transport::Error>();
+        source = e.source();
+    }
+    transport
 }
 
 /// Whether a call failed because it was shed (the peer had as many calls
@@ -133,7 +169,8 @@ impl Peer {
         // call, and any replica serves it.
         let first = url.split(',').next().unwrap_or(url).trim();
         let endpoint = settings(first)?;
-        let unguarded = balance::channel(url, move |u| Ok(settings(u)?.timeout(timeout)))?;
+        let (unguarded, recheck) =
+            balance::channel(url, move |u| Ok(settings(u)?.timeout(timeout)))?;
         let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
         let channel = MarkShed(LoadShed::new(limited));
         Ok(Self {
@@ -142,9 +179,16 @@ impl Peer {
             channel,
             unguarded,
             endpoint,
+            recheck,
             tokens,
             timeout,
         })
+    }
+
+    /// A call lost its connection: check the replicas now, so that one
+    /// that stopped leaves the balanced set before the next call picks it.
+    pub fn suspect(&self) {
+        self.recheck.notify_one();
     }
 
     /// A connection of its own for one long call (a whole feed streamed
@@ -177,5 +221,29 @@ impl Peer {
         }
         inject_current_trace(metadata);
         Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_the_transport_made_is_a_transport_failure() {
+        // A peer's own answer, decoded from its trailers, has no source.
+        assert!(!transport_failed(&tonic::Status::unavailable(
+            "the catalog is away"
+        )));
+        assert!(!transport_failed(&tonic::Status::unknown("boom")));
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let status = tonic::Status::from_error(Box::new(reset));
+        assert_eq!(status.code(), tonic::Code::Unknown);
+        assert!(transport_failed(&status));
+        // The channel's own deadline is not the link failing.
+        let late = tonic::Status::from_error(Box::new(tonic::TimeoutExpired(())));
+        assert_eq!(late.code(), tonic::Code::Cancelled);
+        assert!(!transport_failed(&late));
+        let shed = tonic::Status::from_error(Box::new(Shed));
+        assert!(!transport_failed(&shed));
     }
 }
