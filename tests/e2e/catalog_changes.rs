@@ -215,17 +215,36 @@ async fn a_feed_is_imported_whole_or_not_at_all(t: TestMesh) {
     );
     let version = applied.body["catalogVersion"].clone();
 
-    // A smaller catalog: applied as the next version, search rebuilt.
+    // A smaller catalog (its header saying so): applied as the next
+    // version, search rebuilt.
     let kept: Vec<&String> = lines
         .iter()
         .filter(|l| !l.contains(r#""type":"collection""#))
-        .take(1 + 52 + 100)
+        .skip(1)
+        .take(52 + 100)
         .collect();
-    let smaller = kept
-        .iter()
-        .map(|l| l.as_str())
+    let header = format!(
+        r#"{{"type":"header","version":1,"records":{}}}"#,
+        kept.len()
+    );
+    let smaller = std::iter::once(header.as_str())
+        .chain(kept.iter().map(|l| l.as_str()))
         .collect::<Vec<_>>()
         .join("\n");
+    // The same lines under the whole feed's header: an upload cut short,
+    // refused whole.
+    let cut = std::iter::once(lines[0].as_str())
+        .chain(kept.iter().map(|l| l.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let refused = import(&t, cut, false).await;
+    refused.error(422, "INVALID_FEED");
+    assert_eq!(
+        refused.field_error().0,
+        "lines[1].records",
+        "{}",
+        refused.body
+    );
     let applied = import(&t, smaller, false).await;
     assert_eq!(applied.status, 200, "{}", applied.body);
     assert_eq!(

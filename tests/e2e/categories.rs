@@ -106,18 +106,31 @@ fn category(id: &str, parent: &str) -> String {
     )
 }
 
-fn chain(n: usize) -> String {
-    (0..n)
-        .map(|i| {
-            let parent = if i == 0 {
-                String::new()
-            } else {
-                format!("d{}", i - 1)
-            };
-            category(&format!("d{i}"), &parent)
-        })
+/// A feed of `records`, with the header an import needs.
+fn feed(records: Vec<String>) -> String {
+    let header = format!(
+        r#"{{"type":"header","version":1,"records":{}}}"#,
+        records.len()
+    );
+    std::iter::once(header)
+        .chain(records)
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+fn chain(n: usize) -> String {
+    feed(
+        (0..n)
+            .map(|i| {
+                let parent = if i == 0 {
+                    String::new()
+                } else {
+                    format!("d{}", i - 1)
+                };
+                category(&format!("d{i}"), &parent)
+            })
+            .collect(),
+    )
 }
 
 /// Issue 44 item 3 through the import route: too deep, too wide and
@@ -129,19 +142,32 @@ async fn category_feeds_are_bounded_and_the_tree_stays_servable() {
     let t = spawn_mesh().await;
     let deep = import(&t, chain(13), true).await;
     deep.error(422, "INVALID_FEED");
-    assert_eq!(deep.field_error().0, "lines[13].parentId", "{}", deep.body);
+    assert_eq!(deep.field_error().0, "lines[14].parentId", "{}", deep.body);
     let wide: Vec<String> = (0..100_000)
         .map(|i| category(&format!("w{i}"), ""))
         .collect();
-    let refused = import(&t, wide.join("\n"), true).await;
+    let refused = import(&t, feed(wide), true).await;
     refused.error(422, "INVALID_FEED");
     assert!(
         refused.body.to_string().contains("navigation tree"),
         "{}",
         refused.body
     );
-    let cyclic = [category("a", "b"), category("b", "a")].join("\n");
+    let cyclic = feed(vec![category("a", "b"), category("b", "a")]);
     import(&t, cyclic, true).await.error(422, "INVALID_FEED");
+    // Cut short: refused whole; without a count at all, refused too.
+    let whole = chain(5);
+    let cut: Vec<&str> = whole.lines().take(4).collect();
+    let refused = import(&t, cut.join("\n"), false).await;
+    refused.error(422, "INVALID_FEED");
+    assert_eq!(
+        refused.field_error().0,
+        "lines[1].records",
+        "{}",
+        refused.body
+    );
+    let bare = category("x", "");
+    import(&t, bare, false).await.error(422, "INVALID_FEED");
     assert_eq!(t.ok("/categories?limit=1").await["total"], 52, "unchanged");
 
     let applied = import(&t, chain(12), false).await;

@@ -45,7 +45,10 @@ pub fn feed_limits(env: &EnvReader) -> Result<FeedLimits, ConfigError> {
             format!("must be between 1 and {DEEPEST}"),
         ));
     }
-    Ok(FeedLimits { max_depth })
+    Ok(FeedLimits {
+        max_depth,
+        count_required: false,
+    })
 }
 
 impl CatalogConfig {

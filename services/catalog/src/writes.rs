@@ -317,7 +317,11 @@ pub async fn import(
         }
     });
     let reader = BufReader::with_capacity(1 << 20, Chunks::new(receive));
-    let limits = api.feed_limits;
+    // An upload can be cut between two lines: it must say where it ends.
+    let limits = crate::feed::load::FeedLimits {
+        count_required: true,
+        ..api.feed_limits
+    };
     let read =
         storefront_platform::cpu::run_once("catalog-import", move || feed::read(reader, limits))
             .await?;

@@ -5,7 +5,7 @@ use std::io::{BufReader, IsTerminal, Write};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::load::Loader;
+use super::load::{FeedLimits, Loader};
 use crate::config::{DEFAULT_SIZE, MAX_SIZE};
 use crate::generate;
 
@@ -78,7 +78,10 @@ fn check(file: &str) -> anyhow::Result<i32> {
         });
     };
     let env = storefront_platform::env::EnvReader::from_process();
-    let limits = crate::config::feed_limits(&env)?;
+    let limits = FeedLimits {
+        count_required: true,
+        ..crate::config::feed_limits(&env)?
+    };
     let mut loader = Loader::new(&mut report, limits);
     loader.read(BufReader::with_capacity(1 << 20, bar.wrap_read(opened)))?;
     let (errors, counts) = (loader.errors(), loader.counts());

@@ -33,6 +33,10 @@ pub struct FeedLimits {
     /// root being the first. Each category carries its ancestors, so the
     /// depth bounds what each one weighs, and the tree's nesting.
     pub max_depth: usize,
+    /// Whether the header must say how many records follow (`records`):
+    /// so for an import and `catalog check`, where a feed cut short must
+    /// not pass for a whole one.
+    pub count_required: bool,
 }
 
 /// The encoded navigation tree (`GET /categories/tree`) at most: within
@@ -45,7 +49,10 @@ pub const DEEPEST: usize = 32;
 
 impl Default for FeedLimits {
     fn default() -> Self {
-        Self { max_depth: 12 }
+        Self {
+            max_depth: 12,
+            count_required: false,
+        }
     }
 }
 
@@ -127,6 +134,9 @@ pub struct Loader<'r> {
     limits: FeedLimits,
     /// The encoded tree's size so far (`MAX_TREE_BYTES`).
     tree_bytes: usize,
+    /// Records the header says follow it, if it says.
+    declared: Option<u64>,
+    header_line: bool,
     line: usize,
     records: usize,
     report: &'r mut dyn FnMut(FeedError),
@@ -157,6 +167,8 @@ impl<'r> Loader<'r> {
             now: storefront_domain::time::now(),
             limits,
             tree_bytes: 0,
+            declared: None,
+            header_line: false,
             line: 0,
             records: 0,
             report,
@@ -232,7 +244,31 @@ impl<'r> Loader<'r> {
             // Workers stop once the queue is closed.
             drop(pipe);
             read
-        })
+        })?;
+        self.check_end();
+        Ok(())
+    }
+
+    /// The feed ended where its header said it would (reported on the
+    /// header's line).
+    fn check_end(&mut self) {
+        let found = (self.records - usize::from(self.header_line)) as u64;
+        let problem = match self.declared {
+            Some(declared) if declared != found => format!(
+                "the header declares {declared} records and the feed has {found}: \
+                 a feed cut short (or grown) is refused whole"
+            ),
+            None if self.limits.count_required => "is required: the header \
+                 ({\"type\":\"header\",\"version\":1,\"records\":N}) must say how many records follow, \
+                 so that a feed cut short is never applied as the whole catalog"
+                .to_string(),
+            _ => return,
+        };
+        self.report_error(FeedError {
+            line: 1,
+            field: "records".to_string(),
+            message: problem,
+        });
     }
 
     fn read_lines(
@@ -324,7 +360,11 @@ impl<'r> Loader<'r> {
         };
         if self.records != 1 {
             self.fail("type", "a header may only be the first record");
-        } else if header.version != FORMAT_VERSION {
+            return;
+        }
+        self.header_line = true;
+        self.declared = header.records;
+        if header.version != FORMAT_VERSION {
             self.fail(
                 "version",
                 format!("this catalog reads format version {FORMAT_VERSION}"),

@@ -32,11 +32,13 @@ pub fn write(
     collections: &[Collection],
     out: &mut impl Write,
 ) -> std::io::Result<()> {
+    let records = categories.len() + products.len() + collections.len();
     line(
         out,
         &Record::Header(Header {
             kind: None,
             version: FORMAT_VERSION,
+            records: Some(records as u64),
         }),
     )?;
     for c in categories {

@@ -45,6 +45,10 @@ pub struct Header {
     #[serde(rename = "type", default, skip_serializing)]
     pub kind: Option<IgnoredAny>,
     pub version: u32,
+    /// How many records follow the header: a feed that ends before (an
+    /// upload cut short) is refused whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

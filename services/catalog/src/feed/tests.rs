@@ -36,11 +36,10 @@ fn export_import_export_is_the_same_bytes() {
     let second = exported(&imported);
     assert!(first == second, "a round trip changed the feed");
     let text = String::from_utf8(first).unwrap();
-    assert!(text.starts_with("{\"type\":\"header\",\"version\":1}\n"));
-    assert_eq!(
-        text.lines().count(),
-        1 + 52 + 2_500 + generated.collections.len()
-    );
+    let records = 52 + 2_500 + generated.collections.len();
+    let header = format!("{{\"type\":\"header\",\"version\":1,\"records\":{records}}}\n");
+    assert!(text.starts_with(&header), "{}", &text[..80]);
+    assert_eq!(text.lines().count(), 1 + records);
 }
 
 const CATEGORY: &str = r#"{"type":"category","id":"c-1","key":"home","name":{"en-AU":"Home"}}"#;
@@ -137,7 +136,10 @@ fn categories_nest_at_most_the_configured_depth() {
         found[1].starts_with("line 14: parentId: is not a category"),
         "{found:?}"
     );
-    let deeper = FeedLimits { max_depth: 14 };
+    let deeper = FeedLimits {
+        max_depth: 14,
+        ..FeedLimits::default()
+    };
     assert!(read(chain(14).as_bytes(), deeper).is_ok());
 }
 
@@ -173,4 +175,39 @@ fn a_tree_past_one_answer_is_refused_with_its_line() {
         .collect();
     let parts = read(fits.as_bytes(), FeedLimits::default()).unwrap();
     assert_eq!(parts.categories.len(), 10_000);
+}
+
+/// Issue 44 item 4: a feed says how many records follow its header, and
+/// one that ends before (an upload cut between lines) is refused whole.
+#[test]
+fn a_feed_cut_short_is_refused_whole() {
+    let generated = generate::generate(300, 5);
+    let whole = exported(&generated);
+    let text = std::str::from_utf8(&whole).unwrap();
+    let header = text.lines().next().unwrap();
+    let total = text.lines().count() - 1;
+    assert_eq!(
+        header,
+        format!(r#"{{"type":"header","version":1,"records":{total}}}"#)
+    );
+    let required = FeedLimits {
+        count_required: true,
+        ..FeedLimits::default()
+    };
+    assert!(read(whole.as_slice(), required).is_ok());
+    let cut: Vec<&str> = text.lines().take(total - 30).collect();
+    let refused = read(cut.join("\n").as_bytes(), FeedLimits::default());
+    let Err(ReadError::Refused(refused)) = refused else {
+        panic!("a cut feed is refused");
+    };
+    let problem = refused.errors[0].to_string();
+    assert!(
+        problem.starts_with("line 1: records: the header declares"),
+        "{problem}"
+    );
+    // Without a count, an import (and `catalog check`) refuses the feed;
+    // a file read at start may leave it out.
+    let bare: Vec<&str> = text.lines().skip(1).collect();
+    assert!(read(bare.join("\n").as_bytes(), required).is_err());
+    assert!(read(bare.join("\n").as_bytes(), FeedLimits::default()).is_ok());
 }
