@@ -286,3 +286,62 @@ async fn the_keep_guest_strategy_keeps_the_guest_cart_whole() {
     .await;
     assert_eq!(untouched.body["lineItems"], json!([]));
 }
+
+/// Issue 44 item 7: a guest whose cart is in checkout logs in: the lines
+/// move into the customer's cart with the units their checkout held, and
+/// no unit stays held by the guest's session.
+async fn a_guest_in_checkout_keeps_its_lines_at_login(t: TestMesh) {
+    crate::stock::product_with(&t, "p-merge-held", 2).await;
+    let email = format!("held-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&email, "correct horse 42").await;
+    let guest = token_of(&start(&t).await);
+    let cart = send(&t, Method::POST, "/carts", &guest, None).await.body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let line = json!({"productId": "p-merge-held", "variantId": 1, "quantity": 2});
+    let path = format!("/carts/{cart}/line-items");
+    assert_eq!(
+        send(&t, Method::POST, &path, &guest, Some(line))
+            .await
+            .status,
+        200
+    );
+    let body = json!({"cartId": cart, "shippingAddress": address()});
+    let session = send(&t, Method::POST, "/checkout", &guest, Some(body)).await;
+    assert_eq!(session.status, 201, "{}", session.body);
+    let available = async || {
+        t.ok("/products/p-merge-held").await["variants"][0]["availability"]["quantity"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(available().await, 0, "held by the guest's checkout");
+
+    let login = json!({"emailAddress": email, "password": "correct horse 42", "gRecaptchaResponse": "dev-ok"});
+    let reply = t
+        .send(t.json(Method::POST, "/auth/login", Some(&guest), &login))
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let report = &reply.body["mergeReport"];
+    assert_eq!(
+        report["linesAdded"][0]["productId"], "p-merge-held",
+        "{report}"
+    );
+    assert_eq!(report["linesAdded"][0]["quantity"], 2, "{report}");
+    let dropped = report["linesDropped"].as_array();
+    assert!(dropped.is_none_or(|d| d.is_empty()), "{report}");
+    assert_eq!(available().await, 2, "nothing stranded");
+    let customer = token_of(&reply);
+    let mine = report["cartId"].as_str().unwrap();
+    let body = json!({"cartId": mine, "shippingAddress": address()});
+    let again = send(&t, Method::POST, "/checkout", &customer, Some(body)).await;
+    assert_eq!(
+        again.status, 201,
+        "the customer checks the lines out: {}",
+        again.body
+    );
+}
+crate::both_backends!(
+    a_guest_in_checkout_keeps_its_lines_at_login_live,
+    a_guest_in_checkout_keeps_its_lines_at_login
+);

@@ -181,6 +181,18 @@ impl Checkout {
         Ok(session)
     }
 
+    /// Releases what each cart of `owner` holds in an open checkout (its
+    /// session then shows EXPIRED).
+    pub async fn release_all_of(&self, carts: &Carts, owner: &str) -> Result<(), ServiceError> {
+        for cart_id in carts.owned_ids(owner).await? {
+            if let Some(current) = self.store.get(&current_key(&cart_id)).await? {
+                let session_id = String::from_utf8_lossy(&current.value).into_owned();
+                self.holds.release(&session_id).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// How long a session of `customer_id`'s stays open: a guest's
     /// shorter (`CHECKOUT_TTL_GUEST_SECS`).
     pub(crate) fn ttl_for(&self, customer_id: &str) -> Duration {

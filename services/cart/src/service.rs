@@ -138,6 +138,14 @@ impl CartService for CartApi {
 
     async fn merge_carts(&self, request: Request<MergeCartsRequest>) -> Reply<MergeReport> {
         let req = request.into_inner();
+        // The guest's token ends with this login: what its checkouts hold
+        // goes back first, so its lines merge with the units they held and
+        // no unit stays held by a session nobody can use.
+        if crate::hold_limits::is_guest(&req.guest_id) {
+            self.checkout
+                .release_all_of(&self.carts, &req.guest_id)
+                .await?;
+        }
         ok(self
             .carts
             .merge(self.merge, &req.guest_id, &req.customer_id)
