@@ -81,6 +81,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         (Scope::LoginAccount, "RATE_LIMIT_LOGIN_ACCOUNT", "100/1h"),
         (Scope::SignUp, "RATE_LIMIT_SIGNUP", "20/60s"),
         (Scope::Guest, "RATE_LIMIT_GUEST", "30/60s"),
+        (Scope::PasswordChange, "RATE_LIMIT_PASSWORD_CHANGE", "5/15m"),
         (Scope::Checkout, "RATE_LIMIT_CHECKOUT", "30/60s"),
         (
             Scope::CheckoutSession,

@@ -184,3 +184,44 @@ async fn another_customers_sessions_are_forbidden() {
         .await;
     assert_eq!(reply.status, 401);
 }
+
+/// Issue 44 item 6: a password change is no way around the login's
+/// lockout. A wrong current password counts as a failed login of the
+/// account, and a session gets a few attempts.
+#[tokio::test]
+async fn a_password_change_is_no_password_oracle() {
+    let t = crate::helpers::spawn_mesh_with(&[
+        ("RATE_LIMIT_LOGIN_EMAIL", "3/1h"),
+        ("RATE_LIMIT_PASSWORD_CHANGE", "5/15m"),
+    ])
+    .await;
+    let email = format!("oracle-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&email, PASSWORD).await;
+    let session = log_in_with(&t, &email, PASSWORD, "laptop").await;
+    for guess in ["guess one", "guess two", "guess three"] {
+        let wrong = change_password(&t, &session, guess, NEW_PASSWORD).await;
+        assert_eq!(wrong.field_error(), ("currentPassword", "INVALID_VALUE"));
+    }
+    // The account's failed checks from this network are used up: the
+    // right password waits too, here and at login.
+    let locked = change_password(&t, &session, PASSWORD, NEW_PASSWORD).await;
+    locked.error(429, "RATE_LIMIT_EXCEEDED");
+    assert!(locked.header("retry-after").is_some());
+    let body = json!({"emailAddress": email, "password": PASSWORD, "gRecaptchaResponse": "dev-ok"});
+    let login = t
+        .send(t.json(Method::POST, "/auth/login", None, &body))
+        .await;
+    login.error(429, "RATE_LIMIT_EXCEEDED");
+
+    // Another account: five attempts a session, then 429 whatever they say.
+    let other = format!("budget-{}@example.com", uuid::Uuid::new_v4().simple());
+    t.sign_up(&other, PASSWORD).await;
+    let session = log_in_with(&t, &other, PASSWORD, "tablet").await;
+    for _ in 0..5 {
+        let weak = change_password(&t, &session, PASSWORD, "short").await;
+        assert_eq!(weak.field_error(), ("newPassword", "INVALID_VALUE"));
+    }
+    change_password(&t, &session, PASSWORD, NEW_PASSWORD)
+        .await
+        .error(429, "RATE_LIMIT_EXCEEDED");
+}

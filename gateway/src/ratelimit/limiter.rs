@@ -27,6 +27,8 @@ pub enum Scope {
     SignUp,
     /// Guest sessions started per client IP: each one is state.
     Guest,
+    /// Password changes tried per session: each one checks a password.
+    PasswordChange,
     /// Checkouts opened per client network: each one holds stock.
     Checkout,
     /// Checkouts opened per shopper's session.
@@ -39,7 +41,7 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 12] = [
+    pub const ALL: [Scope; 13] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
@@ -48,6 +50,7 @@ impl Scope {
         Scope::LoginAccount,
         Scope::SignUp,
         Scope::Guest,
+        Scope::PasswordChange,
         Scope::Checkout,
         Scope::CheckoutSession,
         Scope::Service,
@@ -82,6 +85,7 @@ impl Scope {
             Scope::LoginAccount => "login-account",
             Scope::SignUp => "signup",
             Scope::Guest => "guest",
+            Scope::PasswordChange => "password-change",
             Scope::Checkout => "checkout",
             Scope::CheckoutSession => "checkout-session",
             Scope::Service => "service",

@@ -1,12 +1,13 @@
 //! The caller's sessions: listed, ended one by one, and all but the
 //! current one ended by a password change.
 
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use storefront_proto::common::v1::PageInfo;
 use storefront_proto::customers::v1::{
-    ChangePasswordRequest, EndSessionRequest, ListSessionsRequest,
+    ChangePasswordRequest, EndSessionRequest, GetCustomerRequest, ListSessionsRequest,
 };
 
 use crate::bff_token::Customer;
@@ -15,6 +16,8 @@ use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::common::Paged;
 use crate::model::sessions::{CustomerSession, PasswordBody};
+use crate::ratelimit::middleware::{ClientNetwork, too_many};
+use crate::ratelimit::{Scope, normalise};
 use crate::state::AppState;
 
 /// Lists the caller's open sessions, newest first (at most MAX_SESSIONS,
@@ -98,25 +101,63 @@ pub async fn end_session(
         (status = 409, description = "CONCURRENT_MODIFICATION: the password changed meanwhile", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: currentPassword missing (REQUIRED) or not correct (INVALID_VALUE); newPassword against the password policy", body = ErrorBody),
+        (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts in this session (password-change, RATE_LIMIT_PASSWORD_CHANGE, 5 in 15 minutes), or the account's failed password checks from this network are used up (login-email, RATE_LIMIT_LOGIN_EMAIL; a wrong currentPassword counts there as a failed login does); see Retry-After", body = ErrorBody),
     ))]
 pub async fn change_password(
     State(state): State<AppState>,
     correlation: CallContext,
     customer: Customer,
+    network: Option<Extension<ClientNetwork>>,
     Path(customer_id): Path<String>,
     ApiJson(body): ApiJson<PasswordBody>,
-) -> Result<StatusCode, ApiError> {
+) -> Result<Response, ApiError> {
     customer.owns(&customer_id)?;
+    // Each attempt checks a password (argon2id, under the login's
+    // concurrency cap): a session gets a few, and a wrong current
+    // password is a failed login of the account, so this route is no
+    // way around the login's lockout.
+    let limits = &state.limits;
+    let sid = customer.claims.sid.as_str();
+    if let Some(d) = limits.limiter.check(Scope::PasswordChange, sid).await
+        && !d.allowed
+    {
+        return Ok(too_many(&[d]));
+    }
+    let ds = &state.downstreams;
+    let lookup = GetCustomerRequest {
+        customer_id: customer.id().to_string(),
+    };
+    let email = normalise(
+        &ds.customers()
+            .get_customer(&correlation, lookup)
+            .await?
+            .email_address,
+    );
+    let network = network.map_or_else(String::new, |n| n.0.0);
+    let failures = &limits.login_failures;
+    if let Some(budget) = failures.budget(&email, &network).await
+        && !budget.allowed
+    {
+        return Ok(too_many(&[budget]));
+    }
     let message = ChangePasswordRequest {
         customer_id: customer.id().to_string(),
-        current_session_id: customer.claims.sid.clone(),
+        current_session_id: sid.to_string(),
         current_password: body.current_password.unwrap_or_default(),
         new_password: body.new_password.unwrap_or_default(),
     };
-    state
-        .downstreams
-        .customers()
-        .change_password(&correlation, message)
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
+    match ds.customers().change_password(&correlation, message).await {
+        Ok(_) => Ok(StatusCode::NO_CONTENT.into_response()),
+        Err(e) => {
+            let error = ApiError::from(e);
+            let wrong = error
+                .errors
+                .iter()
+                .any(|f| f.field == "currentPassword" && f.code == "INVALID_VALUE");
+            if wrong {
+                failures.record(&email, &network).await;
+            }
+            Err(error)
+        }
+    }
 }
