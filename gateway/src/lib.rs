@@ -78,6 +78,7 @@ pub fn with_edge_layers(
     let trust = Arc::new(observe::TraceTrust::Proxies(trusted.clone()));
     Router::new().fallback_service(inner).layer(
         ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(errors::security_headers))
             .layer(cors.layer())
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(call_context::correlation_id))

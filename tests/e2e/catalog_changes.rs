@@ -272,12 +272,34 @@ both_backends!(
     a_feed_is_imported_whole_or_not_at_all
 );
 
-/// The internal port documents itself; each route is its callers' only.
+/// The internal port documents itself to its callers; each route is its
+/// callers' only; nothing it answers is kept by a cache; the `Bearer`
+/// scheme is read in any case.
 #[tokio::test]
 async fn internal_routes_are_documented_and_least_privilege() {
     let t = crate::helpers::spawn_mesh().await;
     let url = format!("http://{}/internal/openapi.json", t.mesh.internal_addr);
-    let doc = t.send(t.http.get(url)).await.body;
+    let anonymous = t.send(t.http.get(&url)).await;
+    anonymous.error(401, "UNAUTHORIZED");
+    let stranger = t.mesh.issuer.mint(
+        "stranger@example.iam.gserviceaccount.com",
+        "gateway-internal",
+    );
+    let refused = t
+        .send(t.http.get(&url).bearer_auth(stranger.unwrap()))
+        .await;
+    refused.error(403, "FORBIDDEN");
+    let document = t
+        .send(internal(
+            &t,
+            MERCHANDISING,
+            Method::GET,
+            "/internal/openapi.json",
+        ))
+        .await;
+    assert_eq!(document.status, 200);
+    assert_eq!(document.header("cache-control"), Some("no-store"));
+    let doc = document.body;
     for path in [
         "/internal/catalog/products/{productId}",
         "/internal/catalog/stock",
@@ -294,6 +316,24 @@ async fn internal_routes_are_documented_and_least_privilege() {
         .send(internal(&t, fulfilment, Method::PUT, path).json(&json!({})))
         .await;
     refused.error(403, "FORBIDDEN");
+    assert_eq!(refused.header("cache-control"), Some("no-store"));
+    assert_eq!(refused.header("x-content-type-options"), Some("nosniff"));
+
+    let token = t
+        .mesh
+        .issuer
+        .mint(MERCHANDISING, "gateway-internal")
+        .unwrap();
+    let export = format!("http://{}/internal/catalog/export", t.mesh.internal_addr);
+    for scheme in ["bearer", "BEARER", "Bearer"] {
+        let request = t
+            .http
+            .get(&export)
+            .header("Authorization", format!("{scheme} {token}"));
+        let reply = request.send().await.unwrap();
+        assert_eq!(reply.status(), 200, "{scheme}");
+        assert_eq!(reply.headers()["cache-control"], "no-store");
+    }
 }
 
 /// A second catalog process on the same Redis, and a restarted one, serve

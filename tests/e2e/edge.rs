@@ -139,3 +139,34 @@ async fn unknown_paths_wrong_methods_and_big_bodies_get_error_bodies() {
     reply.error(413, "PAYLOAD_TOO_LARGE");
     assert!(reply.header("correlation-id").is_some());
 }
+
+/// Issue 44 item 12: every answer, success, error or preflight, carries
+/// `X-Content-Type-Options: nosniff` and a policy that loads nothing.
+#[tokio::test]
+async fn every_answer_says_nosniff() {
+    let t = spawn_mesh().await;
+    let preflight = t
+        .request(Method::OPTIONS, "/products")
+        .header("Origin", "http://127.0.0.1:8000")
+        .header("Access-Control-Request-Method", "GET")
+        .send()
+        .await
+        .unwrap();
+    let mut headers = vec![preflight.headers().clone()];
+    for path in [
+        "/products?limit=1",
+        "/no-such-path",
+        "/health/live",
+        "/openapi.json",
+    ] {
+        headers.push(t.fetch(path).await.headers);
+    }
+    headers.push(t.send(t.request(Method::GET, "/products")).await.headers);
+    for h in headers {
+        assert_eq!(h["x-content-type-options"], "nosniff", "{h:?}");
+        assert_eq!(
+            h["content-security-policy"],
+            "default-src 'none'; frame-ancestors 'none'"
+        );
+    }
+}

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::extract::{FromRequestParts, MatchedPath, State};
 use axum::http::request::Parts;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use storefront_platform::identity::verifier::{IdentityVerifier, VerifyError};
@@ -43,6 +43,8 @@ pub struct InternalState {
     downstreams: Arc<Downstreams>,
     verifier: Arc<IdentityVerifier>,
     limiter: Arc<Limiter>,
+    /// The port's OpenAPI document, for its callers alone.
+    doc: Arc<String>,
 }
 
 /// A verified calling service account.
@@ -76,27 +78,43 @@ fn route_name(template: &str) -> &str {
         .unwrap_or_default()
 }
 
+/// The token of `Authorization: Bearer <token>`, the scheme matched in
+/// any case (RFC 9110).
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 async fn verified(parts: &Parts, state: &InternalState) -> Result<ServiceCaller, ApiError> {
-    let token = parts
-        .headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::to_string)
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "UNAUTHORIZED",
-                "an identity token is required",
-            )
-        })?;
     // A route is named by the last literal segment of its path template.
     let method = parts
         .extensions
         .get::<MatchedPath>()
         .map(|m| route_name(m.as_str()))
         .unwrap_or_default();
-    match state.verifier.verify(&token, method).await {
+    check(&parts.headers, state, Some(method)).await
+}
+
+/// The caller of `headers`' token, allowed `method` (any route: None).
+async fn check(
+    headers: &HeaderMap,
+    state: &InternalState,
+    method: Option<&str>,
+) -> Result<ServiceCaller, ApiError> {
+    let token = bearer(headers).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "UNAUTHORIZED",
+            "an identity token is required",
+        )
+    })?;
+    let verified = match method {
+        Some(method) => state.verifier.verify(token, method).await,
+        None => state.verifier.verify_known(token).await,
+    };
+    match verified {
         Ok(caller) => Ok(ServiceCaller(caller.account)),
         Err(VerifyError::Unauthenticated(_)) => Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
@@ -175,11 +193,27 @@ status, reindex, reload, products, stock, import, export, promotions). 401 witho
 an account not allowed there, 429 over RATE_LIMIT_SERVICE (and, for reindex and reload, \
 RATE_LIMIT_MAINTENANCE). Errors have the public API's shape.";
 
-async fn internal_openapi(State(doc): State<Arc<String>>) -> impl IntoResponse {
+/// The port's document, to any caller `INTERNAL_CALLERS` names: what
+/// the internal surface is, is not for everyone on the network.
+async fn internal_openapi(State(state): State<InternalState>, headers: HeaderMap) -> Response {
+    if let Err(e) = check(&headers, &state, None).await {
+        return e.into_response();
+    }
     (
         [(header::CONTENT_TYPE, "application/json")],
-        doc.as_str().to_owned(),
+        state.doc.as_str().to_owned(),
     )
+        .into_response()
+}
+
+/// Nothing the internal port answers is for a cache to keep.
+async fn no_store(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut response = next.run(req).await;
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-store"),
+    );
+    response
 }
 
 pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
@@ -190,19 +224,18 @@ pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<L
         .route_layer(axum::middleware::from_fn(
             crate::middleware::path_ids::bounded_ids,
         ))
+        .route("/internal/openapi.json", get(internal_openapi))
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
             limiter,
             downstreams,
             verifier,
-        })
-        .merge(
-            Router::new()
-                .route("/internal/openapi.json", get(internal_openapi))
-                .with_state(doc),
-        );
+            doc,
+        });
     inner.layer(
         ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(errors::security_headers))
+            .layer(axum::middleware::from_fn(no_store))
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(call_context::correlation_id))
             .layer(axum::middleware::from_fn_with_state(

@@ -41,6 +41,24 @@ pub async fn normalize(req: Request, next: Next) -> Response {
     Response::from_parts(parts, body)
 }
 
+/// Headers every answer carries: no content sniffing, and a policy that
+/// lets a JSON answer load nothing nor be framed, should a browser ever
+/// render one.
+pub async fn security_headers(req: Request, next: Next) -> Response {
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(
+            "default-src 'none'; frame-ancestors 'none'",
+        ));
+    response
+}
+
 /// Turns a handler panic into a 500 body; the panic text goes to the log only.
 pub fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     let detail = panic

@@ -56,6 +56,11 @@ impl Allowed {
         Ok(Self(allowed))
     }
 
+    /// Whether `account` may call anything here.
+    pub fn knows(&self, account: &str) -> bool {
+        self.0.contains_key(account)
+    }
+
     pub fn permits(&self, account: &str, method: &str) -> bool {
         match self.0.get(account) {
             Some(None) => true,
@@ -127,6 +132,19 @@ impl IdentityVerifier {
             keys: KeyCache::new(AlgorithmFamily::Rsa),
             verified: RwLock::default(),
         }
+    }
+
+    /// Verifies a bearer token of any caller allowed here, whatever it
+    /// may call (for what describes the surface rather than a route of it).
+    pub async fn verify_known(&self, token: &str) -> Result<Caller, VerifyError> {
+        let caller = self.verified(token).await?;
+        if !self.allowed.knows(&caller.account) {
+            return Err(VerifyError::PermissionDenied(format!(
+                "caller {} may not call here",
+                caller.account
+            )));
+        }
+        Ok(caller)
     }
 
     /// Verifies a bearer token and checks that its caller may call `method`.
