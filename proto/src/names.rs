@@ -13,6 +13,19 @@ pub const MAX_EMAIL_CHARS: usize = 254;
 /// the gateway refuses more (422 `TOO_LONG`) before anything is called.
 pub const MAX_ID_CHARS: usize = 128;
 
+/// A discount code: 1 to `MAX_CODE_CHARS` ASCII letters, digits, `-`, `_`
+/// or `.` (what a shopper can type from a flyer, and a promotions
+/// document may define), compared without case.
+pub const MAX_CODE_CHARS: usize = 64;
+pub const CODE_PATTERN: &str = "^[A-Za-z0-9._-]{1,64}$";
+
+pub fn is_discount_code(code: &str) -> bool {
+    (1..=MAX_CODE_CHARS).contains(&code.len())
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
 /// The most product ids one batch lookup (`GetProducts`) takes: a cart's
 /// lines fit (`MAX_CART_LINES`, 100 by default); more are asked in turn.
 pub const MAX_BATCH_PRODUCTS: usize = 250;

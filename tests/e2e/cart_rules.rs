@@ -155,6 +155,18 @@ async fn discount_codes_explain_why_they_do_not_apply() {
     let cart = shopper.cart().await;
     shopper.add(&cart, &cheap, 1, 1).await;
     let path = format!("/carts/{cart}");
+    // A code is ASCII letters, digits, '-', '_' or '.', at most 64.
+    for bad in ["SAVE 10", "ÉTÉ10", "a/b", "<script>", &"X".repeat(65)] {
+        let reply = shopper
+            .send(Method::PUT, &path, Some(json!({"discountCode": bad})))
+            .await;
+        reply.error(422, "VALIDATION_ERROR");
+        assert_eq!(
+            reply.field_error(),
+            ("discountCode", "INVALID_FORMAT"),
+            "{bad}"
+        );
+    }
     for (code, reason) in [
         ("NOPE", "not a valid"),
         ("SPRING25", "expired"),

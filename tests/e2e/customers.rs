@@ -416,3 +416,31 @@ async fn bad_bodies(t: TestMesh) {
     .error(401, "UNAUTHORIZED");
 }
 both_backends!(bad_bodies_get_exact_errors, bad_bodies);
+
+/// Issue 44 item 13: names refuse direction marks, line and paragraph
+/// separators and the byte-order mark anywhere, like the other
+/// reordering and hiding characters.
+#[tokio::test]
+async fn names_refuse_marks_separators_and_byte_order_marks() {
+    let t = crate::helpers::spawn_mesh().await;
+    let session = t.new_session().await;
+    let tok = token(&session);
+    for name in [
+        "Ada\u{200F}",
+        "\u{200E}Ada",
+        "Ad\u{2028}a",
+        "Ada\u{2029}",
+        "\u{FEFF}Ada",
+    ] {
+        let update = json!({"version": 1, "firstName": name, "lastName": "Lovelace"});
+        let reply = t
+            .send(t.json(Method::PUT, "/customers/me", Some(&tok), &update))
+            .await;
+        reply.error(422, "VALIDATION_ERROR");
+        assert_eq!(
+            reply.field_error(),
+            ("firstName", "INVALID_FORMAT"),
+            "{name:?}"
+        );
+    }
+}

@@ -90,6 +90,45 @@ impl utoipa::ToSchema for Id {
     }
 }
 
+/// A discount code as a shopper types it
+/// (`storefront_proto::names::is_discount_code`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscountCode(pub String);
+
+impl<'de> Deserialize<'de> for DiscountCode {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = String::deserialize(d)?;
+        if storefront_proto::names::is_discount_code(&value) {
+            return Ok(DiscountCode(value));
+        }
+        let message = format!(
+            "a discount code is 1 to {} ASCII letters, digits, '-', '_' or '.'",
+            storefront_proto::names::MAX_CODE_CHARS
+        );
+        Err(field_error("INVALID_FORMAT", message))
+    }
+}
+
+impl utoipa::PartialSchema for DiscountCode {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(storefront_proto::names::MAX_CODE_CHARS))
+            .pattern(Some(storefront_proto::names::CODE_PATTERN))
+            .description(Some(
+                "A discount code: ASCII letters, digits, '-', '_' or '.', compared without case",
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for DiscountCode {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("DiscountCode")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

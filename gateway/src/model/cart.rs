@@ -5,7 +5,7 @@ use storefront_proto::cart::v1 as pb;
 use storefront_proto::common::v1 as cpb;
 use utoipa::ToSchema;
 
-use super::bounded::Id;
+use super::bounded::{DiscountCode, Id};
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
 use crate::error::ApiError;
 
@@ -113,8 +113,8 @@ pub struct UpdateCartBody {
     pub version: Option<i64>,
     /// A code to apply; `null` removes every code; absent leaves them.
     #[serde(default, deserialize_with = "present")]
-    #[schema(value_type = Option<Id>)]
-    pub discount_code: Option<Option<Id>>,
+    #[schema(value_type = Option<DiscountCode>)]
+    pub discount_code: Option<Option<DiscountCode>>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

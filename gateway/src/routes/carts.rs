@@ -116,7 +116,7 @@ pub async fn update_cart(
     let (discount_code, clear) = match body.discount_code {
         None => (None, false),
         Some(None) => (None, true),
-        Some(Some(code)) => (Some(code.into_inner()), false),
+        Some(Some(code)) => (Some(code.0), false),
     };
     let message = UpdateCartRequest {
         customer_id: customer.id().to_string(),

@@ -176,13 +176,10 @@ fn promotion(
         out.push(bad(field("codes"), "needs at least one code"));
     }
     for (i, code) in r.codes.iter().enumerate() {
-        if code.is_empty()
-            || code.chars().count() > MAX_ID_CHARS
-            || code.chars().any(char::is_control)
-        {
+        if !storefront_proto::names::is_discount_code(code) {
             out.push(bad(
                 format!("{}[{i}]", field("codes")),
-                "must be 1 to 128 characters of text",
+                "must be 1 to 64 ASCII letters, digits, '-', '_' or '.'",
             ));
         } else if !codes.insert(code.to_ascii_uppercase()) {
             out.push(bad(

@@ -47,7 +47,11 @@ impl Source {
                 Ok(Box::new(BufReader::with_capacity(1 << 20, file)))
             }
             Source::Url(url) => {
-                let response = reqwest::get(url)
+                let client = feed_client()
+                    .map_err(|e| anyhow::anyhow!("{}: {}", self.shown(), e.without_url()))?;
+                let response = client
+                    .get(url)
+                    .send()
                     .await
                     .and_then(reqwest::Response::error_for_status)
                     .map_err(|e| anyhow::anyhow!("{}: {}", self.shown(), e.without_url()))?;
@@ -58,6 +62,17 @@ impl Source {
             }
         }
     }
+}
+
+/// The client a feed URL is fetched with: at most 3 redirects (a loop or
+/// a chain to elsewhere ends, named), 10 s to connect, and a read that
+/// stalls 60 s fails the start rather than hanging it.
+fn feed_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::limited(3))
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(std::time::Duration::from_secs(60))
+        .build()
 }
 
 /// Chunks waiting between the download and the reader: a few MB at most.
@@ -109,5 +124,36 @@ impl Read for Chunks {
         let n = buf.len().min(self.current.remaining());
         self.current.copy_to_slice(&mut buf[..n]);
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A feed URL that redirects to itself for ever stops the start after
+    /// a few hops, naming why, rather than looping.
+    #[tokio::test]
+    async fn a_redirect_loop_ends() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let hops = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hops.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request).await;
+                let answer = "HTTP/1.1 302 Found\r\nLocation: /feed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        let source = Source::Url(format!("http://{addr}/feed?token=secret"));
+        let error = source.open().await.err().expect("refused").to_string();
+        assert!(error.contains("redirect"), "{error}");
+        assert!(!error.contains("secret"), "the query stays out: {error}");
+        assert!(hops.load(std::sync::atomic::Ordering::Relaxed) <= 4);
     }
 }
