@@ -13,6 +13,11 @@ pub const MAX_EMAIL_CHARS: usize = 254;
 /// the gateway refuses more (422 `TOO_LONG`) before anything is called.
 pub const MAX_ID_CHARS: usize = 128;
 
+/// The largest price a feed or an internal route may set, in minor units
+/// (a billion in a two-decimal currency): a cart's lines (100 at most, 99
+/// of each) then total far inside 64 bits.
+pub const MAX_CENT_AMOUNT: i64 = 100_000_000_000;
+
 /// A discount code: 1 to `MAX_CODE_CHARS` ASCII letters, digits, `-`, `_`
 /// or `.` (what a shopper can type from a flyer, and a promotions
 /// document may define), compared without case.

@@ -132,7 +132,7 @@ impl Carts {
             state: CartState::Active as i32,
             ..Default::default()
         };
-        let _nothing_to_drop = self.reprice(&mut cart);
+        let _nothing_to_drop = self.reprice(&mut cart)?;
         self.register(customer_id, &id).await?;
         self.store
             .insert_message(&cart_key(&id), &cart, Some(self.limits.idle_ttl))
@@ -169,7 +169,7 @@ impl Carts {
     }
 
     /// Reprices `cart`; the codes that no longer apply are dropped.
-    pub(crate) fn reprice(&self, cart: &mut Cart) -> Vec<String> {
+    pub(crate) fn reprice(&self, cart: &mut Cart) -> Result<Vec<String>, ServiceError> {
         let catalogue = self.promotions.read().unwrap_or_else(|p| p.into_inner());
         reprice(cart, &catalogue, now().seconds)
     }
@@ -201,7 +201,7 @@ impl Carts {
                 ));
             }
             change(cart)?;
-            let _dropped = self.reprice(cart);
+            let _dropped = self.reprice(cart)?;
             touch(cart);
             Ok(())
         })

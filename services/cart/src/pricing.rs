@@ -2,6 +2,7 @@
 //! in code order, each discount spread over its eligible lines by largest
 //! remainder, so that line totals always add up to the cart total.
 
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::cart::v1::{Cart, Promotion, PromotionKind};
 use storefront_proto::common::v1::Money;
 
@@ -103,19 +104,30 @@ pub fn discount_of(
 /// that no longer applies (unknown, ended, not in the cart's currency,
 /// minimum not met, nothing eligible) leaves the cart: the codes a cart
 /// shows are the ones it is discounted by. Returns the codes dropped.
-pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) -> Vec<String> {
+pub fn reprice(
+    cart: &mut Cart,
+    catalogue: &Catalogue,
+    now: i64,
+) -> Result<Vec<String>, ServiceError> {
     let currency = cart.currency_code.clone();
-    let gross: Vec<i64> = cart
+    // Prices are bounded where they come in (`MAX_CENT_AMOUNT`), so no
+    // cart of bounded lines overflows; should one, it is refused, never
+    // wrapped into a negative total.
+    let gross: Option<Vec<i64>> = cart
         .line_items
         .iter()
         .map(|l| {
             l.unit_price
                 .as_ref()
                 .map_or(0, |p| p.cent_amount)
-                .saturating_mul(i64::from(l.quantity))
+                .checked_mul(i64::from(l.quantity))
         })
         .collect();
-    let subtotal: i64 = gross.iter().sum();
+    let gross = gross.ok_or_else(too_large)?;
+    let subtotal = gross
+        .iter()
+        .try_fold(0i64, |sum, g| sum.checked_add(*g))
+        .ok_or_else(too_large)?;
     let mut remaining = gross;
     let mut dropped = Vec::new();
     for code in &cart.discount_codes {
@@ -140,7 +152,14 @@ pub fn reprice(cart: &mut Cart, catalogue: &Catalogue, now: i64) -> Vec<String> 
     cart.subtotal = Some(money(&currency, subtotal));
     cart.discount_total = Some(money(&currency, subtotal - total));
     cart.total_price = Some(money(&currency, total));
-    dropped
+    Ok(dropped)
+}
+
+/// 422: a cart whose amounts would pass what 64-bit minor units hold.
+fn too_large() -> ServiceError {
+    let message = "the cart's amounts are larger than the shop can total";
+    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
+        .with_violation(FieldViolation::new("lineItems", "OUT_OF_RANGE", message))
 }
 
 /// The GST included in a total: 1/11 in Australia, 3/23 in New Zealand,
@@ -209,7 +228,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let dropped = reprice(&mut cart, &catalogue, 0);
+        let dropped = reprice(&mut cart, &catalogue, 0).unwrap();
         assert_eq!(dropped, ["NZFIVE", "NZTEN"]);
         assert_eq!(cart.discount_codes, ["TEN"]);
         assert_eq!(cart.total_price, Some(money("AUD", 9_000)));
@@ -220,6 +239,39 @@ mod tests {
                 "{code}"
             );
         }
+    }
+
+    /// Amounts past 64 bits are refused, never wrapped into a negative
+    /// total (issue 44 item 10).
+    #[test]
+    fn a_total_past_the_largest_amount_is_refused() {
+        use storefront_proto::common::v1::LineItem;
+        let line = |cents: i64, quantity: u32| LineItem {
+            quantity,
+            unit_price: Some(money("AUD", cents)),
+            ..Default::default()
+        };
+        let catalogue = Catalogue::new(Vec::new());
+        for lines in [
+            vec![line(i64::MAX / 2, 3)],
+            vec![line(i64::MAX / 2, 1), line(i64::MAX / 2, 1), line(10, 1)],
+        ] {
+            let mut cart = Cart {
+                currency_code: "AUD".into(),
+                line_items: lines,
+                ..Default::default()
+            };
+            let refused = reprice(&mut cart, &catalogue, 0).unwrap_err();
+            assert_eq!(refused.kind, ErrorKind::Validation);
+        }
+        let most = storefront_proto::names::MAX_CENT_AMOUNT;
+        let mut cart = Cart {
+            currency_code: "AUD".into(),
+            line_items: (0..100).map(|_| line(most, 99)).collect(),
+            ..Default::default()
+        };
+        reprice(&mut cart, &catalogue, 0).expect("the largest bounded cart totals");
+        assert_eq!(cart.total_price, Some(money("AUD", most * 99 * 100)));
     }
 
     proptest! {

@@ -78,7 +78,7 @@ impl Carts {
         };
         let mut repriced = cart.clone();
         current(&mut repriced);
-        let _dropped = self.reprice(&mut repriced);
+        let _dropped = self.reprice(&mut repriced)?;
         if repriced == cart {
             return Ok((cart, false));
         }

@@ -254,6 +254,9 @@ fn price(r: &PriceRecord, p: &mut Problems) -> Money {
     }
     if r.cent_amount < 0 {
         p.add("centAmount", "must be 0 or more");
+    } else if r.cent_amount > storefront_proto::names::MAX_CENT_AMOUNT {
+        let max = storefront_proto::names::MAX_CENT_AMOUNT;
+        p.add("centAmount", format!("must be at most {max}"));
     }
     Money {
         currency_code: r.currency_code.clone(),

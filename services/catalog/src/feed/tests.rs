@@ -211,3 +211,21 @@ fn a_feed_cut_short_is_refused_whole() {
     assert!(read(bare.join("\n").as_bytes(), required).is_err());
     assert!(read(bare.join("\n").as_bytes(), FeedLimits::default()).is_ok());
 }
+
+/// Prices are bounded where they come in, so that no cart of bounded
+/// lines can overflow its total (issue 44 item 10).
+#[test]
+fn a_price_past_the_largest_amount_is_refused() {
+    let priced = |cents: i64| {
+        let line = product("p-1", "S-1", "").replace("1295", &cents.to_string());
+        format!("{CATEGORY}\n{line}\n")
+    };
+    assert!(problems(&priced(100_000_000_000)).is_empty());
+    let found = problems(&priced(100_000_000_001));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].contains("centAmount: must be at most 100000000000"),
+        "{}",
+        found[0]
+    );
+}
