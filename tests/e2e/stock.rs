@@ -198,3 +198,71 @@ async fn holds_end_with_their_session_memory() {
 async fn holds_end_with_their_session_redis() {
     holds_end_with_their_session(Backend::Redis).await;
 }
+
+/// Waits (5 s at most) until `check` holds.
+async fn eventually(what: &str, check: impl AsyncFn() -> bool) {
+    for _ in 0..50 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("never {what}");
+}
+
+/// Issue 44 item 9: every view of availability shows stock less holds
+/// and sales: detail, listing items (`masterVariant`, `inStock`), the
+/// `inStock` filter, and search's hits and facets (within its bound).
+async fn every_view_shows_what_is_left(t: TestMesh) {
+    product_with(&t, "p-zanzibar", 1).await;
+    // Its hit among the "lantern" searches (brand Lumen), and the facet.
+    let hit = async |filter: &str| {
+        let found = t
+            .ok(&format!(
+                "/search?query=lantern&brand=Lumen&limit=100{filter}"
+            ))
+            .await;
+        let hit = found["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == "p-zanzibar")
+            .cloned();
+        (hit, found["facets"]["inStock"].to_string())
+    };
+    eventually("found by search", async || hit("").await.0.is_some()).await;
+    let shopper = Shopper::new(&t).await;
+    let cart = shopper.cart().await;
+    assert_eq!(shopper.add(&cart, "p-zanzibar", 1, 1).await.status, 200);
+    let session = session_id(&shopper.checkout(&cart).await);
+    assert_eq!(shopper.confirm(&session).await.status, 200);
+
+    assert_eq!(available(&t, "p-zanzibar").await, 0);
+    let listed = t.walk("sort=createdAt:desc", 100).await;
+    let item = listed
+        .iter()
+        .find(|p| p["id"] == "p-zanzibar")
+        .expect("listed")
+        .clone();
+    assert_eq!(item["inStock"], false, "{item}");
+    assert_eq!(
+        item["masterVariant"]["availability"]["quantity"], 0,
+        "{item}"
+    );
+    let in_stock = t.walk("inStock=true", 100).await;
+    assert!(
+        !in_stock.iter().any(|p| p["id"] == "p-zanzibar"),
+        "filtered out"
+    );
+    eventually("out of stock in search", async || {
+        let (found, facet) = hit("").await;
+        let out = found.is_some_and(|h| h["inStock"] == false);
+        out && !facet.contains(r#""value":true"#)
+    })
+    .await;
+    assert!(hit("&inStock=true").await.0.is_none());
+}
+crate::both_backends!(
+    every_view_shows_what_is_left_live,
+    every_view_shows_what_is_left
+);

@@ -97,7 +97,10 @@ impl Catalog {
                         touched.push(next.put(product, None, now)?);
                     }
                 }
-                Change::Stocked(product) => {
+                Change::Stocked(mut product) => {
+                    // A hold or sale changed its variants' stock: what the
+                    // listings and the inStock filter read follows.
+                    derive(&mut product);
                     let id: Arc<str> = meta_id(product.meta.as_ref()).into();
                     let row = next
                         .product_row(&id)
