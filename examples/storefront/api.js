@@ -3,7 +3,25 @@
 // token as X-BFF-Token and, when it has expired, exchange the refresh token
 // once and retry. Errors keep the API's error body and correlation id.
 
-const API = new URLSearchParams(location.search).get("api") || "http://127.0.0.1:8080";
+// The API this page talks to: the first origin config.js names, or one
+// that ?api= picks among them (or the page's own origin). Any other ?api=
+// is ignored: it would send the shopper's email and password to that host.
+const API = (() => {
+  const allowed = (window.STOREFRONT_APIS || []).map((u) => new URL(u).origin);
+  allowed.push(location.origin);
+  const asked = new URLSearchParams(location.search).get("api");
+  if (asked) {
+    let origin = null;
+    try {
+      origin = new URL(asked).origin;
+    } catch (_) {
+      origin = null;
+    }
+    if (allowed.includes(origin)) return origin;
+    console.warn("?api= ignored: not one of this page's configured API origins");
+  }
+  return allowed[0];
+})();
 const VERSION = "v1.0";
 
 class ApiError extends Error {

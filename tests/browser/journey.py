@@ -55,6 +55,12 @@ def main():
 
     try:
         # Browse a category, page through it, filter it.
+        # ?api= naming a host the page is not configured for is ignored:
+        # the page keeps to its configured API (a shopper's password must
+        # never go to a host a link chose).
+        driver.get(f"{SHOP}/?api=http://127.0.0.1:1#/")
+        present("#results .card")
+        assert driver.execute_script("return API") == API, driver.execute_script("return API")
         driver.get(f"{SHOP}/?api={API}#/")
         present("#results .card")
         first = driver.find_element(By.CSS_SELECTOR, "#results .card a").text
