@@ -55,7 +55,7 @@ async fn redis_answers(redis: Option<&Store>) -> Option<bool> {
 /// the state is there).
 #[utoipa::path(get, path = "/health/ready", tag = "Health", params(ReadyQuery),
     responses(
-        (status = 200, description = "Ready for traffic", body = Health),
+        (status = 200, description = "Ready for traffic; `checks.redis` is `degraded` while a Redis Cluster shard has no connected replica (its writes are not waited for until one is back)", body = Health),
         (status = 400, description = "INVALID_QUERY_PARAMETER: downstreams is not true or false", body = ErrorBody),
         (status = 503, description = "NOT_READY: shutting down, or the failing downstreams (and `redis`, when it does not answer) are named in `errors`", body = ErrorBody),
     ))]
@@ -85,10 +85,21 @@ pub async fn ready(
     let mut named: Vec<(&'static str, bool)> =
         downstreams.iter().map(|d| d.name()).zip(serving).collect();
     named.extend(redis.map(|ok| ("redis", ok)));
+    // A cluster shard left without a replica (after a failover) still
+    // serves; its writes are not waited for until one is back.
+    let degraded = state
+        .redis
+        .as_deref()
+        .is_some_and(|r| r.primaries_without_replica() > 0);
     let mut checks = BTreeMap::new();
     let mut error: Option<ApiError> = None;
     for (name, ok) in named {
-        checks.insert(name, if ok { "serving" } else { "not_serving" });
+        let shown = match (ok, name) {
+            (true, "redis") if degraded => "degraded",
+            (true, _) => "serving",
+            (false, _) => "not_serving",
+        };
+        checks.insert(name, shown);
         if !ok {
             let e = error.take().unwrap_or_else(|| {
                 ApiError::new(

@@ -8,6 +8,7 @@
 mod events;
 mod memory;
 mod redis_backend;
+mod replicas;
 mod target;
 mod turn;
 mod update;
@@ -84,6 +85,15 @@ impl Store {
         match target {
             Some(target) => Self::connect(target, prefix).await,
             None => Ok(Self::memory()),
+        }
+    }
+
+    /// Primaries of a Redis Cluster without a connected replica, as last
+    /// read: writes to them are not waited for (0 otherwise).
+    pub fn primaries_without_replica(&self) -> usize {
+        match self {
+            Store::Redis(r) => r.primaries_without_replica(),
+            Store::Memory(_) => 0,
         }
     }
 

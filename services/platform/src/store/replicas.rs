@@ -1,0 +1,182 @@
+//! Which primaries of a Redis Cluster have a replica that can acknowledge
+//! a write. A write waits for one (`WAIT 1`) so that an acknowledged order
+//! survives its primary's loss; but after a failover the new primary has
+//! no replica until an operator replaces the node, and waiting for one
+//! that is not there cost every write to that shard its whole timeout
+//! (logins 503, confirms 504, for as long as the shard stayed so). Here
+//! the cluster's own view (`CLUSTER NODES`) says which slot ranges have no
+//! connected replica: writes there are not waited for, the state is a
+//! metric (`redis_primaries_without_replica`) and one log line when it
+//! changes, and it is read again every few seconds while it lasts.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a reading of the cluster's replicas is trusted.
+pub(super) const FRESH_FOR: Duration = Duration::from_secs(2);
+
+/// A primary's slot ranges and how many replicas it has that are
+/// connected and not failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Primary {
+    pub id: String,
+    pub slots: Vec<(u16, u16)>,
+    pub replicas: u32,
+}
+
+/// The slot of a key, as Redis computes it: CRC16 (XMODEM) of the key, or
+/// of its hash tag (`{tag}`), modulo 16,384.
+pub(super) fn key_slot(key: &[u8]) -> u16 {
+    let tagged = key.iter().position(|&b| b == b'{').and_then(|open| {
+        let rest = &key[open + 1..];
+        let close = rest.iter().position(|&b| b == b'}')?;
+        (close > 0).then(|| &rest[..close])
+    });
+    crc16::State::<crc16::XMODEM>::calculate(tagged.unwrap_or(key)) % 16_384
+}
+
+/// The primaries of a `CLUSTER NODES` answer, each with its connected
+/// replicas: `<id> <addr> <flags> <primary> <ping> <pong> <epoch>
+/// <link> <slot>...`. A replica counts unless it or its link failed.
+pub(super) fn parse(nodes: &str) -> Vec<Primary> {
+    let lines: Vec<Vec<&str>> = nodes
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() >= 8)
+        .collect();
+    let failed = |flags: &str| flags.split(',').any(|f| f == "fail" || f == "fail?");
+    lines
+        .iter()
+        .filter(|f| f[2].split(',').any(|flag| flag == "master") && !failed(f[2]))
+        .map(|f| {
+            let slots = f[8..]
+                .iter()
+                .filter(|s| !s.starts_with('['))
+                .filter_map(|s| match s.split_once('-') {
+                    Some((a, b)) => Some((a.parse().ok()?, b.parse().ok()?)),
+                    None => s.parse().ok().map(|one| (one, one)),
+                })
+                .collect();
+            let replicas = lines
+                .iter()
+                .filter(|r| r[3] == f[0] && r[2].split(',').any(|flag| flag == "slave"))
+                .filter(|r| !failed(r[2]) && r[7] == "connected")
+                .count() as u32;
+            Primary {
+                id: f[0].to_string(),
+                slots,
+                replicas,
+            }
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Reading {
+    primaries: Vec<Primary>,
+    at: Option<Instant>,
+}
+
+/// The last reading of the cluster's replicas.
+#[derive(Default)]
+pub(super) struct ReplicaHealth {
+    reading: Mutex<Reading>,
+}
+
+impl ReplicaHealth {
+    /// Whether the last reading says `slot`'s primary has no replica to
+    /// wait for (false when unknown: then a write waits, as it should).
+    pub fn without_replica(&self, slot: u16) -> bool {
+        let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        reading
+            .primaries
+            .iter()
+            .any(|p| p.replicas == 0 && p.slots.iter().any(|(a, b)| (*a..=*b).contains(&slot)))
+    }
+
+    /// Whether the last reading is older than [`FRESH_FOR`] (or none).
+    pub fn stale(&self) -> bool {
+        let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        reading.at.is_none_or(|at| at.elapsed() >= FRESH_FOR)
+    }
+
+    /// Takes a new reading; says so (one log line, the metric) when the
+    /// set of primaries without a replica changed.
+    pub fn record(&self, primaries: Vec<Primary>) {
+        let lacking = |ps: &[Primary]| -> Vec<String> {
+            let mut ids: Vec<String> = ps
+                .iter()
+                .filter(|p| p.replicas == 0)
+                .map(|p| p.id.clone())
+                .collect();
+            ids.sort();
+            ids
+        };
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        let (before, now) = (lacking(&reading.primaries), lacking(&primaries));
+        reading.primaries = primaries;
+        reading.at = Some(Instant::now());
+        drop(reading);
+        if before != now {
+            metrics::gauge!("redis_primaries_without_replica").set(now.len() as f64);
+            if now.is_empty() {
+                tracing::info!("every redis primary has a replica again: writes wait for one");
+            } else {
+                tracing::warn!(
+                    primaries = now.len(),
+                    "a redis primary has no connected replica: writes to it are not waited for \
+                     until one is back (replace the lost node)"
+                );
+            }
+        }
+    }
+
+    /// Primaries without a replica in the last reading.
+    pub fn lacking(&self) -> usize {
+        let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        reading.primaries.iter().filter(|p| p.replicas == 0).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_redis_own() {
+        // From `CLUSTER KEYSLOT`.
+        assert_eq!(key_slot(b"foo"), 12_182);
+        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
+        assert_eq!(key_slot(b"{}x"), key_slot(b"{}x"));
+        assert_eq!(
+            key_slot(b"a{}b"),
+            crc16::State::<crc16::XMODEM>::calculate(b"a{}b") % 16_384
+        );
+    }
+
+    #[test]
+    fn a_primary_whose_replica_failed_has_none() {
+        let nodes = "\
+a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460
+b1 127.0.0.1:7001@17001 master - 0 0 2 connected 5461-10922
+c1 127.0.0.1:7002@17002 master,fail - 0 0 3 disconnected
+d1 127.0.0.1:7003@17003 slave a1 0 0 1 connected
+e1 127.0.0.1:7004@17004 master - 0 0 7 connected 10923-16383
+f1 127.0.0.1:7005@17005 slave,fail b1 0 0 2 disconnected
+";
+        let primaries = parse(nodes);
+        let replicas: Vec<(&str, u32)> = primaries
+            .iter()
+            .map(|p| (p.id.as_str(), p.replicas))
+            .collect();
+        assert_eq!(replicas, [("a1", 1), ("b1", 0), ("e1", 0)]);
+        let health = ReplicaHealth::default();
+        assert!(health.stale());
+        health.record(primaries);
+        assert!(!health.stale());
+        assert!(!health.without_replica(100));
+        assert!(health.without_replica(6000));
+        assert!(health.without_replica(16_383));
+        assert_eq!(health.lacking(), 2);
+    }
+}
