@@ -9,6 +9,12 @@
 //! still try; guessing from new networks stops. Each budget is a counter
 //! in the shared store with its window as TTL (a fixed window). Keys are
 //! hashes of the normalised address (and network), never the raw text.
+//!
+//! Past its budget a network is slowed rather than locked for the rest of
+//! the window: one more attempt after `SLOWED_FOR`, then after twice that
+//! for each further failure. A stranger guessing behind the owner's NAT
+//! (the same /24) then costs the owner a wait of seconds to minutes, not
+//! the hour, while the stranger's guesses thin out to a few an hour.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -23,6 +29,24 @@ struct Window {
     failures: u32,
     /// When the window ends, in ms since the epoch.
     until_ms: u64,
+    /// When the last failure was counted (0: a window written before it
+    /// was kept, which stays closed to its end).
+    #[serde(default)]
+    last_ms: u64,
+}
+
+/// The first wait past a network's budget; each further failure doubles it.
+const SLOWED_FOR: Duration = Duration::from_secs(30);
+
+/// When a login may be tried again in `window` once its `count` failures
+/// are used up: the window's end, or sooner while the network is slowed.
+fn next_try_ms(window: &Window, count: u32, slowed: bool) -> u64 {
+    if !slowed || window.last_ms == 0 {
+        return window.until_ms;
+    }
+    let doublings = window.failures.saturating_sub(count).min(16);
+    let wait = SLOWED_FOR.as_millis() as u64 * (1u64 << doublings);
+    (window.last_ms + wait).min(window.until_ms)
 }
 
 /// How long a network an account logged in from stays its usual one.
@@ -81,8 +105,11 @@ impl LoginFailures {
 
     fn decision(scope: Scope, quota: Quota, window: Option<&Window>, now: u64) -> Decision {
         let failures = window.map_or(0, |w| w.failures);
-        let left_ms = window.map_or(0, |w| w.until_ms.saturating_sub(now));
-        let allowed = failures < quota.count;
+        // The network's budget slows; the account's ceiling locks.
+        let slowed = scope == Scope::LoginEmail;
+        let next = window.map_or(0, |w| next_try_ms(w, quota.count, slowed));
+        let left_ms = next.saturating_sub(now);
+        let allowed = failures < quota.count || left_ms == 0;
         Decision {
             scope,
             quota,
@@ -169,9 +196,11 @@ impl LoginFailures {
 
     /// One more failure in the window at `key`; the failures counted.
     async fn count(&self, key: &str, quota: Quota) -> Result<u32, StoreError> {
+        let now = now_ms();
         let window = Window {
             failures: 1,
-            until_ms: now_ms() + quota.period.as_millis() as u64,
+            until_ms: now + quota.period.as_millis() as u64,
+            last_ms: now,
         };
         // A failure never extends the window: the update keeps its TTL.
         for _ in 0..2 {
@@ -186,6 +215,7 @@ impl LoginFailures {
                 .store
                 .update_json(key, 8, None, |w: &mut Window| {
                     w.failures = w.failures.saturating_add(1);
+                    w.last_ms = now;
                     Ok::<_, StoreError>(w.failures)
                 })
                 .await?;
@@ -203,5 +233,53 @@ impl LoginFailures {
         d.unavailable = self.fail_closed;
         d.retry_after = u64::from(self.fail_closed);
         d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const QUOTA: Quota = Quota {
+        count: 3,
+        period: Duration::from_secs(3600),
+    };
+
+    fn window(failures: u32, last_ms: u64) -> Window {
+        Window {
+            failures,
+            until_ms: 3_600_000,
+            last_ms,
+        }
+    }
+
+    /// Past the budget a network waits 30 s, then 60, 120, ... after its
+    /// last failure, never past the window; the account's ceiling locks.
+    #[test]
+    fn past_its_budget_a_network_is_slowed_not_locked() {
+        let at = |failures, last, now| {
+            let d = LoginFailures::decision(
+                Scope::LoginEmail,
+                QUOTA,
+                Some(&window(failures, last)),
+                now,
+            );
+            (d.allowed, d.retry_after)
+        };
+        assert_eq!(at(2, 1_000, 1_000), (true, 0));
+        assert_eq!(at(3, 1_000, 1_000), (false, 30));
+        assert_eq!(at(3, 1_000, 31_000), (true, 0));
+        assert_eq!(at(4, 40_000, 40_000), (false, 60));
+        assert_eq!(at(6, 40_000, 40_000), (false, 240));
+        assert_eq!(
+            at(40, 3_500_000, 3_500_000),
+            (false, 100),
+            "never past the window"
+        );
+        // A window kept before `last_ms` stays closed to its end.
+        assert_eq!(at(3, 0, 10_000).1, 3_590);
+        let ceiling =
+            LoginFailures::decision(Scope::LoginAccount, QUOTA, Some(&window(3, 1_000)), 60_000);
+        assert!(!ceiling.allowed);
     }
 }
