@@ -96,6 +96,8 @@ pub struct Program {
     log: PathBuf,
     /// Given a metrics port, whose address it reports.
     metrics: bool,
+    /// What it was started with, to start it again.
+    env: Vec<(String, String)>,
 }
 
 impl Program {
@@ -106,7 +108,7 @@ impl Program {
         let child = Command::new(env!("CARGO_BIN_EXE_storefront"))
             .arg(name)
             .env_clear()
-            .envs(env)
+            .envs(env.clone())
             .stdout(file.try_clone().expect("log file"))
             .stderr(file)
             .stdin(Stdio::null())
@@ -118,6 +120,7 @@ impl Program {
             child,
             log,
             metrics,
+            env,
         }
     }
 
@@ -373,6 +376,28 @@ impl Processes {
             .iter()
             .find(|p| p.name == name)
             .expect("such a program")
+    }
+
+    /// Stops the replica `key` (SIGTERM, as a rolling update does) and
+    /// starts it again on the address it had, waiting until it listens.
+    pub async fn restart(&mut self, key: &str) {
+        let addr = self.addrs.addr(key);
+        let at = self
+            .programs
+            .iter()
+            .position(|p| p.key == key)
+            .expect("such a replica");
+        let mut old = self.programs.remove(at);
+        old.terminate();
+        old.wait(Duration::from_secs(30)).await;
+        let mut env = old.env.clone();
+        env.retain(|(k, _)| k != "LISTEN_ADDR");
+        // Known again only once the new process says where it listens.
+        self.addrs.0.remove(key);
+        env.push(("LISTEN_ADDR".to_string(), addr.to_string()));
+        let mut again = Program::spawn(old.name, key, env, &self.dir);
+        again.wait_listening(&mut self.addrs).await;
+        self.programs.push(again);
     }
 
     /// The replica started as `key` (its name, or the key `add` gave it).
