@@ -167,6 +167,9 @@ pub struct GatewayConfig {
     /// `IDEMPOTENCY_MAX_KEYS_NETWORK`/`_BYTES_NETWORK` per client network:
     /// what may be kept over `IDEMPOTENCY_TTL_SECS`.
     pub idempotency_allowances: Allowances,
+    /// `CATALOG_IMPORT_MAX_BYTES` (4 GiB): the largest feed
+    /// `POST /internal/catalog/import` streams in (413 beyond).
+    pub import_max_bytes: usize,
 }
 
 /// `IDEMPOTENCY_MAX_*`, each above 0.
@@ -251,6 +254,7 @@ impl GatewayConfig {
             document: DocumentSettings::from_env(env, environment)?,
             idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
             idempotency_allowances: idempotency_allowances(env)?,
+            import_max_bytes: env.parse("CATALOG_IMPORT_MAX_BYTES", 4usize << 30)?,
             program,
         };
         config.validate()?;
@@ -261,6 +265,12 @@ impl GatewayConfig {
         if self.downstream_concurrency == 0 {
             return Err(ConfigError::new(
                 "DOWNSTREAM_CONCURRENCY",
+                "must be greater than 0",
+            ));
+        }
+        if self.import_max_bytes == 0 {
+            return Err(ConfigError::new(
+                "CATALOG_IMPORT_MAX_BYTES",
                 "must be greater than 0",
             ));
         }

@@ -263,7 +263,7 @@ fn refused(reply: ImportReply) -> Response {
         (status = 200, description = "Applied (or, a dry run, checked): what changed", body = Imported),
         (status = 401, description = "No valid identity token", body = ErrorBody),
         (status = 403, description = "The account may not call `import`", body = ErrorBody),
-        (status = 413, description = "PAYLOAD_TOO_LARGE: over 16 GiB", body = ErrorBody),
+        (status = 413, description = "PAYLOAD_TOO_LARGE: over CATALOG_IMPORT_MAX_BYTES (4 GiB by default)", body = ErrorBody),
         (status = 422, description = "INVALID_FEED: nothing applied; `errors` has the first 1,000 problems, field `lines[N].path` (the line and the record's field)", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED (RATE_LIMIT_SERVICE)", body = ErrorBody),
     ))]

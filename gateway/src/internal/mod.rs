@@ -132,12 +132,10 @@ async fn check(
     }
 }
 
-/// The most a feed import streams in (`/internal/catalog/import`); other
-/// internal bodies are held to `MAX_BODY_BYTES`.
-pub const MAX_FEED_BYTES: usize = 16 << 30;
-
-/// The routes of the internal port, with their document.
-fn routes() -> OpenApiRouter<InternalState> {
+/// The routes of the internal port, with their document; a feed import
+/// streams in at most `max_feed_bytes` (`CATALOG_IMPORT_MAX_BYTES`), other
+/// bodies `MAX_BODY_BYTES`.
+fn routes(max_feed_bytes: usize) -> OpenApiRouter<InternalState> {
     let small = OpenApiRouter::new()
         .routes(routes!(orders::set_status))
         .routes(routes!(orders::updates))
@@ -150,7 +148,7 @@ fn routes() -> OpenApiRouter<InternalState> {
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     let feeds = OpenApiRouter::new()
         .routes(routes!(catalog::import))
-        .layer(RequestBodyLimitLayer::new(MAX_FEED_BYTES));
+        .layer(RequestBodyLimitLayer::new(max_feed_bytes));
     small.merge(feeds)
 }
 
@@ -218,7 +216,7 @@ async fn no_store(req: axum::extract::Request, next: axum::middleware::Next) -> 
 
 pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(config.internal_identity.clone()));
-    let (router, doc) = routes().split_for_parts();
+    let (router, doc) = routes(config.import_max_bytes).split_for_parts();
     let doc = Arc::new(document(doc).to_pretty_json().unwrap_or_default());
     let inner = router
         .route_layer(axum::middleware::from_fn(

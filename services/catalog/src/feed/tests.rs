@@ -229,3 +229,29 @@ fn a_price_past_the_largest_amount_is_refused() {
         found[0]
     );
 }
+
+/// A line over the limit is refused as it is read and the next line is
+/// read as usual (its rest skipped, never kept: issue 44 item 5).
+#[test]
+fn an_over_long_line_is_refused_and_the_next_one_read() {
+    let long = format!(
+        r#"{{"type":"category","id":"x","key":"{}"}}"#,
+        "k".repeat(9 << 20)
+    );
+    let feed = format!("{long}\n{CATEGORY}\n");
+    let found = problems(&feed);
+    assert_eq!(
+        found.len(),
+        1,
+        "{:?}",
+        found
+            .iter()
+            .map(|f| &f[..60.min(f.len())])
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        found[0].starts_with("line 1: record: the line is longer than"),
+        "{}",
+        &found[0][..80]
+    );
+}
