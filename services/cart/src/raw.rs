@@ -1,7 +1,9 @@
 //! The cart service as served: its four cart writes answered with the
 //! cart as it was encoded for the store (`storefront_platform::reply`),
 //! so a write encodes the cart once and copies it nowhere; every other
-//! method by the generated server.
+//! method by the generated server. This is the only path of those four
+//! (`service.rs` answers them UNIMPLEMENTED, never reached), and a test
+//! holds each path here to a method of the generated service.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -21,6 +23,19 @@ use crate::carts::{Carts, EncodedCart};
 use crate::service::CartApi;
 
 type Answer = http::Response<tonic::body::Body>;
+
+const ADD_LINE_ITEM: &str = "/storefront.cart.v1.CartService/AddLineItem";
+const UPDATE_LINE_ITEM: &str = "/storefront.cart.v1.CartService/UpdateLineItem";
+const REMOVE_LINE_ITEM: &str = "/storefront.cart.v1.CartService/RemoveLineItem";
+const UPDATE_CART: &str = "/storefront.cart.v1.CartService/UpdateCart";
+/// The methods answered here rather than by the generated server.
+#[cfg(test)]
+const SERVED_HERE: [&str; 4] = [
+    ADD_LINE_ITEM,
+    UPDATE_LINE_ITEM,
+    REMOVE_LINE_ITEM,
+    UPDATE_CART,
+];
 
 #[derive(Clone)]
 pub struct CartServer {
@@ -77,28 +92,51 @@ where
     fn call(&mut self, request: http::Request<B>) -> Answering {
         let carts = self.api.carts.clone();
         match request.uri().path() {
-            "/storefront.cart.v1.CartService/AddLineItem" => {
-                answer(request, carts, |c, r: AddLineItemRequest| async move {
-                    c.add_line(r).await
-                })
-            }
-            "/storefront.cart.v1.CartService/UpdateLineItem" => {
-                answer(request, carts, |c, r: UpdateLineItemRequest| async move {
-                    c.set_quantity(r).await
-                })
-            }
-            "/storefront.cart.v1.CartService/RemoveLineItem" => {
-                answer(request, carts, |c, r: RemoveLineItemRequest| async move {
-                    c.remove_line(&r.customer_id, &r.cart_id, &r.line_item_id)
-                        .await
-                })
-            }
-            "/storefront.cart.v1.CartService/UpdateCart" => {
-                answer(request, carts, |c, r: UpdateCartRequest| async move {
-                    c.update(r).await
-                })
-            }
+            ADD_LINE_ITEM => answer(request, carts, |c, r: AddLineItemRequest| async move {
+                c.add_line(r).await
+            }),
+            UPDATE_LINE_ITEM => answer(request, carts, |c, r: UpdateLineItemRequest| async move {
+                c.set_quantity(r).await
+            }),
+            REMOVE_LINE_ITEM => answer(request, carts, |c, r: RemoveLineItemRequest| async move {
+                c.remove_line(&r.customer_id, &r.cart_id, &r.line_item_id)
+                    .await
+            }),
+            UPDATE_CART => answer(request, carts, |c, r: UpdateCartRequest| async move {
+                c.update(r).await
+            }),
             _ => self.generated.call(request),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+
+    /// Each path served here is a method of the generated CartService:
+    /// a misspelt one would fall through to the generated server, which
+    /// answers UNIMPLEMENTED.
+    #[test]
+    fn every_path_served_here_is_a_method_of_the_service() {
+        let set = prost_types::FileDescriptorSet::decode(storefront_proto::FILE_DESCRIPTOR_SET)
+            .expect("the descriptor set");
+        let service = set
+            .file
+            .iter()
+            .filter(|f| f.package() == "storefront.cart.v1")
+            .flat_map(|f| &f.service)
+            .find(|s| s.name() == "CartService")
+            .expect("CartService");
+        let methods: Vec<String> = service
+            .method
+            .iter()
+            .map(|m| format!("/{}/{}", CartServer::NAME, m.name()))
+            .collect();
+        for path in SERVED_HERE {
+            assert!(methods.iter().any(|m| m == path), "{path} is not a method");
         }
     }
 }
