@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use storefront_platform::store::Store;
 
-use super::idempotency_allowance::{Allowance, Allowances, Allowed, Refused};
+use super::idempotency_allowance::{Allowed, Holders};
 use crate::bff_token::{SharedAuth, TOKEN_HEADER, VerifiedToken};
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
@@ -130,7 +130,7 @@ fn store_key(method: &Method, path: &str, principal: &str, key: &str) -> String 
     format!("idem:{}", hex(digest(&SHA256, scope.as_bytes()).as_ref()))
 }
 
-fn unavailable() -> Response {
+pub(super) fn unavailable() -> Response {
     let mut response = ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "IDEMPOTENCY_UNAVAILABLE",
@@ -185,7 +185,7 @@ pub async fn idempotency(
     for _ in 0..2 {
         match kept.store.insert_json(&at, &running, Some(RUNNING)).await {
             Ok(true) => {
-                if let Err(refused) = kept.spend_key(&holders).await {
+                if let Err(refused) = kept.allowed.spend_key(&holders).await {
                     let _ = kept.store.delete(&at).await;
                     return refused;
                 }
@@ -212,41 +212,6 @@ pub async fn idempotency(
         }
     }
     unavailable()
-}
-
-/// Whose allowances a new key spends.
-struct Holders {
-    principal: String,
-    network: String,
-}
-
-impl Holders {
-    /// Each holder with its allowance (a request without a token is its
-    /// network's alone).
-    fn with(&self, limits: Allowances) -> Vec<(&str, Allowance)> {
-        let mut spends = vec![(self.principal.as_str(), limits.principal)];
-        if self.network != self.principal {
-            spends.push((self.network.as_str(), limits.network));
-        }
-        spends
-    }
-}
-
-/// 429 for a new key past an allowance.
-fn allowance_spent(retry_after: u64) -> Response {
-    let mut response = ApiError::new(
-        StatusCode::TOO_MANY_REQUESTS,
-        "RATE_LIMIT_EXCEEDED",
-        format!(
-            "too many Idempotency-Keys kept for this caller or network; \
-             send new keys after {retry_after} s (repeats of kept keys still replay)"
-        ),
-    )
-    .into_response();
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
-    response
 }
 
 /// The answer to a repeat of a key already used.
@@ -290,35 +255,6 @@ fn earlier(found: Kept, fingerprint: &str) -> Response {
 }
 
 impl Idempotency {
-    /// Spends one new key of the principal's and the network's allowances.
-    async fn spend_key(&self, holders: &Holders) -> Result<(), Response> {
-        for (holder, allowance) in holders.with(self.allowed.limits) {
-            match self.allowed.spend(holder, 1, 0, allowance).await {
-                Ok(()) => {}
-                Err(Refused::Spent(spent)) => return Err(allowance_spent(spent.retry_after)),
-                Err(Refused::Store(e)) => {
-                    tracing::warn!(error = %e, "idempotency allowance unavailable");
-                    return Err(unavailable());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Counts a kept answer's bytes against both holders.
-    async fn spend_bytes(&self, holders: &Holders, bytes: u64) {
-        for (holder, allowance) in holders.with(self.allowed.limits) {
-            if self
-                .allowed
-                .spend(holder, 0, bytes, allowance)
-                .await
-                .is_err()
-            {
-                tracing::warn!("an idempotent answer's bytes were not counted");
-            }
-        }
-    }
-
     /// Runs the first request with a key and keeps its answer (not a 5xx).
     async fn run(
         &self,
@@ -339,7 +275,7 @@ impl Idempotency {
             Some(text) => {
                 self.keep(at, fingerprint, parts.status, &parts.headers, text)
                     .await;
-                self.spend_bytes(holders, text.len() as u64).await;
+                self.allowed.spend_bytes(holders, text.len() as u64).await;
             }
             None => {
                 let _ = self.store.delete(at).await;

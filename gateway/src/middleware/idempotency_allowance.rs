@@ -8,8 +8,12 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use storefront_platform::store::{Store, StoreError, Updated};
+
+use crate::error::ApiError;
 
 /// Keys and answer bytes one holder may keep in a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +159,67 @@ impl Allowed {
     }
 }
 
+/// Whose allowances a new key spends.
+pub struct Holders {
+    pub principal: String,
+    pub network: String,
+}
+
+impl Holders {
+    /// Each holder with its allowance (a request without a token is its
+    /// network's alone).
+    fn with(&self, limits: Allowances) -> Vec<(&str, Allowance)> {
+        let mut spends = vec![(self.principal.as_str(), limits.principal)];
+        if self.network != self.principal {
+            spends.push((self.network.as_str(), limits.network));
+        }
+        spends
+    }
+}
+
+/// 429 for a new key past an allowance.
+fn allowance_spent(retry_after: u64) -> Response {
+    let mut response = ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "RATE_LIMIT_EXCEEDED",
+        format!(
+            "too many Idempotency-Keys kept for this caller or network; \
+             send new keys after {retry_after} s (repeats of kept keys still replay)"
+        ),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    response
+}
+
+impl Allowed {
+    /// Spends one new key of the principal's and the network's allowances.
+    pub async fn spend_key(&self, holders: &Holders) -> Result<(), Response> {
+        for (holder, allowance) in holders.with(self.limits) {
+            match self.spend(holder, 1, 0, allowance).await {
+                Ok(()) => {}
+                Err(Refused::Spent(spent)) => return Err(allowance_spent(spent.retry_after)),
+                Err(Refused::Store(e)) => {
+                    tracing::warn!(error = %e, "idempotency allowance unavailable");
+                    return Err(super::idempotency::unavailable());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts a kept answer's bytes against both holders.
+    pub async fn spend_bytes(&self, holders: &Holders, bytes: u64) {
+        for (holder, allowance) in holders.with(self.limits) {
+            if self.spend(holder, 0, bytes, allowance).await.is_err() {
+                tracing::warn!("an idempotent answer's bytes were not counted");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,7 +231,11 @@ mod tests {
 
     #[test]
     fn a_window_allows_its_keys_and_bytes_then_refuses_new_keys() {
-        let mut usage = Usage::default();
+        // As a holder's first key writes it: its window begins then.
+        let mut usage = Usage {
+            since_ms: 1_000,
+            ..Usage::default()
+        };
         assert!(spend(&mut usage, 1_000, 60_000, 1, 0, A).is_ok());
         assert!(spend(&mut usage, 1_000, 60_000, 0, 40, A).is_ok());
         assert!(spend(&mut usage, 2_000, 60_000, 1, 0, A).is_ok());

@@ -17,25 +17,23 @@
 use std::time::Duration;
 
 use storefront_platform::client::call::{Caller, Current};
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus, Repriced};
-use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::orders::v1::{CreateOrderRequest, Totals};
 
-use crate::carts::{Carts, now, version};
+use crate::carts::{Carts, now};
 use crate::clients::Orders;
 use crate::pricing::{included_tax, money};
 
 const MAX_ATTEMPTS: usize = 128;
 
-use crate::hold_limits::{Asked, is_guest};
-use crate::holds::{Holds, at_millis, change_session, insufficient, lines_of, millis, session_key};
+use crate::holds::{Holds, change_session, session_key};
 
 /// The cart's current session: the one that may be confirmed.
-fn current_key(cart_id: &str) -> String {
+pub(crate) fn current_key(cart_id: &str) -> String {
     format!("checkout-of-cart:{cart_id}")
 }
 
@@ -43,7 +41,7 @@ fn not_found(id: &str) -> ServiceError {
     ServiceError::not_found("checkout session", id)
 }
 
-fn conflict(code: &'static str, message: &str) -> ServiceError {
+pub(crate) fn conflict(code: &'static str, message: &str) -> ServiceError {
     ServiceError::new(ErrorKind::Conflict, code, message)
 }
 
@@ -98,155 +96,26 @@ pub(crate) fn view(record: CheckoutRecord) -> CheckoutSession {
 }
 
 impl Checkout {
-    pub async fn open(
-        &self,
-        carts: &Carts,
-        customer_id: &str,
-        cart_id: &str,
-        network: &str,
-        address: Option<PostalAddress>,
-    ) -> Result<CheckoutSession, ServiceError> {
-        let cart = carts.get(customer_id, cart_id).await?;
-        if cart.state == CartState::Ordered as i32 {
-            return Err(conflict("CART_ORDERED", "this cart was already ordered"));
-        }
-        if cart.line_items.is_empty() {
-            let message = "the cart is empty";
-            return Err(
-                ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
-                    .with_violation(FieldViolation::new("cartId", "INVALID_VALUE", message)),
-            );
-        }
-        // The session shows what the order would cost now.
-        let (cart, _) = carts.refresh(customer_id, cart_id).await?;
-        let created = now();
-        let session_id = uuid::Uuid::new_v4().to_string();
-        let held = lines_of(&cart);
-        let ttl = self.ttl_for(customer_id);
-        let now_ms = millis(&created);
-        let asked = Asked {
-            customer_id,
-            network,
-            session_id: &session_id,
-            cart_id,
-            lines: &held,
-            line_ids: cart
-                .line_items
-                .iter()
-                .map(|l| (l.id.clone(), l.sku.clone()))
-                .collect(),
-        };
-        // The one extension's worth past the first expiry, at most.
-        let fresh_until = now_ms + 2 * ttl.as_millis() as i64;
-        let hold_until_ms = self
-            .holds
-            .ledgers
-            .reserve(&asked, now_ms, fresh_until)
-            .await?;
-        let expires = at_millis((now_ms + ttl.as_millis() as i64).min(hold_until_ms));
-        let session = CheckoutSession {
-            id: session_id,
-            cart_id: cart_id.to_string(),
-            status: CheckoutStatus::Open as i32,
-            total_price: cart.total_price.clone(),
-            order_id: String::new(),
-            expires_at: Some(expires),
-            created_at: Some(created),
-            shipping_address: address,
-        };
-        let mut record = CheckoutRecord {
-            session: Some(session.clone()),
-            customer_id: customer_id.to_string(),
-            cart_version: version(&cart),
-            planned_order_id: uuid::Uuid::new_v4().to_string(),
-            held,
-            client_network: network.to_string(),
-            hold_until_ms,
-            ..Default::default()
-        };
-        record.set_hold(HoldState::Pending);
-        let inserted = self
-            .store
-            .insert_message(&session_key(&session.id), &record, Some(self.keep()))
-            .await;
-        if let Err(e) = inserted {
-            self.holds.ledgers.forget(&record).await;
-            return Err(e.into());
-        }
-        // Listed for the sweep before anything is held: a hold is never
-        // left behind by a process that stops half-way.
-        self.holds.due_at(&session.id, &expires).await?;
-        self.make_current(cart_id, &session.id).await?;
-        self.hold(&session.id, &cart, record.held).await?;
-        Ok(session)
-    }
-
-    /// Releases what each cart of `owner` holds in an open checkout (its
-    /// session then shows EXPIRED).
-    pub async fn release_all_of(&self, carts: &Carts, owner: &str) -> Result<(), ServiceError> {
-        for cart_id in carts.owned_ids(owner).await? {
-            if let Some(current) = self.store.get(&current_key(&cart_id)).await? {
-                let session_id = String::from_utf8_lossy(&current.value).into_owned();
-                self.holds.release(&session_id).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// How long a session of `customer_id`'s stays open: a guest's
-    /// shorter (`CHECKOUT_TTL_GUEST_SECS`).
-    pub(crate) fn ttl_for(&self, customer_id: &str) -> Duration {
-        if is_guest(customer_id) {
-            self.guest_ttl
-        } else {
-            self.ttl
-        }
-    }
-
-    /// Holds the session's lines: the session's 409 naming each line short
-    /// when the catalog has too few.
-    async fn hold(
-        &self,
-        session_id: &str,
-        cart: &Cart,
-        lines: Vec<storefront_proto::catalog::v1::StockLine>,
-    ) -> Result<(), ServiceError> {
-        let shortages = match self.holds.hold(session_id, lines).await {
-            Ok(shortages) => shortages,
-            Err(e) => {
-                self.release_or_leave(session_id).await;
-                return Err(e);
-            }
-        };
-        if !shortages.is_empty() {
-            self.release_or_leave(session_id).await;
-            return Err(insufficient(cart, &shortages));
-        }
-        // Released meanwhile (a newer checkout of the cart replaced this
-        // one, as it may while this one opens): the session stands, shown
-        // superseded, as it would had it been replaced a moment later.
-        self.holds
-            .transition(session_id, &[HoldState::Pending], HoldState::Held)
-            .await?;
-        Ok(())
-    }
-
     /// Releases what a session holds, or leaves it to the sweep.
-    async fn release_or_leave(&self, session_id: &str) {
+    pub(crate) async fn release_or_leave(&self, session_id: &str) {
         if let Err(e) = self.holds.release(session_id).await {
             tracing::warn!(error = %e, session_id, "checkout hold left for the sweep");
         }
     }
 
     /// Kept a day past expiry so a late confirm retry still finds its answer.
-    fn keep(&self) -> Duration {
+    pub(crate) fn keep(&self) -> Duration {
         self.ttl.max(self.guest_ttl) + Duration::from_secs(86_400)
     }
 
     /// Makes `session_id` the cart's one OPEN session; the one it replaces
     /// is marked superseded. The pointer moves by compare-and-set, so of
     /// concurrent opens exactly one ends current.
-    async fn make_current(&self, cart_id: &str, session_id: &str) -> Result<(), ServiceError> {
+    pub(crate) async fn make_current(
+        &self,
+        cart_id: &str,
+        session_id: &str,
+    ) -> Result<(), ServiceError> {
         let key = current_key(cart_id);
         for _ in 0..MAX_ATTEMPTS {
             let previous = match self.store.get(&key).await? {

@@ -13,6 +13,7 @@ use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 
 use super::*;
+use crate::carts::version;
 use crate::config::CartLimits;
 use crate::promotions::Catalogue;
 

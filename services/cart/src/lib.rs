@@ -10,6 +10,7 @@ mod hold_limits;
 mod holds;
 mod lines;
 mod merge;
+mod open;
 mod owned;
 pub mod pricing;
 pub mod promotion_set;

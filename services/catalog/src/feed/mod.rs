@@ -6,6 +6,7 @@
 pub(crate) mod batch;
 pub mod cli;
 pub mod convert;
+mod limits;
 pub mod load;
 pub mod record;
 pub mod source;
