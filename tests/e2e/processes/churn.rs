@@ -173,16 +173,7 @@ async fn replicas_come_and_go_without_a_failed_read() {
         failed.len()
     );
     // Each add applied once, whatever was retried.
-    let read = api
-        .send(api.authed(Method::GET, &format!("/carts/{cart}"), &token))
-        .await;
-    let units: u64 = read.body["lineItems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["quantity"].as_u64().unwrap())
-        .sum();
-    assert_eq!(units, done, "{}", read.body);
+    assert_eq!(units_in(&api, &cart, &token).await, done);
     assert!(ok > 200, "the load ran: {ok}");
     if !failed.is_empty() {
         let log = mesh.replica("gateway-2").log();
@@ -200,6 +191,20 @@ async fn replicas_come_and_go_without_a_failed_read() {
         failed.len(),
         &failed[..failed.len().min(5)]
     );
+}
+
+/// The units in `cart`, read as its owner (`token`).
+async fn units_in(api: &Api, cart: &str, token: &str) -> u64 {
+    let read = api
+        .send(api.authed(Method::GET, &format!("/carts/{cart}"), token))
+        .await;
+    assert_eq!(read.status, 200, "{}", read.body);
+    read.body["lineItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["quantity"].as_u64().unwrap())
+        .sum()
 }
 
 /// Whether the gRPC service at `addr` says it is serving.
@@ -310,16 +315,11 @@ async fn rolling_restart_of_every_program() {
     stop.store(true, Ordering::Relaxed);
     let (ok, failed) = reads.await.expect("the readers");
     let (done, unavailable, cart, token) = writer.await.expect("the writer");
-    let read = api
-        .send(api.authed(Method::GET, &format!("/carts/{cart}"), &token))
-        .await;
-    let units: u64 = read.body["lineItems"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["quantity"].as_u64().unwrap())
-        .sum();
-    assert_eq!(units, done, "each write applied once: {}", read.body);
+    assert_eq!(
+        units_in(&api, &cart, &token).await,
+        done,
+        "each write applied once"
+    );
     let per_100k = failed.len() as f64 * 100_000.0 / (ok as f64 + failed.len() as f64);
     println!(
         "{}",
