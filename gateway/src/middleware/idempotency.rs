@@ -23,7 +23,7 @@ use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use storefront_platform::store::Store;
 
-use super::idempotency_allowance::{Allowed, Holders};
+use super::idempotency_allowance::{Allowed, Holders, unavailable};
 use crate::bff_token::{SharedAuth, TOKEN_HEADER, VerifiedToken};
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
@@ -128,19 +128,6 @@ fn principal(req: &Request) -> (String, String) {
 fn store_key(method: &Method, path: &str, principal: &str, key: &str) -> String {
     let scope = format!("{method}\n{path}\n{principal}\n{key}");
     format!("idem:{}", hex(digest(&SHA256, scope.as_bytes()).as_ref()))
-}
-
-pub(super) fn unavailable() -> Response {
-    let mut response = ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "IDEMPOTENCY_UNAVAILABLE",
-        "idempotency keys cannot be checked now; retry",
-    )
-    .into_response();
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from(1));
-    response
 }
 
 pub async fn idempotency(

@@ -203,7 +203,7 @@ impl Allowed {
                 Err(Refused::Spent(spent)) => return Err(allowance_spent(spent.retry_after)),
                 Err(Refused::Store(e)) => {
                     tracing::warn!(error = %e, "idempotency allowance unavailable");
-                    return Err(super::idempotency::unavailable());
+                    return Err(unavailable());
                 }
             }
         }
@@ -218,6 +218,20 @@ impl Allowed {
             }
         }
     }
+}
+
+/// 503: the keys cannot be checked now (never run without the check).
+pub fn unavailable() -> Response {
+    let mut response = ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "IDEMPOTENCY_UNAVAILABLE",
+        "idempotency keys cannot be checked now; retry",
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(1));
+    response
 }
 
 #[cfg(test)]

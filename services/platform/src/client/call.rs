@@ -143,7 +143,9 @@ impl Caller {
             Policy::Write => 0,
         };
         let correlation = scope.correlation();
-        let deadline = scope.deadline();
+        // One deadline for the call however many attempts it takes: a
+        // retry gets what is left of it, not a fresh one.
+        let ends = scope.deadline().map(|d| tokio::time::Instant::now() + d);
         let mut attempt = 0;
         // Cloned only for an attempt that may be followed by another: a
         // write, and a read's last attempt, send the message itself.
@@ -168,6 +170,7 @@ impl Caller {
                 .map_err(|e| CallError::Token(self.name(), e))?;
             // The call's own deadline travels as grpc-timeout (the
             // channel's is the cap).
+            let deadline = ends.map(|at| at.saturating_duration_since(tokio::time::Instant::now()));
             if let Some(d) = deadline {
                 request.set_timeout(d);
             }
