@@ -133,8 +133,14 @@ mod tests {
         }
         assert_eq!(name_problem("\u{200B}"), Some(NameProblem::Invisible));
         assert_eq!(
-            name_problem(" \u{3164}\u{FEFF} "),
+            name_problem(" \u{3164}\u{2800} "),
             Some(NameProblem::Invisible)
+        );
+        // A byte-order mark is refused wherever it is (above), even among
+        // other invisible characters.
+        assert_eq!(
+            name_problem(" \u{3164}\u{FEFF} "),
+            Some(NameProblem::Control)
         );
         assert_eq!(name_problem("a\u{0}"), Some(NameProblem::Control));
         assert_eq!(
