@@ -129,9 +129,15 @@ fn projected_service_account_tokens_work_on_any_cluster() {
             "identity.issuer=https://oidc.eks.eu-west-1.amazonaws.com/id/ABC",
             "identity.jwksUrl=https://oidc.eks.eu-west-1.amazonaws.com/id/ABC/keys",
             "identity.projected.jwksCaConfigMap=kube-root-ca.crt",
+            // Callers of the internal port are ServiceAccounts too.
+            "identity.internalCallers[0]=system:serviceaccount:fulfilment:fulfilment=status|orders",
         ],
     );
     let gateway = config(&docs, "gateway");
+    assert_eq!(
+        gateway["INTERNAL_CALLERS"],
+        "system:serviceaccount:fulfilment:fulfilment=status|orders"
+    );
     assert_eq!(
         gateway["IDENTITY_TOKEN_DIR"],
         "/var/run/storefront/identity"
@@ -191,6 +197,9 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
     let long = "a".repeat(47);
     for (env, set, says) in [
         ("staging", "devIssuer.enabled=true", "schema"),
+        // Projected tokens with Google's issuer left in place: every call
+        // would fail verification.
+        ("production", "identity.source=projected", "schema"),
         ("staging", "customers.captcha=dev", "schema"),
         ("staging", "redis.deploy=true", "schema"),
         (
