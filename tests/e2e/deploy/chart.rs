@@ -631,3 +631,32 @@ fn a_private_redis_ca_is_mounted_and_named() {
     }
     assert_eq!(mounted, 5, "gateway, catalog, customers, cart, orders");
 }
+
+/// Issue 50 item 7: where the chart runs its own Redis (development,
+/// local), its NetworkPolicy admits every program given `REDIS_URL`:
+/// the catalog too, which otherwise exits at start where policies hold.
+#[test]
+fn the_in_cluster_redis_admits_every_program_that_uses_it() {
+    for env in ["development", "local"] {
+        let docs = manifests(env);
+        let policy = named(&docs, "NetworkPolicy", &format!("{RELEASE}-redis"));
+        let admitted: BTreeSet<String> = policy["spec"]["ingress"][0]["from"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["podSelector"]["matchLabels"]["app.kubernetes.io/component"].as_str())
+            .map(str::to_string)
+            .collect();
+        for program in topology::PROGRAMS.iter().filter(|p| p.role != Role::Issuer) {
+            let config = named(&docs, "ConfigMap", &format!("{RELEASE}-{}", program.name));
+            if config["data"].get("REDIS_URL").is_some() {
+                assert!(
+                    admitted.contains(program.name),
+                    "{env}: {} not admitted: {admitted:?}",
+                    program.name
+                );
+            }
+        }
+        assert!(admitted.contains("catalog"), "{env}: {admitted:?}");
+    }
+}
