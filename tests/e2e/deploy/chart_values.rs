@@ -200,6 +200,7 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
         // Projected tokens with Google's issuer left in place: every call
         // would fail verification.
         ("production", "identity.source=projected", "schema"),
+        ("production", "disruptionBudget.maxUnavailable=0", "schema"),
         ("staging", "customers.captcha=dev", "schema"),
         ("staging", "redis.deploy=true", "schema"),
         (
@@ -360,4 +361,29 @@ fn monitors_and_the_dashboard_render_when_enabled() {
         published.len(),
         "every published metric shown: {asked:?}"
     );
+}
+
+/// Issue 50 item 4: drains finish. The node spread honours taints (a
+/// cordoned node does not count, so an evicted replica schedules), and
+/// the disruption budget is a setting (a number or a percentage, or off).
+#[test]
+fn drains_finish_and_the_disruption_budget_is_a_setting() {
+    let docs = rendered("production", &[]);
+    let spec = pod(deployment(&docs, "catalog"));
+    let constraints = spec["topologySpreadConstraints"].as_array().unwrap();
+    assert!(!constraints.is_empty());
+    for c in constraints {
+        assert_eq!(c["nodeTaintsPolicy"], "Honor", "{c}");
+    }
+    let budgets = of_kind(&docs, "PodDisruptionBudget");
+    assert!(!budgets.is_empty());
+    assert!(budgets.iter().all(|b| b["spec"]["maxUnavailable"] == 1));
+    let quarter = rendered("production", &["disruptionBudget.maxUnavailable=25%"]);
+    assert!(
+        of_kind(&quarter, "PodDisruptionBudget")
+            .iter()
+            .all(|b| b["spec"]["maxUnavailable"] == "25%")
+    );
+    let none = rendered("production", &["disruptionBudget.enabled=false"]);
+    assert!(of_kind(&none, "PodDisruptionBudget").is_empty());
 }
