@@ -185,7 +185,7 @@ pub async fn confirm_checkout(
         .await?;
     match reply.outcome {
         Some(Outcome::Confirmed(session)) => Ok(Json(CheckoutSession::try_from(session)?)),
-        Some(Outcome::Repriced(repriced)) => Err(repriced_error(repriced)),
+        Some(Outcome::Repriced(repriced)) => Err(repriced_error(repriced)?),
         // A cart service that answers neither is a bug, not the client's.
         None => Err(ApiError::internal()),
     }
@@ -222,17 +222,18 @@ pub async fn extend_checkout(
 }
 
 /// 409 `CART_REPRICED`: no order; the cart as repriced, for the shopper to
-/// review (as the cart service answered it: no second call).
-fn repriced_error(repriced: Repriced) -> ApiError {
+/// review (as the cart service answered it: no second call). A cart that
+/// cannot be shown is the cart service's fault (502), never a 409 without
+/// its cart.
+fn repriced_error(repriced: Repriced) -> Result<ApiError, ApiError> {
+    let cart = repriced.cart.ok_or_else(ApiError::internal)?;
+    let cart = serde_json::to_value(Cart::try_from(cart)?).map_err(|_| ApiError::internal())?;
     let mut error = ApiError::new(
         StatusCode::CONFLICT,
         "CART_REPRICED",
         repriced.message.clone(),
     )
     .field("totalPrice", "CHANGED", repriced.message);
-    error.cart = repriced
-        .cart
-        .and_then(|cart| Cart::try_from(cart).ok())
-        .and_then(|cart| serde_json::to_value(cart).ok());
-    error
+    error.cart = Some(cart);
+    Ok(error)
 }

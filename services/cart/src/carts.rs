@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use prost::Message;
 
-use storefront_platform::client::call::Caller;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::recent::Recent;
 use storefront_platform::store::{Held, Store, Updated};
@@ -16,6 +15,7 @@ use storefront_proto::catalog::v1::Product;
 use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
 
+use crate::clients::CatalogPeer;
 use crate::config::CartLimits;
 use crate::lines::line_of;
 use crate::pricing::reprice;
@@ -47,7 +47,7 @@ pub fn version(cart: &Cart) -> i64 {
 }
 
 /// A new version of the cart, modified now.
-fn touch(cart: &mut Cart) {
+pub(crate) fn touch(cart: &mut Cart) {
     if let Some(meta) = cart.meta.as_mut() {
         meta.version += 1;
         meta.last_modified_at = Some(now());
@@ -92,7 +92,7 @@ fn quantity(q: u32) -> Result<u32, ServiceError> {
 
 pub struct Carts {
     pub store: Store,
-    pub catalog: Caller,
+    pub catalog: Arc<dyn CatalogPeer>,
     /// Products the catalog gave lately, to price lines (see `product`).
     pub recent_products: Recent<Arc<Product>>,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
@@ -210,7 +210,7 @@ impl Carts {
 
     /// Applies `change` to `customer_id`'s cart by compare-and-set (anyone
     /// else's is 404), renewing its idle TTL.
-    async fn write(
+    pub(crate) async fn write(
         &self,
         customer_id: &str,
         cart_id: &str,
@@ -229,45 +229,6 @@ impl Carts {
             })
             .await?;
         written(updated, cart_id)
-    }
-
-    /// Claims the cart for `order_id` (ACTIVE -> ORDERED by compare-and-set)
-    /// if it is still at `expected_version`: the one step that lets a cart
-    /// become at most one order, whatever the number of sessions, confirms
-    /// and replicas. Claiming again for the same order is a no-op, so a
-    /// confirmation interrupted after it can be completed by the next one.
-    pub async fn claim(
-        &self,
-        customer_id: &str,
-        cart_id: &str,
-        expected_version: i64,
-        order_id: &str,
-    ) -> Result<(), ServiceError> {
-        self.write(customer_id, cart_id, None, |cart| {
-            if cart.state == CartState::Ordered as i32 {
-                if cart.order_id == order_id {
-                    return Ok(());
-                }
-                return Err(ServiceError::new(
-                    ErrorKind::Conflict,
-                    "CART_ORDERED",
-                    "this cart was already ordered through another checkout",
-                ));
-            }
-            if version(cart) != expected_version {
-                return Err(ServiceError::new(
-                    ErrorKind::Conflict,
-                    "CART_CHANGED",
-                    "the cart changed since checkout began; start a new checkout",
-                ));
-            }
-            cart.state = CartState::Ordered as i32;
-            cart.order_id = order_id.to_string();
-            touch(cart);
-            Ok(())
-        })
-        .await
-        .map(|_| ())
     }
 
     /// The state-setting update: version check, then the discount codes.

@@ -1,6 +1,13 @@
 //! The calls the cart service makes, each with its retry policy, through
-//! the mesh's one call path (breaker, retries, correlation id).
+//! the mesh's one call path (breaker, retries, correlation id), and the
+//! two peers as the service's code sees them (`CatalogPeer`,
+//! `OrdersPeer`): the mesh's clients in production, in-crate fakes in the
+//! checkout's unit tests.
 
+use std::future::Future;
+use std::pin::Pin;
+
+use storefront_platform::client::call::{CallError, Caller, Current};
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
@@ -25,6 +32,47 @@ typed_client! {
     /// The order a confirmed checkout becomes.
     pub Orders via OrderServiceClient {
         Write create_order(CreateOrderRequest) -> Order;
+    }
+}
+
+/// A peer's answer to come.
+pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, CallError>> + Send + 'a>>;
+
+/// What carts and checkouts ask of the catalog.
+pub trait CatalogPeer: Send + Sync {
+    fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product>;
+    fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse>;
+    fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply>;
+}
+
+/// What a confirmed checkout asks of the orders service.
+pub trait OrdersPeer: Send + Sync {
+    fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order>;
+}
+
+/// The catalog over the mesh.
+pub struct MeshCatalog(pub Caller);
+
+impl CatalogPeer for MeshCatalog {
+    fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product> {
+        Box::pin(Catalog(&self.0).get_product(&Current, message))
+    }
+
+    fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse> {
+        Box::pin(Catalog(&self.0).get_products(&Current, message))
+    }
+
+    fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply> {
+        Box::pin(Catalog(&self.0).adjust_stock(&Current, message))
+    }
+}
+
+/// The orders service over the mesh.
+pub struct MeshOrders(pub Caller);
+
+impl OrdersPeer for MeshOrders {
+    fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order> {
+        Box::pin(Orders(&self.0).create_order(&Current, message))
     }
 }
 

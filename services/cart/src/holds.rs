@@ -1,48 +1,28 @@
 //! The stock a checkout session holds in the catalog from open until it
-//! is confirmed (sold), expires, is superseded or fails (released). The
-//! session's record says where its hold stands (`HoldState`); each move is
-//! a compare-and-set made before the catalog is told, and each catalog
-//! operation applies once by its id, so a retry, a second replica or the
-//! sweep repeating one changes nothing. Sessions whose hold may still need
-//! releasing are in a sorted set by expiry (`HOLDS`), left only once the
-//! catalog has released or sold their units: every replica sweeps it.
+//! is confirmed (sold), expires, is superseded or fails (released): the
+//! catalog's side of it. Where a hold stands is the checkout's state
+//! (`checkout::machine`); each catalog operation applies once by its id,
+//! so a retry, a second replica or the sweep repeating one changes
+//! nothing. Sessions whose hold may still need settling are in a sorted
+//! set by expiry (`HOLDS`), left only once the catalog has released or
+//! sold their units: every replica sweeps it.
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, Updated};
-use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
-use storefront_proto::cart::v1::{Cart, CartState};
+use storefront_platform::store::Store;
+use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{AdjustStockRequest, StockAction, StockLine, StockShortage};
-use tokio_util::sync::CancellationToken;
 
-use crate::carts::Carts;
-use crate::clients::Catalog;
+use crate::clients::CatalogPeer;
 use crate::hold_limits::Ledgers;
 
 /// Session ids by the time (ms) their hold is due for release.
 const HOLDS: &str = "checkout-holds";
-const SWEEP_EVERY: Duration = Duration::from_secs(1);
-/// Sessions a sweep settles at most (the rest wait for the next).
-const SWEEP_SESSIONS: usize = 200;
-const MAX_ATTEMPTS: usize = 64;
-/// The code of a move refused because the hold stood elsewhere.
-const MOVED: &str = "HOLD_MOVED";
 
 pub fn session_key(id: &str) -> String {
     format!("checkout:{id}")
-}
-
-/// Changes session `id`'s record by compare-and-set (its TTL kept).
-pub async fn change_session<R>(
-    store: &Store,
-    id: &str,
-    change: impl FnMut(&mut CheckoutRecord) -> Result<R, ServiceError>,
-) -> Result<Updated<R, CheckoutRecord>, ServiceError> {
-    store
-        .update_message(&session_key(id), MAX_ATTEMPTS, None, change)
-        .await
 }
 
 fn hold_op(session_id: &str) -> String {
@@ -100,22 +80,25 @@ pub fn at_millis(ms: i64) -> storefront_proto::Timestamp {
 #[derive(Clone)]
 pub struct Holds {
     pub store: Store,
-    pub catalog: Caller,
+    pub catalog: Arc<dyn CatalogPeer>,
     /// What each shopper and network holds, bounded.
     pub ledgers: Ledgers,
 }
 
 impl Holds {
-    /// Lists the session for release at `due` (ms), before anything is held.
-    pub async fn due_at(
-        &self,
-        session_id: &str,
-        due: &storefront_proto::Timestamp,
-    ) -> Result<(), ServiceError> {
-        Ok(self
-            .store
-            .zset_raise(HOLDS, session_id, millis(due))
-            .await?)
+    /// Lists the session for the sweep at `due_ms`, before anything is held.
+    pub async fn due_at(&self, session_id: &str, due_ms: i64) -> Result<(), ServiceError> {
+        Ok(self.store.zset_raise(HOLDS, session_id, due_ms).await?)
+    }
+
+    /// Takes the session off the sweep's list.
+    pub async fn unlist(&self, session_id: &str) -> Result<(), ServiceError> {
+        Ok(self.store.zset_remove(HOLDS, session_id).await?)
+    }
+
+    /// The sessions listed, earliest due first, at most `limit`.
+    pub async fn listed(&self, limit: usize) -> Result<Vec<(String, i64)>, ServiceError> {
+        Ok(self.store.zset_page(HOLDS, (i64::MIN, ""), limit).await?)
     }
 
     async fn adjust(
@@ -131,12 +114,11 @@ impl Holds {
             lines,
             hold_id,
         };
-        let reply = Catalog(&self.catalog)
-            .adjust_stock(&Current, message)
+        let reply = self
+            .catalog
+            .adjust_stock(message)
             .await
-            .map_err(|e| {
-                ServiceError::new(ErrorKind::Unavailable, "CATALOG_UNAVAILABLE", e.to_string())
-            })?;
+            .map_err(|e| e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable"))?;
         Ok(reply.shortages)
     }
 
@@ -150,165 +132,25 @@ impl Holds {
             .await
     }
 
-    /// Moves the session's hold to `to` if it stands in `from`: the record
-    /// after the move, None when it stood elsewhere (or is gone).
-    pub async fn transition(
+    /// Tells the catalog the session's hold is sold or released, then
+    /// forgets it: out of its holders' ledgers, off the sweep's list.
+    pub async fn settle(
         &self,
         session_id: &str,
-        from: &[HoldState],
-        to: HoldState,
-    ) -> Result<Option<CheckoutRecord>, ServiceError> {
-        let updated = change_session(&self.store, session_id, |record| {
-            if !from.contains(&record.hold()) {
-                return Err(ServiceError::new(ErrorKind::Conflict, MOVED, "moved"));
-            }
-            record.set_hold(to);
-            Ok(())
-        })
-        .await;
-        match updated {
-            Ok(Updated::Done { value, .. }) => Ok(Some(value)),
-            Ok(Updated::Missing) => Ok(None),
-            Ok(Updated::Contended) => Err(ServiceError::new(
-                ErrorKind::Conflict,
-                "CONCURRENT_MODIFICATION",
-                "the checkout is busy; retry",
-            )),
-            Err(e) if e.code == MOVED => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Releases the session's hold unless it is sold or being sold; the
-    /// session leaves the sweep once the catalog has the units back.
-    pub async fn release(&self, session_id: &str) -> Result<(), ServiceError> {
-        let from = [HoldState::Pending, HoldState::Held, HoldState::Released];
-        let Some(record) = self
-            .transition(session_id, &from, HoldState::Released)
-            .await?
-        else {
-            return Ok(());
-        };
-        self.settle(session_id, record, StockAction::Release).await
-    }
-
-    /// Tells the catalog the hold is released or sold, then forgets it.
-    async fn settle(
-        &self,
-        session_id: &str,
-        record: CheckoutRecord,
+        record: &CheckoutRecord,
         action: StockAction,
     ) -> Result<(), ServiceError> {
-        let lines = record.held.clone();
-        if !lines.is_empty() {
+        if !record.held.is_empty() {
             let name = if action == StockAction::Sell {
                 "sell"
             } else {
                 "release"
             };
             let op = format!("{name}:{session_id}");
+            let lines = record.held.clone();
             self.adjust(op, action, lines, hold_op(session_id)).await?;
         }
-        self.ledgers.forget(&record).await;
-        self.store.zset_remove(HOLDS, session_id).await?;
-        Ok(())
-    }
-
-    /// Sells the session's hold (its order exists or is being made).
-    pub async fn sell(&self, session_id: &str) -> Result<(), ServiceError> {
-        let from = [HoldState::Selling, HoldState::Sold];
-        let Some(record) = self.transition(session_id, &from, HoldState::Sold).await? else {
-            return Ok(());
-        };
-        self.settle(session_id, record, StockAction::Sell).await
-    }
-
-    /// Settles one session due: released, or sold when a confirm that
-    /// claimed its cart stopped half-way.
-    async fn settle_due(&self, carts: &Carts, session_id: &str) -> Result<(), ServiceError> {
-        let record = self
-            .store
-            .get_message::<CheckoutRecord>(&session_key(session_id))
-            .await?;
-        let Some(record) = record.map(|r| r.value) else {
-            self.store.zset_remove(HOLDS, session_id).await?;
-            return Ok(());
-        };
-        match record.hold() {
-            HoldState::Sold | HoldState::Unspecified => {
-                self.store.zset_remove(HOLDS, session_id).await?;
-                Ok(())
-            }
-            HoldState::Selling => {
-                let cart_id = record.session.as_ref().map_or("", |s| s.cart_id.as_str());
-                let cart = carts.get(&record.customer_id, cart_id).await.ok();
-                let ordered = cart.is_some_and(|c| {
-                    c.state == CartState::Ordered as i32 && c.order_id == record.planned_order_id
-                });
-                if ordered {
-                    return self.sell(session_id).await;
-                }
-                let from = [HoldState::Selling];
-                if self
-                    .transition(session_id, &from, HoldState::Released)
-                    .await?
-                    .is_some()
-                {
-                    return self.release(session_id).await;
-                }
-                Ok(())
-            }
-            _ => {
-                let open = crate::checkout::view(record.clone()).status
-                    == storefront_proto::cart::v1::CheckoutStatus::Open as i32;
-                let expires = record.session.as_ref().and_then(|s| s.expires_at);
-                match expires {
-                    // Extended since it was listed: due later.
-                    Some(at) if open => self.due_at(session_id, &at).await,
-                    _ => self.release(session_id).await,
-                }
-            }
-        }
-    }
-
-    /// Releases what expired sessions hold, every `SWEEP_EVERY`, until
-    /// shutdown. A session being confirmed is given a minute past its
-    /// expiry before the sweep settles it.
-    pub async fn sweep(self, carts: std::sync::Arc<Carts>, shutdown: CancellationToken) {
-        loop {
-            tokio::select! {
-                () = shutdown.cancelled() => return,
-                () = tokio::time::sleep(SWEEP_EVERY) => {}
-            }
-            let now = millis(&crate::carts::now());
-            let due = match self
-                .store
-                .zset_page(HOLDS, (i64::MIN, ""), SWEEP_SESSIONS)
-                .await
-            {
-                Ok(due) => due,
-                Err(e) => {
-                    tracing::warn!(error = %e, "checkout holds sweep skipped");
-                    continue;
-                }
-            };
-            for (session_id, at) in due.into_iter().take_while(|(_, at)| *at <= now) {
-                let selling_grace = now - at < 60_000;
-                if selling_grace && self.selling(&session_id).await {
-                    continue;
-                }
-                if let Err(e) = self.settle_due(&carts, &session_id).await {
-                    tracing::warn!(error = %e, session_id, "checkout hold left for the next sweep");
-                }
-            }
-        }
-    }
-
-    async fn selling(&self, session_id: &str) -> bool {
-        let record = self
-            .store
-            .get_message::<CheckoutRecord>(&session_key(session_id))
-            .await;
-        matches!(record, Ok(Some(r)) if r.value.hold() == HoldState::Selling)
+        self.ledgers.forget(record).await;
+        self.unlist(session_id).await
     }
 }

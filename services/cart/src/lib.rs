@@ -3,14 +3,13 @@
 
 pub mod carts;
 mod checkout;
+mod claims;
 mod clients;
 pub mod config;
-mod extend;
 mod hold_limits;
 mod holds;
 mod lines;
 mod merge;
-mod open;
 mod owned;
 pub mod pricing;
 pub mod promotion_set;
@@ -79,9 +78,10 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         seen,
         shutdown.clone(),
     ));
+    let catalog_peer: Arc<dyn clients::CatalogPeer> = Arc::new(clients::MeshCatalog(catalog));
     let carts = Arc::new(carts::Carts {
         store: store.clone(),
-        catalog,
+        catalog: catalog_peer.clone(),
         recent_products: storefront_platform::recent::Recent::new(
             config.product_cache,
             PRODUCTS_KEPT,
@@ -91,17 +91,18 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     });
     let holds = holds::Holds {
         store: store.clone(),
-        catalog: carts.catalog.clone(),
+        catalog: catalog_peer,
         ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
-    tokio::spawn(holds.clone().sweep(carts.clone(), shutdown.clone()));
     let checkout = Arc::new(checkout::Checkout {
         store,
-        orders,
+        carts: carts.clone(),
+        orders: Arc::new(clients::MeshOrders(orders)),
         holds,
         ttl: config.checkout_ttl,
         guest_ttl: config.checkout_ttl_guest,
     });
+    tokio::spawn(checkout.clone().sweep(shutdown.clone()));
     let api = service::CartApi {
         carts,
         checkout,

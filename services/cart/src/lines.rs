@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use storefront_platform::client::call::{CallError, Current};
+use storefront_platform::client::call::CallError;
 use storefront_platform::error::{ErrorKind, ServiceError, excerpt};
 use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{
@@ -15,7 +15,6 @@ use storefront_proto::common::v1::LineItem;
 use storefront_proto::names::MAX_BATCH_PRODUCTS;
 
 use crate::carts::{Carts, invalid};
-use crate::clients::Catalog;
 
 /// A product id the catalog does not know.
 pub(crate) fn no_such_product(product_id: &str) -> ServiceError {
@@ -152,7 +151,7 @@ impl Carts {
             product_id: product_id.to_string(),
             currency_code: String::new(),
         };
-        match Catalog(&self.catalog).get_product(&Current, message).await {
+        match self.catalog.get_product(message).await {
             Ok(p) => {
                 let product = Arc::new(p);
                 self.recent_products.put(product_id, product.clone());
@@ -189,8 +188,9 @@ impl Carts {
                 product_ids: chunk.iter().map(|id| id.to_string()).collect(),
                 currency_code: currency.to_string(),
             };
-            let reply = Catalog(&self.catalog)
-                .get_products(&Current, message)
+            let reply = self
+                .catalog
+                .get_products(message)
                 .await
                 .map_err(|e| catalog_unavailable(&e))?;
             for product in reply.products {

@@ -68,6 +68,16 @@ impl Carts {
         cart_id: &str,
     ) -> Result<(Cart, bool), ServiceError> {
         let cart = self.get(customer_id, cart_id).await?;
+        self.refreshed(customer_id, cart).await
+    }
+
+    /// As [`Carts::refresh`], from the cart as just read.
+    pub async fn refreshed(
+        &self,
+        customer_id: &str,
+        cart: Cart,
+    ) -> Result<(Cart, bool), ServiceError> {
+        let cart_id = cart.meta.as_ref().map_or("", |m| m.id.as_str());
         let prices = self.current_prices(&cart).await?;
         let current = |c: &mut Cart| {
             for line in &mut c.line_items {

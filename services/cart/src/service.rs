@@ -105,7 +105,6 @@ impl CartService for CartApi {
         ok(self
             .checkout
             .open(
-                &self.carts,
                 &req.customer_id,
                 &req.cart_id,
                 &req.client_network,
@@ -126,7 +125,7 @@ impl CartService for CartApi {
         let req = request.into_inner();
         let outcome = self
             .checkout
-            .confirm(&self.carts, &req.customer_id, &req.session_id)
+            .confirm(&req.customer_id, &req.session_id)
             .await?;
         ok(ConfirmCheckoutReply {
             outcome: Some(outcome),
@@ -139,9 +138,7 @@ impl CartService for CartApi {
         // goes back first, so its lines merge with the units they held and
         // no unit stays held by a session nobody can use.
         if crate::hold_limits::is_guest(&req.guest_id) {
-            self.checkout
-                .release_all_of(&self.carts, &req.guest_id)
-                .await?;
+            self.checkout.release_all_of(&req.guest_id).await?;
         }
         ok(self
             .carts

@@ -14,6 +14,7 @@ use tower::retry::budget::{Budget, TpsBudget};
 
 use super::breaker::Breaker;
 use super::{Peer, is_shed};
+use crate::error::{ErrorKind, ServiceError, status_details};
 use crate::identity::token_source::TokenError;
 
 /// What a method may be retried for, declared with the method.
@@ -67,6 +68,41 @@ impl std::fmt::Display for CallError {
             CallError::Token(peer, e) => write!(f, "no identity token for {peer}: {e}"),
             CallError::Status(s) => f.write_str(s.message()),
         }
+    }
+}
+
+impl CallError {
+    /// The peer's own refusal of the request, as this mesh's services write
+    /// one (a status carrying its kind and code), when it is the caller's
+    /// to answer as it is: 400, 422, 404, 409. `None` for anything else
+    /// (unreachable, failing, its internal error, an identity refused at
+    /// the hop), which the caller answers as its peer being unavailable.
+    pub fn refusal(&self) -> Option<ServiceError> {
+        let CallError::Status(status) = self else {
+            return None;
+        };
+        let details = status_details(status);
+        let kind = details.kind?;
+        let refused = matches!(
+            kind,
+            ErrorKind::BadRequest
+                | ErrorKind::Validation
+                | ErrorKind::NotFound
+                | ErrorKind::Conflict
+        );
+        if !refused {
+            return None;
+        }
+        let mut error = ServiceError::new(kind, details.reason?, status.message());
+        error.violations = details.violations;
+        Some(error)
+    }
+
+    /// 503 `code`: the peer could not answer. Its words stay in the log:
+    /// they may quote what the client sent.
+    pub fn unavailable(&self, code: &'static str, message: &'static str) -> ServiceError {
+        tracing::warn!(error = %self, code, "peer call failed");
+        ServiceError::new(ErrorKind::Unavailable, code, message)
     }
 }
 

@@ -10,21 +10,21 @@ use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatus};
 use storefront_proto::common::v1::PostalAddress;
 
-use crate::carts::{Carts, now, version};
-use crate::checkout::{Checkout, conflict, current_key};
+use super::machine::Event;
+use super::{Checkout, conflict, current_key};
+use crate::carts::{now, version};
 use crate::hold_limits::{Asked, is_guest};
 use crate::holds::{at_millis, insufficient, lines_of, millis, session_key};
 
 impl Checkout {
     pub async fn open(
         &self,
-        carts: &Carts,
         customer_id: &str,
         cart_id: &str,
         network: &str,
         address: Option<PostalAddress>,
     ) -> Result<CheckoutSession, ServiceError> {
-        let cart = carts.get(customer_id, cart_id).await?;
+        let cart = self.carts.get(customer_id, cart_id).await?;
         if cart.state == CartState::Ordered as i32 {
             return Err(conflict("CART_ORDERED", "this cart was already ordered"));
         }
@@ -36,7 +36,7 @@ impl Checkout {
             );
         }
         // The session shows what the order would cost now.
-        let (cart, _) = carts.refresh(customer_id, cart_id).await?;
+        let (cart, _) = self.carts.refreshed(customer_id, cart).await?;
         let created = now();
         let session_id = uuid::Uuid::new_v4().to_string();
         let held = lines_of(&cart);
@@ -93,7 +93,7 @@ impl Checkout {
         }
         // Listed for the sweep before anything is held: a hold is never
         // left behind by a process that stops half-way.
-        self.holds.due_at(&session.id, &expires).await?;
+        self.holds.due_at(&session.id, millis(&expires)).await?;
         self.make_current(cart_id, &session.id).await?;
         self.hold(&session.id, &cart, record.held).await?;
         Ok(session)
@@ -101,11 +101,11 @@ impl Checkout {
 
     /// Releases what each cart of `owner` holds in an open checkout (its
     /// session then shows EXPIRED).
-    pub async fn release_all_of(&self, carts: &Carts, owner: &str) -> Result<(), ServiceError> {
-        for cart_id in carts.owned_ids(owner).await? {
+    pub async fn release_all_of(&self, owner: &str) -> Result<(), ServiceError> {
+        for cart_id in self.carts.owned_ids(owner).await? {
             if let Some(current) = self.store.get(&current_key(&cart_id)).await? {
                 let session_id = String::from_utf8_lossy(&current.value).into_owned();
-                self.holds.release(&session_id).await?;
+                self.drive(&session_id, Event::Release, None, None).await?;
             }
         }
         Ok(())
@@ -143,9 +143,7 @@ impl Checkout {
         // Released meanwhile (a newer checkout of the cart replaced this
         // one, as it may while this one opens): the session stands, shown
         // superseded, as it would had it been replaced a moment later.
-        self.holds
-            .transition(session_id, &[HoldState::Pending], HoldState::Held)
-            .await?;
+        self.drive(session_id, Event::Held, None, None).await?;
         Ok(())
     }
 }

@@ -1,0 +1,278 @@
+//! In-crate fakes of the cart service's two peers, for the checkout's unit
+//! tests: a catalog that prices one product and keeps its stock, applying
+//! each stock operation once by its id as the real one does, and an orders
+//! service that keeps each order once by its id. Either can be taken down;
+//! the orders service can be made to refuse.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use storefront_platform::client::call::CallError;
+use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_platform::store::Store;
+use storefront_proto::cart::v1::{AddLineItemRequest, Cart};
+use storefront_proto::catalog::v1::{
+    AdjustStockReply, AdjustStockRequest, Availability, GetProductRequest, GetProductsRequest,
+    GetProductsResponse, Product, ProductStatus, StockAction, StockLine, StockShortage, Variant,
+};
+use storefront_proto::common::v1::{Money, ResourceMeta};
+use storefront_proto::orders::v1::{CreateOrderRequest, Order};
+use tonic::Status;
+
+use super::Checkout;
+use crate::carts::Carts;
+use crate::clients::{Answer, CatalogPeer, OrdersPeer};
+use crate::config::CartLimits;
+use crate::promotions::Catalogue;
+
+pub const PRODUCT: &str = "p-1";
+pub const SKU: &str = "SKU-1";
+
+fn down(peer: &str) -> CallError {
+    CallError::Status(Status::unavailable(format!("{peer} is down")))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One product, variant 1, priced in AUD, with `available` units.
+pub struct FakeCatalog {
+    pub cents: Mutex<i64>,
+    pub available: Mutex<u32>,
+    /// Each stock operation applied, by id, with its lines' units.
+    pub applied: Mutex<HashMap<String, (StockAction, u32)>>,
+    pub down: AtomicBool,
+    /// Stock operations fail; prices are still given.
+    pub stock_down: AtomicBool,
+}
+
+impl FakeCatalog {
+    fn product(&self) -> Product {
+        let price = Money {
+            currency_code: "AUD".into(),
+            cent_amount: *lock(&self.cents),
+            fraction_digits: 2,
+        };
+        let quantity = *lock(&self.available);
+        Product {
+            meta: Some(ResourceMeta {
+                id: PRODUCT.into(),
+                ..Default::default()
+            }),
+            status: ProductStatus::Active as i32,
+            variants: vec![Variant {
+                id: 1,
+                sku: SKU.into(),
+                prices: vec![price],
+                availability: Some(Availability {
+                    in_stock: quantity > 0,
+                    quantity,
+                    held: 0,
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    /// How many times an operation of `action` was applied.
+    pub fn count(&self, action: StockAction) -> usize {
+        lock(&self.applied)
+            .values()
+            .filter(|(a, _)| *a == action)
+            .count()
+    }
+
+    fn adjust(&self, message: AdjustStockRequest) -> Result<AdjustStockReply, CallError> {
+        if self.down.load(Ordering::SeqCst) || self.stock_down.load(Ordering::SeqCst) {
+            return Err(down("catalog"));
+        }
+        let action = StockAction::try_from(message.action).unwrap_or_default();
+        let mut applied = lock(&self.applied);
+        if applied.contains_key(&message.operation_id) {
+            return Ok(AdjustStockReply::default());
+        }
+        // A release or a sale settles what its hold held: nothing if the
+        // hold never happened.
+        let units: u32 = match action {
+            StockAction::Hold => message.lines.iter().map(|l: &StockLine| l.quantity).sum(),
+            _ => applied.get(&message.hold_id).map_or(0, |(_, units)| *units),
+        };
+        let mut available = lock(&self.available);
+        match action {
+            StockAction::Hold if units > *available => {
+                let shortages = vec![StockShortage {
+                    sku: SKU.into(),
+                    requested: units,
+                    available: *available,
+                }];
+                return Ok(AdjustStockReply {
+                    shortages,
+                    ..Default::default()
+                });
+            }
+            StockAction::Hold => *available -= units,
+            StockAction::Release => *available += units,
+            _ => {}
+        }
+        applied.insert(message.operation_id, (action, units));
+        Ok(AdjustStockReply::default())
+    }
+}
+
+impl CatalogPeer for FakeCatalog {
+    fn get_product(&self, _message: GetProductRequest) -> Answer<'_, Product> {
+        let answer = if self.down.load(Ordering::SeqCst) {
+            Err(down("catalog"))
+        } else {
+            Ok(self.product())
+        };
+        Box::pin(async move { answer })
+    }
+
+    fn get_products(&self, _message: GetProductsRequest) -> Answer<'_, GetProductsResponse> {
+        let answer = if self.down.load(Ordering::SeqCst) {
+            Err(down("catalog"))
+        } else {
+            Ok(GetProductsResponse {
+                products: vec![self.product()],
+            })
+        };
+        Box::pin(async move { answer })
+    }
+
+    fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply> {
+        let answer = self.adjust(message);
+        Box::pin(async move { answer })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrdersMode {
+    Up,
+    Down,
+    /// Refuses every order as the orders service refuses a bad one.
+    Refusing,
+}
+
+pub struct FakeOrders {
+    pub orders: Mutex<HashMap<String, CreateOrderRequest>>,
+    pub mode: Mutex<OrdersMode>,
+    pub calls: AtomicUsize,
+}
+
+impl FakeOrders {
+    pub fn set(&self, mode: OrdersMode) {
+        *lock(&self.mode) = mode;
+    }
+
+    pub fn made(&self) -> usize {
+        lock(&self.orders).len()
+    }
+}
+
+impl OrdersPeer for FakeOrders {
+    fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let answer = match *lock(&self.mode) {
+            OrdersMode::Down => Err(down("orders")),
+            OrdersMode::Refusing => {
+                let refused = ServiceError::new(
+                    ErrorKind::BadRequest,
+                    "INVALID_ORDER",
+                    "an order needs an id, a customer and lines",
+                );
+                Err(CallError::Status(refused.into()))
+            }
+            OrdersMode::Up => {
+                let id = message.order_id.clone();
+                lock(&self.orders).entry(id).or_insert(message);
+                Ok(Order::default())
+            }
+        };
+        Box::pin(async move { answer })
+    }
+}
+
+/// The checkout with its carts on the in-memory store and both peers faked.
+pub struct Mesh {
+    pub checkout: Arc<Checkout>,
+    pub catalog: Arc<FakeCatalog>,
+    pub orders: Arc<FakeOrders>,
+}
+
+pub fn mesh(available: u32) -> Mesh {
+    let store = Store::memory();
+    let catalog = Arc::new(FakeCatalog {
+        cents: Mutex::new(1_000),
+        available: Mutex::new(available),
+        applied: Mutex::default(),
+        down: AtomicBool::new(false),
+        stock_down: AtomicBool::new(false),
+    });
+    let orders = Arc::new(FakeOrders {
+        orders: Mutex::default(),
+        mode: Mutex::new(OrdersMode::Up),
+        calls: AtomicUsize::new(0),
+    });
+    let carts = Arc::new(Carts {
+        store: store.clone(),
+        catalog: catalog.clone(),
+        recent_products: storefront_platform::recent::Recent::new(Duration::ZERO, 1),
+        promotions: Arc::new(RwLock::new(Catalogue::new(Vec::new()))),
+        limits: CartLimits::default(),
+    });
+    let ttl = Duration::from_secs(900);
+    let checkout = Arc::new(Checkout {
+        holds: crate::holds::Holds {
+            store: store.clone(),
+            catalog: catalog.clone(),
+            ledgers: crate::hold_limits::Ledgers::new(store.clone(), Default::default(), ttl),
+        },
+        store,
+        carts,
+        orders: orders.clone(),
+        ttl,
+        guest_ttl: Duration::from_secs(600),
+    });
+    Mesh {
+        checkout,
+        catalog,
+        orders,
+    }
+}
+
+impl Mesh {
+    /// A cart of customer `c-1` with `quantity` of the product.
+    pub async fn cart(&self, quantity: u32) -> Cart {
+        let carts = &self.checkout.carts;
+        let cart = carts.create("c-1", "AUD").await.expect("a cart");
+        let cart_id = cart.meta.map(|m| m.id).unwrap_or_default();
+        let line = AddLineItemRequest {
+            customer_id: "c-1".into(),
+            cart_id: cart_id.clone(),
+            product_id: PRODUCT.into(),
+            variant_id: 1,
+            quantity,
+        };
+        carts.add_line(line).await.expect("a line");
+        carts.get("c-1", &cart_id).await.expect("the cart")
+    }
+}
+
+impl Mesh {
+    /// `quantity` more of the product in `cart` (a new version of it).
+    pub async fn cart_add(&self, cart: &Cart, quantity: u32) {
+        let line = AddLineItemRequest {
+            customer_id: "c-1".into(),
+            cart_id: cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+            product_id: PRODUCT.into(),
+            variant_id: 1,
+            quantity,
+        };
+        self.checkout.carts.add_line(line).await.expect("a line");
+    }
+}

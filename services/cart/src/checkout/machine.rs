@@ -1,0 +1,354 @@
+//! The checkout as one state machine: a session's state is its record's
+//! status (OPEN, CONFIRMED), whether a newer session replaced it, its
+//! expiry, and where the stock it holds stands (`HoldState`). Every change
+//! of that state is `step(record, event) -> effects`, here and nowhere
+//! else; the runner (`runner.rs`) applies a step by one compare-and-set of
+//! the record and then carries out its effects, each of which either
+//! succeeds or becomes the next event. A step changes nothing when it is
+//! refused.
+//!
+//! | hold before          | event                    | hold after | effects                   |
+//! |----------------------|--------------------------|------------|---------------------------|
+//! | PENDING              | Held                     | HELD       |                           |
+//! | PENDING, HELD, RELEASED | Release               | RELEASED   | settle: release           |
+//! | any                  | Superseded               | as Release | settle: release, drop the one it replaced |
+//! | any (OPEN)           | Replacing                | same       | (remembers the one it replaces) |
+//! | any (OPEN)           | Extend                   | same       | due at the new expiry     |
+//! | HELD, SELLING        | Confirm (cart unclaimed) | SELLING    | claim the cart, create the order |
+//! | any, not CONFIRMED   | Confirm (cart claimed)   | SELLING from HELD, else as it was | create the order |
+//! | SELLING              | ClaimLost (other order)  | RELEASED   | settle: release           |
+//! | SELLING              | ClaimLost (cart changed) | HELD       |                           |
+//! | SELLING              | OrderRefused             | HELD       | (the cart was given back) |
+//! | SELLING, SOLD        | OrderMade                | SOLD       | session CONFIRMED; settle: sell |
+//! | other                | OrderMade                | as it was  | session CONFIRMED         |
+//! | SELLING              | Due (cart claimed)       | SELLING    | create the order          |
+//! | SELLING              | Due (cart unclaimed)     | RELEASED   | settle: release           |
+//! | SOLD                 | Due                      | SOLD       | settle: sell              |
+//! | PENDING, HELD, RELEASED | Due                   | as Release, or due again when extended |
+//!
+//! Payments join here: their states (started, authorized, captured,
+//! voided) are more of the record, their calls more effects.
+
+use std::fmt;
+
+use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_proto::Timestamp;
+use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
+use storefront_proto::cart::v1::CheckoutStatus;
+
+use crate::holds::{at_millis, millis};
+
+/// The codes of the checkout's refusals (409 unless said).
+pub mod codes {
+    pub const EXPIRED: &str = "CHECKOUT_EXPIRED";
+    pub const SUPERSEDED: &str = "CHECKOUT_SUPERSEDED";
+    pub const CONFIRMED: &str = "CHECKOUT_CONFIRMED";
+    pub const ALREADY_EXTENDED: &str = "CHECKOUT_ALREADY_EXTENDED";
+    pub const BUSY: &str = "CONCURRENT_MODIFICATION";
+    /// 503: the orders service could not be reached.
+    pub const ORDERS_UNAVAILABLE: &str = "ORDERS_UNAVAILABLE";
+}
+
+/// What happens to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event<'a> {
+    /// The catalog holds the session's lines.
+    Held,
+    /// The hold goes back: a refused or failed hold, the guest's login.
+    Release,
+    /// A newer session of the cart replaced this one.
+    Superseded { by: &'a str },
+    /// This session replaces `previous`, to drop it in turn.
+    Replacing { previous: &'a str },
+    /// Once: the session's time (and its hold's) runs until `until_ms`.
+    Extend { until_ms: i64 },
+    /// A confirm, its cart repriced unchanged (`claimed`: or already
+    /// claimed for this session's order, by a confirm that stopped).
+    Confirm { claimed: bool },
+    /// The confirm could not claim the cart: another order has it
+    /// (`taken`), or it changed.
+    ClaimLost { taken: bool },
+    /// The orders service refused the order; the cart was given back.
+    OrderRefused,
+    /// The order exists.
+    OrderMade,
+    /// The sweep, at the session's expiry (past a confirm's grace).
+    Due { claimed: bool },
+}
+
+/// What the runner does after a step, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Claim the cart for the planned order (ClaimLost when it fails).
+    ClaimCart,
+    /// Create the planned order (OrderMade, or OrderRefused).
+    CreateOrder,
+    /// Tell the catalog the hold is sold or released, then forget it
+    /// (ledgers, the sweep's list); left to the sweep when that fails.
+    Settle(Settle),
+    /// List the session for the sweep at `ms`.
+    DueAt(i64),
+    /// Nothing held: off the sweep's list.
+    Unlist,
+    /// Release the session this one had replaced, and drop its record.
+    Drop(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    Sell,
+    Release,
+}
+
+/// Why a step does not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The state moved on (another step got there first): nothing to do.
+    Stood,
+    Confirmed,
+    Expired,
+    Superseded,
+    /// The stock the session held went back.
+    Released,
+    ExtendedOnce,
+    /// Extended as far as its cart's first expiry plus one checkout time.
+    AtLimit,
+}
+
+impl Refusal {
+    pub fn error(self) -> ServiceError {
+        let (code, message) = match self {
+            Refusal::Stood => (codes::BUSY, "the checkout moved on meanwhile; retry"),
+            Refusal::Confirmed => (codes::CONFIRMED, "the checkout is confirmed"),
+            Refusal::Expired => (codes::EXPIRED, "the checkout session has expired"),
+            Refusal::Superseded => (
+                codes::SUPERSEDED,
+                "a newer checkout of this cart replaced this session; confirm that one",
+            ),
+            Refusal::Released => (
+                codes::EXPIRED,
+                "the stock this checkout held was released; check out again",
+            ),
+            Refusal::ExtendedOnce => (
+                codes::ALREADY_EXTENDED,
+                "a checkout is extended once; check out again",
+            ),
+            Refusal::AtLimit => (
+                codes::ALREADY_EXTENDED,
+                "this checkout already holds its stock as long as it may \
+                 (its cart's first checkout time plus one extension)",
+            ),
+        };
+        ServiceError::new(ErrorKind::Conflict, code, message)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.error().message)
+    }
+}
+
+pub fn is_confirmed(record: &CheckoutRecord) -> bool {
+    record
+        .session
+        .as_ref()
+        .is_some_and(|s| s.status == CheckoutStatus::Confirmed as i32)
+}
+
+/// The status a client sees at `now`: an open session past its expiry
+/// (compared to the nanosecond), replaced, or whose stock went back is
+/// EXPIRED.
+pub fn shown_status(record: &CheckoutRecord, now: &Timestamp) -> CheckoutStatus {
+    let Some(session) = record.session.as_ref() else {
+        return CheckoutStatus::Expired;
+    };
+    let status = CheckoutStatus::try_from(session.status).unwrap_or(CheckoutStatus::Expired);
+    let expired = session
+        .expires_at
+        .is_some_and(|t| (t.seconds, t.nanos) <= (now.seconds, now.nanos));
+    let gone = !record.superseded_by.is_empty() || record.hold() == HoldState::Released;
+    if status == CheckoutStatus::Open && (expired || gone) {
+        return CheckoutStatus::Expired;
+    }
+    status
+}
+
+/// Applies `event` to `record` at `now`: the effects to carry out, or why
+/// it does not apply (and then `record` is as it was).
+pub fn step(
+    record: &mut CheckoutRecord,
+    event: Event<'_>,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
+    use HoldState::*;
+    let hold = record.hold();
+    match event {
+        Event::Held if hold == Pending => {
+            record.set_hold(Held);
+            Ok(Vec::new())
+        }
+        Event::Held => Err(Refusal::Stood),
+        Event::Release => release(record),
+        Event::Superseded { by } => Ok(superseded(record, by)),
+        Event::Replacing { previous } => {
+            record.supersedes = previous.to_string();
+            Ok(Vec::new())
+        }
+        Event::Extend { until_ms } => extend(record, until_ms, now),
+        Event::Confirm { claimed } => confirm(record, claimed, now),
+        Event::ClaimLost { taken } if hold == Selling => {
+            if taken {
+                record.set_hold(Released);
+                return Ok(vec![Effect::Settle(Settle::Release)]);
+            }
+            record.set_hold(Held);
+            Ok(Vec::new())
+        }
+        Event::OrderRefused if hold == Selling => {
+            record.set_hold(Held);
+            Ok(Vec::new())
+        }
+        Event::ClaimLost { .. } | Event::OrderRefused => Err(Refusal::Stood),
+        Event::OrderMade => Ok(made(record)),
+        Event::Due { claimed } => due(record, claimed, now),
+    }
+}
+
+fn release(record: &mut CheckoutRecord) -> Result<Vec<Effect>, Refusal> {
+    match record.hold() {
+        HoldState::Pending | HoldState::Held | HoldState::Released => {
+            record.set_hold(HoldState::Released);
+            Ok(vec![Effect::Settle(Settle::Release)])
+        }
+        _ => Err(Refusal::Stood),
+    }
+}
+
+/// Replaced by `by`: the hold goes back unless a confirm already sells it
+/// (that confirm finishes), and the session this one had replaced goes.
+fn superseded(record: &mut CheckoutRecord, by: &str) -> Vec<Effect> {
+    record.superseded_by = by.to_string();
+    let mut effects = release(record).unwrap_or_default();
+    let older = std::mem::take(&mut record.supersedes);
+    if !older.is_empty() && older != by {
+        effects.push(Effect::Drop(older));
+    }
+    effects
+}
+
+fn extend(
+    record: &mut CheckoutRecord,
+    until_ms: i64,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
+    match shown_status(record, now) {
+        CheckoutStatus::Confirmed => return Err(Refusal::Confirmed),
+        CheckoutStatus::Open => {}
+        _ => return Err(Refusal::Expired),
+    }
+    if record.extended {
+        return Err(Refusal::ExtendedOnce);
+    }
+    // Never past the first expiry of the cart's sessions plus one
+    // extension, whatever was checked out again since.
+    let until = match record.hold_until_ms {
+        0 => until_ms,
+        limit => until_ms.min(limit),
+    };
+    let session = record.session.get_or_insert_default();
+    if session.expires_at.is_some_and(|t| millis(&t) >= until) {
+        return Err(Refusal::AtLimit);
+    }
+    session.expires_at = Some(at_millis(until));
+    record.extended = true;
+    if record.hold() == HoldState::Unspecified {
+        return Ok(Vec::new());
+    }
+    Ok(vec![Effect::DueAt(until)])
+}
+
+/// A confirm whose cart is claimed for this session's order finishes,
+/// whatever happened since (expiry, a newer session): the cart is that
+/// order's. Otherwise only a current, unexpired session holding its stock
+/// starts selling it.
+fn confirm(
+    record: &mut CheckoutRecord,
+    claimed: bool,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
+    use HoldState::*;
+    if is_confirmed(record) {
+        return Err(Refusal::Confirmed);
+    }
+    let hold = record.hold();
+    if claimed {
+        if hold == Held {
+            record.set_hold(Selling);
+        }
+        return Ok(vec![Effect::CreateOrder]);
+    }
+    if !record.superseded_by.is_empty() {
+        return Err(Refusal::Superseded);
+    }
+    if shown_status(record, now) != CheckoutStatus::Open {
+        return Err(if hold == Released {
+            Refusal::Released
+        } else {
+            Refusal::Expired
+        });
+    }
+    match hold {
+        Held | Selling => record.set_hold(Selling),
+        // Stored before holds existed: nothing held, nothing to sell.
+        Unspecified => {}
+        Pending | Released | Sold => return Err(Refusal::Released),
+    }
+    Ok(vec![Effect::ClaimCart, Effect::CreateOrder])
+}
+
+fn made(record: &mut CheckoutRecord) -> Vec<Effect> {
+    let order_id = record.planned_order_id.clone();
+    let session = record.session.get_or_insert_default();
+    session.status = CheckoutStatus::Confirmed as i32;
+    session.order_id = order_id;
+    match record.hold() {
+        HoldState::Selling | HoldState::Sold => {
+            record.set_hold(HoldState::Sold);
+            vec![Effect::Settle(Settle::Sell)]
+        }
+        // Nothing held (stored before holds), or released under a claim.
+        _ => Vec::new(),
+    }
+}
+
+fn due(
+    record: &mut CheckoutRecord,
+    claimed: bool,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
+    use HoldState::*;
+    match record.hold() {
+        Selling if claimed => Ok(vec![Effect::CreateOrder]),
+        Selling => {
+            record.set_hold(Released);
+            Ok(vec![Effect::Settle(Settle::Release)])
+        }
+        Sold => Ok(vec![Effect::Settle(Settle::Sell)]),
+        Unspecified => Ok(vec![Effect::Unlist]),
+        Pending | Held | Released => {
+            let expires = record.session.as_ref().and_then(|s| s.expires_at);
+            match expires {
+                // Extended since it was listed: due later.
+                Some(at) if shown_status(record, now) == CheckoutStatus::Open => {
+                    Ok(vec![Effect::DueAt(millis(&at))])
+                }
+                _ => release(record),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "machine_tests.rs"]
+mod tests;

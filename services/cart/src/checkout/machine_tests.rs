@@ -1,0 +1,250 @@
+//! The machine's table, row by row, without a store or a peer: each hold
+//! state meeting each event, what it becomes and what is to be done.
+
+use storefront_proto::Timestamp;
+use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
+use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
+
+use super::*;
+
+const NOW: Timestamp = Timestamp {
+    seconds: 1_000_000,
+    nanos: 0,
+};
+const LATER_MS: i64 = 1_000_000_000 + 600_000;
+
+fn record(hold: HoldState) -> CheckoutRecord {
+    let mut record = CheckoutRecord {
+        session: Some(CheckoutSession {
+            status: CheckoutStatus::Open as i32,
+            expires_at: Some(Timestamp {
+                seconds: NOW.seconds + 300,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }),
+        planned_order_id: "o-1".into(),
+        ..Default::default()
+    };
+    record.set_hold(hold);
+    record
+}
+
+/// The hold after `event` from `hold`, and the effects; or the refusal,
+/// with the record left as it was.
+fn run(mut record: CheckoutRecord, event: Event<'_>) -> Outcome {
+    let before = record.clone();
+    match step(&mut record, event, &NOW) {
+        Ok(effects) => Ok((record.hold(), effects)),
+        Err(refusal) => {
+            assert_eq!(record, before, "a refused step changes nothing");
+            Err(refusal)
+        }
+    }
+}
+
+use HoldState::*;
+
+/// The hold after a step and its effects, or the refusal.
+type Outcome = Result<(HoldState, Vec<Effect>), Refusal>;
+
+const SELL: Effect = Effect::Settle(Settle::Sell);
+const RELEASE: Effect = Effect::Settle(Settle::Release);
+
+#[test]
+fn every_hold_state_meets_every_event_as_the_table_says() {
+    let unclaimed = Event::Confirm { claimed: false };
+    let claimed = Event::Confirm { claimed: true };
+    let made = Event::OrderMade;
+    let rows: Vec<(HoldState, Event<'_>, Outcome)> = vec![
+        (Pending, Event::Held, Ok((Held, vec![]))),
+        (Released, Event::Held, Err(Refusal::Stood)),
+        (Pending, Event::Release, Ok((Released, vec![RELEASE]))),
+        (Held, Event::Release, Ok((Released, vec![RELEASE]))),
+        (Released, Event::Release, Ok((Released, vec![RELEASE]))),
+        (Selling, Event::Release, Err(Refusal::Stood)),
+        (Sold, Event::Release, Err(Refusal::Stood)),
+        (
+            Held,
+            unclaimed,
+            Ok((Selling, vec![Effect::ClaimCart, Effect::CreateOrder])),
+        ),
+        (
+            Selling,
+            unclaimed,
+            Ok((Selling, vec![Effect::ClaimCart, Effect::CreateOrder])),
+        ),
+        (
+            Unspecified,
+            unclaimed,
+            Ok((Unspecified, vec![Effect::ClaimCart, Effect::CreateOrder])),
+        ),
+        (Released, unclaimed, Err(Refusal::Released)),
+        (Pending, unclaimed, Err(Refusal::Released)),
+        (Held, claimed, Ok((Selling, vec![Effect::CreateOrder]))),
+        (Selling, claimed, Ok((Selling, vec![Effect::CreateOrder]))),
+        (Sold, claimed, Ok((Sold, vec![Effect::CreateOrder]))),
+        (
+            Selling,
+            Event::ClaimLost { taken: true },
+            Ok((Released, vec![RELEASE])),
+        ),
+        (
+            Selling,
+            Event::ClaimLost { taken: false },
+            Ok((Held, vec![])),
+        ),
+        (Held, Event::ClaimLost { taken: false }, Err(Refusal::Stood)),
+        (Selling, Event::OrderRefused, Ok((Held, vec![]))),
+        (Sold, Event::OrderRefused, Err(Refusal::Stood)),
+        (Selling, made, Ok((Sold, vec![SELL]))),
+        (Sold, made, Ok((Sold, vec![SELL]))),
+        (Released, made, Ok((Released, vec![]))),
+        (Unspecified, made, Ok((Unspecified, vec![]))),
+        (
+            Selling,
+            Event::Due { claimed: true },
+            Ok((Selling, vec![Effect::CreateOrder])),
+        ),
+        (
+            Selling,
+            Event::Due { claimed: false },
+            Ok((Released, vec![RELEASE])),
+        ),
+        (Sold, Event::Due { claimed: false }, Ok((Sold, vec![SELL]))),
+        (
+            Unspecified,
+            Event::Due { claimed: false },
+            Ok((Unspecified, vec![Effect::Unlist])),
+        ),
+        (
+            Held,
+            Event::Due { claimed: false },
+            Ok((Held, vec![Effect::DueAt(1_000_300_000)])),
+        ),
+    ];
+    for (hold, event, expected) in rows {
+        assert_eq!(
+            run(record(hold), event),
+            expected,
+            "{hold:?} meets {event:?}"
+        );
+    }
+}
+
+#[test]
+fn an_order_made_confirms_the_session_with_its_planned_id() {
+    let mut held = record(Selling);
+    step(&mut held, Event::OrderMade, &NOW).expect("made");
+    let session = held.session.expect("a session");
+    assert_eq!(session.status, CheckoutStatus::Confirmed as i32);
+    assert_eq!(session.order_id, "o-1");
+    let mut confirmed = record(Sold);
+    step(&mut confirmed, Event::OrderMade, &NOW).expect("made");
+    let refused = step(&mut confirmed, Event::Confirm { claimed: false }, &NOW);
+    assert_eq!(refused, Err(Refusal::Confirmed));
+}
+
+#[test]
+fn an_expired_or_replaced_session_is_not_confirmed_unless_its_cart_is_claimed() {
+    let mut expired = record(Held);
+    expired.session.as_mut().expect("a session").expires_at = Some(NOW);
+    assert_eq!(
+        run(expired.clone(), Event::Confirm { claimed: false }),
+        Err(Refusal::Expired)
+    );
+    assert_eq!(
+        run(expired.clone(), Event::Due { claimed: false }),
+        Ok((Released, vec![RELEASE]))
+    );
+    let mut replaced = record(Held);
+    replaced.superseded_by = "s-2".into();
+    assert_eq!(
+        run(replaced.clone(), Event::Confirm { claimed: false }),
+        Err(Refusal::Superseded)
+    );
+    // A confirm that claimed the cart finishes: the cart is its order's.
+    assert_eq!(
+        run(replaced, Event::Confirm { claimed: true }),
+        Ok((Selling, vec![Effect::CreateOrder]))
+    );
+}
+
+#[test]
+fn superseding_releases_unless_selling_and_drops_the_one_replaced_before() {
+    let mut older = record(Held);
+    older.supersedes = "s-0".into();
+    let effects = step(&mut older, Event::Superseded { by: "s-2" }, &NOW).expect("replaced");
+    assert_eq!(effects, [RELEASE, Effect::Drop("s-0".into())]);
+    assert_eq!(
+        (older.hold(), older.superseded_by.as_str()),
+        (Released, "s-2")
+    );
+    assert_eq!(shown_status(&older, &NOW), CheckoutStatus::Expired);
+    let mut selling = record(Selling);
+    let effects = step(&mut selling, Event::Superseded { by: "s-2" }, &NOW).expect("replaced");
+    assert_eq!((effects, selling.hold()), (vec![], Selling));
+}
+
+#[test]
+fn extending_runs_once_and_never_past_the_carts_limit() {
+    let extended = run(record(Held), Event::Extend { until_ms: LATER_MS });
+    assert_eq!(extended, Ok((Held, vec![Effect::DueAt(LATER_MS)])));
+    let mut once = record(Held);
+    step(&mut once, Event::Extend { until_ms: LATER_MS }, &NOW).expect("extended");
+    assert_eq!(
+        run(
+            once,
+            Event::Extend {
+                until_ms: LATER_MS + 1
+            }
+        ),
+        Err(Refusal::ExtendedOnce)
+    );
+    let mut capped = record(Held);
+    capped.hold_until_ms = 1_000_100_000;
+    let limited = Event::Extend { until_ms: LATER_MS };
+    assert_eq!(run(capped.clone(), limited), Err(Refusal::AtLimit));
+    capped.hold_until_ms = 1_000_400_000;
+    assert_eq!(
+        run(capped, limited),
+        Ok((Held, vec![Effect::DueAt(1_000_400_000)]))
+    );
+    let mut released = record(Released);
+    assert_eq!(step(&mut released, limited, &NOW), Err(Refusal::Expired));
+    let mut sold = record(Sold);
+    step(&mut sold, Event::OrderMade, &NOW).expect("made");
+    assert_eq!(run(sold, limited), Err(Refusal::Confirmed));
+}
+
+#[test]
+fn each_refusal_is_a_409_with_its_code() {
+    let codes = [
+        (Refusal::Expired, codes::EXPIRED),
+        (Refusal::Released, codes::EXPIRED),
+        (Refusal::Superseded, codes::SUPERSEDED),
+        (Refusal::Confirmed, codes::CONFIRMED),
+        (Refusal::ExtendedOnce, codes::ALREADY_EXTENDED),
+        (Refusal::AtLimit, codes::ALREADY_EXTENDED),
+        (Refusal::Stood, codes::BUSY),
+    ];
+    for (refusal, code) in codes {
+        let error = refusal.error();
+        assert_eq!(
+            (error.kind, error.code.as_ref()),
+            (ErrorKind::Conflict, code)
+        );
+    }
+}
+
+/// A session lasts until its `expiresAt`, not until the second it falls in
+/// begins.
+#[test]
+fn a_session_is_open_until_its_expiry_to_the_nanosecond() {
+    let mut session = record(Held);
+    let at = |seconds, nanos| Some(Timestamp { seconds, nanos });
+    session.session.as_mut().expect("a session").expires_at = at(NOW.seconds, 999_999_999);
+    assert_eq!(shown_status(&session, &NOW), CheckoutStatus::Open);
+    session.session.as_mut().expect("a session").expires_at = at(NOW.seconds, 0);
+    assert_eq!(shown_status(&session, &NOW), CheckoutStatus::Expired);
+}

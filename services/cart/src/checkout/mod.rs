@@ -1,0 +1,180 @@
+//! Checkout sessions and their confirmation, which creates exactly one
+//! order however many times and however concurrently it is called, and a
+//! cart at most one order however many sessions it has: the order id is
+//! fixed when the session opens, the cart is claimed for it (ACTIVE ->
+//! ORDERED by compare-and-set) before the order is created, the orders
+//! service creates an id once, and the session flips OPEN -> CONFIRMED by
+//! compare-and-set. Every change of a session's state is a step of one
+//! machine (`machine`), applied and carried out by one runner (`runner`).
+//!
+//! A cart has at most one OPEN session: opening another supersedes the
+//! previous one (it shows EXPIRED and its confirm is 409
+//! `CHECKOUT_SUPERSEDED`). Only that one is kept: the session it had
+//! replaced is dropped then, so however often a shopper (or a script)
+//! opens a checkout, a cart holds at most two session records. The cart is
+//! repriced at open (the session shows the fresh total) and again at
+//! confirm, where any change is no order and an answer carrying the
+//! repriced cart (the gateway's 409 `CART_REPRICED`).
+
+mod confirm;
+mod extend;
+pub mod machine;
+mod open;
+mod runner;
+mod sweep;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use storefront_platform::error::ServiceError;
+use storefront_platform::store::Store;
+use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::v1::CheckoutSession;
+
+use crate::carts::{Carts, now};
+use crate::clients::OrdersPeer;
+use crate::holds::{Holds, session_key};
+use machine::{Event, Refusal, codes};
+
+const MAX_ATTEMPTS: usize = 128;
+
+/// The cart's current session: the one that may be confirmed.
+pub(crate) fn current_key(cart_id: &str) -> String {
+    format!("checkout-of-cart:{cart_id}")
+}
+
+fn not_found(id: &str) -> ServiceError {
+    ServiceError::not_found("checkout session", id)
+}
+
+pub(crate) fn conflict(code: &'static str, message: &str) -> ServiceError {
+    ServiceError::new(
+        storefront_platform::error::ErrorKind::Conflict,
+        code,
+        message,
+    )
+}
+
+pub struct Checkout {
+    pub store: Store,
+    pub carts: Arc<Carts>,
+    pub orders: Arc<dyn OrdersPeer>,
+    pub holds: Holds,
+    /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
+    pub ttl: Duration,
+    pub guest_ttl: Duration,
+}
+
+/// The session as a client sees it now (an open session past its time,
+/// replaced or released is EXPIRED).
+pub(crate) fn view(record: CheckoutRecord) -> CheckoutSession {
+    let status = machine::shown_status(&record, &now());
+    let mut session = record.session.unwrap_or_default();
+    session.status = status as i32;
+    session
+}
+
+fn ids(record: &CheckoutRecord) -> (&str, &str) {
+    record
+        .session
+        .as_ref()
+        .map_or(("", ""), |s| (s.id.as_str(), s.cart_id.as_str()))
+}
+
+impl Checkout {
+    /// Releases what a session holds, or leaves it to the sweep.
+    pub(crate) async fn release_or_leave(&self, session_id: &str) {
+        if let Err(e) = self.drive(session_id, Event::Release, None, None).await {
+            tracing::warn!(error = %e, session_id, "checkout hold left for the sweep");
+        }
+    }
+
+    /// Kept a day past expiry so a late confirm retry still finds its answer.
+    pub(crate) fn keep(&self) -> Duration {
+        self.ttl.max(self.guest_ttl) + Duration::from_secs(86_400)
+    }
+
+    /// Makes `session_id` the cart's one OPEN session; the one it replaces
+    /// is superseded. The pointer moves by compare-and-set, so of
+    /// concurrent opens exactly one ends current.
+    pub(crate) async fn make_current(
+        &self,
+        cart_id: &str,
+        session_id: &str,
+    ) -> Result<(), ServiceError> {
+        let key = current_key(cart_id);
+        for _ in 0..MAX_ATTEMPTS {
+            let Some(previous) = self.store.get(&key).await? else {
+                let value = session_id.as_bytes();
+                if self.store.insert(&key, value, Some(self.keep())).await? {
+                    return Ok(());
+                }
+                continue;
+            };
+            let value = session_id.as_bytes();
+            let ttl = Some(self.keep());
+            let moved = self
+                .store
+                .replace(&key, previous.version, value, ttl)
+                .await?;
+            if moved.is_some() {
+                let replaced = String::from_utf8_lossy(&previous.value).into_owned();
+                return self.supersede(&replaced, session_id).await;
+            }
+        }
+        Err(conflict(codes::BUSY, "the cart is busy; retry"))
+    }
+
+    /// A superseded session is kept an hour, to answer its late confirms;
+    /// the one it had superseded is dropped now, and the new session
+    /// remembers this one, to drop it in turn.
+    async fn supersede(&self, session_id: &str, by: &str) -> Result<(), ServiceError> {
+        let superseded = Event::Superseded { by };
+        if let Err(e) = self.drive(session_id, superseded, None, None).await {
+            tracing::warn!(error = %e, session_id, "superseded checkout left for the sweep");
+        }
+        let replacing = Event::Replacing {
+            previous: session_id,
+        };
+        self.drive(by, replacing, None, None).await?;
+        Ok(())
+    }
+
+    /// 409 unless `record` is its cart's current session.
+    async fn ensure_current(&self, record: &CheckoutRecord) -> Result<(), ServiceError> {
+        let (id, cart_id) = ids(record);
+        let current = self.store.get(&current_key(cart_id)).await?;
+        if current.is_some_and(|c| c.value != id.as_bytes()) {
+            return Err(Refusal::Superseded.error());
+        }
+        Ok(())
+    }
+
+    async fn record(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<CheckoutRecord, ServiceError> {
+        let found = self
+            .store
+            .get_message::<CheckoutRecord>(&session_key(session_id))
+            .await?;
+        found
+            .map(|f| f.value)
+            .filter(|r| r.customer_id == customer_id)
+            .ok_or_else(|| not_found(session_id))
+    }
+
+    pub async fn get(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<CheckoutSession, ServiceError> {
+        Ok(view(self.record(customer_id, session_id).await?))
+    }
+}
+
+#[cfg(test)]
+mod confirm_tests;
+#[cfg(test)]
+mod fakes;

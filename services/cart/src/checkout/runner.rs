@@ -1,0 +1,252 @@
+//! The runner of the checkout's machine: applies a step to a session's
+//! record by one compare-and-set (nothing written when it changes
+//! nothing, or is refused), then carries out the step's effects in order.
+//! An effect that fails in a way the machine knows (the cart claimed by
+//! another order, the order refused) becomes the next event; one whose
+//! peer is out of reach stops the run and leaves the state where a retry
+//! (or the sweep) resumes it. Settling stock is never the reason a step
+//! fails: the session stays on the sweep's list until it is settled.
+
+use std::time::Duration;
+
+use storefront_platform::error::ServiceError;
+use storefront_platform::store::{StoreError, Updated};
+use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::v1::{Cart, CartState};
+use storefront_proto::catalog::v1::StockAction;
+use storefront_proto::orders::v1::{CreateOrderRequest, Totals};
+
+use super::machine::{Effect, Event, Refusal, Settle, codes, is_confirmed, step};
+use super::{Checkout, ids, not_found};
+use crate::carts::now;
+use crate::claims::claimed_for;
+use crate::holds::session_key;
+use crate::pricing::{included_tax, money};
+
+const MAX_ATTEMPTS: usize = 64;
+
+/// Where a run of the machine ended.
+pub(crate) enum Ran {
+    /// Every effect done: the record as the last step left it.
+    Done(CheckoutRecord),
+    /// A step did not apply: the record as it stood.
+    Refused(CheckoutRecord, Refusal),
+}
+
+/// What stops a compare-and-set without writing.
+enum Halt {
+    Store(StoreError),
+    Unchanged(Vec<Effect>, Box<CheckoutRecord>),
+    Refused(Refusal, Box<CheckoutRecord>),
+}
+
+impl From<StoreError> for Halt {
+    fn from(e: StoreError) -> Self {
+        Halt::Store(e)
+    }
+}
+
+/// What carrying out effects led to.
+enum Next {
+    Done,
+    /// Apply this event; then answer the error, if any.
+    Then(Event<'static>, Option<ServiceError>),
+}
+
+impl Checkout {
+    /// Applies `event` to session `id`, then carries out its effects (and
+    /// the events they lead to). `seen`: the record as just read, to spare
+    /// a write when the event changes nothing in it; `cart`: the cart as
+    /// the order is to be made of it, when the event may create the order.
+    pub(crate) async fn drive(
+        &self,
+        id: &str,
+        event: Event<'_>,
+        seen: Option<CheckoutRecord>,
+        cart: Option<&Cart>,
+    ) -> Result<Ran, ServiceError> {
+        let (record, effects) = match self.apply(id, event, seen).await? {
+            Ok(moved) => moved,
+            Err((record, refusal)) => return Ok(Ran::Refused(record, refusal)),
+        };
+        let Next::Then(next, failure) = self.carry_out(&record, effects, cart).await? else {
+            return Ok(Ran::Done(record));
+        };
+        let after = Box::pin(self.drive(id, next, Some(record), cart)).await?;
+        match failure {
+            // Unless a concurrent confirm of the session got there first.
+            Some(e) if !matches!(&after, Ran::Refused(r, _) if is_confirmed(r)) => Err(e),
+            _ => Ok(after),
+        }
+    }
+
+    /// One step by one compare-and-set: the record after it and its
+    /// effects, or the record as it stood and why the step did not apply.
+    async fn apply(
+        &self,
+        id: &str,
+        event: Event<'_>,
+        seen: Option<CheckoutRecord>,
+    ) -> Result<Result<(CheckoutRecord, Vec<Effect>), (CheckoutRecord, Refusal)>, ServiceError>
+    {
+        let now = now();
+        if let Some(seen) = seen {
+            let mut copy = seen.clone();
+            match step(&mut copy, event, &now) {
+                Err(refusal) => return Ok(Err((seen, refusal))),
+                Ok(effects) if copy == seen => return Ok(Ok((seen, effects))),
+                Ok(_) => {}
+            }
+        }
+        let updated = self
+            .store
+            .update_message(
+                &session_key(id),
+                MAX_ATTEMPTS,
+                self.ttl_after(event),
+                |record: &mut CheckoutRecord| {
+                    let before = record.clone();
+                    match step(record, event, &now) {
+                        Ok(effects) if *record == before => {
+                            Err(Halt::Unchanged(effects, Box::new(before)))
+                        }
+                        Ok(effects) => Ok(effects),
+                        Err(refusal) => Err(Halt::Refused(refusal, Box::new(before))),
+                    }
+                },
+            )
+            .await;
+        match updated {
+            Ok(Updated::Done { value, result, .. }) => Ok(Ok((value, result))),
+            Ok(Updated::Missing) => Err(not_found(id)),
+            Ok(Updated::Contended) => Err(Refusal::Stood.error()),
+            Err(Halt::Unchanged(effects, record)) => Ok(Ok((*record, effects))),
+            Err(Halt::Refused(refusal, record)) => Ok(Err((*record, refusal))),
+            Err(Halt::Store(e)) => Err(e.into()),
+        }
+    }
+
+    /// A superseded session is kept an hour, to answer its late confirms;
+    /// any other keeps its time.
+    fn ttl_after(&self, event: Event<'_>) -> Option<Duration> {
+        match event {
+            Event::Superseded { .. } => Some(Duration::from_secs(3600).min(self.keep())),
+            _ => None,
+        }
+    }
+
+    async fn carry_out(
+        &self,
+        record: &CheckoutRecord,
+        effects: Vec<Effect>,
+        cart: Option<&Cart>,
+    ) -> Result<Next, ServiceError> {
+        let (id, _) = ids(record);
+        for effect in effects {
+            match effect {
+                Effect::ClaimCart => {
+                    if let Some(lost) = self.claim(record).await? {
+                        return Ok(lost);
+                    }
+                }
+                Effect::CreateOrder => return self.create_order(record, cart).await,
+                Effect::Settle(how) => self.settle(record, how).await,
+                Effect::DueAt(ms) => self.holds.due_at(id, ms).await?,
+                Effect::Unlist => self.holds.unlist(id).await?,
+                Effect::Drop(older) => {
+                    Box::pin(self.release_or_leave(&older)).await;
+                    self.store.delete(&session_key(&older)).await?;
+                }
+            }
+        }
+        Ok(Next::Done)
+    }
+
+    /// Claims the cart for the session's order: `None` when it is (by this
+    /// confirm or a concurrent one), else the event its loss means.
+    async fn claim(&self, record: &CheckoutRecord) -> Result<Option<Next>, ServiceError> {
+        let (_, cart_id) = ids(record);
+        let (customer, order) = (&record.customer_id, &record.planned_order_id);
+        let Err(refused) = self
+            .carts
+            .claim(customer, cart_id, record.cart_version, order)
+            .await
+        else {
+            return Ok(None);
+        };
+        let now = self.carts.get(customer, cart_id).await?;
+        if claimed_for(&now, order) {
+            return Ok(None);
+        }
+        let taken = now.state == CartState::Ordered as i32;
+        Ok(Some(Next::Then(Event::ClaimLost { taken }, Some(refused))))
+    }
+
+    /// Creates the session's order. A refusal by the orders service is the
+    /// client's to see as it is (the cart given back first); the service
+    /// out of reach is 503, the cart left claimed for a retry.
+    async fn create_order(
+        &self,
+        record: &CheckoutRecord,
+        cart: Option<&Cart>,
+    ) -> Result<Next, ServiceError> {
+        let Some(cart) = cart else {
+            return Err(ServiceError::internal(
+                "an order was to be made without its cart",
+            ));
+        };
+        match self.orders.create_order(order_of(record, cart)).await {
+            Ok(_) => Ok(Next::Then(Event::OrderMade, None)),
+            Err(e) => match e.refusal() {
+                Some(refused) => {
+                    let (_, cart_id) = ids(record);
+                    let order = &record.planned_order_id;
+                    self.carts
+                        .unclaim(&record.customer_id, cart_id, order)
+                        .await?;
+                    Ok(Next::Then(Event::OrderRefused, Some(refused)))
+                }
+                None => Err(e.unavailable(
+                    codes::ORDERS_UNAVAILABLE,
+                    "the orders service is unreachable; retry the confirm",
+                )),
+            },
+        }
+    }
+
+    async fn settle(&self, record: &CheckoutRecord, how: Settle) {
+        let (id, _) = ids(record);
+        let action = match how {
+            Settle::Sell => StockAction::Sell,
+            Settle::Release => StockAction::Release,
+        };
+        if let Err(e) = self.holds.settle(id, record, action).await {
+            tracing::warn!(error = %e, session_id = id, "checkout hold left for the sweep");
+        }
+    }
+}
+
+/// The order a session's cart becomes.
+fn order_of(record: &CheckoutRecord, cart: &Cart) -> CreateOrderRequest {
+    let currency = cart.currency_code.as_str();
+    let total = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
+    let totals = Totals {
+        subtotal: cart.subtotal.clone(),
+        discount: cart.discount_total.clone(),
+        shipping: Some(money(currency, 0)),
+        tax: Some(money(currency, included_tax(currency, total))),
+        total: cart.total_price.clone(),
+    };
+    CreateOrderRequest {
+        order_id: record.planned_order_id.clone(),
+        customer_id: record.customer_id.clone(),
+        cart_id: cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default(),
+        line_items: cart.line_items.clone(),
+        totals: Some(totals),
+        shipping_address: record
+            .session
+            .as_ref()
+            .and_then(|s| s.shipping_address.clone()),
+        discount_codes: cart.discount_codes.clone(),
+    }
+}
