@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use storefront_platform::client::call::CallError;
-use storefront_platform::error::{ErrorKind, ServiceError, excerpt};
+use storefront_platform::error::{ServiceError, excerpt};
 use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{
     GetProductRequest, GetProductsRequest, Product, ProductStatus,
@@ -27,14 +27,7 @@ pub(crate) fn no_such_product(product_id: &str) -> ServiceError {
 
 /// The catalog failing, in words that never quote the client.
 fn catalog_unavailable(e: &CallError) -> ServiceError {
-    // The catalog's words stay in the log: they may quote what the client
-    // sent.
-    tracing::warn!(error = %e, "catalog call failed");
-    ServiceError::new(
-        ErrorKind::Unavailable,
-        "CATALOG_UNAVAILABLE",
-        "the catalog is unreachable",
-    )
+    e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable")
 }
 
 /// Variant `variant_id` of `product` as a line (quantity 0, a new id) at

@@ -4,7 +4,7 @@
 //! the return once by its id (`return:{order id}`).
 
 use storefront_platform::client::call::{Caller, Current};
-use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_platform::error::ServiceError;
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{AdjustStockReply, AdjustStockRequest, StockAction, StockLine};
@@ -49,9 +49,7 @@ pub async fn give_back(catalog: &Caller, order: &Order) -> Result<(), ServiceErr
     Catalog(catalog)
         .adjust_stock(&Current, message)
         .await
-        .map_err(|e| {
-            ServiceError::new(ErrorKind::Unavailable, "CATALOG_UNAVAILABLE", e.to_string())
-        })?;
+        .map_err(|e| e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable"))?;
     tracing::info!(order_id = id, "stock of a cancelled order returned");
     Ok(())
 }
