@@ -96,3 +96,43 @@ mod tests {
         assert_eq!(services, grpc);
     }
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use std::collections::BTreeSet;
+
+    use storefront_platform::env::EnvReader;
+    use storefront_platform::known_settings::SETTINGS;
+    use storefront_platform::process::ProcessConfig;
+
+    /// What every program reads from `pairs`, whatever it then makes of it.
+    fn read_by_all(pairs: &[(&str, &str)]) -> BTreeSet<String> {
+        let env = EnvReader::from_pairs(pairs.iter().copied());
+        let _ = ProcessConfig::from_env("storefront", &env);
+        for service in super::SERVICES {
+            let _ = (service.configure)(&env);
+        }
+        let _ = storefront_gateway::GatewayConfig::from_env(&env);
+        env.asked()
+    }
+
+    /// The list that catches misspelt settings is every name the programs
+    /// read, in the embedded defaults, on Redis, and with the optional
+    /// verifiers on: a setting added without it would be reported as
+    /// unknown, and refused in production.
+    #[test]
+    fn every_setting_a_program_reads_is_known() {
+        let envs: [&[(&str, &str)]; 3] = [
+            &[],
+            &[("REDIS_URL", "redis://127.0.0.1:6379")],
+            &[("CAPTCHA_VERIFIER", "recaptcha"), ("RECAPTCHA_SECRET", "s")],
+        ];
+        for pairs in envs {
+            let unknown: Vec<String> = read_by_all(pairs)
+                .into_iter()
+                .filter(|name| SETTINGS.binary_search(&name.as_str()).is_err())
+                .collect();
+            assert!(unknown.is_empty(), "read but not in SETTINGS: {unknown:?}");
+        }
+    }
+}

@@ -4,10 +4,11 @@
 //! so tests pass their own environment instead of mutating the process one.
 //! A bad value stops the program with a message naming the variable.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::identity::token_source::TokenOrigin;
@@ -95,10 +96,13 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// Reads typed values out of an environment map.
+/// Reads typed values out of an environment map, and remembers which
+/// names were asked for (shared by its clones), so that a test can hold
+/// the list of settings (`known_settings`) to what the programs read.
 #[derive(Debug, Clone, Default)]
 pub struct EnvReader {
     vars: HashMap<String, String>,
+    asked: Arc<Mutex<BTreeSet<String>>>,
 }
 
 impl EnvReader {
@@ -106,6 +110,7 @@ impl EnvReader {
     pub fn from_process() -> Self {
         Self {
             vars: std::env::vars().collect(),
+            asked: Arc::default(),
         }
     }
 
@@ -117,6 +122,7 @@ impl EnvReader {
                 .into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
+            asked: Arc::default(),
         }
     }
 
@@ -131,8 +137,23 @@ impl EnvReader {
         self.vars.insert(var.to_string(), value.into());
     }
 
+    /// The names set, whatever their value.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
+    /// Every name asked for so far, by this reader and its clones.
+    pub fn asked(&self) -> BTreeSet<String> {
+        self.asked.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The raw value, with blank values treated as absent.
     pub fn raw(&self, var: &str) -> Option<&str> {
+        let mut asked = self.asked.lock().unwrap_or_else(|p| p.into_inner());
+        if !asked.contains(var) {
+            asked.insert(var.to_string());
+        }
+        drop(asked);
         self.vars
             .get(var)
             .map(|v| v.trim())
@@ -155,9 +176,10 @@ impl EnvReader {
     {
         match self.raw(var) {
             None => Ok(default),
-            Some(raw) => raw
-                .parse()
-                .map_err(|e| ConfigError::new(var, format!("{raw:?}: {e}"))),
+            Some(raw) => raw.parse().map_err(|e| {
+                let expected = expected_form::<T>();
+                ConfigError::new(var, format!("{raw:?} is not {expected} ({e})"))
+            }),
         }
     }
 
@@ -205,7 +227,7 @@ impl EnvReader {
                     "set REDIS_URL (one server) or REDIS_CLUSTER_NODES (a cluster), not both",
                 ));
             }
-            (Some(url), None) => Some(url.to_string()),
+            (Some(url), None) => Some(redis_url(url)?),
             (None, Some(nodes)) => Some(cluster_urls(nodes)?),
             (None, None) => None,
         };
@@ -273,6 +295,17 @@ impl EnvReader {
     }
 }
 
+/// The form a value of `T` takes, in words, for an error message.
+fn expected_form<T>() -> &'static str {
+    match std::any::type_name::<T>() {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number (0 or more)",
+        "i32" | "i64" => "a whole number",
+        "f32" | "f64" => "a number",
+        "bool" => "true or false",
+        _ => "a valid value",
+    }
+}
+
 /// True when `url` points at this machine (a development component).
 pub fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -305,6 +338,20 @@ fn ca_bundle(path: &str, target: &RedisTarget) -> Result<Vec<u8>, ConfigError> {
 
 /// `REDIS_CLUSTER_NODES` as the store's comma-separated node URLs: each
 /// `host:port` (or a `redis://`/`rediss://` URL, kept as given).
+/// `REDIS_URL` as the Redis client reads it; the value is never shown, as
+/// it may carry a password.
+fn redis_url(url: &str) -> Result<String, ConfigError> {
+    use redis::IntoConnectionInfo;
+    if url.into_connection_info().is_err() {
+        return Err(ConfigError::new(
+            "REDIS_URL",
+            "is not a Redis URL: expected redis://[[user]:password@]host[:port][/db], or rediss:// \
+             for TLS (the value is not shown: it may hold a password)",
+        ));
+    }
+    Ok(url.to_string())
+}
+
 fn cluster_urls(nodes: &str) -> Result<String, ConfigError> {
     let invalid = |message: String| ConfigError::new("REDIS_CLUSTER_NODES", message);
     let mut urls = Vec::new();
@@ -335,6 +382,34 @@ fn cluster_urls(nodes: &str) -> Result<String, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every error names the variable and the form expected, and never
+    /// shows a Redis URL (it may hold a password).
+    #[test]
+    fn a_bad_value_names_its_variable_and_the_form_expected() {
+        let env = EnvReader::from_pairs([
+            ("CATALOG_SIZE", "ten"),
+            ("GRPC_REFLECTION", "yes"),
+            ("REDIS_URL", "http://:hunter2@r1"),
+        ]);
+        let size = env
+            .parse::<usize>("CATALOG_SIZE", 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            size.starts_with("invalid configuration: CATALOG_SIZE: \"ten\" is not a whole number"),
+            "{size}"
+        );
+        let flag = env.parse("GRPC_REFLECTION", false).unwrap_err().to_string();
+        assert!(
+            flag.contains("GRPC_REFLECTION: \"yes\" is not true or false"),
+            "{flag}"
+        );
+        let redis = env.redis(AppEnvironment::Local, "carts").unwrap_err();
+        assert_eq!(redis.var, "REDIS_URL");
+        assert!(redis.message.contains("expected redis://"), "{redis}");
+        assert!(!redis.to_string().contains("hunter2"), "{redis}");
+    }
 
     #[test]
     fn redis_is_one_server_or_a_cluster_never_both() {

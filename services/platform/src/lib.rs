@@ -13,6 +13,7 @@ pub mod env;
 /// types, so that the pure domain crate needs nothing of this one).
 pub use storefront_proto::error;
 pub mod identity;
+pub mod known_settings;
 pub mod process;
 pub mod recent;
 pub mod reply;

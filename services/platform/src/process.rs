@@ -80,6 +80,8 @@ where
         config.otlp_endpoint.as_deref(),
         config.traces,
     )?;
+    // A misspelt setting would otherwise be left at its default unseen.
+    crate::known_settings::check(&env, env.environment()?)?;
     let metrics_stop = CancellationToken::new();
     if let Some(addr) = config.metrics_addr {
         let listener = TcpListener::bind(addr)

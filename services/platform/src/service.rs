@@ -85,6 +85,8 @@ pub struct Entry {
     /// Configured from the environment given (an error stops the caller
     /// before anything runs), then served as handed.
     pub start: fn(&EnvReader, Serving) -> anyhow::Result<Running>,
+    /// Reads its configuration from the environment given, and drops it.
+    pub configure: fn(&EnvReader) -> anyhow::Result<()>,
 }
 
 fn run_boxed<S: Service>(env: EnvReader, shutdown: CancellationToken) -> Running {
@@ -102,6 +104,7 @@ pub const fn entry<S: Service>() -> Entry {
         program: S::PROGRAM,
         run: run_boxed::<S>,
         start: start_boxed::<S>,
+        configure: |env| S::config(env).map(drop),
     }
 }
 

@@ -9,6 +9,7 @@ mod login_burst;
 mod metrics;
 mod proxy;
 mod replicas;
+mod settings;
 mod shutdown;
 mod traces;
 mod waiting;
