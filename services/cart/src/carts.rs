@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use prost::Message;
 
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::recent::Recent;
 use storefront_platform::store::{Held, Store, Updated};
 use storefront_proto::cart::v1::{
@@ -17,7 +17,8 @@ use storefront_proto::common::v1::ResourceMeta;
 
 use crate::clients::CatalogPeer;
 use crate::config::CartLimits;
-use crate::lines::line_of;
+pub(crate) use crate::offer::invalid;
+use crate::offer::line_of;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
@@ -32,11 +33,6 @@ pub fn cart_key(id: &str) -> String {
 }
 
 pub use storefront_domain::time::now;
-
-pub(crate) fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
-    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone())
-        .with_violation(FieldViolation::new(field, code, message))
-}
 
 fn not_found(id: &str) -> ServiceError {
     ServiceError::not_found("cart", id)

@@ -10,6 +10,17 @@ use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology::{self, PeerConfig};
 
+/// `CART_MERGE_STRATEGY`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// The guest's lines into the customer's latest active cart of the
+    /// same currency (a new cart if none).
+    MergeLines,
+    /// The guest's cart becomes a new cart of the customer's; their other
+    /// carts are left as they are.
+    KeepGuestCart,
+}
+
 #[derive(Debug, Clone)]
 pub struct CartConfig {
     pub service: ServiceSettings,
@@ -39,7 +50,7 @@ pub struct CartConfig {
     pub product_cache: Duration,
     /// `CART_MERGE_STRATEGY` (`merge`, or `keep-guest`): what a login with
     /// a guest token does with the guest's cart.
-    pub merge: crate::merge::Strategy,
+    pub merge: Strategy,
 }
 
 /// `PROMOTIONS_FILE`, or the demo set (local and development only), or
@@ -119,8 +130,8 @@ impl CartConfig {
             },
             product_cache: env.millis("CART_PRODUCT_CACHE_MS", 1_000)?,
             merge: match env.string("CART_MERGE_STRATEGY", "merge").as_str() {
-                "merge" => crate::merge::Strategy::MergeLines,
-                "keep-guest" => crate::merge::Strategy::KeepGuestCart,
+                "merge" => Strategy::MergeLines,
+                "keep-guest" => Strategy::KeepGuestCart,
                 _ => {
                     return Err(ConfigError::new(
                         "CART_MERGE_STRATEGY",

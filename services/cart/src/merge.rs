@@ -16,7 +16,8 @@ use storefront_proto::cart::v1::{
 use storefront_proto::common::v1::LineItem;
 
 use crate::carts::{Carts, MAX_QUANTITY, cart_key, now};
-use crate::lines::{line_of, no_such_product};
+pub use crate::config::Strategy;
+use crate::offer::{line_of, no_such_product};
 
 /// How long a running merge holds the guest (a merge that stopped
 /// half-way is run again after it), and how long its report is kept.
@@ -25,17 +26,6 @@ const DONE: Duration = Duration::from_secs(86_400);
 /// How long a login racing the merge waits for its report.
 const WAIT_STEPS: usize = 200;
 const WAIT_STEP: Duration = Duration::from_millis(50);
-
-/// `CART_MERGE_STRATEGY`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// The guest's lines into the customer's latest active cart of the
-    /// same currency (a new cart if none).
-    MergeLines,
-    /// The guest's cart becomes a new cart of the customer's; their other
-    /// carts are left as they are.
-    KeepGuestCart,
-}
 
 fn merge_key(guest_id: &str) -> String {
     format!("merge-of:{guest_id}")
@@ -147,7 +137,7 @@ impl Carts {
             None => self.create(customer_id, &currency).await?,
         };
         let target_id = id_of(&target).to_string();
-        let ids = crate::lines::product_ids(&guest);
+        let ids = crate::offer::product_ids(&guest);
         let products = self.products(&ids, &currency).await?;
         let at = now().seconds;
         let mut report = MergeReport::default();

@@ -9,7 +9,8 @@ use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::{Cart, Promotion, PromotionKind};
 use storefront_proto::common::v1::{LocalizedString, Money};
 
-use crate::pricing::{discount_of, money};
+pub use crate::discounts::{applies_in, minimum_for};
+use crate::discounts::{discount_of, money};
 
 pub struct Catalogue {
     promotions: Vec<Promotion>,
@@ -23,25 +24,6 @@ pub struct Catalogue {
 
 fn seconds(ts: Option<&Timestamp>) -> Option<i64> {
     ts.map(|t| t.seconds)
-}
-
-/// Whether `promotion` can apply to a cart in `currency`: a fixed amount
-/// needs its amount in that currency, and a promotion with minimum
-/// subtotals needs one in that currency. Nothing defaults to 0.
-pub fn applies_in(promotion: &Promotion, currency: &str) -> bool {
-    let in_currency = |amounts: &[Money]| amounts.iter().any(|m| m.currency_code == currency);
-    let fixed = promotion.kind == PromotionKind::FixedAmount as i32;
-    (!fixed || in_currency(&promotion.amounts))
-        && (promotion.minimum_subtotals.is_empty() || in_currency(&promotion.minimum_subtotals))
-}
-
-/// The minimum subtotal of `promotion` in `currency`, if it has one.
-pub fn minimum_for(promotion: &Promotion, currency: &str) -> Option<i64> {
-    promotion
-        .minimum_subtotals
-        .iter()
-        .find(|m| m.currency_code == currency)
-        .map(|m| m.cent_amount)
 }
 
 fn rejected(message: String) -> ServiceError {

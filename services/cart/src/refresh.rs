@@ -11,7 +11,7 @@ use storefront_proto::cart::v1::Cart;
 use storefront_proto::common::v1::{LineItem, Money};
 
 use crate::carts::Carts;
-use crate::lines::{no_such_product, priced};
+use crate::offer::{no_such_product, priced};
 
 /// A line that can no longer be bought as it is (gone, not for sale, not
 /// priced in the cart's currency).
@@ -38,7 +38,7 @@ impl Carts {
         &self,
         cart: &Cart,
     ) -> Result<HashMap<(String, u32), Money>, ServiceError> {
-        let ids = crate::lines::product_ids(cart);
+        let ids = crate::offer::product_ids(cart);
         let products = self.products(&ids, &cart.currency_code).await?;
         let mut prices = HashMap::with_capacity(cart.line_items.len());
         for line in &cart.line_items {

@@ -7,6 +7,8 @@ use storefront_platform::env::{ConfigError, EnvReader, Secret};
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::topology;
 
+pub use crate::password::{Argon2Params, Concurrency};
+
 pub const DEFAULT_RECAPTCHA_URL: &str = "https://www.google.com/recaptcha/api/siteverify";
 
 #[derive(Debug, Clone)]
@@ -35,13 +37,6 @@ pub struct TokenConfig {
     pub previous_key: Option<Secret>,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub struct Argon2Params {
-    pub memory_kib: u32,
-    pub iterations: u32,
-    pub parallelism: u32,
-}
-
 #[derive(Debug, Clone)]
 pub struct CustomersConfig {
     pub service: ServiceSettings,
@@ -53,7 +48,7 @@ pub struct CustomersConfig {
     /// over one hash's memory; without a limit, twice the cores) and
     /// `ARGON2_QUEUE_MS` (2,000): hashes at once, and how long one waits for
     /// its turn before 503 `PASSWORD_CHECKS_BUSY`.
-    pub hashing: crate::password::Concurrency,
+    pub hashing: Concurrency,
     /// `MAX_ADDRESSES` per customer.
     pub max_addresses: usize,
     /// `MAX_SESSIONS` per customer: a login beyond it ends the oldest.
@@ -110,7 +105,7 @@ impl CustomersConfig {
             parallelism: env.parse("ARGON2_PARALLELISM", 1)?,
         };
         let derived = derived_concurrency(argon2.memory_kib);
-        let hashing = crate::password::Concurrency {
+        let hashing = Concurrency {
             at_once: env.parse("ARGON2_MAX_CONCURRENT", derived)?,
             wait: env.millis("ARGON2_QUEUE_MS", 2_000)?,
         };

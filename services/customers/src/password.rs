@@ -9,8 +9,6 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::config::Argon2Params;
-
 pub const MIN_LENGTH: usize = 10;
 pub const MAX_LENGTH: usize = 128;
 
@@ -54,6 +52,15 @@ fn sequential(password: &str) -> bool {
 /// How many hashes may run at once, and how long one waits for its turn:
 /// each takes `ARGON2_MEMORY_KIB`, so a burst of logins is bounded in
 /// memory, not in the blocking pool's 512 threads.
+/// Argon2id's cost (`ARGON2_MEMORY_KIB`, `ARGON2_ITERATIONS`,
+/// `ARGON2_PARALLELISM`).
+#[derive(Debug, Clone, Copy)]
+pub struct Argon2Params {
+    pub memory_kib: u32,
+    pub iterations: u32,
+    pub parallelism: u32,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Concurrency {
     pub at_once: usize,

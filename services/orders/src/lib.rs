@@ -6,6 +6,7 @@ mod orders;
 pub mod outbox;
 mod restock;
 mod service;
+mod stored;
 mod updates;
 
 use std::sync::Arc;

@@ -16,7 +16,8 @@ use storefront_proto::orders::storage::v1::{OrderEvent, StoredOrder};
 use storefront_proto::orders::v1::Order;
 use tokio_util::sync::CancellationToken;
 
-use crate::orders::{MAX_ATTEMPTS, order_key, status_name};
+use crate::stored::{MAX_ATTEMPTS, order_key};
+use storefront_proto::names::order_status as status_name;
 
 /// The Redis Stream the back office reads (`sf:order-events`).
 pub const STREAM: &str = "order-events";

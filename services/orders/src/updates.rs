@@ -11,7 +11,7 @@ use storefront_proto::orders::v1::{
     ListOrderUpdatesRequest, ListOrderUpdatesResponse, Order, OrderStatus,
 };
 
-use crate::orders::{changed_ms, read};
+use crate::stored::{changed_ms, read};
 
 /// The sorted set of every order by its last change.
 const UPDATED: &str = "orders-updated";
