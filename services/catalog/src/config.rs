@@ -5,7 +5,7 @@ use storefront_platform::settings::ServiceSettings;
 use storefront_platform::store::RedisTarget;
 use storefront_platform::topology;
 
-use crate::feed::load::{DEEPEST, FeedLimits};
+use crate::feed::limits::{DEEPEST, FeedLimits};
 use crate::feed::source::Source;
 
 /// The demo catalog size of the embedded default (at least 1,000).

@@ -324,7 +324,7 @@ impl Catalog {
                 ));
                 continue;
             }
-            variant.availability = Some(crate::stock::counted(quantity as u32, now.held));
+            variant.availability = Some(crate::units::counted(quantity as u32, now.held));
         }
         if !problems.is_empty() {
             let mut e = ServiceError::new(

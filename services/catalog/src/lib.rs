@@ -6,10 +6,13 @@ pub mod config;
 mod edit;
 pub mod feed;
 mod generate;
+mod live;
+mod oplog;
 mod service;
 mod shared;
 mod stock;
 mod store;
+mod units;
 mod versions;
 mod writes;
 
@@ -17,7 +20,7 @@ use storefront_platform::service::Serving;
 use storefront_platform::store::Store;
 use storefront_platform::topology;
 
-use crate::feed::load::FeedLimits;
+use crate::feed::limits::FeedLimits;
 use storefront_proto::catalog::v1::catalog_service_server::CatalogServiceServer;
 
 pub use crate::config::{CatalogConfig, Origin};

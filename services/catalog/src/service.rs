@@ -3,7 +3,6 @@
 //! a write builds the next version beside it and swaps it in.
 
 use std::pin::Pin;
-use std::sync::{Arc, RwLock};
 
 use futures::Stream;
 use storefront_domain::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
@@ -17,6 +16,7 @@ use storefront_proto::names::MAX_BATCH_PRODUCTS;
 use tonic::{Request, Response, Status};
 
 use crate::edit::Change;
+use crate::live::Live;
 use crate::shared::Shared;
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
 use crate::writes;
@@ -24,44 +24,32 @@ use crate::writes;
 /// Products per export batch unless asked otherwise.
 const EXPORT_BATCH: usize = 500;
 
+/// The tonic handler: it adapts the catalog's live state (`Live`), which
+/// the writers take, to the gRPC service.
 #[derive(Clone)]
-pub struct CatalogApi {
-    pub(crate) current: Arc<RwLock<Arc<Catalog>>>,
-    /// Writers (and, with a shared store, catching up with other
-    /// replicas) take turns; readers never wait for them (`versions`).
-    pub(crate) writer: Arc<tokio::sync::Mutex<()>>,
-    /// The shared store the catalog is kept in, if any.
-    pub(crate) shared: Option<Shared>,
-    /// Stock operations waiting for the next version.
-    pub(crate) stock: crate::stock::Batcher,
-    /// What an import may make of its categories.
-    pub(crate) feed_limits: crate::feed::load::FeedLimits,
-}
-
-type Reply<T> = Result<Response<T>, Status>;
+pub struct CatalogApi(pub Live);
 
 impl CatalogApi {
     pub fn new(catalog: Catalog, shared: Option<Shared>) -> Self {
-        storefront_platform::telemetry::metrics::catalog_version(
-            "catalog_version",
-            catalog.version,
-        );
-        Self {
-            current: Arc::new(RwLock::new(Arc::new(catalog))),
-            writer: Arc::default(),
-            shared,
-            stock: Default::default(),
-            feed_limits: Default::default(),
-        }
-    }
-
-    pub(crate) fn read(&self) -> Arc<Catalog> {
-        self.current
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        Self(Live::new(catalog, shared))
     }
 }
+
+impl std::ops::Deref for CatalogApi {
+    type Target = Live;
+
+    fn deref(&self) -> &Live {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for CatalogApi {
+    fn deref_mut(&mut self) -> &mut Live {
+        &mut self.0
+    }
+}
+
+type Reply<T> = Result<Response<T>, Status>;
 
 /// Listings estimated to touch more records than this run on the CPU pool,
 /// so that they never hold up cheap requests on the async workers; cheaper

@@ -31,7 +31,7 @@ use storefront_proto::catalog::storage::v1::{Head, JournalEntry};
 use tokio::sync::mpsc;
 
 use crate::changes::ChangeLog;
-use crate::feed::load::FeedLimits;
+use crate::feed::limits::FeedLimits;
 use crate::feed::source::Chunks;
 use crate::store::Catalog;
 

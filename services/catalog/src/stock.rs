@@ -7,90 +7,25 @@
 //! apply once by id: the ids of recent versions are remembered (`OpLog`),
 //! replayed by every replica from the journal.
 
-use std::collections::{BTreeMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::catalog::v1::{
-    AdjustStockReply, AdjustStockRequest, Availability, Product, StockAction, StockShortage,
+    AdjustStockReply, AdjustStockRequest, Product, StockAction, StockShortage,
 };
 
 use tokio::sync::{mpsc, oneshot};
 
 use crate::edit::Change;
-use crate::service::CatalogApi;
+use crate::live::{Live, Pending};
 use crate::store::{Catalog, sku_key};
 
-/// Operation ids per chunk, and chunks kept: a repeat is known for the
-/// last 131,072 operations (over two minutes at 1,000 checkouts a second).
-const OPS_PER_CHUNK: usize = 1_024;
-const OP_CHUNKS: usize = 128;
 /// Lines an operation may name (a cart has at most a few hundred).
 const MAX_LINES: usize = 1_000;
 const MAX_ID: usize = 128;
 
-/// The ids of the stock operations applied lately. Each catalog version
-/// holds one; a version shares all but the newest chunk with the one before.
-#[derive(Debug, Clone, Default)]
-pub struct OpLog {
-    chunks: VecDeque<Arc<HashSet<Box<str>>>>,
-}
-
-impl OpLog {
-    pub fn contains(&self, id: &str) -> bool {
-        self.chunks.iter().any(|c| c.contains(id))
-    }
-
-    /// This log with `ids` applied; the oldest chunk goes beyond the bound.
-    pub fn with(&self, ids: &[String]) -> OpLog {
-        let mut next = self.clone();
-        for id in ids {
-            match next.chunks.back_mut() {
-                Some(last) if last.len() < OPS_PER_CHUNK => {
-                    Arc::make_mut(last).insert(id.as_str().into());
-                }
-                _ => next
-                    .chunks
-                    .push_back(Arc::new(HashSet::from([id.as_str().into()]))),
-            }
-        }
-        while next.chunks.len() > OP_CHUNKS {
-            next.chunks.pop_front();
-        }
-        next
-    }
-}
-
-/// Stock as a variant shows it: `quantity` available, `held` by checkouts.
-fn availability(available: u32, held: u32) -> Availability {
-    Availability {
-        in_stock: available > 0,
-        quantity: available,
-        held,
-    }
-}
-
-/// Units on hand set to `on_hand` with `held` held: holds beyond what is
-/// on hand are cut to it (the shop's count wins; those sales find fewer
-/// units held than they hold).
-pub fn counted(on_hand: u32, held: u32) -> Availability {
-    let held = held.min(on_hand);
-    availability(on_hand - held, held)
-}
-
-/// `product` as put from a record, with the units the version it
-/// replaces had held (a record says what is on hand; what is held is the
-/// checkouts' business, whatever the record says).
-pub fn keep_holds(current: Option<&Product>, product: &mut Product) {
-    for v in &mut product.variants {
-        let held = current
-            .and_then(|c| c.variants.iter().find(|o| o.sku == v.sku))
-            .and_then(|o| o.availability)
-            .map_or(0, |a| a.held);
-        let now = v.availability.unwrap_or_default();
-        v.availability = Some(counted(now.quantity.saturating_add(now.held), held));
-    }
-}
+use crate::units::availability;
 
 fn action(req: &AdjustStockRequest) -> StockAction {
     StockAction::try_from(req.action).unwrap_or(StockAction::Unspecified)
@@ -249,28 +184,12 @@ fn validate(req: &AdjustStockRequest) -> Result<(), ServiceError> {
     Ok(())
 }
 
-/// An operation waiting for the next version, and where its answer goes.
-type Pending = (
-    AdjustStockRequest,
-    oneshot::Sender<Result<AdjustStockReply, ServiceError>>,
-);
 /// Operations one version applies at most.
 const BATCH: usize = 512;
 
-/// The queue of operations for the next version: one task takes turns at
-/// writing, and every operation that arrived meanwhile goes into one
-/// version (a version costs a journal write with a shared store).
-#[derive(Clone, Default)]
-pub struct Batcher {
-    queue: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
-}
-
 /// Applies `req` once (or answers a repeat, or a hold's shortages), with
 /// the operations that arrive while a version is being written.
-pub async fn adjust(
-    api: &CatalogApi,
-    req: AdjustStockRequest,
-) -> Result<AdjustStockReply, ServiceError> {
+pub async fn adjust(api: &Live, req: AdjustStockRequest) -> Result<AdjustStockReply, ServiceError> {
     validate(&req)?;
     let queue = api.stock.queue.get_or_init(|| {
         let (send, receive) = mpsc::unbounded_channel();
@@ -286,7 +205,7 @@ pub async fn adjust(
         .map_err(|_| ServiceError::internal("the stock writer stopped"))?
 }
 
-async fn write_batches(api: CatalogApi, mut receive: mpsc::UnboundedReceiver<Pending>) {
+async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<Pending>) {
     while let Some(first) = receive.recv().await {
         let mut batch = vec![first];
         while batch.len() < BATCH {
@@ -313,7 +232,7 @@ async fn write_batches(api: CatalogApi, mut receive: mpsc::UnboundedReceiver<Pen
 
 /// `requests` in order as one version: each one's answer.
 async fn write(
-    api: &CatalogApi,
+    api: &Live,
     requests: Vec<AdjustStockRequest>,
 ) -> Result<Vec<AdjustStockReply>, ServiceError> {
     let requests = Arc::new(requests);

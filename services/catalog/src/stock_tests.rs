@@ -1,6 +1,7 @@
-use storefront_proto::catalog::v1::StockLine;
+use storefront_proto::catalog::v1::{Availability, StockLine};
 
 use super::*;
+use crate::units::keep_holds;
 
 fn catalog() -> Catalog {
     Catalog::new(crate::generate::generate(60, 3))
@@ -202,7 +203,7 @@ async fn racing_holds_never_take_more_than_there_is() {
             level: crate::edit::Level::Quantity(5),
         }])])
         .unwrap();
-    let api = CatalogApi::new(five, None);
+    let api = Live::new(five, None);
     let holds = (0..20).map(|i| {
         let (api, sku) = (api.clone(), sku.clone());
         tokio::spawn(async move {

@@ -219,7 +219,7 @@ pub struct Catalog {
     /// Which products the recent versions changed, for indexers.
     pub changes: Arc<ChangeLog>,
     /// The stock operations applied lately, and those this version did.
-    pub ops: Arc<crate::stock::OpLog>,
+    pub ops: Arc<crate::oplog::OpLog>,
     pub applied_ops: Arc<[String]>,
 }
 

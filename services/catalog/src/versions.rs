@@ -11,7 +11,7 @@ use storefront_proto::catalog::storage::v1::{Head, JournalEntry};
 
 use crate::changes::ChangeLog;
 use crate::edit::Change;
-use crate::service::CatalogApi;
+use crate::live::Live;
 use crate::shared::{Claimed, Shared};
 use crate::store::Catalog;
 
@@ -27,7 +27,7 @@ fn busy() -> ServiceError {
     )
 }
 
-impl CatalogApi {
+impl Live {
     /// The catalog version being served.
     pub(crate) fn current(&self) -> Arc<Catalog> {
         self.read()

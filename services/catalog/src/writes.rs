@@ -24,7 +24,7 @@ use crate::feed::load::FeedError;
 use crate::feed::record::{ProductRecord, Record};
 use crate::feed::source::Chunks;
 use crate::feed::{self, ReadError};
-use crate::service::CatalogApi;
+use crate::live::Live;
 use crate::store::{Catalog, Parts};
 
 fn invalid(violations: Vec<FieldViolation>) -> ServiceError {
@@ -145,10 +145,7 @@ fn reply(catalog: &Catalog, ids: &[&str]) -> ChangeReply {
     }
 }
 
-pub async fn put_product(
-    api: &CatalogApi,
-    req: PutProductRequest,
-) -> Result<ChangeReply, ServiceError> {
+pub async fn put_product(api: &Live, req: PutProductRequest) -> Result<ChangeReply, ServiceError> {
     let id = req.product_id;
     let target = id.clone();
     let next = api
@@ -157,7 +154,7 @@ pub async fn put_product(
             let replaced = current
                 .product_row(&target)
                 .and_then(|row| current.product(row).ok());
-            crate::stock::keep_holds(replaced.as_ref(), &mut product);
+            crate::units::keep_holds(replaced.as_ref(), &mut product);
             Ok(vec![Change::Put {
                 product: Box::new(product),
                 expected,
@@ -168,7 +165,7 @@ pub async fn put_product(
 }
 
 pub async fn delete_product(
-    api: &CatalogApi,
+    api: &Live,
     req: DeleteProductRequest,
 ) -> Result<ChangeReply, ServiceError> {
     let next = api
@@ -182,10 +179,7 @@ pub async fn delete_product(
     Ok(reply(&next, &[]))
 }
 
-pub async fn set_stock(
-    api: &CatalogApi,
-    req: SetStockRequest,
-) -> Result<ChangeReply, ServiceError> {
+pub async fn set_stock(api: &Live, req: SetStockRequest) -> Result<ChangeReply, ServiceError> {
     let mut levels = Vec::with_capacity(req.changes.len());
     let mut problems = Vec::new();
     for (i, change) in req.changes.into_iter().enumerate() {
@@ -282,7 +276,7 @@ fn counts(current: &Catalog, parts: &Parts) -> Counts {
 /// Imports the feed `chunks` carry: checked whole, then (unless a dry run)
 /// the catalog it describes replaces the current one as the next version.
 pub async fn import(
-    api: &CatalogApi,
+    api: &Live,
     mut chunks: tonic::Streaming<FeedChunk>,
 ) -> Result<ImportReply, ServiceError> {
     let first = chunks
@@ -328,7 +322,7 @@ pub async fn import(
     api.import(read, dry_run).await
 }
 
-impl CatalogApi {
+impl Live {
     /// The import's end: its counts against the current catalog and, unless
     /// `dry_run` or the feed had problems, the new catalog swapped in.
     async fn import(

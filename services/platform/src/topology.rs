@@ -228,7 +228,7 @@ impl Program {
     /// Where it gets identity tokens for its dev account from the dev
     /// issuer served at `issuer` (a base URL).
     pub fn dev_token_url(&self, issuer: &str) -> String {
-        crate::identity::dev_issuer::account_url(issuer, self.dev_account)
+        crate::identity::dev_paths::account_url(issuer, self.dev_account)
     }
 }
 
@@ -274,7 +274,7 @@ pub fn dev_jwks_url() -> String {
     format!(
         "{}{}",
         DEV_ISSUER.local_url(),
-        crate::identity::dev_issuer::JWKS_PATH
+        crate::identity::dev_paths::JWKS_PATH
     )
 }
 

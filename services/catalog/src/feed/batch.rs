@@ -10,7 +10,7 @@ use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::CategoryRef;
 
 use super::convert::{self, Problems};
-use super::load::{FeedError, parse_record};
+use super::parse::{FeedError, parse_record};
 use super::record::ProductRecord;
 use crate::store::{Scratch, StoredProducts, sku_key};
 

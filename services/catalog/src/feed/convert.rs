@@ -344,7 +344,7 @@ fn variant(r: VariantRecord, p: &mut Problems) -> Variant {
         attributes: r.attributes,
         price: None,
         prices,
-        availability: Some(crate::stock::counted(quantity, r.availability.held)),
+        availability: Some(crate::units::counted(quantity, r.availability.held)),
         media: r
             .media
             .into_iter()

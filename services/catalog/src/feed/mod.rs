@@ -6,8 +6,9 @@
 pub(crate) mod batch;
 pub mod cli;
 pub mod convert;
-mod limits;
+pub(crate) mod limits;
 pub mod load;
+mod parse;
 pub mod record;
 pub mod source;
 

@@ -21,14 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::{DEV_ISSUER, IdentityClaims};
 use crate::env::EnvReader;
 
-/// The path (after the base URL) of the metadata identity endpoint.
-pub const IDENTITY_PATH_PREFIX: &str = "/computeMetadata/v1/instance/service-accounts";
-pub const JWKS_PATH: &str = "/oauth2/v3/certs";
-
-/// The identity-token URL of `account` at the issuer served at `base`.
-pub fn account_url(base: &str, account: &str) -> String {
-    format!("{base}{IDENTITY_PATH_PREFIX}/{account}/identity")
-}
+pub use super::dev_paths::{IDENTITY_PATH_PREFIX, JWKS_PATH, account_url};
 
 struct Inner {
     key: EncodingKey,

@@ -11,6 +11,7 @@
 //!   JWKS, refused in production.
 
 pub mod dev_issuer;
+pub mod dev_paths;
 pub mod keys;
 pub mod layer;
 pub mod token_source;
