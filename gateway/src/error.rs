@@ -3,6 +3,7 @@
 //! exactly one place, [`ApiError::from_status`].
 
 use std::borrow::Cow;
+use storefront_proto::error::codes;
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -53,14 +54,18 @@ pub struct ApiError {
     pub cart: Option<serde_json::Value>,
 }
 
-/// The error body's `type` for a status.
+/// The error body's `type` for a status: its kind's (`ErrorKind::TABLE`);
+/// for the statuses only the edge answers, by what they are about.
 pub fn error_type(status: StatusCode) -> &'static str {
-    match status.as_u16() {
-        400 | 413 | 414 | 415 | 422 | 431 => "validation_error",
-        401 | 403 => "auth_error",
-        404 => "not_found_error",
-        409 => "conflict_error",
-        429 => "rate_limit_error",
+    if let Some(kind) = ErrorKind::of_http(status.as_u16()) {
+        return kind.row().body_type;
+    }
+    match status {
+        StatusCode::PAYLOAD_TOO_LARGE
+        | StatusCode::URI_TOO_LONG
+        | StatusCode::UNSUPPORTED_MEDIA_TYPE
+        | StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => "validation_error",
+        StatusCode::TOO_MANY_REQUESTS => "rate_limit_error",
         _ => "api_error",
     }
 }
@@ -99,14 +104,14 @@ impl ApiError {
         let message = message.into();
         Self::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "VALIDATION_ERROR",
+            codes::VALIDATION_ERROR,
             message.clone(),
         )
         .field(field, code, message)
     }
 
     pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "NOT_FOUND", message)
+        Self::new(StatusCode::NOT_FOUND, codes::NOT_FOUND, message)
     }
 
     pub fn bad_gateway(detail: impl std::fmt::Display) -> Self {
@@ -131,13 +136,13 @@ impl ApiError {
     /// fallbacks, body limits), keeping no detail of the original.
     pub fn for_status(status: StatusCode) -> Self {
         let (code, message) = match status {
-            StatusCode::NOT_FOUND => ("NOT_FOUND", "no resource at this path"),
+            StatusCode::NOT_FOUND => (codes::NOT_FOUND, "no resource at this path"),
             StatusCode::METHOD_NOT_ALLOWED => {
                 ("METHOD_NOT_ALLOWED", "method not allowed on this resource")
             }
             StatusCode::PAYLOAD_TOO_LARGE => ("PAYLOAD_TOO_LARGE", "request body exceeds 1 MiB"),
             StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-                "UNSUPPORTED_MEDIA_TYPE",
+                codes::UNSUPPORTED_MEDIA_TYPE,
                 "request body must be sent as Content-Type: application/json",
             ),
             s if s.is_client_error() => ("BAD_REQUEST", "the request could not be processed"),
@@ -160,14 +165,14 @@ impl ApiError {
     }
 
     /// A status without this mesh's ErrorInfo: tonic's, a proxy's, the
-    /// identity layer's. Its HTTP status, or the whole answer when the
-    /// condition is the hop's own.
-    fn from_hop(status: &tonic::Status) -> Result<StatusCode, Self> {
+    /// identity layer's. The kind it amounts to, or the whole answer when
+    /// the condition is the hop's own.
+    fn from_hop(status: &tonic::Status) -> Result<ErrorKind, Self> {
         match status.code() {
-            Code::InvalidArgument | Code::OutOfRange => Ok(StatusCode::BAD_REQUEST),
-            Code::NotFound => Ok(StatusCode::NOT_FOUND),
+            Code::InvalidArgument | Code::OutOfRange => Ok(ErrorKind::BadRequest),
+            Code::NotFound => Ok(ErrorKind::NotFound),
             Code::AlreadyExists | Code::Aborted | Code::FailedPrecondition => {
-                Ok(StatusCode::CONFLICT)
+                Ok(ErrorKind::Conflict)
             }
             // The gateway's own credentials were refused, not the customer's.
             Code::Unauthenticated | Code::PermissionDenied => Err(Self::bad_gateway(format!(
@@ -216,31 +221,32 @@ impl ApiError {
             reason,
             violations,
         } = status_details(status);
-        let http = match kind {
+        let kind = match kind {
             Some(ErrorKind::Unavailable) => {
                 return Self::unavailable("a downstream service", status.message());
             }
             Some(ErrorKind::Internal) => return Self::bad_gateway(format!("{status:?}")),
-            Some(kind) => StatusCode::from_u16(kind.http_status())
-                .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            Some(kind) => kind,
             None => match Self::from_hop(status) {
-                Ok(http) => http,
+                Ok(kind) => kind,
                 Err(answer) => return answer,
             },
         };
+        let row = kind.row();
+        let http = StatusCode::from_u16(row.http).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         // Only a service's own refusal (it carries our ErrorInfo) speaks to
         // the client in its words; anything else (tonic's, a proxy's) might
-        // describe internals, so the client gets the status's generic text.
+        // describe internals, so the client gets its kind's words.
         let message = match reason {
             Some(_) => Cow::Owned(status.message().to_string()),
             None => {
                 tracing::warn!(code = ?status.code(), message = status.message(), "downstream refusal without error details");
-                Cow::Borrowed(generic_message(http))
+                Cow::Borrowed(row.message)
             }
         };
         Self {
             status: http,
-            code: Some(reason.map_or(Cow::Borrowed(default_code(http)), Cow::Owned)),
+            code: Some(reason.map_or(Cow::Borrowed(row.code), Cow::Owned)),
             message,
             errors: violations
                 .into_iter()
@@ -263,28 +269,6 @@ impl ApiError {
             errors: self.errors.clone(),
             cart: self.cart.clone(),
         }
-    }
-}
-
-fn generic_message(status: StatusCode) -> &'static str {
-    match status {
-        StatusCode::UNPROCESSABLE_ENTITY => "the request was not valid",
-        StatusCode::NOT_FOUND => "no such resource",
-        StatusCode::CONFLICT => "the request conflicts with the resource's state",
-        StatusCode::UNAUTHORIZED => "authentication is required",
-        StatusCode::FORBIDDEN => "not allowed",
-        _ => "the request could not be processed",
-    }
-}
-
-fn default_code(status: StatusCode) -> &'static str {
-    match status {
-        StatusCode::UNPROCESSABLE_ENTITY => "VALIDATION_ERROR",
-        StatusCode::NOT_FOUND => "NOT_FOUND",
-        StatusCode::CONFLICT => "CONFLICT",
-        StatusCode::UNAUTHORIZED => "UNAUTHORIZED",
-        StatusCode::FORBIDDEN => "FORBIDDEN",
-        _ => "BAD_REQUEST",
     }
 }
 

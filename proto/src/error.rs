@@ -29,69 +29,149 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// One kind's row of [`ErrorKind::TABLE`].
+#[derive(Debug, Clone, Copy)]
+pub struct KindRow {
+    pub kind: ErrorKind,
+    /// Its name on the wire (ErrorInfo metadata `kind`).
+    pub name: &'static str,
+    pub grpc: Code,
+    /// The HTTP status the gateway answers (a service's internal failure
+    /// is the gateway's 502: the fault is past the hop).
+    pub http: u16,
+    /// The error body's `type`.
+    pub body_type: &'static str,
+    /// The body's `code` and `message` when a status of the kind carries
+    /// none of its own (one from outside the mesh).
+    pub code: &'static str,
+    pub message: &'static str,
+}
+
+const fn row(
+    kind: ErrorKind,
+    name: &'static str,
+    grpc: Code,
+    http: u16,
+    body_type: &'static str,
+    code: &'static str,
+    message: &'static str,
+) -> KindRow {
+    KindRow {
+        kind,
+        name,
+        grpc,
+        http,
+        body_type,
+        code,
+        message,
+    }
+}
+
 impl ErrorKind {
-    /// Each kind: its name on the wire (ErrorInfo metadata `kind`), its
-    /// gRPC code, and the HTTP status the gateway answers (a service's
-    /// internal failure is the gateway's 502: the fault is past the hop).
-    /// A code shared by two kinds reads back as the first.
-    pub const TABLE: [(ErrorKind, &'static str, Code, u16); 8] = [
-        (
+    /// Each kind: its name on the wire, its gRPC code, its HTTP status, the
+    /// error body's `type`, and the code and message it is answered with
+    /// when it carries none. A code shared by two kinds reads back as the
+    /// first; so does an HTTP status.
+    pub const TABLE: [KindRow; 8] = [
+        row(
             ErrorKind::BadRequest,
             "bad_request",
             Code::InvalidArgument,
             400,
+            "validation_error",
+            "BAD_REQUEST",
+            "the request could not be processed",
         ),
-        (
+        row(
             ErrorKind::Validation,
             "validation",
             Code::InvalidArgument,
             422,
+            "validation_error",
+            codes::VALIDATION_ERROR,
+            "the request was not valid",
         ),
-        (ErrorKind::NotFound, "not_found", Code::NotFound, 404),
-        (
+        row(
+            ErrorKind::NotFound,
+            "not_found",
+            Code::NotFound,
+            404,
+            "not_found_error",
+            codes::NOT_FOUND,
+            "no such resource",
+        ),
+        row(
             ErrorKind::Conflict,
             "conflict",
             Code::FailedPrecondition,
             409,
+            "conflict_error",
+            "CONFLICT",
+            "the request conflicts with the resource's state",
         ),
-        (
+        row(
             ErrorKind::Unauthenticated,
             "unauthenticated",
             Code::Unauthenticated,
             401,
+            "auth_error",
+            "UNAUTHORIZED",
+            "authentication is required",
         ),
-        (
+        row(
             ErrorKind::PermissionDenied,
             "permission_denied",
             Code::PermissionDenied,
             403,
+            "auth_error",
+            "FORBIDDEN",
+            "not allowed",
         ),
-        (
+        row(
             ErrorKind::Unavailable,
             "unavailable",
             Code::Unavailable,
             503,
+            "api_error",
+            "SERVICE_UNAVAILABLE",
+            "a downstream service is temporarily unavailable",
         ),
-        (ErrorKind::Internal, "internal", Code::Internal, 502),
+        row(
+            ErrorKind::Internal,
+            "internal",
+            Code::Internal,
+            502,
+            "api_error",
+            "BAD_GATEWAY",
+            "a downstream service returned an invalid response",
+        ),
     ];
 
-    fn row(self) -> (ErrorKind, &'static str, Code, u16) {
+    pub fn row(self) -> KindRow {
         Self::TABLE
             .into_iter()
-            .find(|row| row.0 == self)
+            .find(|row| row.kind == self)
             .unwrap_or(Self::TABLE[7])
     }
 
+    /// The kind answered with HTTP `status`, if one is.
+    pub fn of_http(status: u16) -> Option<ErrorKind> {
+        Self::TABLE
+            .into_iter()
+            .find(|row| row.http == status)
+            .map(|row| row.kind)
+    }
+
     pub fn grpc_code(self) -> Code {
-        self.row().2
+        self.row().grpc
     }
 
     pub fn http_status(self) -> u16 {
-        self.row().3
+        self.row().http
     }
 
     pub fn name(self) -> &'static str {
-        self.row().1
+        self.row().name
     }
 
     /// The kind a service's status carries: `None` for a status without
@@ -107,16 +187,42 @@ impl ErrorKind {
         let named = info.metadata.get(KIND_KEY).and_then(|name| {
             Self::TABLE
                 .into_iter()
-                .find(|row| row.1 == name)
-                .map(|row| row.0)
+                .find(|row| row.name == name)
+                .map(|row| row.kind)
         });
         named.or_else(|| {
             Self::TABLE
                 .into_iter()
-                .find(|row| row.2 == status.code())
-                .map(|row| row.0)
+                .find(|row| row.grpc == status.code())
+                .map(|row| row.kind)
         })
     }
+}
+
+/// The codes (an error body's `code`, a field violation's `code`) answered
+/// from more than one place, by the kind they are answered as.
+pub mod codes {
+    // Validation (422), and its field violations' codes.
+    pub const VALIDATION_ERROR: &str = "VALIDATION_ERROR";
+    pub const REQUIRED: &str = "REQUIRED";
+    pub const INVALID_VALUE: &str = "INVALID_VALUE";
+    pub const INVALID_FORMAT: &str = "INVALID_FORMAT";
+    pub const OUT_OF_RANGE: &str = "OUT_OF_RANGE";
+    pub const TOO_LONG: &str = "TOO_LONG";
+    pub const UNSUPPORTED: &str = "UNSUPPORTED";
+    // A malformed request (400, and 415 at the edge).
+    pub const INVALID_FILTER: &str = "INVALID_FILTER";
+    pub const INVALID_QUERY_PARAMETER: &str = "INVALID_QUERY_PARAMETER";
+    pub const INVALID_SORT_FIELD: &str = "INVALID_SORT_FIELD";
+    pub const MALFORMED_JSON: &str = "MALFORMED_JSON";
+    pub const UNSUPPORTED_MEDIA_TYPE: &str = "UNSUPPORTED_MEDIA_TYPE";
+    // Not found (404).
+    pub const NOT_FOUND: &str = "NOT_FOUND";
+    // Conflict (409).
+    pub const CONCURRENT_MODIFICATION: &str = "CONCURRENT_MODIFICATION";
+    pub const CART_ORDERED: &str = "CART_ORDERED";
+    // Unavailable (503).
+    pub const CATALOG_UNAVAILABLE: &str = "CATALOG_UNAVAILABLE";
 }
 
 /// One field-level error (`errors[]` of the gateway's error body).
@@ -174,7 +280,7 @@ impl ServiceError {
     pub fn not_found(what: &str, id: &str) -> Self {
         Self::new(
             ErrorKind::NotFound,
-            "NOT_FOUND",
+            codes::NOT_FOUND,
             format!("{what} {} does not exist", excerpt(id)),
         )
     }
@@ -298,15 +404,15 @@ mod tests {
 
     #[test]
     fn every_kind_crosses_the_hop_as_itself() {
-        for (kind, _, code, _) in ErrorKind::TABLE {
+        for KindRow { kind, grpc, .. } in ErrorKind::TABLE {
             let status = Status::from(ServiceError::new(kind, "X", "m"));
-            assert_eq!(status.code(), code);
+            assert_eq!(status.code(), grpc);
             assert_eq!(ErrorKind::of_status(&status), Some(kind), "{kind:?}");
         }
         // Not ours: the hop decides, not the table.
         assert_eq!(ErrorKind::of_status(&Status::not_found("x")), None);
         let names: std::collections::HashSet<_> =
-            ErrorKind::TABLE.iter().map(|row| row.1).collect();
+            ErrorKind::TABLE.iter().map(|row| row.name).collect();
         assert_eq!(names.len(), ErrorKind::TABLE.len(), "one name each");
     }
 

@@ -4,6 +4,8 @@
 //! name made of them alone looks blank on a packing slip; one with a
 //! right-to-left override shows its letters in another order.
 
+use crate::error::codes;
+
 /// Bidi embeddings, overrides and isolates (U+202A-U+202E,
 /// U+2066-U+2069) and marks (LRM U+200E, RLM U+200F, ALM U+061C): they
 /// change the order the text around them is shown in.
@@ -80,14 +82,14 @@ impl NameProblem {
     pub fn describe(self) -> (&'static str, &'static str) {
         match self {
             NameProblem::Control => (
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "contains control characters, line separators or a byte-order mark",
             ),
             NameProblem::BidiControl => (
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "contains characters that change the direction of text",
             ),
-            NameProblem::Invisible => ("REQUIRED", "has no visible characters"),
+            NameProblem::Invisible => (codes::REQUIRED, "has no visible characters"),
         }
     }
 }

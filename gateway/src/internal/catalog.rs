@@ -5,6 +5,7 @@
 //! at once, search within 2 seconds.
 
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use axum::Json;
 use axum::body::Body;
@@ -164,18 +165,25 @@ pub async fn set_stock(
     _caller: ServiceCaller,
     ApiJson(body): ApiJson<StockBody>,
 ) -> Result<Json<CatalogChange>, ApiError> {
-    let changes = body
-        .changes
-        .filter(|c| !c.is_empty())
-        .ok_or_else(|| ApiError::invalid_field("changes", "REQUIRED", "changes is required"))?;
+    let changes = body.changes.filter(|c| !c.is_empty()).ok_or_else(|| {
+        ApiError::invalid_field("changes", codes::REQUIRED, "changes is required")
+    })?;
     if changes.len() > MAX_STOCK_CHANGES {
         let message = format!("at most {MAX_STOCK_CHANGES} changes a request");
-        return Err(ApiError::invalid_field("changes", "OUT_OF_RANGE", message));
+        return Err(ApiError::invalid_field(
+            "changes",
+            codes::OUT_OF_RANGE,
+            message,
+        ));
     }
     let mut levels = Vec::with_capacity(changes.len());
     for (i, c) in changes.into_iter().enumerate() {
         let sku = c.sku.map(Id::into_inner).ok_or_else(|| {
-            ApiError::invalid_field(&format!("changes[{i}].sku"), "REQUIRED", "sku is required")
+            ApiError::invalid_field(
+                &format!("changes[{i}].sku"),
+                codes::REQUIRED,
+                "sku is required",
+            )
         })?;
         let level = match (c.quantity, c.delta) {
             (Some(q), None) => stock_level::Level::Quantity(q),
@@ -184,7 +192,7 @@ pub async fn set_stock(
                 let message = "give exactly one of quantity and delta";
                 return Err(ApiError::invalid_field(
                     &format!("changes[{i}]"),
-                    "INVALID_VALUE",
+                    codes::INVALID_VALUE,
                     message,
                 ));
             }
@@ -245,7 +253,7 @@ fn refused(reply: ImportReply) -> Response {
         .into_iter()
         .map(|p| FieldError {
             field: format!("lines[{}].{}", p.line, p.field),
-            code: "INVALID_VALUE".to_string(),
+            code: codes::INVALID_VALUE.to_string(),
             message: p.message,
         })
         .collect();

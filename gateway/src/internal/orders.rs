@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::{FromRequestParts, Path, State};
 use axum::http::request::Parts;
+use storefront_proto::error::codes;
 use storefront_proto::orders::v1::{AdvanceOrderRequest, ListOrderUpdatesRequest};
 use utoipa::IntoParams;
 use utoipa::openapi::path::{Parameter, ParameterIn};
@@ -38,8 +39,9 @@ pub async fn set_status(
     let invalid = |code: &str, message: &str| ApiError::invalid_field("status", code, message);
     let status = body
         .status
-        .ok_or_else(|| invalid("REQUIRED", "status is required"))?;
-    let status = parse_status(&status).ok_or_else(|| invalid("INVALID_VALUE", "unknown status"))?;
+        .ok_or_else(|| invalid(codes::REQUIRED, "status is required"))?;
+    let status =
+        parse_status(&status).ok_or_else(|| invalid(codes::INVALID_VALUE, "unknown status"))?;
     let message = AdvanceOrderRequest {
         order_id,
         status: status as i32,
@@ -114,14 +116,14 @@ fn updates_request(raw: Option<&str>) -> Result<ListOrderUpdatesRequest, ApiErro
         match key.as_ref() {
             "status" => {
                 let status = parse_status(&value).ok_or_else(|| {
-                    invalid_parameter("status", "INVALID_VALUE", "unknown status".into())
+                    invalid_parameter("status", codes::INVALID_VALUE, "unknown status".into())
                 })?;
                 request.status = status as i32;
             }
             "updatedSince" => {
                 let since = timestamp(&value).ok_or_else(|| {
                     let message = "expected an RFC 3339 timestamp or a date".to_string();
-                    invalid_parameter("updatedSince", "INVALID_FORMAT", message)
+                    invalid_parameter("updatedSince", codes::INVALID_FORMAT, message)
                 })?;
                 request.updated_since = Some(since);
             }
@@ -133,7 +135,7 @@ fn updates_request(raw: Option<&str>) -> Result<ListOrderUpdatesRequest, ApiErro
                     .filter(|l| (1..=100).contains(l))
                     .ok_or_else(|| {
                         let message = "limit must be between 1 and 100".to_string();
-                        invalid_parameter("limit", "OUT_OF_RANGE", message)
+                        invalid_parameter("limit", codes::OUT_OF_RANGE, message)
                     })?;
             }
             _ => {}

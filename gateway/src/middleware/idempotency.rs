@@ -14,6 +14,7 @@
 //! token must not be revoked, and it is `private, no-store`.
 
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use aws_lc_rs::digest::{SHA256, digest};
 use axum::extract::{Request, State};
@@ -72,7 +73,7 @@ fn hex(bytes: &[u8]) -> String {
 fn bad_key(message: &'static str) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "INVALID_HEADER", message).field(
         "Idempotency-Key",
-        "INVALID_FORMAT",
+        codes::INVALID_FORMAT,
         message,
     )
 }

@@ -7,6 +7,7 @@ use axum::extract::{FromRequest, Request};
 use axum::http::{StatusCode, header};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
+use storefront_proto::error::codes;
 
 use crate::error::ApiError;
 use crate::model::bounded::read_field_error;
@@ -34,7 +35,7 @@ async fn read<S: Send + Sync>(req: Request, state: &S) -> Result<Bytes, ApiError
         } else {
             ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "MALFORMED_JSON",
+                codes::MALFORMED_JSON,
                 "the request body could not be read",
             )
         }
@@ -106,15 +107,15 @@ fn integral_floats_as_integers(value: &mut serde_json::Value) {
 /// quote nothing the client sent.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "MALFORMED_JSON", not_json(&e)))?;
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, codes::MALFORMED_JSON, not_json(&e)))?;
     if !value.is_object() {
         let message = "the request body must be a JSON object";
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "VALIDATION_ERROR",
+            codes::VALIDATION_ERROR,
             message,
         )
-        .field("body", "INVALID_FORMAT", message));
+        .field("body", codes::INVALID_FORMAT, message));
     }
     integral_floats_as_integers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|e| {
@@ -123,7 +124,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let (field, code, message) = refusal(path, &e.into_inner().to_string());
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
-            "VALIDATION_ERROR",
+            codes::VALIDATION_ERROR,
             format!("invalid field {field}"),
         )
         .field(field, code, message)
@@ -156,7 +157,7 @@ fn refusal(path: String, serde: &str) -> (String, &'static str, String) {
             format!("{path}.{missing}")
         };
         let message = format!("{field} is required");
-        return (field, "REQUIRED", message);
+        return (field, codes::REQUIRED, message);
     }
     let field = if path.is_empty() {
         "body".to_string()
@@ -165,10 +166,10 @@ fn refusal(path: String, serde: &str) -> (String, &'static str, String) {
     };
     if let Some((code, message)) = read_field_error(serde) {
         let code = match code {
-            "TOO_LONG" => "TOO_LONG",
-            "INVALID_FORMAT" => "INVALID_FORMAT",
-            "REQUIRED" => "REQUIRED",
-            _ => "INVALID_VALUE",
+            codes::TOO_LONG => codes::TOO_LONG,
+            codes::INVALID_FORMAT => codes::INVALID_FORMAT,
+            codes::REQUIRED => codes::REQUIRED,
+            _ => codes::INVALID_VALUE,
         };
         let message = format!("{field} {message}");
         return (field, code, message);
@@ -176,18 +177,18 @@ fn refusal(path: String, serde: &str) -> (String, &'static str, String) {
     let expected = serde.rsplit_once(", expected ").map(|(_, e)| e);
     let (code, message) = if serde.starts_with("invalid type") {
         let kind = expected.map_or("of another type", api_type);
-        ("INVALID_FORMAT", format!("{field} must be {kind}"))
+        (codes::INVALID_FORMAT, format!("{field} must be {kind}"))
     } else if serde.starts_with("unknown variant") {
         let allowed = expected.unwrap_or_default().replace('`', "");
-        ("INVALID_VALUE", format!("{field} must be {allowed}"))
+        (codes::INVALID_VALUE, format!("{field} must be {allowed}"))
     } else if let Some(kind) = expected.filter(|_| serde.starts_with("invalid value")) {
         (
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             format!("{field} must be {}", api_type(kind)),
         )
     } else {
         (
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             format!("{field} has a value that is not allowed"),
         )
     };

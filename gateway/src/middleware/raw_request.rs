@@ -9,6 +9,7 @@
 //! string over its limit is 414, a parameter value over 1 KiB is 400.
 
 use std::collections::HashSet;
+use storefront_proto::error::codes;
 
 use axum::extract::Request;
 use axum::http::StatusCode;
@@ -51,28 +52,28 @@ pub(crate) fn check_query(query: &str) -> Result<(), ApiError> {
         let Some(key) = text(raw_key) else {
             return Err(invalid_parameter(
                 "query",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "a query parameter name is not valid text".into(),
             ));
         };
         let Some(value) = text(raw_value) else {
             return Err(invalid_parameter(
                 &key,
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 format!("{key} is not valid UTF-8 text (or has control characters)"),
             ));
         };
         if value.is_empty() {
             return Err(invalid_parameter(
                 &key,
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 format!("{key} is empty; leave it out for its default"),
             ));
         }
         if value.len() > MAX_VALUE_BYTES {
             return Err(invalid_parameter(
                 &key,
-                "OUT_OF_RANGE",
+                codes::OUT_OF_RANGE,
                 format!("{key} is longer than {MAX_VALUE_BYTES} bytes"),
             ));
         }

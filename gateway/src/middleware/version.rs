@@ -5,6 +5,7 @@
 //! route's policy, once per request, into the request's extensions.
 
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
@@ -79,7 +80,7 @@ fn version_error(code: &str, message: &str) -> ApiError {
 fn header_version(value: Option<&HeaderValue>) -> Result<(u32, u32), ApiError> {
     let value = value.ok_or_else(|| {
         version_error(
-            "REQUIRED",
+            codes::REQUIRED,
             "the X-Api-Version header is required, e.g. v1.0",
         )
     })?;
@@ -89,7 +90,7 @@ fn header_version(value: Option<&HeaderValue>) -> Result<(u32, u32), ApiError> {
         .and_then(|s| parse_version(s, true))
         .ok_or_else(|| {
             version_error(
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "X-Api-Version must look like v<major>.<minor>, e.g. v1.0",
             )
         })
@@ -168,7 +169,7 @@ pub async fn api_version(
                     "API version v{major} is not supported here; live: v{}",
                     live[0]
                 );
-                return echo(version_error("UNSUPPORTED", &message).into_response());
+                return echo(version_error(codes::UNSUPPORTED, &message).into_response());
             }
             ApiVersion {
                 major,

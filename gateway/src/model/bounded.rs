@@ -6,6 +6,7 @@
 //! reader as a 422 `TOO_LONG` naming the field, before any call.
 
 use std::borrow::Cow;
+use storefront_proto::error::codes;
 
 use serde::{Deserialize, Deserializer};
 use storefront_proto::names::MAX_ID_CHARS;
@@ -38,15 +39,15 @@ impl Id {
     /// Whether `value` may be an id: why not, if it may not.
     pub fn check(value: &str) -> Result<(), (&'static str, String)> {
         if value.is_empty() {
-            Err(("REQUIRED", "must not be empty".into()))
+            Err((codes::REQUIRED, "must not be empty".into()))
         } else if value.chars().count() > MAX_ID_CHARS {
             Err((
-                "TOO_LONG",
+                codes::TOO_LONG,
                 format!("must be at most {MAX_ID_CHARS} characters"),
             ))
         } else if value.chars().any(char::is_control) {
             Err((
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "must not contain control characters".into(),
             ))
         } else {
@@ -105,7 +106,7 @@ impl<'de> Deserialize<'de> for DiscountCode {
             "a discount code is 1 to {} ASCII letters, digits, '-', '_' or '.'",
             storefront_proto::names::MAX_CODE_CHARS
         );
-        Err(field_error("INVALID_FORMAT", message))
+        Err(field_error(codes::INVALID_FORMAT, message))
     }
 }
 

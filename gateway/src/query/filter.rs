@@ -2,6 +2,7 @@
 //! (`filter[createdAt[gte]]=2025-01-01`), both into proto `Filter`s.
 
 use std::str::FromStr;
+use storefront_proto::error::codes;
 
 use axum::http::StatusCode;
 use storefront_proto::Timestamp;
@@ -23,7 +24,12 @@ fn filter(field: &str, op: FilterOperator, kind: Kind) -> Filter {
 
 /// A value typed by its field kind, or the field-level error code and message.
 fn typed(kind: FieldKind, raw: &str) -> Result<Kind, (&'static str, String)> {
-    let invalid = |what: &str| ("INVALID_VALUE", format!("expected {what}, got {raw:?}"));
+    let invalid = |what: &str| {
+        (
+            codes::INVALID_VALUE,
+            format!("expected {what}, got {raw:?}"),
+        )
+    };
     match kind {
         FieldKind::Text | FieldKind::Id if raw.is_empty() => Err(invalid("a non-empty value")),
         FieldKind::Text | FieldKind::Id => Ok(Kind::Text(raw.to_string())),
@@ -34,7 +40,7 @@ fn typed(kind: FieldKind, raw: &str) -> Result<Kind, (&'static str, String)> {
         FieldKind::Cents => match raw.parse::<i64>() {
             Ok(n) if n >= 0 => Ok(Kind::Integer(n)),
             Ok(_) => Err((
-                "OUT_OF_RANGE",
+                codes::OUT_OF_RANGE,
                 format!("expected an amount in cents of 0 or more, got {raw}"),
             )),
             Err(_) => Err(invalid("an integer amount in cents")),
@@ -80,19 +86,18 @@ pub fn check_count(structured: usize) -> Result<(), ApiError> {
         return Ok(());
     }
     let message = format!("at most {max} filter[...] filters can be combined");
-    Err(
-        ApiError::new(StatusCode::BAD_REQUEST, "INVALID_FILTER", message.clone()).field(
-            "filter",
-            "OUT_OF_RANGE",
-            message,
-        ),
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        codes::INVALID_FILTER,
+        message.clone(),
     )
+    .field("filter", codes::OUT_OF_RANGE, message))
 }
 
 fn invalid_filter(param: &str, code: &str, message: String) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,
-        "INVALID_FILTER",
+        codes::INVALID_FILTER,
         format!("invalid filter {param}: {message}"),
     )
     .field(param, code, message)
@@ -115,7 +120,7 @@ pub fn structured(param: &str, raw: &str, spec: &CollectionSpec) -> Result<Filte
     let malformed = || {
         invalid_filter(
             param,
-            "INVALID_FORMAT",
+            codes::INVALID_FORMAT,
             "expected filter[field] or filter[field[op]]".into(),
         )
     };
@@ -139,19 +144,19 @@ pub fn structured(param: &str, raw: &str, spec: &CollectionSpec) -> Result<Filte
             "cannot filter by {field:?}; filterable fields: {}",
             fields.join(", ")
         );
-        return Err(invalid_filter(param, "UNSUPPORTED", message));
+        return Err(invalid_filter(param, codes::UNSUPPORTED, message));
     };
     let op = operator(op).ok_or_else(|| {
         invalid_filter(
             param,
-            "UNSUPPORTED",
+            codes::UNSUPPORTED,
             format!("unknown operator {op:?}; use eq, ne, gt, gte, lt, lte"),
         )
     })?;
     if !kind.allows(op) {
         return Err(invalid_filter(
             param,
-            "UNSUPPORTED",
+            codes::UNSUPPORTED,
             format!("{field} supports only eq and ne"),
         ));
     }

@@ -11,6 +11,7 @@ mod sort;
 pub use storefront_domain::query::vocabulary as spec;
 
 use std::borrow::Cow;
+use storefront_proto::error::codes;
 
 use axum::http::StatusCode;
 use storefront_proto::common::v1::{Filter, ListQuery, PageRequest};
@@ -33,7 +34,7 @@ pub struct ParsedQuery {
 pub fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,
-        "INVALID_QUERY_PARAMETER",
+        codes::INVALID_QUERY_PARAMETER,
         message.clone(),
     )
     .field(field, code, message)

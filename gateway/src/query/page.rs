@@ -1,6 +1,7 @@
 //! `limit` and `offset`.
 
 use crate::error::ApiError;
+use storefront_proto::error::codes;
 
 use super::invalid_parameter;
 
@@ -21,14 +22,14 @@ impl Page<'_> {
                 let n: i64 = raw.trim().parse().map_err(|_| {
                     invalid_parameter(
                         "limit",
-                        "INVALID_FORMAT",
+                        codes::INVALID_FORMAT,
                         format!("limit must be an integer, got {raw:?}"),
                     )
                 })?;
                 if !(1..=i64::from(MAX_LIMIT)).contains(&n) {
                     return Err(invalid_parameter(
                         "limit",
-                        "OUT_OF_RANGE",
+                        codes::OUT_OF_RANGE,
                         format!("limit must be between 1 and {MAX_LIMIT}"),
                     ));
                 }
@@ -41,7 +42,7 @@ impl Page<'_> {
                 let n: i128 = raw.trim().parse().map_err(|_| {
                     invalid_parameter(
                         "offset",
-                        "INVALID_FORMAT",
+                        codes::INVALID_FORMAT,
                         format!("offset must be an integer, got {raw:?}"),
                     )
                 })?;
@@ -51,7 +52,7 @@ impl Page<'_> {
                     .ok_or_else(|| {
                         invalid_parameter(
                             "offset",
-                            "OUT_OF_RANGE",
+                            codes::OUT_OF_RANGE,
                             "offset must be 0 or more".to_string(),
                         )
                     })?

@@ -2,6 +2,7 @@
 
 use axum::http::StatusCode;
 use storefront_proto::common::v1::{SortDirection, SortField};
+use storefront_proto::error::codes;
 
 use crate::error::ApiError;
 
@@ -18,7 +19,7 @@ pub fn parse(values: &[&str], spec: &CollectionSpec) -> Result<Vec<SortField>, A
             other => {
                 return Err(invalid_parameter(
                     "sort",
-                    "INVALID_VALUE",
+                    codes::INVALID_VALUE,
                     format!("sort direction must be asc or desc, got {other:?}"),
                 ));
             }
@@ -30,10 +31,10 @@ pub fn parse(values: &[&str], spec: &CollectionSpec) -> Result<Vec<SortField>, A
             );
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                "INVALID_SORT_FIELD",
+                codes::INVALID_SORT_FIELD,
                 message.clone(),
             )
-            .field("sort", "UNSUPPORTED", message));
+            .field("sort", codes::UNSUPPORTED, message));
         }
         out.push(SortField {
             field: field.to_string(),

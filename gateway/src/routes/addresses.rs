@@ -7,6 +7,7 @@ use storefront_proto::customers::v1::{
     CreateAddressRequest, DeleteAddressRequest, GetAddressRequest, ListAddressesRequest,
     ReplaceAddressRequest,
 };
+use storefront_proto::error::codes;
 
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
@@ -61,7 +62,7 @@ pub async fn list_addresses(
         (status = 201, description = "The new address", body = Address),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "LIMIT_REACHED: the customer has MAX_ADDRESSES (50) addresses", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
     ))]
 pub async fn create_address(
@@ -122,7 +123,7 @@ pub async fn get_address(
         (status = 200, description = "The address now", body = Address),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 404, description = "No such address", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
     ))]
 pub async fn replace_address(

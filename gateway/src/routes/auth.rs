@@ -9,6 +9,7 @@ use storefront_proto::cart::v1::MergeCartsRequest;
 use storefront_proto::customers::v1::{
     LoginRequest, LogoutRequest, RefreshRequest, StartGuestRequest,
 };
+use storefront_proto::error::codes;
 use storefront_proto::names::MAX_EMAIL_CHARS;
 
 use crate::bff_token::Shopper;
@@ -25,9 +26,9 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/auth/login", tag = "Authentication", request_body = LoginBody, security((), ("BFFToken" = [])),
     responses(
         (status = 200, description = "Logged in; send accessToken as X-BFF-Token. A customer has at most MAX_SESSIONS (20) sessions: this login ends the oldest beyond it. With a guest's token in X-BFF-Token (optional), the guest's active cart is merged into the customer's (CART_MERGE_STRATEGY: `merge` into their latest active cart of its currency, or `keep-guest` as a new cart of theirs), every line priced afresh and every code checked again; `mergeReport` says what was added, changed and dropped, and why; the guest's token stops working. However many logins race with one guest token, the cart is merged once. A token that is not a valid guest's is ignored", body = LoginResult),
-        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 400, description = codes::MALFORMED_JSON, body = ErrorBody),
         (status = 401, description = "INVALID_CREDENTIALS, for a wrong password and an unknown email alike", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: a missing field, an emailAddress over 254 characters once trimmed (TOO_LONG), or the captcha rejected (field gRecaptchaResponse)", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts from this IP address; too many failed password checks for this account from this network (login-email, RATE_LIMIT_LOGIN_EMAIL); or, past the account's ceiling over all networks (login-account, RATE_LIMIT_LOGIN_ACCOUNT), an attempt from a network the account has not logged in from. Requests refused for validation or the captcha never count; see Retry-After", body = ErrorBody),
         (status = 503, description = "RATE_LIMITER_UNAVAILABLE (login limits cannot be checked), or the customers service or captcha verifier is unavailable", body = ErrorBody),
@@ -53,7 +54,7 @@ pub async fn login(
     {
         return Err(ApiError::invalid_field(
             "emailAddress",
-            "TOO_LONG",
+            codes::TOO_LONG,
             format!("emailAddress must be at most {MAX_EMAIL_CHARS} characters"),
         ));
     }
@@ -167,7 +168,7 @@ pub async fn guest(
     responses(
         (status = 200, description = "A new pair; the refresh token sent is used up", body = LoginResult),
         (status = 401, description = "INVALID_REFRESH_TOKEN, SESSION_REVOKED, or REFRESH_TOKEN_REUSED (which revokes the whole session)", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: grantType must be refresh_token; refreshToken required", body = ErrorBody),
     ))]
 pub async fn token(
@@ -180,20 +181,20 @@ pub async fn token(
         None => {
             return Err(ApiError::invalid_field(
                 "grantType",
-                "REQUIRED",
+                codes::REQUIRED,
                 "grantType is required",
             ));
         }
         Some(_) => {
             return Err(ApiError::invalid_field(
                 "grantType",
-                "UNSUPPORTED",
+                codes::UNSUPPORTED,
                 "grantType must be refresh_token",
             ));
         }
     }
     let refresh_token = body.refresh_token.map(Id::into_inner).ok_or_else(|| {
-        ApiError::invalid_field("refreshToken", "REQUIRED", "refreshToken is required")
+        ApiError::invalid_field("refreshToken", codes::REQUIRED, "refreshToken is required")
     })?;
     Ok(Json(LoginResult::from(
         state
@@ -210,10 +211,10 @@ pub async fn token(
     request_body(content = Option<LogoutBody>, description = "Optional: `refreshToken` ends its session even when the access token has expired; without a body the X-BFF-Token is required"),
     responses(
         (status = 204, description = "Logged out"),
-        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 400, description = codes::MALFORMED_JSON, body = ErrorBody),
         (status = 401, description = "No valid X-BFF-Token and no refreshToken, or INVALID_REFRESH_TOKEN", body = ErrorBody),
         (status = 415, description = "UNSUPPORTED_MEDIA_TYPE: a body that is not JSON", body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR", body = ErrorBody),
+        (status = 422, description = codes::VALIDATION_ERROR, body = ErrorBody),
     ))]
 pub async fn logout(
     State(state): State<AppState>,

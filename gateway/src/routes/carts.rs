@@ -6,6 +6,7 @@ use storefront_proto::cart::v1::{
     AddLineItemRequest, CreateCartRequest, DeleteCartRequest, GetCartRequest,
     RemoveLineItemRequest, UpdateCartRequest, UpdateLineItemRequest,
 };
+use storefront_proto::error::codes;
 
 use crate::bff_token::Shopper;
 use crate::error::{ApiError, ErrorBody};
@@ -17,7 +18,7 @@ use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
 fn required(field: &str) -> ApiError {
-    ApiError::invalid_field(field, "REQUIRED", format!("{field} is required"))
+    ApiError::invalid_field(field, codes::REQUIRED, format!("{field} is required"))
 }
 
 /// Starts a cart for the caller.
@@ -103,7 +104,7 @@ pub async fn delete_cart(
         (status = 200, description = "The repriced cart", body = Cart),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CONCURRENT_MODIFICATION (stale version) or CART_ORDERED", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR on discountCode: unknown, expired, not yet active, minimum not met, or nothing in the cart qualifies", body = ErrorBody),
     ))]
 pub async fn update_cart(
@@ -140,7 +141,7 @@ pub async fn update_cart(
         (status = 200, description = "The repriced cart", body = Cart),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED, or LIMIT_REACHED: the cart has MAX_CART_LINES (100) distinct lines", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: productId, variantId (unknown, not for sale, out of stock), quantity (1-99, stock)", body = ErrorBody),
     ))]
 pub async fn add_line_item(
@@ -178,8 +179,8 @@ pub async fn add_line_item(
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
         (status = 404, description = "No such cart or line", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 409, description = codes::CART_ORDERED, body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: quantity 1-99", body = ErrorBody),
     ))]
 pub async fn update_line_item(
@@ -210,7 +211,7 @@ pub async fn update_line_item(
     responses(
         (status = 200, description = "The repriced cart", body = Cart),
         (status = 404, description = "No such cart or line", body = ErrorBody),
-        (status = 409, description = "CART_ORDERED", body = ErrorBody),
+        (status = 409, description = codes::CART_ORDERED, body = ErrorBody),
     ))]
 pub async fn remove_line_item(
     State(state): State<AppState>,

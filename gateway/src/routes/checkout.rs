@@ -12,6 +12,7 @@ use storefront_proto::cart::v1::{
 };
 use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::customers::v1::{AddressInput, GetAddressRequest};
+use storefront_proto::error::codes;
 
 use crate::bff_token::Shopper;
 use crate::error::{ApiError, ErrorBody};
@@ -31,7 +32,7 @@ use crate::state::AppState;
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); HOLD_LIMIT_REACHED: the checkout would take the caller (a guest: HOLD_LIMIT_PER_VARIANT 10 of one variant, HOLD_LIMIT_TOTAL 100 in all; a customer: HOLD_LIMIT_PER_VARIANT_CUSTOMER 50, HOLD_LIMIT_TOTAL_CUSTOMER 500) or its client network (HOLD_LIMIT_PER_VARIANT_NETWORK 100, HOLD_LIMIT_TOTAL_NETWORK 1000) past what it may hold in open checkouts; nothing held, the message names the limit and its setting, `errors` the lines past a per-variant limit (lineItems.{lineId}) or cartId", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many checkouts opened from this client network (checkout, RATE_LIMIT_CHECKOUT, 30 a minute) or in this session (checkout-session, RATE_LIMIT_CHECKOUT_SESSION, 10 a minute); see Retry-After", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: cartId; shippingAddressId (unknown, or sent by a guest); shippingAddress (required of a guest, sent with shippingAddressId, or a field against the address book's rules: shippingAddress.{field}); neither sent; or an empty cart", body = ErrorBody),
     ))]
 pub async fn create_checkout(
@@ -44,7 +45,7 @@ pub async fn create_checkout(
     let cart_id = body
         .cart_id
         .map(Id::into_inner)
-        .ok_or_else(|| ApiError::invalid_field("cartId", "REQUIRED", "cartId is required"))?;
+        .ok_or_else(|| ApiError::invalid_field("cartId", codes::REQUIRED, "cartId is required"))?;
     let address = shipping_address(
         &state,
         &correlation,
@@ -79,12 +80,12 @@ async fn shipping_address(
     match (address_id, given) {
         (Some(_), Some(_)) => Err(ApiError::invalid_field(
             "shippingAddress",
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             "send shippingAddressId or shippingAddress, not both",
         )),
         (Some(_), None) if customer.is_guest() => Err(ApiError::invalid_field(
             "shippingAddressId",
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             "a guest has no address book: send shippingAddress",
         )),
         (Some(address_id), None) => {
@@ -97,7 +98,7 @@ async fn shipping_address(
                 Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
                     Err(ApiError::invalid_field(
                         "shippingAddressId",
-                        "INVALID_VALUE",
+                        codes::INVALID_VALUE,
                         "no such address in your address book",
                     ))
                 }
@@ -119,12 +120,12 @@ async fn shipping_address(
         }
         (None, None) if customer.is_guest() => Err(ApiError::invalid_field(
             "shippingAddress",
-            "REQUIRED",
+            codes::REQUIRED,
             "shippingAddress is required",
         )),
         (None, None) => Err(ApiError::invalid_field(
             "shippingAddressId",
-            "REQUIRED",
+            codes::REQUIRED,
             "shippingAddressId (or shippingAddress) is required",
         )),
     }

@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use storefront_proto::customers::v1::{
     GetCustomerRequest, GetPreferencesRequest, SignUpRequest, UpdatePreferencesRequest,
 };
+use storefront_proto::error::codes;
 
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
@@ -23,8 +24,8 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/customers", tag = "Customers", request_body = SignUpBody,
     responses(
         (status = 202, description = "Accepted, for a new address and an existing one alike (same status, body and cost): a new account is created and can log in at once; the owner of an existing one is told by mail that someone tried to sign up with it. Budget: RATE_LIMIT_SIGNUP per client IP", body = SignUpAccepted),
-        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 400, description = codes::MALFORMED_JSON, body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR, one entry per bad field (emailAddress, password, firstName, lastName, gRecaptchaResponse)", body = ErrorBody),
     ))]
 pub async fn sign_up(
@@ -83,7 +84,7 @@ pub async fn get_customer(
         (status = 200, description = "The updated profile, with its new version", body = CustomerProfile),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "CONCURRENT_MODIFICATION: the version sent is stale", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: version, firstName, lastName, phone, dateOfBirth", body = ErrorBody),
     ))]
 pub async fn update_customer(
@@ -138,7 +139,7 @@ pub async fn get_preferences(
     responses(
         (status = 200, description = "The preferences now", body = Preferences),
         (status = 403, description = "Another customer's id", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: preferredLocale (xx-XX), preferredCurrency (AUD, NZD)", body = ErrorBody),
     ))]
 pub async fn update_preferences(

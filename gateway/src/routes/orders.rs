@@ -5,6 +5,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
+use storefront_proto::error::codes;
 use storefront_proto::orders::v1::{
     CancelOrderRequest, GetOrderRequest, ListOrdersRequest, Order, OrderStatus,
 };
@@ -151,7 +152,7 @@ pub async fn get_order(
         (status = 200, description = "The cancelled order", body = OrderV2),
         (status = 404, description = "No such order of the caller's", body = ErrorBody),
         (status = 409, description = "INVALID_STATE_TRANSITION: the order has shipped or been delivered", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: status missing, unknown, or one a customer cannot set", body = ErrorBody),
     ))]
 pub async fn update_order(
@@ -164,20 +165,20 @@ pub async fn update_order(
 ) -> Result<Response, ApiError> {
     let status = body
         .status
-        .ok_or_else(|| ApiError::invalid_field("status", "REQUIRED", "status is required"))?;
+        .ok_or_else(|| ApiError::invalid_field("status", codes::REQUIRED, "status is required"))?;
     match parse_status(&status) {
         Some(OrderStatus::Cancelled) => {}
         Some(_) => {
             return Err(ApiError::invalid_field(
                 "status",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 "customers may only set status CANCELLED",
             ));
         }
         None => {
             return Err(ApiError::invalid_field(
                 "status",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 "unknown status",
             ));
         }

@@ -3,6 +3,7 @@
 use axum::Json;
 use axum::extract::State;
 use storefront_proto::cart::v1::ListPromotionsRequest;
+use storefront_proto::error::codes;
 
 use super::products::page_of;
 use crate::error::{ApiError, ErrorBody};
@@ -16,7 +17,7 @@ use crate::state::AppState;
 #[utoipa::path(get, path = "/promotions", tag = "Cart", params(Listing<SubCollection>),
     responses(
         (status = 200, description = "A page of active promotions", body = Paged<Promotion>),
-        (status = 400, description = "INVALID_QUERY_PARAMETER", body = ErrorBody),
+        (status = 400, description = codes::INVALID_QUERY_PARAMETER, body = ErrorBody),
     ))]
 pub async fn list_promotions(
     State(state): State<AppState>,

@@ -1,6 +1,7 @@
 //! Full-text search and suggestions (public).
 
 use axum::extract::State;
+use storefront_proto::error::codes;
 use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
 
 use super::params::{Currency, Locale, SearchText, SuggestLimit};
@@ -45,7 +46,7 @@ pub async fn search(
 #[utoipa::path(get, path = "/search/suggestions", tag = "Search", params(SearchText, SuggestLimit, Locale, Currency),
     responses(
         (status = 200, description = "Completions and the top matching products", body = Suggestions),
-        (status = 400, description = "INVALID_QUERY_PARAMETER", body = ErrorBody),
+        (status = 400, description = codes::INVALID_QUERY_PARAMETER, body = ErrorBody),
     ))]
 pub async fn suggestions(
     State(state): State<AppState>,

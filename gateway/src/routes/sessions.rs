@@ -9,6 +9,7 @@ use storefront_proto::common::v1::PageInfo;
 use storefront_proto::customers::v1::{
     ChangePasswordRequest, EndSessionRequest, GetCustomerRequest, ListSessionsRequest,
 };
+use storefront_proto::error::codes;
 
 use crate::bff_token::Customer;
 use crate::error::{ApiError, ErrorBody};
@@ -95,11 +96,11 @@ pub async fn end_session(
     request_body = PasswordBody,
     responses(
         (status = 204, description = "Changed; every other session ended"),
-        (status = 400, description = "MALFORMED_JSON", body = ErrorBody),
+        (status = 400, description = codes::MALFORMED_JSON, body = ErrorBody),
         (status = 401, description = "UNAUTHORIZED: no, an invalid or a revoked token", body = ErrorBody),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "CONCURRENT_MODIFICATION: the password changed meanwhile", body = ErrorBody),
-        (status = 415, description = "UNSUPPORTED_MEDIA_TYPE", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR: currentPassword missing (REQUIRED) or not correct (INVALID_VALUE); newPassword against the password policy", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many attempts in this session (password-change, RATE_LIMIT_PASSWORD_CHANGE, 5 in 15 minutes), or the account's failed password checks from this network are used up (login-email, RATE_LIMIT_LOGIN_EMAIL; a wrong currentPassword counts there as a failed login does); see Retry-After", body = ErrorBody),
     ))]
@@ -153,7 +154,7 @@ pub async fn change_password(
             let wrong = error
                 .errors
                 .iter()
-                .any(|f| f.field == "currentPassword" && f.code == "INVALID_VALUE");
+                .any(|f| f.field == "currentPassword" && f.code == codes::INVALID_VALUE);
             if wrong {
                 failures.record(&email, &network).await;
             }

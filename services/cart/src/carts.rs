@@ -2,6 +2,7 @@
 //! stored cart, retried on conflict, so concurrent changes all land.
 
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use prost::Message;
 
@@ -68,7 +69,7 @@ fn written<R>(updated: Updated<R, Vec<u8>>, cart_id: &str) -> Result<EncodedCart
         Updated::Missing => Err(not_found(cart_id)),
         Updated::Contended => Err(ServiceError::new(
             ErrorKind::Conflict,
-            "CONCURRENT_MODIFICATION",
+            codes::CONCURRENT_MODIFICATION,
             "the cart is busy; retry",
         )),
     }
@@ -80,7 +81,7 @@ fn quantity(q: u32) -> Result<u32, ServiceError> {
     } else {
         Err(invalid(
             "quantity",
-            "OUT_OF_RANGE",
+            codes::OUT_OF_RANGE,
             format!("quantity must be between 1 and {MAX_QUANTITY}"),
         ))
     }
@@ -110,7 +111,7 @@ impl Carts {
         if !CURRENCIES.contains(&currency) {
             return Err(invalid(
                 "currencyCode",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 format!("currencyCode must be one of {}", CURRENCIES.join(", ")),
             ));
         }
@@ -192,7 +193,7 @@ impl Carts {
             if cart.state == CartState::Ordered as i32 {
                 return Err(ServiceError::new(
                     ErrorKind::Conflict,
-                    "CART_ORDERED",
+                    codes::CART_ORDERED,
                     "this cart was ordered; start a new one",
                 ));
             }
@@ -234,7 +235,7 @@ impl Carts {
             if req.version > 0 && version(cart) != req.version {
                 return Err(ServiceError::new(
                     ErrorKind::Conflict,
-                    "CONCURRENT_MODIFICATION",
+                    codes::CONCURRENT_MODIFICATION,
                     "the cart changed since you read it",
                 ));
             }
@@ -274,14 +275,14 @@ impl Carts {
             if total > MAX_QUANTITY {
                 return Err(invalid(
                     "quantity",
-                    "OUT_OF_RANGE",
+                    codes::OUT_OF_RANGE,
                     format!("at most {MAX_QUANTITY} of one item per cart"),
                 ));
             }
             if total > available {
                 return Err(invalid(
                     "quantity",
-                    "OUT_OF_RANGE",
+                    codes::OUT_OF_RANGE,
                     format!("only {available} left in stock"),
                 ));
             }
@@ -324,7 +325,7 @@ impl Carts {
         if q > available {
             return Err(invalid(
                 "quantity",
-                "OUT_OF_RANGE",
+                codes::OUT_OF_RANGE,
                 format!("only {available} left in stock"),
             ));
         }

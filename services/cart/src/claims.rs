@@ -5,6 +5,7 @@
 
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::cart::v1::{Cart, CartState};
+use storefront_proto::error::codes;
 
 use crate::carts::{Carts, touch, version};
 
@@ -32,7 +33,7 @@ impl Carts {
                 }
                 return Err(ServiceError::new(
                     ErrorKind::Conflict,
-                    "CART_ORDERED",
+                    codes::CART_ORDERED,
                     "this cart was already ordered through another checkout",
                 ));
             }

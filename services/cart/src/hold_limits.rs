@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
@@ -325,7 +326,7 @@ impl Ledgers {
         }
         Err(ServiceError::new(
             ErrorKind::Conflict,
-            "CONCURRENT_MODIFICATION",
+            codes::CONCURRENT_MODIFICATION,
             "too many checkouts at once; retry",
         ))
     }

@@ -8,6 +8,7 @@
 //! sold their units: every replica sweeps it.
 
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::Store;
@@ -114,11 +115,10 @@ impl Holds {
             lines,
             hold_id,
         };
-        let reply = self
-            .catalog
-            .adjust_stock(message)
-            .await
-            .map_err(|e| e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable"))?;
+        let reply =
+            self.catalog.adjust_stock(message).await.map_err(|e| {
+                e.unavailable(codes::CATALOG_UNAVAILABLE, "the catalog is unreachable")
+            })?;
         Ok(reply.shortages)
     }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use storefront_platform::client::call::CallError;
 use storefront_platform::error::ServiceError;
@@ -16,7 +17,7 @@ use crate::offer::{invalid, line_of, no_such_product, product_id};
 
 /// The catalog failing, in words that never quote the client.
 fn catalog_unavailable(e: &CallError) -> ServiceError {
-    e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable")
+    e.unavailable(codes::CATALOG_UNAVAILABLE, "the catalog is unreachable")
 }
 
 impl Carts {
@@ -29,7 +30,7 @@ impl Carts {
         if product_id.is_empty() {
             return Err(invalid(
                 "productId",
-                "REQUIRED",
+                codes::REQUIRED,
                 "productId is required".into(),
             ));
         }

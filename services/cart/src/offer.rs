@@ -6,18 +6,23 @@ use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError, excerp
 use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{Product, ProductStatus};
 use storefront_proto::common::v1::LineItem;
+use storefront_proto::error::codes;
 
 /// 422 naming `field`.
 pub(crate) fn invalid(field: &str, code: &'static str, message: String) -> ServiceError {
-    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone())
-        .with_violation(FieldViolation::new(field, code, message))
+    ServiceError::new(
+        ErrorKind::Validation,
+        codes::VALIDATION_ERROR,
+        message.clone(),
+    )
+    .with_violation(FieldViolation::new(field, code, message))
 }
 
 /// A product id the catalog does not know.
 pub(crate) fn no_such_product(product_id: &str) -> ServiceError {
     invalid(
         "productId",
-        "INVALID_VALUE",
+        codes::INVALID_VALUE,
         format!("product {} does not exist", excerpt(product_id)),
     )
 }
@@ -34,7 +39,7 @@ pub(crate) fn line_of(
     if stock == 0 {
         return Err(invalid(
             "variantId",
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             "this variant is out of stock".into(),
         ));
     }
@@ -51,7 +56,7 @@ pub(crate) fn priced(
     if product.status != ProductStatus::Active as i32 {
         return Err(invalid(
             "productId",
-            "INVALID_VALUE",
+            codes::INVALID_VALUE,
             "this product is not for sale".into(),
         ));
     }
@@ -62,7 +67,7 @@ pub(crate) fn priced(
         .ok_or_else(|| {
             invalid(
                 "variantId",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 format!("variant {variant_id} does not exist"),
             )
         })?;
@@ -81,7 +86,7 @@ pub(crate) fn priced(
         .ok_or_else(|| {
             invalid(
                 "variantId",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 format!("this variant is not sold in {currency}"),
             )
         })?;

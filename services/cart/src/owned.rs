@@ -6,6 +6,7 @@
 
 use storefront_platform::error::ServiceError;
 use storefront_proto::cart::v1::{Cart, CartState};
+use storefront_proto::error::codes;
 
 use crate::carts::{Carts, cart_key, limit_reached};
 
@@ -61,7 +62,7 @@ impl Carts {
         }
         Err(ServiceError::new(
             storefront_platform::error::ErrorKind::Conflict,
-            "CONCURRENT_MODIFICATION",
+            codes::CONCURRENT_MODIFICATION,
             "carts are being created concurrently; retry",
         ))
     }

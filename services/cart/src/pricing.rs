@@ -4,6 +4,7 @@
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::cart::v1::Cart;
+use storefront_proto::error::codes;
 
 pub use crate::discounts::{discount_of, distribute, money};
 use crate::promotions::Catalogue;
@@ -66,8 +67,9 @@ pub fn reprice(
 /// 422: a cart whose amounts would pass what 64-bit minor units hold.
 fn too_large() -> ServiceError {
     let message = "the cart's amounts are larger than the shop can total";
-    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
-        .with_violation(FieldViolation::new("lineItems", "OUT_OF_RANGE", message))
+    ServiceError::new(ErrorKind::Validation, codes::VALIDATION_ERROR, message).with_violation(
+        FieldViolation::new("lineItems", codes::OUT_OF_RANGE, message),
+    )
 }
 
 /// The GST included in a total: 1/11 in Australia, 3/23 in New Zealand,

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use serde::Deserialize;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
@@ -79,7 +80,7 @@ struct Amount {
 fn refused(violations: Vec<FieldViolation>) -> ServiceError {
     let mut e = ServiceError::new(
         ErrorKind::Validation,
-        "VALIDATION_ERROR",
+        codes::VALIDATION_ERROR,
         "the promotions are refused; none changed",
     );
     e.violations = violations;
@@ -87,7 +88,7 @@ fn refused(violations: Vec<FieldViolation>) -> ServiceError {
 }
 
 fn bad(field: String, message: &str) -> FieldViolation {
-    FieldViolation::new(field, "INVALID_VALUE", message)
+    FieldViolation::new(field, codes::INVALID_VALUE, message)
 }
 
 fn amounts(field: &str, given: &[Amount], out: &mut Vec<FieldViolation>) -> Vec<Money> {
@@ -291,7 +292,7 @@ pub async fn store(store: &Store, json: &[u8]) -> Result<(), ServiceError> {
     }
     Err(ServiceError::new(
         ErrorKind::Conflict,
-        "CONCURRENT_MODIFICATION",
+        codes::CONCURRENT_MODIFICATION,
         "the promotions are being changed; retry",
     ))
 }

@@ -3,6 +3,7 @@
 //! dates, reached by one or several codes, stackable or not.
 
 use std::collections::{BTreeMap, HashMap};
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::Timestamp;
@@ -27,9 +28,16 @@ fn seconds(ts: Option<&Timestamp>) -> Option<i64> {
 }
 
 fn rejected(message: String) -> ServiceError {
-    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message.clone()).with_violation(
-        FieldViolation::new("discountCode", "INVALID_VALUE", message),
+    ServiceError::new(
+        ErrorKind::Validation,
+        codes::VALIDATION_ERROR,
+        message.clone(),
     )
+    .with_violation(FieldViolation::new(
+        "discountCode",
+        codes::INVALID_VALUE,
+        message,
+    ))
 }
 
 impl Catalogue {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use storefront_domain::catalog::{ProductFacts, meta_id};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
@@ -56,7 +57,7 @@ fn stale(current: Option<i64>) -> ServiceError {
         Some(v) => format!("the product is at version {v}; read it again"),
         None => "the product does not exist, so it has no version yet".to_string(),
     };
-    ServiceError::new(ErrorKind::Conflict, "CONCURRENT_MODIFICATION", message)
+    ServiceError::new(ErrorKind::Conflict, codes::CONCURRENT_MODIFICATION, message)
 }
 
 fn version_of(p: &Product) -> i64 {
@@ -293,7 +294,7 @@ impl Catalog {
             let Some(row) = row else {
                 problems.push(FieldViolation::new(
                     format!("{field}.sku"),
-                    "INVALID_VALUE",
+                    codes::INVALID_VALUE,
                     "no variant has this SKU",
                 ));
                 continue;
@@ -305,7 +306,7 @@ impl Catalog {
             let Some(variant) = product.variants.iter_mut().find(|v| v.sku == level.sku) else {
                 problems.push(FieldViolation::new(
                     format!("{field}.sku"),
-                    "INVALID_VALUE",
+                    codes::INVALID_VALUE,
                     "no variant has this SKU",
                 ));
                 continue;
@@ -319,7 +320,7 @@ impl Catalog {
             if !(0..=i64::from(u32::MAX)).contains(&quantity) {
                 problems.push(FieldViolation::new(
                     format!("{field}.delta"),
-                    "OUT_OF_RANGE",
+                    codes::OUT_OF_RANGE,
                     format!("stock would be {quantity}; it cannot go below 0"),
                 ));
                 continue;
@@ -329,7 +330,7 @@ impl Catalog {
         if !problems.is_empty() {
             let mut e = ServiceError::new(
                 ErrorKind::Validation,
-                "VALIDATION_ERROR",
+                codes::VALIDATION_ERROR,
                 "stock changes refused; none applied",
             );
             e.violations = problems;

@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex};
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::catalog::v1::{
@@ -153,10 +154,10 @@ fn shortage(sku: &str, requested: u32, available: u32) -> StockShortage {
 fn invalid(field: &str, message: &str) -> ServiceError {
     ServiceError::new(
         ErrorKind::Validation,
-        "VALIDATION_ERROR",
+        codes::VALIDATION_ERROR,
         format!("{field} {message}"),
     )
-    .with_violation(FieldViolation::new(field, "INVALID_VALUE", message))
+    .with_violation(FieldViolation::new(field, codes::INVALID_VALUE, message))
 }
 
 fn validate(req: &AdjustStockRequest) -> Result<(), ServiceError> {

@@ -5,6 +5,7 @@
 //! entry) and try again. Readers never wait: a version is swapped in whole.
 
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use storefront_platform::error::ServiceError;
 use storefront_proto::catalog::storage::v1::{Head, JournalEntry};
@@ -22,7 +23,7 @@ const CLAIM_TRIES: usize = 64;
 fn busy() -> ServiceError {
     ServiceError::new(
         storefront_platform::error::ErrorKind::Conflict,
-        "CONCURRENT_MODIFICATION",
+        codes::CONCURRENT_MODIFICATION,
         "the catalog is changing fast; retry",
     )
 }

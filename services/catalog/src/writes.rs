@@ -6,6 +6,7 @@
 
 use std::io::BufReader;
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use bytes::Bytes;
 use storefront_domain::catalog::meta_id;
@@ -30,16 +31,16 @@ use crate::store::{Catalog, Parts};
 fn invalid(violations: Vec<FieldViolation>) -> ServiceError {
     let fields: Vec<&str> = violations.iter().map(|v| v.field.as_str()).collect();
     let message = format!("invalid fields: {}", fields.join(", "));
-    let mut e = ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message);
+    let mut e = ServiceError::new(ErrorKind::Validation, codes::VALIDATION_ERROR, message);
     e.violations = violations;
     e
 }
 
 fn violation(field: String, message: String) -> FieldViolation {
     let code = if message == "is required" {
-        "REQUIRED"
+        codes::REQUIRED
     } else {
-        "INVALID_VALUE"
+        codes::INVALID_VALUE
     };
     FieldViolation::new(field, code, message)
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::content::v1::content_service_server::ContentService;
@@ -46,7 +47,7 @@ impl ContentApi {
         self.current().document(key, locale).ok_or_else(|| {
             ServiceError::new(
                 ErrorKind::NotFound,
-                "NOT_FOUND",
+                codes::NOT_FOUND,
                 format!("no {what} in {locale} or its fallbacks"),
             )
         })

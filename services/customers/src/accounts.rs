@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use serde::{Deserialize, Serialize};
 use storefront_domain::customer_token::{revoked_session_key, revoked_token_key};
@@ -80,7 +81,7 @@ impl Accounts {
         let first_name = v.text("firstName", &req.first_name, 100);
         let last_name = v.text("lastName", &req.last_name, 100);
         if req.captcha_response.trim().is_empty() {
-            v.add(captcha::FIELD, "REQUIRED", "solve the captcha");
+            v.add(captcha::FIELD, codes::REQUIRED, "solve the captcha");
         }
         v.finish()?;
         self.captcha.verify(&req.captcha_response).await?;
@@ -157,19 +158,19 @@ impl Accounts {
     pub async fn login(&self, req: LoginRequest) -> Result<Session, ServiceError> {
         let mut v = Violations::default();
         if req.email_address.trim().is_empty() {
-            v.add("emailAddress", "REQUIRED", "emailAddress is required");
+            v.add("emailAddress", codes::REQUIRED, "emailAddress is required");
         } else if req.email_address.trim().chars().count() > MAX_EMAIL_CHARS {
             v.add(
                 "emailAddress",
-                "TOO_LONG",
+                codes::TOO_LONG,
                 format!("emailAddress must be at most {MAX_EMAIL_CHARS} characters"),
             );
         }
         if req.password.is_empty() {
-            v.add("password", "REQUIRED", "password is required");
+            v.add("password", codes::REQUIRED, "password is required");
         }
         if req.captcha_response.trim().is_empty() {
-            v.add(captcha::FIELD, "REQUIRED", "solve the captcha");
+            v.add(captcha::FIELD, codes::REQUIRED, "solve the captcha");
         }
         v.finish()?;
         self.captcha.verify(&req.captcha_response).await?;
@@ -287,7 +288,11 @@ impl Accounts {
             .ok_or_else(|| ServiceError::not_found("customer", &req.customer_id))?;
         let mut v = Violations::default();
         if req.current_password.is_empty() {
-            v.add("currentPassword", "REQUIRED", "currentPassword is required");
+            v.add(
+                "currentPassword",
+                codes::REQUIRED,
+                "currentPassword is required",
+            );
         }
         if let Some(mut problem) = password::policy(&req.new_password, &found.value.email) {
             problem.field = "newPassword".into();
@@ -303,7 +308,7 @@ impl Accounts {
             let mut v = Violations::default();
             v.add(
                 "currentPassword",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 "the current password is not correct",
             );
             v.finish()?;
@@ -316,7 +321,7 @@ impl Accounts {
                 if doc.password_hash != verified {
                     return Err(ServiceError::new(
                         ErrorKind::Conflict,
-                        "CONCURRENT_MODIFICATION",
+                        codes::CONCURRENT_MODIFICATION,
                         "the password changed meanwhile; retry",
                     ));
                 }
@@ -328,7 +333,7 @@ impl Accounts {
         if !matches!(updated, storefront_platform::store::Updated::Done { .. }) {
             return Err(ServiceError::new(
                 ErrorKind::Conflict,
-                "CONCURRENT_MODIFICATION",
+                codes::CONCURRENT_MODIFICATION,
                 "the account is being changed; retry",
             ));
         }

@@ -3,6 +3,7 @@
 //! 422 on `gRecaptchaResponse`; verifier unreachable: 503, never a pass.
 
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use serde::Deserialize;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
@@ -29,10 +30,10 @@ pub struct Captcha {
 fn rejected(message: &str) -> ServiceError {
     ServiceError::new(
         ErrorKind::Validation,
-        "VALIDATION_ERROR",
+        codes::VALIDATION_ERROR,
         "the captcha was not accepted",
     )
-    .with_violation(FieldViolation::new(FIELD, "INVALID_VALUE", message))
+    .with_violation(FieldViolation::new(FIELD, codes::INVALID_VALUE, message))
 }
 
 impl Captcha {
@@ -48,12 +49,12 @@ impl Captcha {
         if response.trim().is_empty() {
             return Err(ServiceError::new(
                 ErrorKind::Validation,
-                "VALIDATION_ERROR",
+                codes::VALIDATION_ERROR,
                 "a captcha response is required",
             )
             .with_violation(FieldViolation::new(
                 FIELD,
-                "REQUIRED",
+                codes::REQUIRED,
                 "solve the captcha",
             )));
         }

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use argon2::password_hash::phc::PasswordHash;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
@@ -18,7 +19,7 @@ pub fn policy(password: &str, email: &str) -> Option<FieldViolation> {
     let message = if password.is_empty() {
         return Some(FieldViolation::new(
             "password",
-            "REQUIRED",
+            codes::REQUIRED,
             "a password is required",
         ));
     } else if chars < MIN_LENGTH {
@@ -33,7 +34,11 @@ pub fn policy(password: &str, email: &str) -> Option<FieldViolation> {
     } else {
         return None;
     };
-    Some(FieldViolation::new("password", "INVALID_VALUE", message))
+    Some(FieldViolation::new(
+        "password",
+        codes::INVALID_VALUE,
+        message,
+    ))
 }
 
 /// A run of consecutive characters, up or down (`1234567890`, `zyxwvu...`),

@@ -8,6 +8,7 @@ use storefront_proto::common::v1::ListQuery;
 use storefront_proto::customers::v1::{
     Address, AddressInput, Customer, ListAddressesResponse, Preferences, UpdateCustomerRequest,
 };
+use storefront_proto::error::codes;
 
 use crate::model::{AddressDoc, AddressField, AddressSchema, CustomerDoc, customer_key, now_ms};
 use crate::validate::{Violations, today};
@@ -23,7 +24,7 @@ pub struct Profiles {
 fn concurrent() -> ServiceError {
     ServiceError::new(
         ErrorKind::Conflict,
-        "CONCURRENT_MODIFICATION",
+        codes::CONCURRENT_MODIFICATION,
         "the customer was changed by another request; reload and retry",
     )
 }
@@ -82,7 +83,7 @@ impl Profiles {
         let phone = v.phone(&req.phone);
         let date_of_birth = v.date_of_birth(&req.date_of_birth, &today());
         if req.version < 1 {
-            v.add("version", "REQUIRED", "send the version you read");
+            v.add("version", codes::REQUIRED, "send the version you read");
         }
         v.finish()?;
         let Versioned {

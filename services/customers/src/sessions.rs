@@ -8,6 +8,7 @@
 //! token, a password change) leaves it then.
 
 use std::collections::BTreeMap;
+use storefront_proto::error::codes;
 
 use serde::{Deserialize, Serialize};
 use storefront_platform::error::{ErrorKind, ServiceError};
@@ -44,7 +45,7 @@ struct Detail {
 fn contended() -> ServiceError {
     ServiceError::new(
         ErrorKind::Conflict,
-        "CONCURRENT_MODIFICATION",
+        codes::CONCURRENT_MODIFICATION,
         "the customer's sessions are changing concurrently; retry",
     )
 }

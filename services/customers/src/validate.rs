@@ -4,6 +4,7 @@
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::text::{NameProblem, name_problem};
 use storefront_proto::customers::v1::{AddressInput, Preferences};
+use storefront_proto::error::codes;
 
 pub use storefront_proto::names::CURRENCIES;
 
@@ -25,7 +26,7 @@ impl Violations {
         }
         let fields: Vec<&str> = self.0.iter().map(|v| v.field.as_str()).collect();
         let message = format!("invalid fields: {}", fields.join(", "));
-        let mut err = ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message);
+        let mut err = ServiceError::new(ErrorKind::Validation, codes::VALIDATION_ERROR, message);
         err.violations = self.0;
         Err(err)
     }
@@ -34,7 +35,7 @@ impl Violations {
     /// visible in it (see [`Violations::optional_text`]).
     pub fn text(&mut self, field: &str, value: &str, max: usize) -> String {
         if value.trim().is_empty() {
-            self.add(field, "REQUIRED", format!("{field} is required"));
+            self.add(field, codes::REQUIRED, format!("{field} is required"));
             String::new()
         } else {
             self.checked_text(field, value, max, true)
@@ -54,7 +55,7 @@ impl Violations {
         if trimmed.chars().count() > max {
             self.add(
                 field,
-                "OUT_OF_RANGE",
+                codes::OUT_OF_RANGE,
                 format!("{field} has more than {max} characters"),
             );
         } else if let Some(problem) =
@@ -70,11 +71,11 @@ impl Violations {
     pub fn email(&mut self, value: &str) -> String {
         let email = value.trim().to_lowercase();
         if email.is_empty() {
-            self.add("emailAddress", "REQUIRED", "emailAddress is required");
+            self.add("emailAddress", codes::REQUIRED, "emailAddress is required");
         } else if !is_email(&email) {
             self.add(
                 "emailAddress",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "emailAddress is not a valid email address",
             );
         }
@@ -91,7 +92,7 @@ impl Violations {
         if !phone.is_empty() && (!allowed || !(6..=15).contains(&digits)) {
             self.add(
                 "phone",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "phone must be digits, optionally with a leading + (E.164)",
             );
         }
@@ -106,13 +107,13 @@ impl Violations {
         if !is_date(date) {
             self.add(
                 "dateOfBirth",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "dateOfBirth must be a date, YYYY-MM-DD",
             );
         } else if date > today || date < "1900-01-01" {
             self.add(
                 "dateOfBirth",
-                "OUT_OF_RANGE",
+                codes::OUT_OF_RANGE,
                 "dateOfBirth must be between 1900-01-01 and today",
             );
         }
@@ -136,11 +137,11 @@ impl Violations {
     fn country(&mut self, value: &str) -> String {
         let country = value.trim().to_string();
         if country.is_empty() {
-            self.add("country", "REQUIRED", "country is required");
+            self.add("country", codes::REQUIRED, "country is required");
         } else if !(country.len() == 2 && country.bytes().all(|b| b.is_ascii_uppercase())) {
             self.add(
                 "country",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "country must be an ISO 3166-1 alpha-2 code, e.g. AU",
             );
         }
@@ -156,14 +157,14 @@ impl Violations {
         if !locale_ok {
             self.add(
                 "preferredLocale",
-                "INVALID_FORMAT",
+                codes::INVALID_FORMAT,
                 "preferredLocale must look like en-AU",
             );
         }
         if !CURRENCIES.contains(&p.preferred_currency.as_str()) {
             self.add(
                 "preferredCurrency",
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 format!("preferredCurrency must be one of {}", CURRENCIES.join(", ")),
             );
         }

@@ -4,6 +4,7 @@
 use prost::Message;
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
+use storefront_proto::error::codes;
 
 use crate::query::{FieldType, Schema, Value};
 use storefront_proto::error::{ErrorKind, FieldViolation, ServiceError};
@@ -185,10 +186,14 @@ pub fn currency(code: &str) -> Result<&'static str, ServiceError> {
             let message = format!("currency must be one of {}", CURRENCIES.join(", "));
             ServiceError::new(
                 ErrorKind::BadRequest,
-                "INVALID_QUERY_PARAMETER",
+                codes::INVALID_QUERY_PARAMETER,
                 message.clone(),
             )
-            .with_violation(FieldViolation::new("currency", "INVALID_VALUE", message))
+            .with_violation(FieldViolation::new(
+                "currency",
+                codes::INVALID_VALUE,
+                message,
+            ))
         })
 }
 

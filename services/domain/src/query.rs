@@ -6,6 +6,7 @@
 pub mod vocabulary;
 
 use std::cmp::Ordering;
+use storefront_proto::error::codes;
 
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{Filter, FilterOperator, ListQuery, PageInfo, SortDirection};
@@ -163,12 +164,12 @@ pub fn page_bounds(query: &ListQuery) -> Result<(u32, u64), ServiceError> {
     if limit > MAX_LIMIT {
         return Err(ServiceError::new(
             ErrorKind::BadRequest,
-            "INVALID_QUERY_PARAMETER",
+            codes::INVALID_QUERY_PARAMETER,
             format!("limit must be between 1 and {MAX_LIMIT}"),
         )
         .with_violation(FieldViolation::new(
             "limit",
-            "OUT_OF_RANGE",
+            codes::OUT_OF_RANGE,
             "limit must be between 1 and 100",
         )));
     }
@@ -193,12 +194,12 @@ pub(crate) fn compile_sort<S: Schema>(
             let (field, _) = S::resolve(&s.field).ok_or_else(|| {
                 ServiceError::new(
                     ErrorKind::BadRequest,
-                    "INVALID_SORT_FIELD",
+                    codes::INVALID_SORT_FIELD,
                     format!("cannot sort by {}", excerpt(&s.field)),
                 )
                 .with_violation(FieldViolation::new(
                     "sort",
-                    "UNSUPPORTED",
+                    codes::UNSUPPORTED,
                     format!("{} is not a sort field", excerpt(&s.field)),
                 ))
             })?;
@@ -214,10 +215,12 @@ fn check_sort_keys(query: &ListQuery) -> Result<(), ServiceError> {
         return Ok(());
     }
     let message = format!("at most {MAX_SORT_KEYS} sort keys are allowed");
-    Err(
-        ServiceError::new(ErrorKind::BadRequest, "INVALID_SORT_FIELD", message.clone())
-            .with_violation(FieldViolation::new("sort", "OUT_OF_RANGE", message)),
+    Err(ServiceError::new(
+        ErrorKind::BadRequest,
+        codes::INVALID_SORT_FIELD,
+        message.clone(),
     )
+    .with_violation(FieldViolation::new("sort", codes::OUT_OF_RANGE, message)))
 }
 
 /// Every filter of `query`, compiled; at most `MAX_FILTERS`.
@@ -226,18 +229,27 @@ pub(crate) fn compile_filters<S: Schema>(
 ) -> Result<Vec<CompiledFilter<S::Field>>, ServiceError> {
     if query.filters.len() > MAX_FILTERS {
         let message = format!("at most {MAX_FILTERS} filters can be combined");
-        return Err(
-            ServiceError::new(ErrorKind::BadRequest, "INVALID_FILTER", message.clone())
-                .with_violation(FieldViolation::new("filter", "OUT_OF_RANGE", message)),
-        );
+        return Err(ServiceError::new(
+            ErrorKind::BadRequest,
+            codes::INVALID_FILTER,
+            message.clone(),
+        )
+        .with_violation(FieldViolation::new("filter", codes::OUT_OF_RANGE, message)));
     }
     query.filters.iter().map(compile_filter::<S>).collect()
 }
 
 fn invalid_filter(field: &str, code: &'static str, message: String) -> ServiceError {
-    ServiceError::new(ErrorKind::BadRequest, "INVALID_FILTER", message.clone()).with_violation(
-        FieldViolation::new(format!("filter[{field}]"), code, message),
+    ServiceError::new(
+        ErrorKind::BadRequest,
+        codes::INVALID_FILTER,
+        message.clone(),
     )
+    .with_violation(FieldViolation::new(
+        format!("filter[{field}]"),
+        code,
+        message,
+    ))
 }
 
 fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>, ServiceError> {
@@ -245,7 +257,7 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
     let (field, ty) = S::resolve(name).ok_or_else(|| {
         invalid_filter(
             name,
-            "UNSUPPORTED",
+            codes::UNSUPPORTED,
             format!("cannot filter by {}", excerpt(name)),
         )
     })?;
@@ -264,7 +276,7 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
     if !op_ok {
         return Err(invalid_filter(
             name,
-            "UNSUPPORTED",
+            codes::UNSUPPORTED,
             format!("operator not supported for {}", excerpt(name)),
         ));
     }
@@ -279,7 +291,7 @@ fn compile_filter<S: Schema>(filter: &Filter) -> Result<CompiledFilter<S::Field>
         _ => {
             return Err(invalid_filter(
                 name,
-                "INVALID_VALUE",
+                codes::INVALID_VALUE,
                 format!("wrong value type for {}", excerpt(name)),
             ));
         }

@@ -7,6 +7,7 @@ use storefront_domain::query::{self, FieldType, Schema, Value};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::{Store, Updated};
 use storefront_proto::common::v1::{ListQuery, ResourceMeta};
+use storefront_proto::error::codes;
 use storefront_proto::orders::storage::v1::StoredOrder;
 use storefront_proto::orders::v1::{CreateOrderRequest, ListOrdersResponse, Order, OrderStatus};
 
@@ -42,7 +43,7 @@ fn invalid_transition(from: i32, to: OrderStatus) -> ServiceError {
 fn contended() -> ServiceError {
     ServiceError::new(
         ErrorKind::Conflict,
-        "CONCURRENT_MODIFICATION",
+        codes::CONCURRENT_MODIFICATION,
         "the order is being changed; retry",
     )
 }
@@ -228,10 +229,16 @@ impl Orders {
             OrderStatus::Delivered => |from| from == OrderStatus::Shipped,
             _ => {
                 let message = "fulfilment sets PROCESSING, SHIPPED or DELIVERED";
-                return Err(
-                    ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
-                        .with_violation(FieldViolation::new("status", "INVALID_VALUE", message)),
-                );
+                return Err(ServiceError::new(
+                    ErrorKind::Validation,
+                    codes::VALIDATION_ERROR,
+                    message,
+                )
+                .with_violation(FieldViolation::new(
+                    "status",
+                    codes::INVALID_VALUE,
+                    message,
+                )));
             }
         };
         self.transition(None, order_id, to, allowed).await

@@ -8,6 +8,7 @@ use storefront_platform::error::ServiceError;
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{AdjustStockReply, AdjustStockRequest, StockAction, StockLine};
+use storefront_proto::error::codes;
 use storefront_proto::orders::v1::Order;
 
 typed_client! {
@@ -49,7 +50,7 @@ pub async fn give_back(catalog: &Caller, order: &Order) -> Result<(), ServiceErr
     Catalog(catalog)
         .adjust_stock(&Current, message)
         .await
-        .map_err(|e| e.unavailable("CATALOG_UNAVAILABLE", "the catalog is unreachable"))?;
+        .map_err(|e| e.unavailable(codes::CATALOG_UNAVAILABLE, "the catalog is unreachable"))?;
     tracing::info!(order_id = id, "stock of a cancelled order returned");
     Ok(())
 }

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use storefront_proto::error::codes;
 
 use prost::Message;
 use storefront_domain::catalog::{CURRENCIES, ProductFacts, meta_id};
@@ -33,7 +34,7 @@ const BY_ID: usize = 5_000;
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::new(
         storefront_platform::error::ErrorKind::Unavailable,
-        "CATALOG_UNAVAILABLE",
+        codes::CATALOG_UNAVAILABLE,
         format!("catalog unreachable: {e}"),
     )
 }

@@ -2,6 +2,7 @@
 //! index it serves: swapped whole after a rebuild, so answers never pause.
 
 use std::sync::{Arc, RwLock};
+use storefront_proto::error::codes;
 
 use storefront_domain::catalog::currency_index;
 use storefront_platform::client::call::{Caller, Current};
@@ -48,7 +49,7 @@ fn internal(e: tantivy::TantivyError) -> ServiceError {
 fn unavailable(e: impl std::fmt::Display) -> ServiceError {
     ServiceError::new(
         ErrorKind::Unavailable,
-        "CATALOG_UNAVAILABLE",
+        codes::CATALOG_UNAVAILABLE,
         format!("catalog unreachable: {e}"),
     )
 }

@@ -44,7 +44,7 @@ pub mod codes {
     pub const SUPERSEDED: &str = "CHECKOUT_SUPERSEDED";
     pub const CONFIRMED: &str = "CHECKOUT_CONFIRMED";
     pub const ALREADY_EXTENDED: &str = "CHECKOUT_ALREADY_EXTENDED";
-    pub const BUSY: &str = "CONCURRENT_MODIFICATION";
+    pub const BUSY: &str = storefront_proto::error::codes::CONCURRENT_MODIFICATION;
     /// 503: the orders service could not be reached.
     pub const ORDERS_UNAVAILABLE: &str = "ORDERS_UNAVAILABLE";
 }

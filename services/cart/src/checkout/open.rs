@@ -4,6 +4,7 @@
 //! anything is held, made its cart's current one, then the hold.
 
 use std::time::Duration;
+use storefront_proto::error::codes;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
@@ -26,13 +27,16 @@ impl Checkout {
     ) -> Result<CheckoutSession, ServiceError> {
         let cart = self.carts.get(customer_id, cart_id).await?;
         if cart.state == CartState::Ordered as i32 {
-            return Err(conflict("CART_ORDERED", "this cart was already ordered"));
+            return Err(conflict(
+                codes::CART_ORDERED,
+                "this cart was already ordered",
+            ));
         }
         if cart.line_items.is_empty() {
             let message = "the cart is empty";
             return Err(
-                ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", message)
-                    .with_violation(FieldViolation::new("cartId", "INVALID_VALUE", message)),
+                ServiceError::new(ErrorKind::Validation, codes::VALIDATION_ERROR, message)
+                    .with_violation(FieldViolation::new("cartId", codes::INVALID_VALUE, message)),
             );
         }
         // The session shows what the order would cost now.
