@@ -14,17 +14,20 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use storefront_domain::catalog::ProductFacts;
 use storefront_proto::Timestamp;
-use storefront_proto::catalog::v1::{Category, CategoryRef, Collection, Product};
+use storefront_proto::catalog::v1::{Category, Collection, Product};
 
 use storefront_domain::catalog::meta_id;
 
-use super::batch::{self, Batch, COLLECTION, CategoryPaths, Context, Done, PRODUCT, hashed};
+use super::batch::{self, Batch, CategoryPaths, Context, Done};
 use super::convert::{self, FieldProblem, Problems};
+use super::limits::skip_line;
 pub use super::limits::{DEEPEST, FeedLimits, MAX_TREE_BYTES};
-use super::limits::{skip_line, tree_bytes};
 pub use super::parse::{FeedError, parse_record};
 pub(crate) use super::parse::{not_json, problem_of};
-use super::record::{CategoryRecord, CollectionRecord, FORMAT_VERSION, Header, ProductRecord};
+mod records;
+use records::path;
+
+use super::record::ProductRecord;
 use crate::store::{Parts, StoredProducts};
 
 /// The longest line read; a longer one is an error of its own.
@@ -305,86 +308,6 @@ impl<'r> Loader<'r> {
         true
     }
 
-    fn header(&mut self, bytes: &[u8]) {
-        let Some(header) = self.parse::<Header>(bytes) else {
-            return;
-        };
-        if self.records != 1 {
-            self.fail("type", "a header may only be the first record");
-            return;
-        }
-        self.header_line = true;
-        self.declared = header.records;
-        if header.version != FORMAT_VERSION {
-            self.fail(
-                "version",
-                format!("this catalog reads format version {FORMAT_VERSION}"),
-            );
-        }
-    }
-
-    fn category(&mut self, bytes: &[u8]) {
-        let Some(record) = self.parse::<CategoryRecord>(bytes) else {
-            return;
-        };
-        if !self.in_order(Stage::Categories) {
-            return;
-        }
-        let mut problems = Problems::default();
-        let ancestors = self.ancestors(&record.parent_id, &mut problems);
-        if ancestors.len() >= self.limits.max_depth {
-            // Its descendants are then refused as unknown parents.
-            let max = self.limits.max_depth;
-            problems.add(
-                "parentId",
-                format!("nests deeper than {max} levels (CATALOG_MAX_CATEGORY_DEPTH)"),
-            );
-            return self.report_problems(problems);
-        }
-        let category = convert::category(&record, &ancestors, &mut problems, self.now);
-        if let Some(&first) = self.category_index.get(&record.id) {
-            problems.add(
-                "id",
-                format!("a second category with this id (first on line {first})"),
-            );
-        }
-        let before = self.tree_bytes;
-        self.tree_bytes += tree_bytes(&category);
-        if self.tree_bytes > MAX_TREE_BYTES && before <= MAX_TREE_BYTES {
-            problems.add(
-                "record",
-                format!(
-                    "the categories make a navigation tree over {MAX_TREE_BYTES} bytes \
-                     (GET /categories/tree): fewer categories, or shorter names and slugs"
-                ),
-            );
-        }
-        if self.failed(problems.0) || self.tree_bytes > MAX_TREE_BYTES {
-            return;
-        }
-        self.counts.categories += 1;
-        self.category_index.insert(record.id, self.categories.len());
-        self.categories.push(category);
-    }
-
-    /// The ancestors of a child of category `id` (its own and itself),
-    /// root first; a problem when `id` is not a category seen before.
-    fn ancestors(&self, id: &str, problems: &mut Problems) -> Vec<CategoryRef> {
-        if id.is_empty() {
-            return Vec::new();
-        }
-        match self.category_index.get(id) {
-            Some(&i) => path(&self.categories[i]),
-            None => {
-                problems.add(
-                    "parentId",
-                    "is not a category on an earlier line (categories come first, parents before children)",
-                );
-                Vec::new()
-            }
-        }
-    }
-
     fn product(&mut self, bytes: &[u8], pipe: &mut Pipeline<'_>) {
         if self.stage > Stage::Products {
             self.flush(pipe);
@@ -501,41 +424,6 @@ impl<'r> Loader<'r> {
         self.chunks.push(products);
     }
 
-    fn collection(&mut self, bytes: &[u8]) {
-        let Some(record) = self.parse::<CollectionRecord>(bytes) else {
-            return;
-        };
-        if !self.in_order(Stage::Collections) {
-            return;
-        }
-        let mut problems = Problems::default();
-        let collection = convert::collection(&record, &mut problems, self.now);
-        for (i, id) in record.product_ids.iter().enumerate() {
-            if !self.first_seen.contains_key(&hashed(PRODUCT, id)) {
-                problems.add(
-                    format!("productIds[{i}]"),
-                    "is not a product on an earlier line (collections come after their products)",
-                );
-            }
-        }
-        let line = self.line;
-        let first = *self
-            .first_seen
-            .entry(hashed(COLLECTION, &record.id))
-            .or_insert(line);
-        if first != line {
-            problems.add(
-                "id",
-                format!("a second collection with this value (first on line {first})"),
-            );
-        }
-        if self.failed(problems.0) {
-            return;
-        }
-        self.counts.collections += 1;
-        self.collections.push(collection);
-    }
-
     /// The problems found so far.
     pub fn errors(&self) -> usize {
         self.errors
@@ -562,13 +450,6 @@ impl<'r> Loader<'r> {
             collections: self.collections,
         })
     }
-}
-
-/// The ancestors of `category`'s children: its own and itself, root first.
-fn path(category: &Category) -> Vec<CategoryRef> {
-    let mut chain = category.ancestors.clone();
-    chain.push(convert::reference(category));
-    chain
 }
 
 fn duplicate(line: usize, field: &str, what: &str, first: usize) -> FeedError {
