@@ -32,18 +32,7 @@ fn hold_op(session_id: &str) -> String {
 
 /// What a cart's lines hold: quantities by SKU, in SKU order.
 pub fn lines_of(cart: &Cart) -> Vec<StockLine> {
-    let mut by_sku: std::collections::BTreeMap<&str, u32> = Default::default();
-    for line in &cart.line_items {
-        let q = by_sku.entry(line.sku.as_str()).or_default();
-        *q = q.saturating_add(line.quantity);
-    }
-    by_sku
-        .into_iter()
-        .map(|(sku, quantity)| StockLine {
-            sku: sku.to_string(),
-            quantity,
-        })
-        .collect()
+    storefront_domain::stock::by_sku(&cart.line_items)
 }
 
 /// 409 `INSUFFICIENT_STOCK`: each line short, with what is left.

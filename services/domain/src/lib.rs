@@ -14,4 +14,5 @@ pub mod cores;
 pub mod customer_token;
 pub mod listing;
 pub mod query;
+pub mod stock;
 pub mod time;

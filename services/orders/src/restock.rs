@@ -7,7 +7,7 @@ use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::ServiceError;
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
-use storefront_proto::catalog::v1::{AdjustStockReply, AdjustStockRequest, StockAction, StockLine};
+use storefront_proto::catalog::v1::{AdjustStockReply, AdjustStockRequest, StockAction};
 use storefront_proto::error::codes;
 use storefront_proto::orders::v1::Order;
 
@@ -18,25 +18,8 @@ typed_client! {
     }
 }
 
-/// The order's quantities by SKU.
-fn lines(order: &Order) -> Vec<StockLine> {
-    let mut by_sku: std::collections::BTreeMap<&str, u32> = Default::default();
-    for line in order.line_items.iter().filter(|l| !l.sku.is_empty()) {
-        let q = by_sku.entry(line.sku.as_str()).or_default();
-        *q = q.saturating_add(line.quantity);
-    }
-    by_sku
-        .into_iter()
-        .filter(|(_, q)| *q > 0)
-        .map(|(sku, quantity)| StockLine {
-            sku: sku.to_string(),
-            quantity,
-        })
-        .collect()
-}
-
 pub async fn give_back(catalog: &Caller, order: &Order) -> Result<(), ServiceError> {
-    let lines = lines(order);
+    let lines = storefront_domain::stock::by_sku(&order.line_items);
     if lines.is_empty() {
         return Ok(());
     }

@@ -2,6 +2,7 @@
 //! through the mesh's one call path (all from background jobs, which
 //! retry on their own schedule: see `Caller::for_background`).
 
+use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
@@ -9,6 +10,7 @@ use storefront_proto::catalog::v1::{
     ListChangesRequest,
 };
 use storefront_proto::encoded::ProductBatch;
+use storefront_proto::error::codes;
 
 typed_client! {
     /// The catalog's products, categories and changes.
@@ -17,6 +19,16 @@ typed_client! {
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
         Read export_products(ExportProductsRequest) -> tonic::Streaming<ProductBatch>;
     }
+}
+
+/// The catalog could not be read (503 `CATALOG_UNAVAILABLE`): the index
+/// is built and followed in the background, so the reason is kept.
+pub(crate) fn unavailable(e: impl std::fmt::Display) -> ServiceError {
+    ServiceError::new(
+        ErrorKind::Unavailable,
+        codes::CATALOG_UNAVAILABLE,
+        format!("catalog unreachable: {e}"),
+    )
 }
 
 #[cfg(test)]

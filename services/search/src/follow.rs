@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use storefront_proto::error::codes;
 
 use prost::Message;
 use storefront_domain::catalog::{CURRENCIES, ProductFacts, meta_id};
@@ -23,6 +22,7 @@ use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::build::document;
 use crate::clients::Catalog;
+use crate::clients::unavailable;
 use crate::facets::FacetRows;
 use crate::index::{self, Indexed};
 use crate::service::SearchApi;
@@ -30,14 +30,6 @@ use crate::view::IndexedProduct;
 
 /// Products re-read per export call.
 const BY_ID: usize = 5_000;
-
-fn unavailable(e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::new(
-        storefront_platform::error::ErrorKind::Unavailable,
-        codes::CATALOG_UNAVAILABLE,
-        format!("catalog unreachable: {e}"),
-    )
-}
 
 impl SearchApi {
     /// Catches up with the catalog once; whether anything changed.

@@ -2,7 +2,6 @@
 //! index it serves: swapped whole after a rebuild, so answers never pause.
 
 use std::sync::{Arc, RwLock};
-use storefront_proto::error::codes;
 
 use storefront_domain::catalog::currency_index;
 use storefront_platform::client::call::{Caller, Current};
@@ -15,6 +14,7 @@ use tonic::{Request, Response, Status};
 
 use crate::build;
 use crate::clients::Catalog;
+use crate::clients::unavailable;
 use crate::index::Indexed;
 use crate::suggest;
 use crate::synonyms::Synonyms;
@@ -44,14 +44,6 @@ pub struct SearchApi {
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
     ServiceError::internal(format!("search index: {e}"))
-}
-
-fn unavailable(e: impl std::fmt::Display) -> ServiceError {
-    ServiceError::new(
-        ErrorKind::Unavailable,
-        codes::CATALOG_UNAVAILABLE,
-        format!("catalog unreachable: {e}"),
-    )
 }
 
 impl SearchApi {
