@@ -4,7 +4,9 @@
 
 mod idempotency;
 mod links;
+mod params;
 mod patterns;
+mod schemas;
 pub mod settings;
 
 use axum::extract::State;
@@ -14,14 +16,11 @@ use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn}
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{
-    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Schema, Type,
+    ContentBuilder, HeaderBuilder, ObjectBuilder, OpenApi, Ref, RefOr, Required, Type,
 };
 
-use storefront_proto::names::MAX_ID_CHARS;
-
-use crate::error::{ErrorBody, FieldError};
+use crate::error::FieldError;
 use crate::policy::{Caching, Policies};
-use crate::query::schema::NO_CONTROL_CHARACTERS;
 use crate::state::AppState;
 
 const DESCRIPTION: &str = include_str!("description.md");
@@ -157,7 +156,7 @@ fn decorate(op: &mut Operation, versioned: bool) {
     let params = op.parameters.get_or_insert_with(Vec::new);
     for param in params.iter_mut() {
         if let RefOr::T(param) = param {
-            bound_raw_text(param);
+            params::bound_raw_text(param);
         }
     }
     if versioned {
@@ -192,7 +191,7 @@ fn decorate(op: &mut Operation, versioned: bool) {
         .iter()
         .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Path));
     if has_path_ids {
-        document_path_id_refusal(op);
+        params::document_path_id_refusal(op);
     }
     let params = op.parameters.get_or_insert_with(Vec::new);
     params.push(RefOr::T(correlation));
@@ -237,24 +236,6 @@ fn decorate(op: &mut Operation, versioned: bool) {
     }
 }
 
-/// The 422 of a path parameter that cannot be an id (`middleware::path_ids`).
-fn document_path_id_refusal(op: &mut Operation) {
-    let refusal = format!(
-        "VALIDATION_ERROR with TOO_LONG (over {MAX_ID_CHARS} characters) or INVALID_FORMAT on a path parameter"
-    );
-    match op.responses.responses.get_mut("422") {
-        Some(RefOr::T(response)) => {
-            response.description = format!("{}; or {refusal}", response.description);
-        }
-        Some(RefOr::Ref(_)) => {}
-        None => {
-            op.responses
-                .responses
-                .insert("422".to_string(), RefOr::T(error_response(&refusal)));
-        }
-    }
-}
-
 /// What any operation taking a body may answer about the body itself.
 const BODY_ERRORS: &[(&str, &str)] = &[
     ("413", "PAYLOAD_TOO_LARGE: the body is over 1 MiB"),
@@ -288,171 +269,6 @@ const VERSIONED_RESPONSE_HEADERS: &[(&str, &str, &str)] = &[
         "Whole seconds to wait before retrying (429 and 503 answers)",
     ),
 ];
-
-/// What the raw-request checks hold every path and query value to (see
-/// `middleware::raw_request`): text without control characters, 1 byte to
-/// 1 KiB, and a path parameter at most `MAX_ID_CHARS` characters (see
-/// `middleware::path_ids`); stated on each string parameter that does not
-/// say more.
-fn bound_raw_text(param: &mut Parameter) {
-    if !matches!(param.parameter_in, ParameterIn::Query | ParameterIn::Path) {
-        return;
-    }
-    let Some(RefOr::T(schema)) = param.schema.as_mut() else {
-        return;
-    };
-    let schema = match schema {
-        utoipa::openapi::Schema::Object(object) => object,
-        // A repeatable parameter (`sort`): each value is bounded.
-        utoipa::openapi::Schema::Array(array) => match &mut array.items {
-            utoipa::openapi::schema::ArrayItems::RefOrSchema(items) => match items.as_mut() {
-                RefOr::T(utoipa::openapi::Schema::Object(object)) => object,
-                _ => return,
-            },
-            _ => return,
-        },
-        _ => return,
-    };
-    let is_string = matches!(
-        &schema.schema_type,
-        utoipa::openapi::schema::SchemaType::Type(Type::String)
-    );
-    // A closed set of values (`sort`) is bounded by the set.
-    if !is_string || schema.enum_values.is_some() {
-        return;
-    }
-    if schema.pattern.is_none() && schema.enum_values.is_none() {
-        schema.pattern = Some(NO_CONTROL_CHARACTERS.to_string());
-    }
-    if schema.max_length.is_none() {
-        schema.max_length = Some(match param.parameter_in {
-            // An id or slug (`middleware::path_ids`).
-            ParameterIn::Path => MAX_ID_CHARS,
-            _ => 1024,
-        });
-    }
-    if schema.min_length.is_none() {
-        schema.min_length = Some(1);
-    }
-}
-
-/// Each `Paged_X` envelope's `results` as a list of `X` by reference
-/// rather than a copy of it (utoipa inlines a generic's argument): one
-/// named type per resource for clients, and no component left unused.
-fn name_paged_items(components: &mut utoipa::openapi::Components) {
-    let paged: Vec<String> = components
-        .schemas
-        .keys()
-        .filter(|name| name.starts_with("Paged_"))
-        .cloned()
-        .collect();
-    for name in paged {
-        let item = &name["Paged_".len()..];
-        let (Some(envelope), Some(named)) =
-            (components.schemas.get(&name), components.schemas.get(item))
-        else {
-            continue;
-        };
-        let (Ok(mut envelope), Ok(named)) =
-            (serde_json::to_value(envelope), serde_json::to_value(named))
-        else {
-            continue;
-        };
-        let Some(items) = envelope.pointer_mut("/properties/results/items") else {
-            continue;
-        };
-        if *items != named {
-            continue;
-        }
-        *items = serde_json::json!({ "$ref": format!("#/components/schemas/{item}") });
-        if let Ok(schema) = serde_json::from_value(envelope) {
-            components.schemas.insert(name, schema);
-        }
-    }
-}
-
-/// `Section`'s variants as named schemas (`LinksSection`, `TextSection`,
-/// `ImageSection`), each with its one `type`, and `Section` a
-/// `oneOf` of them with a discriminator on `type`: generators that cannot
-/// read a `oneOf` of inline objects and `allOf`s (openapi-python-client
-/// dropped every content answer) get one type per variant.
-fn name_content_sections(components: &mut utoipa::openapi::Components) {
-    let Some(Ok(section)) = components.schemas.get("Section").map(serde_json::to_value) else {
-        return;
-    };
-    let Some(variants) = section.get("oneOf").and_then(|v| v.as_array()) else {
-        return;
-    };
-    let mut named = Vec::new();
-    for variant in variants {
-        let mut variant = variant.clone();
-        // The object that states `type`: the variant, or its `allOf` part.
-        let typed = match variant.get_mut("allOf").and_then(|all| all.as_array_mut()) {
-            Some(parts) => parts
-                .iter_mut()
-                .find(|p| p.pointer("/properties/type").is_some()),
-            None => Some(&mut variant),
-        };
-        // (A one-value `enum`: utoipa's schema model keeps no `const`.)
-        let Some(kind) = typed.and_then(|object| {
-            Some(
-                object
-                    .pointer("/properties/type/enum/0")?
-                    .as_str()?
-                    .to_string(),
-            )
-        }) else {
-            return;
-        };
-        let Some(first) = kind.chars().next() else {
-            return;
-        };
-        let rest = &kind[first.len_utf8()..];
-        let name = format!("{}{rest}Section", first.to_ascii_uppercase());
-        named.push((kind, name, variant));
-    }
-    let refs: Vec<_> = named
-        .iter()
-        .map(|(_, name, _)| serde_json::json!({ "$ref": format!("#/components/schemas/{name}") }))
-        .collect();
-    let mapping: serde_json::Map<_, _> = named
-        .iter()
-        .map(|(kind, name, _)| (kind.clone(), format!("#/components/schemas/{name}").into()))
-        .collect();
-    let mut by_type = serde_json::json!({
-        "oneOf": refs,
-        "discriminator": { "propertyName": "type", "mapping": mapping },
-    });
-    if let Some(description) = section.get("description") {
-        by_type["description"] = description.clone();
-    }
-    let Ok(by_type) = serde_json::from_value(by_type) else {
-        return;
-    };
-    for (_, name, schema) in named {
-        if let Ok(schema) = serde_json::from_value(schema) {
-            components.schemas.insert(name, schema);
-        }
-    }
-    components.schemas.insert("Section".into(), by_type);
-}
-
-/// `ErrorBody`, its `cart` a `Cart` (the error module sits below the
-/// models, so it cannot name it).
-fn error_body_schema() -> RefOr<Schema> {
-    let plain = <ErrorBody as utoipa::PartialSchema>::schema();
-    let Ok(mut schema) = serde_json::to_value(&plain) else {
-        return plain;
-    };
-    if let Some(cart) = schema.pointer_mut("/properties/cart") {
-        let description = cart.get("description").cloned();
-        *cart = serde_json::json!({"oneOf": [
-            {"$ref": "#/components/schemas/Cart", "description": description},
-            {"type": "null"},
-        ]});
-    }
-    serde_json::from_value(schema).unwrap_or(plain)
-}
 
 /// Adds the shared headers, errors, schemas and security schemes, and
 /// what `settings` say of the shop (servers, contact, license).
@@ -513,9 +329,9 @@ pub fn complete(
     let components = doc.components.get_or_insert_with(Default::default);
     components
         .schemas
-        .insert("ErrorBody".into(), error_body_schema());
-    name_paged_items(components);
-    name_content_sections(components);
+        .insert("ErrorBody".into(), schemas::error_body_schema());
+    schemas::name_paged_items(components);
+    schemas::name_content_sections(components);
     components.schemas.insert(
         "FieldError".into(),
         <FieldError as utoipa::PartialSchema>::schema(),

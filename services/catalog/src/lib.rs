@@ -6,6 +6,7 @@ pub mod config;
 mod edit;
 pub mod feed;
 mod generate;
+mod imports;
 mod live;
 mod oplog;
 mod service;

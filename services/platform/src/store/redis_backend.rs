@@ -10,12 +10,16 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
-use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use redis::{AsyncCommands, Cmd, Pipeline, RedisFuture, Script, Value};
 
-use super::replicas::{ReplicaHealth, key_slot, parse};
+use super::replicas::ReplicaHealth;
 use super::turn::{Turn, Turns};
 use super::{RedisTarget, StoreError, Versioned};
+
+mod gcra;
+mod replication;
+use gcra::GCRA;
+pub use gcra::GcraOutcome;
 
 /// KEYS[1] value; ARGV[1] data, ARGV[2] ttl ms (0 = none).
 const INSERT: &str = r"
@@ -39,34 +43,6 @@ local next = tonumber(v) + 1
 redis.call('HSET', KEYS[1], 'v', next, 'd', ARGV[2])
 if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return next";
-
-/// GCRA in one round trip. KEYS[1] the key; ARGV[1] the emission interval
-/// T (ms), ARGV[2] the burst tolerance tau (ms). Redis's own clock, so every
-/// replica agrees. Returns {allowed, retry_after_ms, remaining, reset_ms}.
-const GCRA: &str = r"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
-local tau = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-if now < tat - tau then
-  return {0, tat - tau - now, 0, tat - now}
-end
-local next = tat + interval
-redis.call('SET', KEYS[1], next, 'PX', next - now + 1)
-local remaining = math.floor((now + tau - next) / interval) + 1
-if remaining < 0 then remaining = 0 end
-return {1, 0, remaining, next - now}";
-
-/// One rate-limit decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GcraOutcome {
-    pub allowed: bool,
-    pub retry_after_ms: u64,
-    pub remaining: u64,
-    pub reset_ms: u64,
-}
 
 struct Scripts {
     gcra: Script,
@@ -121,11 +97,6 @@ pub struct RedisStore {
     /// Which cluster shards have a replica to wait for (`replicas`).
     replicas: Arc<ReplicaHealth>,
 }
-
-/// How long a write on a cluster waits for a replica to hold it: a
-/// connected replica answers in well under a millisecond, so this bounds
-/// only a lagging one, well inside any request's deadline.
-const REPLICA_ACK: Duration = Duration::from_millis(250);
 
 fn unavailable(e: redis::RedisError) -> StoreError {
     StoreError::Unavailable(e.to_string())
@@ -201,64 +172,6 @@ impl RedisStore {
             Conn::Server(_) => "redis",
             Conn::Cluster(_) => "redis cluster",
         }
-    }
-
-    /// On a cluster, waits (up to [`REPLICA_ACK`]) until a replica of the
-    /// written key's primary holds the write: replication is asynchronous,
-    /// and a primary lost before replicating would take an acknowledged
-    /// order with it at failover. WAIT counts the writes of the connection
-    /// it is sent on, so it goes to that primary's one connection.
-    ///
-    /// A shard whose primary has no connected replica (after a failover,
-    /// until the lost node is replaced) is not waited for: its writes are
-    /// as safe as the shard can make them, and the state is said once
-    /// (`replicas`), not for every write.
-    async fn replicated(&self, full_key: &str) -> Result<(), StoreError> {
-        let Conn::Cluster(conn) = &self.conn else {
-            return Ok(());
-        };
-        let slot = key_slot(full_key.as_bytes());
-        if self.replicas.without_replica(slot) {
-            if self.replicas.stale() {
-                self.read_replicas(conn).await;
-            }
-            if self.replicas.without_replica(slot) {
-                return Ok(());
-            }
-        }
-        let mut wait = redis::cmd("WAIT");
-        wait.arg(1).arg(REPLICA_ACK.as_millis() as u64);
-        let primary = Route::with_key(full_key, SlotAddr::Master);
-        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(primary));
-        let acked = conn
-            .clone()
-            .route_command(wait, routing)
-            .await
-            .map_err(unavailable)?;
-        if acked == Value::Int(0) && self.replicas.stale() {
-            self.read_replicas(conn).await;
-        }
-        Ok(())
-    }
-
-    /// Reads which primaries have a connected replica (`CLUSTER NODES`,
-    /// one node's view); a failed read keeps the last one.
-    async fn read_replicas(&self, conn: &ClusterConnection) {
-        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random);
-        let answer = conn
-            .clone()
-            .route_command(redis::cmd("CLUSTER").arg("NODES").clone(), routing)
-            .await;
-        match answer.and_then(|v| redis::from_redis_value::<String>(v).map_err(Into::into)) {
-            Ok(text) => self.replicas.record(parse(&text)),
-            Err(e) => tracing::warn!(error = %e, "the cluster's replicas could not be read"),
-        }
-    }
-
-    /// Primaries of the cluster without a connected replica, as last read
-    /// (0 on one server, or before any write missed its replica).
-    pub fn primaries_without_replica(&self) -> usize {
-        self.replicas.lacking()
     }
 
     /// `key` with this store's prefix.
@@ -424,33 +337,6 @@ impl RedisStore {
             .query_async(&mut conn)
             .await
             .map_err(unavailable)
-    }
-
-    /// Counts one request against `key` (GCRA: `interval_ms` per request,
-    /// bursts up to `tau_ms / interval_ms + 1`).
-    pub async fn gcra(
-        &self,
-        key: &str,
-        interval_ms: u64,
-        tau_ms: u64,
-    ) -> Result<GcraOutcome, StoreError> {
-        let mut conn = self.conn.clone();
-        let (allowed, retry_after_ms, remaining, reset_ms): (i64, i64, i64, i64) = self
-            .scripts
-            .gcra
-            .key(self.key(key))
-            .arg(interval_ms)
-            .arg(tau_ms)
-            .invoke_async(&mut conn)
-            .await
-            .map_err(unavailable)?;
-        let u = |v: i64| u64::try_from(v).unwrap_or(0);
-        Ok(GcraOutcome {
-            allowed: allowed == 1,
-            retry_after_ms: u(retry_after_ms),
-            remaining: u(remaining),
-            reset_ms: u(reset_ms),
-        })
     }
 
     /// One command on `key` (the key already in it, prefixed); with
