@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use storefront_platform::store::RedisTarget;
 
-use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::env::{AppEnvironment, ConfigError, EnvReader};
 use storefront_platform::identity::token_source::TokenOrigin;
 use storefront_platform::identity::verifier::VerifierConfig;
 use storefront_platform::settings::ProgramSettings;
@@ -118,6 +118,54 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
     })
 }
 
+/// What the gateway needs to call its downstreams, and nothing else of
+/// its configuration.
+#[derive(Debug, Clone)]
+pub struct DownstreamSettings {
+    /// Each program the gateway calls (the topology's): `CATALOG_URL`,
+    /// `CATALOG_AUDIENCE`, `CUSTOMERS_URL`, ... `CONTENT_AUDIENCE`.
+    pub peers: Vec<DownstreamConfig>,
+    /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the gateway's
+    /// identity tokens come from.
+    pub identity_tokens: TokenOrigin,
+    /// `BREAKER_THRESHOLD`: failed reads in a row that open a downstream's circuit.
+    pub breaker_threshold: u32,
+    /// `BREAKER_OPEN_MS`: how long an open circuit refuses calls.
+    pub breaker_open_for: Duration,
+    /// `GRPC_TIMEOUT_MS`: the deadline of each downstream call.
+    pub grpc_timeout: Duration,
+    /// `DOWNSTREAM_CONCURRENCY`: calls in flight per downstream before
+    /// more are shed (503 `DOWNSTREAM_BUSY`).
+    pub concurrency: usize,
+}
+
+impl DownstreamSettings {
+    /// The configuration of the downstream program `name`.
+    pub fn peer(&self, name: &str) -> Option<&DownstreamConfig> {
+        self.peers.iter().find(|d| d.name == name)
+    }
+
+    fn from_env(env: &EnvReader, environment: AppEnvironment) -> Result<Self, ConfigError> {
+        Ok(Self {
+            peers: topology::GATEWAY
+                .downstreams()
+                .map(|program| program.peer_config(env))
+                .collect::<Result<_, _>>()?,
+            identity_tokens: env.identity_tokens(
+                environment,
+                &dev_identity_url(&topology::DEV_ISSUER.local_url()),
+            )?,
+            breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
+            breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
+            grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            concurrency: env.parse(
+                "DOWNSTREAM_CONCURRENCY",
+                storefront_platform::client::DEFAULT_CONCURRENCY,
+            )?,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
     pub cache: CachePolicies,
@@ -128,9 +176,8 @@ pub struct GatewayConfig {
     /// 127.0.0.1:8080), the identity issuer and its JWKS, drain and
     /// shutdown delay.
     pub program: ProgramSettings,
-    /// Each program the gateway calls (the topology's): `CATALOG_URL`,
-    /// `CATALOG_AUDIENCE`, `CUSTOMERS_URL`, ... `CONTENT_AUDIENCE`.
-    pub downstreams: Vec<DownstreamConfig>,
+    /// How the gateway calls its downstreams.
+    pub calls: DownstreamSettings,
     /// `INTERNAL_LISTEN_ADDR`: the internal REST port (fulfilment), never public.
     pub internal_addr: SocketAddr,
     /// Identity tokens on the internal port: `INTERNAL_AUDIENCE`, and
@@ -141,23 +188,11 @@ pub struct GatewayConfig {
     /// `TOKEN_ISSUER`, `TOKEN_AUDIENCE`: what customer tokens must say.
     pub token_issuer: String,
     pub token_audience: String,
-    /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the gateway's
-    /// identity tokens come from.
-    pub identity_tokens: TokenOrigin,
     /// Each route's edge policy, with `ROUTE_TIMEOUTS` (`path-prefix=ms`
     /// pairs: the downstream deadline of the routes under a prefix, the
     /// longest prefix winning; routes without one use GRPC_TIMEOUT_MS)
     /// folded in.
     pub policies: Policies,
-    /// `BREAKER_THRESHOLD`: failed reads in a row that open a downstream's circuit.
-    pub breaker_threshold: u32,
-    /// `BREAKER_OPEN_MS`: how long an open circuit refuses calls.
-    pub breaker_open_for: Duration,
-    /// `GRPC_TIMEOUT_MS`: the deadline of each downstream call.
-    pub grpc_timeout: Duration,
-    /// `DOWNSTREAM_CONCURRENCY`: calls in flight per downstream before
-    /// more are shed (503 `DOWNSTREAM_BUSY`).
-    pub downstream_concurrency: usize,
     /// `OPENAPI_*`: the servers, contact and license the document names.
     pub document: DocumentSettings,
     /// `IDEMPOTENCY_TTL_SECS` (86,400, at least 60): how long the answer
@@ -194,13 +229,6 @@ fn idempotency_allowances(env: &EnvReader) -> Result<Allowances, ConfigError> {
     })
 }
 
-impl GatewayConfig {
-    /// The configuration of the downstream program `name`.
-    pub fn downstream(&self, name: &str) -> Option<&DownstreamConfig> {
-        self.downstreams.iter().find(|d| d.name == name)
-    }
-}
-
 pub fn dev_identity_url(issuer_base: &str) -> String {
     topology::GATEWAY.dev_token_url(issuer_base)
 }
@@ -226,10 +254,7 @@ impl GatewayConfig {
             cache,
             cors: CorsConfig::from_env(env, environment)?,
             rate_limits: rate_limits(env)?,
-            downstreams: topology::GATEWAY
-                .downstreams()
-                .map(|program| program.peer_config(env))
-                .collect::<Result<_, _>>()?,
+            calls: DownstreamSettings::from_env(env, environment)?,
             internal_addr: env.addr(
                 "INTERNAL_LISTEN_ADDR",
                 &format!("127.0.0.1:{}", topology::GATEWAY_INTERNAL_PORT),
@@ -237,20 +262,9 @@ impl GatewayConfig {
             internal_identity,
             token_issuer: env.string("TOKEN_ISSUER", "storefront-customers"),
             token_audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
-            identity_tokens: env.identity_tokens(
-                environment,
-                &dev_identity_url(&topology::DEV_ISSUER.local_url()),
-            )?,
             // Without shared state a logout would not reach the other replicas.
             redis: env.redis(environment, "sessions and rate limits")?,
-            grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
-            downstream_concurrency: env.parse(
-                "DOWNSTREAM_CONCURRENCY",
-                storefront_platform::client::DEFAULT_CONCURRENCY,
-            )?,
             policies: policies(env)?,
-            breaker_threshold: env.parse("BREAKER_THRESHOLD", 5)?,
-            breaker_open_for: env.millis("BREAKER_OPEN_MS", 5_000)?,
             document: DocumentSettings::from_env(env, environment)?,
             idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
             idempotency_allowances: idempotency_allowances(env)?,
@@ -262,7 +276,7 @@ impl GatewayConfig {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
-        if self.downstream_concurrency == 0 {
+        if self.calls.concurrency == 0 {
             return Err(ConfigError::new(
                 "DOWNSTREAM_CONCURRENCY",
                 "must be greater than 0",
@@ -280,7 +294,7 @@ impl GatewayConfig {
                 "at least 60: a client's retries must find the first answer",
             ));
         }
-        if self.grpc_timeout.is_zero() {
+        if self.calls.grpc_timeout.is_zero() {
             return Err(ConfigError::new(
                 "GRPC_TIMEOUT_MS",
                 "must be greater than 0",
@@ -330,7 +344,7 @@ mod tests {
         let dir = dir.to_str().unwrap();
         let env = EnvReader::from_pairs([("IDENTITY_TOKEN_DIR", dir)]);
         let config = GatewayConfig::from_env(&env).unwrap();
-        assert_eq!(config.identity_tokens, TokenOrigin::Files(dir.into()));
+        assert_eq!(config.calls.identity_tokens, TokenOrigin::Files(dir.into()));
         let missing = EnvReader::from_pairs([("IDENTITY_TOKEN_DIR", "/no/such/dir")]);
         assert_eq!(
             GatewayConfig::from_env(&missing).unwrap_err().var,

@@ -10,6 +10,7 @@
 //! routes, once, for every layer inside it.
 
 mod bff_token;
+mod budget;
 
 pub mod config;
 pub mod cors;
@@ -220,7 +221,7 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let ready = Arc::new(AtomicBool::new(true));
-    let downstreams = Arc::new(Downstreams::new(&config)?);
+    let downstreams = Arc::new(Downstreams::new(&config.calls)?);
     let rl = &config.rate_limits;
     let limiter = Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone());
     prune_on_a_timer(limiter.clone(), shutdown.clone());

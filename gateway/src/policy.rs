@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::http::{Extensions, HeaderValue};
 
-use crate::ratelimit::Scope;
+use crate::budget::Scope;
 
 /// The edge's policy for a family of routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,7 +30,7 @@ use storefront_proto::orders::v1::order_service_server;
 use storefront_proto::search::v1::search_service_server;
 
 use super::Downstream;
-use crate::config::GatewayConfig;
+use crate::config::DownstreamSettings;
 
 /// The gateway's downstreams, declared once: for each, its typed client
 /// and the accessor that hands one out, and together the [`Downstreams`]
@@ -62,7 +62,7 @@ macro_rules! clients {
         }
 
         impl Downstreams {
-            pub fn new(config: &GatewayConfig) -> anyhow::Result<Self> {
+            pub fn new(config: &DownstreamSettings) -> anyhow::Result<Self> {
                 let make = Downstream::maker(config);
                 Ok(Self {
                     $($field: make($server::SERVICE_NAME, stringify!($field))?,)*

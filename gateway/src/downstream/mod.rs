@@ -4,6 +4,7 @@
 //! [`clients`].
 
 mod call;
+pub use call::CallContext;
 pub mod clients;
 
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use tonic_health::pb::health_client::HealthClient;
 
 pub use clients::Downstreams;
 
-use crate::config::GatewayConfig;
+use crate::config::DownstreamSettings;
 
 /// Health checks answer quickly or count as not serving.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(1);
@@ -78,13 +79,13 @@ impl Downstream {
     /// budget shared by all of them (retries add at most 20% to all the
     /// gateway's calls).
     fn maker(
-        config: &GatewayConfig,
+        config: &DownstreamSettings,
     ) -> impl Fn(&'static str, &str) -> anyhow::Result<Downstream> + '_ {
         let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
         let budget = retry_budget();
         move |grpc_service, name| {
             let c = config
-                .downstream(name)
+                .peer(name)
                 .ok_or_else(|| anyhow::anyhow!("no configuration for the downstream {name}"))?;
             let peer = Peer::limited(
                 c.name,
@@ -92,7 +93,7 @@ impl Downstream {
                 &c.audience,
                 tokens.clone(),
                 config.grpc_timeout,
-                config.downstream_concurrency,
+                config.concurrency,
             )?;
             let breaker = Arc::new(Breaker::new(
                 config.breaker_threshold,

@@ -2,8 +2,6 @@
 //! request sent a UUID, otherwise a fresh v4) and its route's deadline,
 //! carried into every downstream call the request makes.
 
-use std::time::Duration;
-
 use axum::extract::{FromRequestParts, Request};
 use axum::http::HeaderValue;
 use axum::http::request::Parts;
@@ -15,13 +13,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::policy::RoutePolicy;
 
-/// What every downstream call of a request carries: the correlation id (as
-/// the header value sent on) and the route's deadline, if it has its own.
-#[derive(Debug, Clone)]
-pub struct CallContext {
-    pub correlation_id: HeaderValue,
-    pub deadline: Option<Duration>,
-}
+pub use crate::downstream::CallContext;
 
 /// Gives the request its correlation id (in the extensions, for the
 /// layers inside and the handler) and echoes it on the response.
