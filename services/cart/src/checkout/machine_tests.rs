@@ -248,3 +248,26 @@ fn a_session_is_open_until_its_expiry_to_the_nanosecond() {
     session.session.as_mut().expect("a session").expires_at = at(NOW.seconds, 0);
     assert_eq!(shown_status(&session, &NOW), CheckoutStatus::Expired);
 }
+
+/// docs/checkout.md shows the table as this module's documentation has
+/// it, row for row.
+#[test]
+fn the_documented_table_is_this_one() {
+    let rows = |text: &'static str, prefix: &'static str| -> Vec<&'static str> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(prefix))
+            .filter(|l| l.starts_with('|'))
+            .collect()
+    };
+    let here = rows(include_str!("machine.rs"), "//! ");
+    let documented = rows(include_str!("../../../../docs/checkout.md"), "");
+    let table: Vec<&str> = documented
+        .into_iter()
+        .skip_while(|row| !row.starts_with("| hold before"))
+        .collect();
+    assert!(
+        here.len() > 10,
+        "the table is in machine.rs's documentation"
+    );
+    assert_eq!(table, here);
+}
