@@ -106,26 +106,103 @@ impl Products {
     }
 }
 
-/// An optional message field `tag`: encoded, merged, measured.
-fn put<M: Message>(tag: u32, field: &Option<M>, buf: &mut impl BufMut) {
-    if let Some(m) = field {
-        encoding::message::encode(tag, m, buf);
-    }
+/// Whether a scalar field holds its default (then it is not written).
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
-fn merge<M: Message + Default>(
-    field: &mut Option<M>,
-    wire_type: WireType,
-    buf: &mut impl Buf,
-    ctx: DecodeContext,
-) -> Result<(), DecodeError> {
-    encoding::message::merge(wire_type, field.get_or_insert_with(M::default), buf, ctx)
+/// A field of a message whose `Message` impl `encoded_message!` writes:
+/// encoded, merged and measured as its kind says.
+macro_rules! field {
+    (encode message $tag:literal $f:expr, $buf:ident) => {
+        if let Some(m) = $f {
+            encoding::message::encode($tag, m, $buf);
+        }
+    };
+    (merge message $f:expr, $wt:ident, $buf:ident, $ctx:ident) => {
+        encoding::message::merge($wt, $f.get_or_insert_with(Default::default), $buf, $ctx)
+    };
+    (len message $tag:literal $f:expr) => {
+        $f.as_ref()
+            .map_or(0, |m| encoding::message::encoded_len($tag, m))
+    };
+    (encode products $tag:literal $f:expr, $buf:ident) => {
+        $f.encode($tag, $buf)
+    };
+    (merge products $f:expr, $wt:ident, $buf:ident, $ctx:ident) => {
+        $f.merge($wt, $buf, $ctx)
+    };
+    (len products $tag:literal $f:expr) => {
+        $f.encoded_len($tag)
+    };
+    (encode messages $tag:literal $f:expr, $buf:ident) => {
+        encoding::message::encode_repeated($tag, $f, $buf)
+    };
+    (merge messages $f:expr, $wt:ident, $buf:ident, $ctx:ident) => {
+        encoding::message::merge_repeated($wt, $f, $buf, $ctx)
+    };
+    (len messages $tag:literal $f:expr) => {
+        encoding::message::encoded_len_repeated($tag, $f)
+    };
+    (encode strings $tag:literal $f:expr, $buf:ident) => {
+        encoding::string::encode_repeated($tag, $f, $buf)
+    };
+    (merge strings $f:expr, $wt:ident, $buf:ident, $ctx:ident) => {
+        encoding::string::merge_repeated($wt, $f, $buf, $ctx)
+    };
+    (len strings $tag:literal $f:expr) => {
+        encoding::string::encoded_len_repeated($tag, $f)
+    };
+    // Scalars: a default value is not written (proto3).
+    (encode $kind:ident $tag:literal $f:expr, $buf:ident) => {
+        if !is_default($f) {
+            encoding::$kind::encode($tag, $f, $buf);
+        }
+    };
+    (merge $kind:ident $f:expr, $wt:ident, $buf:ident, $ctx:ident) => {
+        encoding::$kind::merge($wt, $f, $buf, $ctx)
+    };
+    (len $kind:ident $tag:literal $f:expr) => {
+        if is_default($f) {
+            0
+        } else {
+            encoding::$kind::encoded_len($tag, $f)
+        }
+    };
 }
 
-fn len<M: Message>(tag: u32, field: &Option<M>) -> usize {
-    field
-        .as_ref()
-        .map_or(0, |m| encoding::message::encoded_len(tag, m))
+/// `Message` for a struct whose fields are named with their tag and kind
+/// (`message`: optional; `messages`, `strings`: repeated; `products`;
+/// scalars by prost's encoding module: `string`, `bytes`, `uint64`).
+macro_rules! encoded_message {
+    ($name:ident { $($tag:literal => $field:ident: $kind:ident),* $(,)? }) => {
+        impl Message for $name {
+            fn encode_raw(&self, buf: &mut impl BufMut) {
+                $(field!(encode $kind $tag &self.$field, buf);)*
+            }
+
+            fn merge_field(
+                &mut self,
+                tag: u32,
+                wire_type: WireType,
+                buf: &mut impl Buf,
+                ctx: DecodeContext,
+            ) -> Result<(), DecodeError> {
+                match tag {
+                    $($tag => field!(merge $kind &mut self.$field, wire_type, buf, ctx),)*
+                    _ => encoding::skip_field(wire_type, tag, buf, ctx),
+                }
+            }
+
+            fn encoded_len(&self) -> usize {
+                0 $(+ field!(len $kind $tag &self.$field))*
+            }
+
+            fn clear(&mut self) {
+                *self = Self::default();
+            }
+        }
+    };
 }
 
 /// `storefront.catalog.v1.ListProductsResponse`.
@@ -135,34 +212,10 @@ pub struct ListProductsResponse {
     pub products: Products,
 }
 
-impl Message for ListProductsResponse {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        put(1, &self.page, buf);
-        self.products.encode(2, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        match tag {
-            1 => merge(&mut self.page, wire_type, buf, ctx),
-            2 => self.products.merge(wire_type, buf, ctx),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        len(1, &self.page) + self.products.encoded_len(2)
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
-    }
-}
+encoded_message!(ListProductsResponse {
+    1 => page: message,
+    2 => products: products,
+});
 
 /// `storefront.catalog.v1.ProductBatch`. Decoded, its products stay
 /// encoded (`products.encoded`) or compressed (`compressed`): the indexer
@@ -175,53 +228,12 @@ pub struct ProductBatch {
     pub compressed: Vec<CompressedProduct>,
 }
 
-impl Message for ProductBatch {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        self.products.encode(1, buf);
-        if self.catalog_version != 0 {
-            encoding::uint64::encode(2, &self.catalog_version, buf);
-        }
-        if !self.dictionary.is_empty() {
-            encoding::bytes::encode(3, &self.dictionary, buf);
-        }
-        encoding::message::encode_repeated(4, &self.compressed, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        match tag {
-            1 => self.products.merge(wire_type, buf, ctx),
-            2 => encoding::uint64::merge(wire_type, &mut self.catalog_version, buf, ctx),
-            3 => encoding::bytes::merge(wire_type, &mut self.dictionary, buf, ctx),
-            4 => encoding::message::merge_repeated(wire_type, &mut self.compressed, buf, ctx),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.products.encoded_len(1)
-            + if self.catalog_version != 0 {
-                encoding::uint64::encoded_len(2, &self.catalog_version)
-            } else {
-                0
-            }
-            + if self.dictionary.is_empty() {
-                0
-            } else {
-                encoding::bytes::encoded_len(3, &self.dictionary)
-            }
-            + encoding::message::encoded_len_repeated(4, &self.compressed)
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
-    }
-}
+encoded_message!(ProductBatch {
+    1 => products: products,
+    2 => catalog_version: uint64,
+    3 => dictionary: bytes,
+    4 => compressed: messages,
+});
 
 /// `storefront.search.v1.SearchResponse`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -233,51 +245,13 @@ pub struct SearchResponse {
     pub did_you_mean: String,
 }
 
-impl Message for SearchResponse {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        put(1, &self.page, buf);
-        self.products.encode(2, buf);
-        put(3, &self.facets, buf);
-        encoding::string::encode_repeated(4, &self.dropped_words, buf);
-        if !self.did_you_mean.is_empty() {
-            encoding::string::encode(5, &self.did_you_mean, buf);
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        match tag {
-            1 => merge(&mut self.page, wire_type, buf, ctx),
-            2 => self.products.merge(wire_type, buf, ctx),
-            3 => merge(&mut self.facets, wire_type, buf, ctx),
-            4 => encoding::string::merge_repeated(wire_type, &mut self.dropped_words, buf, ctx),
-            5 => encoding::string::merge(wire_type, &mut self.did_you_mean, buf, ctx),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        let did_you_mean = if self.did_you_mean.is_empty() {
-            0
-        } else {
-            encoding::string::encoded_len(5, &self.did_you_mean)
-        };
-        len(1, &self.page)
-            + self.products.encoded_len(2)
-            + len(3, &self.facets)
-            + encoding::string::encoded_len_repeated(4, &self.dropped_words)
-            + did_you_mean
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
-    }
-}
+encoded_message!(SearchResponse {
+    1 => page: message,
+    2 => products: products,
+    3 => facets: message,
+    4 => dropped_words: strings,
+    5 => did_you_mean: string,
+});
 
 /// `storefront.search.v1.SuggestResponse`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -286,34 +260,10 @@ pub struct SuggestResponse {
     pub products: Products,
 }
 
-impl Message for SuggestResponse {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        encoding::string::encode_repeated(1, &self.completions, buf);
-        self.products.encode(2, buf);
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        match tag {
-            1 => encoding::string::merge_repeated(wire_type, &mut self.completions, buf, ctx),
-            2 => self.products.merge(wire_type, buf, ctx),
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        encoding::string::encoded_len_repeated(1, &self.completions) + self.products.encoded_len(2)
-    }
-
-    fn clear(&mut self) {
-        *self = Self::default();
-    }
-}
+encoded_message!(SuggestResponse {
+    1 => completions: strings,
+    2 => products: products,
+});
 
 #[cfg(test)]
 mod tests {
