@@ -19,6 +19,7 @@ pub mod promotions;
 mod raw;
 mod refresh;
 mod service;
+mod shared_document;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

@@ -8,7 +8,6 @@
 use std::collections::{BTreeMap, HashSet};
 use std::str::FromStr;
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
 use storefront_proto::error::codes;
 
 use serde::Deserialize;
@@ -20,6 +19,7 @@ use storefront_proto::common::v1::{LocalizedString, Money};
 use storefront_proto::names::{CURRENCIES, MAX_ID_CHARS};
 
 use crate::promotions::Catalogue;
+use crate::shared_document::SharedDocument;
 
 /// Where the set is kept for every replica.
 const KEY: &str = "promotions:set";
@@ -276,56 +276,33 @@ pub fn parse(json: &[u8]) -> Result<Vec<Promotion>, ServiceError> {
     }
 }
 
+/// Where the set is kept for every replica.
+const DOCUMENT: SharedDocument = SharedDocument {
+    key: KEY,
+    what: "promotions",
+};
+
 /// Keeps `json` (already checked) as the set every replica prices with.
 pub async fn store(store: &Store, json: &[u8]) -> Result<(), ServiceError> {
-    for _ in 0..16 {
-        let written = match store.get(KEY).await? {
-            Some(found) => store
-                .replace(KEY, found.version, json, None)
-                .await?
-                .is_some(),
-            None => store.insert(KEY, json, None).await?,
-        };
-        if written {
-            return Ok(());
-        }
-    }
-    Err(ServiceError::new(
-        ErrorKind::Conflict,
-        codes::CONCURRENT_MODIFICATION,
-        "the promotions are being changed; retry",
-    ))
+    DOCUMENT.store(store, json).await
 }
 
 /// The set in the shared store, with its store version, if one was set.
 pub async fn stored(store: &Store) -> Result<Option<(u64, Vec<Promotion>)>, ServiceError> {
-    let Some(found) = store.get(KEY).await? else {
-        return Ok(None);
-    };
-    Ok(Some((found.version, parse(&found.value)?)))
+    DOCUMENT.stored(store, parse).await
 }
 
 /// Takes up each new set another replica stored, every second.
 pub async fn follow(
     store: Store,
     promotions: Arc<RwLock<Catalogue>>,
-    mut seen: u64,
+    seen: u64,
     shutdown: tokio_util::sync::CancellationToken,
 ) {
-    loop {
-        tokio::select! {
-            () = shutdown.cancelled() => return,
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
-        }
-        match stored(&store).await {
-            Ok(Some((version, set))) if version != seen => {
-                seen = version;
-                *promotions.write().unwrap_or_else(|p| p.into_inner()) = Catalogue::new(set);
-            }
-            Ok(_) => {}
-            Err(e) => tracing::debug!(error = %e, "promotions could not be read"),
-        }
-    }
+    let take = move |_, set| {
+        *promotions.write().unwrap_or_else(|p| p.into_inner()) = Catalogue::new(set);
+    };
+    DOCUMENT.follow(store, seen, parse, take, shutdown).await;
 }
 
 #[cfg(test)]
