@@ -172,6 +172,7 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
         (prefix("/categories"), public(CacheGroup::Catalog)),
         (prefix("/collections"), public(CacheGroup::Catalog)),
         (prefix("/promotions"), public(CacheGroup::Catalog)),
+        (exact("/markets"), public(CacheGroup::Catalog)),
         (prefix("/content/"), public(CacheGroup::Content)),
         (prefix("/auth/"), TOKENS),
         // A password check is slow on purpose (argon2id).

@@ -30,6 +30,7 @@ mod idempotency;
 mod identity;
 mod journey;
 mod logs;
+mod markets;
 mod openapi;
 mod orders;
 mod processes;

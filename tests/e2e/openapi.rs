@@ -25,6 +25,7 @@ async fn the_openapi_document_covers_every_route() {
         "/categories/{categoryId}",
         "/collections",
         "/collections/{collectionId}",
+        "/markets",
         "/health/live",
         "/health/ready",
         "/openapi.json",

@@ -118,12 +118,14 @@ clients! {
         Write change_password(customers::ChangePasswordRequest) -> customers::ChangePasswordResponse;
     }
 
-    /// Carts, promotions and checkout sessions.
+    /// Carts, promotions, markets and checkout sessions.
     Cart = cart via CartServiceClient of cart_service_server {
         Write create_cart(cart::CreateCartRequest) -> cart::Cart;
         Read get_cart(cart::GetCartRequest) -> cart::Cart;
         Write delete_cart(cart::DeleteCartRequest) -> cart::DeleteCartResponse;
         Write set_promotions(cart::SetPromotionsRequest) -> cart::SetPromotionsResponse;
+        Read get_markets(cart::GetMarketsRequest) -> cart::MarketsDocument;
+        Write set_markets(cart::SetMarketsRequest) -> cart::MarketsDocument;
         Write update_cart(cart::UpdateCartRequest) -> cart::Cart;
         Write add_line_item(cart::AddLineItemRequest) -> cart::Cart;
         Write update_line_item(cart::UpdateLineItemRequest) -> cart::Cart;

@@ -9,6 +9,7 @@
 
 mod catalog;
 mod maintenance;
+mod markets;
 mod orders;
 mod promotions;
 
@@ -145,6 +146,7 @@ fn routes(max_feed_bytes: usize) -> OpenApiRouter<InternalState> {
         .routes(routes!(catalog::set_stock))
         .routes(routes!(catalog::export))
         .routes(routes!(promotions::set_promotions))
+        .routes(routes!(markets::set_markets))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
     let feeds = OpenApiRouter::new()
         .routes(routes!(catalog::import))
@@ -187,7 +189,7 @@ fn document(mut doc: utoipa::openapi::OpenApi) -> utoipa::openapi::OpenApi {
 const INTERNAL_DESCRIPTION: &str = "The internal port of the Storefront BFF: never published. \
 Every route needs `Authorization: Bearer <identity token>` of a service account that \
 INTERNAL_CALLERS allows for it (a route is named by the last literal segment of its path: \
-status, reindex, reload, products, stock, import, export, promotions). 401 without a valid token, 403 for \
+status, reindex, reload, products, stock, import, export, promotions, markets). 401 without a valid token, 403 for \
 an account not allowed there, 429 over RATE_LIMIT_SERVICE (and, for reindex and reload, \
 RATE_LIMIT_MAINTENANCE). Errors have the public API's shape.";
 

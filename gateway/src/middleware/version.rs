@@ -27,6 +27,7 @@ const RESOURCES: &[(&str, &[u32])] = &[
     ("collections", &[1]),
     ("content", &[1]),
     ("customers", &[1]),
+    ("markets", &[1]),
     ("orders", &[1, 2]),
     ("products", &[1]),
     ("promotions", &[1]),

@@ -9,6 +9,7 @@ pub mod collections;
 pub mod content;
 pub mod customers;
 pub mod health;
+pub mod markets;
 pub mod orders;
 pub mod params;
 pub mod products;
@@ -40,7 +41,8 @@ pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
         .layer(axum::middleware::from_fn_with_state(*cache, caching))
 }
 
-/// The public catalog: products, categories, collections, promotions.
+/// The public catalog: products, categories, collections, promotions,
+/// markets.
 fn catalog() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(products::list_products))
@@ -54,6 +56,7 @@ fn catalog() -> OpenApiRouter<AppState> {
         .routes(routes!(collections::list_collections))
         .routes(routes!(collections::get_collection))
         .routes(routes!(promotions::list_promotions))
+        .routes(routes!(markets::list_markets))
 }
 
 /// Routes whose answers belong to one customer.

@@ -44,6 +44,8 @@ pub struct CartConfig {
     pub limits: CartLimits,
     /// Where the promotions come from when the shared store has none yet.
     pub promotions: PromotionsSource,
+    /// `MARKETS_FILE` (docs/markets.md).
+    pub markets: MarketsSource,
     /// `CART_PRODUCT_CACHE_MS` (1,000; 0 turns it off, at most 60,000): how
     /// long a product the catalog gave is reused to price a line added or
     /// changed. Checkout always asks the catalog afresh and reprices.
@@ -58,6 +60,16 @@ pub struct CartConfig {
 /// internal port).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromotionsSource {
+    File(std::path::PathBuf),
+    Demo,
+    None,
+}
+
+/// `MARKETS_FILE` (JSON or YAML), or the demo markets (local and
+/// development only), or none (production and staging without a file:
+/// until a set is put on the internal port).
+#[derive(Debug, Clone)]
+pub enum MarketsSource {
     File(std::path::PathBuf),
     Demo,
     None,
@@ -145,6 +157,11 @@ impl CartConfig {
                     PromotionsSource::None
                 }
                 None => PromotionsSource::Demo,
+            },
+            markets: match env.raw("MARKETS_FILE") {
+                Some(file) => MarketsSource::File(file.into()),
+                None if service.program.environment.refuses_dev_shortcuts() => MarketsSource::None,
+                None => MarketsSource::Demo,
             },
             service,
         };

@@ -10,6 +10,7 @@ pub mod discounts;
 mod hold_limits;
 mod holds;
 mod lines;
+mod market_set;
 mod merge;
 mod offer;
 mod owned;
@@ -98,7 +99,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
     let checkout = Arc::new(checkout::Checkout {
-        store,
+        store: store.clone(),
         carts: carts.clone(),
         orders: Arc::new(clients::MeshOrders(orders)),
         holds,
@@ -106,10 +107,13 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         guest_ttl: config.checkout_ttl_guest,
     });
     tokio::spawn(checkout.clone().sweep(shutdown.clone()));
+    let markets = market_set::Markets::start(&config.markets, &store).await?;
+    tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let api = service::CartApi {
         carts,
         checkout,
         merge: config.merge,
+        markets,
     };
     storefront_platform::server::serve_grpc(
         &config.service,

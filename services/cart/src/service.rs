@@ -14,6 +14,7 @@ pub struct CartApi {
     pub carts: Arc<Carts>,
     pub checkout: Arc<Checkout>,
     pub merge: crate::merge::Strategy,
+    pub markets: crate::market_set::Markets,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -95,6 +96,16 @@ impl CartService for CartApi {
             .write()
             .unwrap_or_else(|p| p.into_inner()) = crate::promotions::Catalogue::new(set);
         ok(SetPromotionsResponse { promotions: count })
+    }
+
+    async fn get_markets(&self, _: Request<GetMarketsRequest>) -> Reply<MarketsDocument> {
+        ok(self.markets.current().document())
+    }
+
+    async fn set_markets(&self, request: Request<SetMarketsRequest>) -> Reply<MarketsDocument> {
+        let document = request.into_inner().document;
+        let set = self.markets.set(&self.carts.store, &document).await?;
+        ok(set.document())
     }
 
     async fn create_checkout(

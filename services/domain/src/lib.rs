@@ -13,6 +13,7 @@ pub mod compact;
 pub mod cores;
 pub mod customer_token;
 pub mod listing;
+pub mod markets;
 pub mod query;
 pub mod stock;
 pub mod time;

@@ -79,6 +79,7 @@ pub const SETTINGS: &[&str] = &[
     "INTERNAL_CALLERS",
     "INTERNAL_LISTEN_ADDR",
     "LISTEN_ADDR",
+    "MARKETS_FILE",
     "MAX_ACTIVE_CARTS",
     "MAX_ADDRESSES",
     "MAX_CART_LINES",

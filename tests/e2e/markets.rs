@@ -1,0 +1,97 @@
+//! The shop's markets: the demo set, set whole on the internal port
+//! (checked whole, every problem named by its path), and seen by every
+//! cart replica.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::both_backends;
+use crate::catalog_changes::{MERCHANDISING, internal};
+use crate::helpers::{Reply, TestMesh};
+
+async fn set(t: &TestMesh, account: &str, document: &Value) -> Reply {
+    let request = internal(t, account, Method::PUT, "/internal/markets");
+    t.send(request.json(document)).await
+}
+
+async fn ids(t: &TestMesh) -> Vec<String> {
+    let markets = t.ok("/markets").await;
+    markets["markets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A market in a currency of `minor_units` digits, with one shipping method.
+fn market(id: &str, currency: &str, minor_units: u32, country: &str) -> Value {
+    json!({
+        "id": id,
+        "currencies": [{"code": currency, "minorUnits": minor_units}],
+        "countries": [country],
+        "prices": "taxIncluded",
+        "tax": {"name": "VAT", "rates": [{"country": country, "rate": 0.1}]},
+        "shipping": [{"id": "standard", "name": {"en-AU": "Standard"},
+            "prices": [{"currency": currency, "amount": 500}], "minDays": 1, "maxDays": 3}]
+    })
+}
+
+async fn the_shop_sets_its_markets(t: TestMesh) {
+    let demo = t.ok("/markets").await;
+    assert_eq!(ids(&t).await, ["au", "nz", "us", "de"], "the demo first");
+    let us = &demo["markets"][2];
+    assert_eq!(us["prices"], "taxExcluded");
+    assert_eq!(us["tax"]["rates"][1]["region"], "US-CA");
+    assert_eq!(
+        demo["markets"][3]["currencies"][0],
+        json!({"code": "EUR", "minorUnits": 2})
+    );
+
+    // A zero-decimal and a three-decimal currency.
+    let set_two = json!({"markets": [market("jp", "JPY", 0, "JP"), market("kw", "KWD", 3, "KW")]});
+    let applied = set(&t, MERCHANDISING, &set_two).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    assert_eq!(applied.body["markets"][1]["currencies"][0]["minorUnits"], 3);
+    assert_eq!(ids(&t).await, ["jp", "kw"]);
+
+    // A refused set names each problem by its path and changes nothing.
+    let mut bad = market("jp", "JPY", 0, "JP");
+    bad["tax"]["rates"][0]["rate"] = json!(1.5);
+    let mut twin = market("jp", "JPY", 0, "JP");
+    twin["currencies"][0] = json!({"code": "JPY"});
+    let refused = set(&t, MERCHANDISING, &json!({"markets": [bad, twin]})).await;
+    refused.error(422, "VALIDATION_ERROR");
+    let fields: Vec<&str> = refused.body["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["field"].as_str().unwrap())
+        .collect();
+    for field in [
+        "markets[0].tax.rates[0].rate",
+        "markets[1].id",
+        "markets[1].currencies[0].minorUnits",
+        "markets[1].countries[0]",
+    ] {
+        assert!(fields.contains(&field), "{field} in {fields:?}");
+    }
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(
+        message.contains("markets[0].tax.rates[0].rate: must be between 0 and 1"),
+        "{message}"
+    );
+    let typo = set(
+        &t,
+        MERCHANDISING,
+        &json!({"markets": [{"id": "x", "currency": []}]}),
+    )
+    .await;
+    assert_eq!(typo.field_error().0, "markets[0].currency");
+    assert_eq!(ids(&t).await, ["jp", "kw"], "nothing changed");
+
+    // Least privilege: fulfilment may not set markets.
+    let fulfilment = "fulfilment@storefront.iam.gserviceaccount.com";
+    set(&t, fulfilment, &set_two).await.error(403, "FORBIDDEN");
+}
+both_backends!(the_shop_sets_its_markets_live, the_shop_sets_its_markets);
