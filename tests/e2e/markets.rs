@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::both_backends;
 use crate::catalog_changes::{MERCHANDISING, internal};
 use crate::helpers::{Reply, TestMesh};
+use crate::journey::{Shopper, buyable};
 
 async fn set(t: &TestMesh, account: &str, document: &Value) -> Reply {
     let request = internal(t, account, Method::PUT, "/internal/markets");
@@ -95,3 +96,49 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
     set(&t, fulfilment, &set_two).await.error(403, "FORBIDDEN");
 }
 both_backends!(the_shop_sets_its_markets_live, the_shop_sets_its_markets);
+
+/// An order's tax is its market's: set live, an AUD order is taxed at the
+/// AU market's rate, each line's share rounded half to even and summed.
+async fn an_order_is_taxed_as_its_market_says(t: TestMesh) {
+    let mut au = market("au", "AUD", 2, "AU");
+    au["tax"]["rates"][0]["rate"] = json!(0.2);
+    let applied = set(&t, MERCHANDISING, &json!({"markets": [au]})).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    let shopper = Shopper::new(&t).await;
+    let cart = shopper.cart().await;
+    for (product, _) in buyable(&t, 2).await.into_iter().take(3) {
+        let added = shopper.add(&cart, &product, 1, 2).await;
+        assert_eq!(added.status, 200, "{}", added.body);
+    }
+    let session = shopper.checkout(&cart).await;
+    assert_eq!(session.status, 201, "{}", session.body);
+    let confirmed = shopper.confirm(session.body["id"].as_str().unwrap()).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    let order_id = confirmed.body["orderId"].as_str().unwrap();
+    let order = shopper
+        .send(Method::GET, &format!("/orders/{order_id}"), None)
+        .await;
+    let cents = |v: &Value| v["centAmount"].as_i64().unwrap();
+    // 20% included: a line's tax is a sixth of it.
+    let sixths: i64 = order.body["lineItems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| {
+            let amount = cents(&line["totalPrice"]);
+            let (q, r) = (amount / 6, amount % 6);
+            q + i64::from(2 * r > 6 || (2 * r == 6 && q % 2 == 1))
+        })
+        .sum();
+    assert_eq!(
+        cents(&order.body["totals"]["tax"]),
+        sixths,
+        "{}",
+        order.body
+    );
+    assert!(sixths > 0);
+}
+both_backends!(
+    an_order_is_taxed_as_its_market_says_live,
+    an_order_is_taxed_as_its_market_says
+);

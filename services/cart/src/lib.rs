@@ -98,17 +98,18 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         catalog: catalog_peer,
         ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
+    let markets = market_set::Markets::start(&config.markets, &store).await?;
+    tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let checkout = Arc::new(checkout::Checkout {
         store: store.clone(),
         carts: carts.clone(),
         orders: Arc::new(clients::MeshOrders(orders)),
         holds,
+        markets: markets.clone(),
         ttl: config.checkout_ttl,
         guest_ttl: config.checkout_ttl_guest,
     });
     tokio::spawn(checkout.clone().sweep(shutdown.clone()));
-    let markets = market_set::Markets::start(&config.markets, &store).await?;
-    tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let api = service::CartApi {
         carts,
         checkout,

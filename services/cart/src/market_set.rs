@@ -5,12 +5,15 @@
 //! (`PUT /internal/markets`), each replica taking up a new set within a
 //! second.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
-use storefront_domain::markets::{self, DEMO, MarketSet};
+use storefront_domain::markets::tax::{Destination, TableTax, TaxCalculator, Taxable};
+use storefront_domain::markets::{self, DEMO, Market, MarketSet};
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Store;
+use storefront_proto::cart::v1::Cart;
 use storefront_proto::cart::v1::MarketsDocument;
+use storefront_proto::common::v1::PostalAddress;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::MarketsSource;
@@ -83,6 +86,13 @@ impl Markets {
         Ok(Self(Arc::new(RwLock::new(Arc::new(loaded)))))
     }
 
+    /// The demo markets, not stored (tests).
+    #[cfg(test)]
+    pub fn demo() -> Self {
+        let set = markets::parse(DEMO.as_bytes()).expect("the demo markets");
+        Self(Arc::new(RwLock::new(Arc::new(Loaded::new(set, 0)))))
+    }
+
     pub fn current(&self) -> Arc<Loaded> {
         self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
@@ -112,6 +122,73 @@ impl Markets {
         DOCUMENT
             .follow(store, seen, markets::parse, take, shutdown)
             .await;
+    }
+}
+
+/// The demo markets, for a currency no configured market sells (their
+/// table is the GST the shop priced with before markets: AUD and NZD).
+fn fallback() -> &'static MarketSet {
+    static DEMO_SET: OnceLock<MarketSet> = OnceLock::new();
+    DEMO_SET.get_or_init(|| {
+        markets::parse(DEMO.as_bytes()).unwrap_or(MarketSet {
+            markets: Vec::new(),
+        })
+    })
+}
+
+/// A region (ISO 3166-2) from an address's `state`: `CA` in the US is
+/// `US-CA`; one already in that form is taken as it is.
+fn region_of(country: &str, state: &str) -> Option<String> {
+    let state = state.trim().to_ascii_uppercase();
+    if state.starts_with(&format!("{country}-")) {
+        return Some(state);
+    }
+    let code = (1..=3).contains(&state.len()) && state.bytes().all(|b| b.is_ascii_alphanumeric());
+    code.then(|| format!("{country}-{state}"))
+}
+
+impl Loaded {
+    /// The tax in `cart`'s total as its market's table says (docs/markets.md,
+    /// "Tax"): each line after discounts at the rate for `address` (the
+    /// market's first country without one), rounded half to even, summed.
+    /// Shipping is not charged yet, so none is taxed. Categories are not
+    /// looked up yet: every line is taxed at its destination's plain rate.
+    pub fn tax_of(&self, cart: &Cart, address: Option<&PostalAddress>) -> i64 {
+        let currency = cart.currency_code.as_str();
+        let sells = |m: &&Market| m.currencies.iter().any(|c| c.code == currency);
+        let country = address.map(|a| a.country.as_str()).unwrap_or_default();
+        let chosen = |set: &'static MarketSet| set.markets.iter().find(sells);
+        let own = self
+            .set
+            .markets
+            .iter()
+            .filter(sells)
+            .find(|m| m.countries.iter().any(|c| c == country))
+            .or_else(|| self.set.markets.iter().find(sells));
+        let Some(market) = own.or_else(|| chosen(fallback())) else {
+            return 0;
+        };
+        let country = if market.countries.iter().any(|c| c == country) {
+            country
+        } else {
+            market.countries.first().map_or("", String::as_str)
+        };
+        let region = address.and_then(|a| region_of(country, &a.state));
+        let to = Destination {
+            country,
+            region: region.as_deref(),
+        };
+        let lines: Vec<Taxable<'_>> = cart
+            .line_items
+            .iter()
+            .map(|l| Taxable {
+                amount: l.total_price.as_ref().map_or(0, |m| m.cent_amount),
+                categories: &[],
+            })
+            .collect();
+        TableTax
+            .tax(market, to, &lines, 0)
+            .map_or(0, |taxed| taxed.total)
     }
 }
 

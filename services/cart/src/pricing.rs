@@ -72,15 +72,6 @@ fn too_large() -> ServiceError {
     )
 }
 
-/// The GST included in a total: 1/11 in Australia, 3/23 in New Zealand,
-/// rounded half up.
-pub fn included_tax(currency: &str, total: i64) -> i64 {
-    match currency {
-        "NZD" => (total * 3 + 11) / 23,
-        _ => (total + 5) / 11,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -99,8 +90,6 @@ mod tests {
             vec![10, 10],
             "never more than a line holds"
         );
-        assert_eq!(included_tax("AUD", 1100), 100);
-        assert_eq!(included_tax("NZD", 2300), 300);
     }
 
     #[test]

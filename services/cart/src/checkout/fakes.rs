@@ -235,6 +235,7 @@ pub fn mesh(available: u32) -> Mesh {
         store,
         carts,
         orders: orders.clone(),
+        markets: crate::market_set::Markets::demo(),
         ttl,
         guest_ttl: Duration::from_secs(600),
     });

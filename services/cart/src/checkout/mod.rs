@@ -60,6 +60,8 @@ pub struct Checkout {
     pub carts: Arc<Carts>,
     pub orders: Arc<dyn OrdersPeer>,
     pub holds: Holds,
+    /// The shop's markets: an order's tax.
+    pub markets: crate::market_set::Markets,
     /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
     pub ttl: Duration,
     pub guest_ttl: Duration,

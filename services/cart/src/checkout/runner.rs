@@ -21,7 +21,8 @@ use super::{Checkout, ids, not_found};
 use crate::carts::now;
 use crate::claims::claimed_for;
 use crate::holds::session_key;
-use crate::pricing::{included_tax, money};
+use crate::pricing::money;
+use storefront_proto::common::v1::PostalAddress;
 
 const MAX_ATTEMPTS: usize = 64;
 
@@ -195,7 +196,8 @@ impl Checkout {
                 "an order was to be made without its cart",
             ));
         };
-        match self.orders.create_order(order_of(record, cart)).await {
+        let tax = self.markets.current().tax_of(cart, address_of(record));
+        match self.orders.create_order(order_of(record, cart, tax)).await {
             Ok(_) => Ok(Next::Then(Event::OrderMade, None)),
             Err(e) => match e.refusal() {
                 Some(refused) => {
@@ -226,15 +228,22 @@ impl Checkout {
     }
 }
 
-/// The order a session's cart becomes.
-fn order_of(record: &CheckoutRecord, cart: &Cart) -> CreateOrderRequest {
+fn address_of(record: &CheckoutRecord) -> Option<&PostalAddress> {
+    record
+        .session
+        .as_ref()
+        .and_then(|s| s.shipping_address.as_ref())
+}
+
+/// The order a session's cart becomes, with the tax its market says is in
+/// its total.
+fn order_of(record: &CheckoutRecord, cart: &Cart, tax: i64) -> CreateOrderRequest {
     let currency = cart.currency_code.as_str();
-    let total = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
     let totals = Totals {
         subtotal: cart.subtotal.clone(),
         discount: cart.discount_total.clone(),
         shipping: Some(money(currency, 0)),
-        tax: Some(money(currency, included_tax(currency, total))),
+        tax: Some(money(currency, tax)),
         total: cart.total_price.clone(),
     };
     CreateOrderRequest {
