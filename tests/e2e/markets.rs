@@ -112,6 +112,15 @@ async fn an_order_is_taxed_as_its_market_says(t: TestMesh) {
     }
     let session = shopper.checkout(&cart).await;
     assert_eq!(session.status, 201, "{}", session.body);
+    // The session shows what the order will come to, its tax by line.
+    let totals = &session.body["totals"];
+    assert_eq!(totals["total"], session.body["totalPrice"]);
+    let lines = session.body["taxLines"].as_array().unwrap();
+    assert_eq!(
+        (lines.len(), &lines[0]["name"], &lines[0]["rate"]),
+        (1, &json!("VAT"), &json!(0.2))
+    );
+    assert_eq!(lines[0]["amount"], totals["tax"]);
     let confirmed = shopper.confirm(session.body["id"].as_str().unwrap()).await;
     assert_eq!(confirmed.status, 200, "{}", confirmed.body);
     let order_id = confirmed.body["orderId"].as_str().unwrap();
@@ -137,6 +146,11 @@ async fn an_order_is_taxed_as_its_market_says(t: TestMesh) {
         order.body
     );
     assert!(sixths > 0);
+    assert_eq!(
+        order.body["totals"], *totals,
+        "the order is what the session said"
+    );
+    assert_eq!(order.body["taxLines"], session.body["taxLines"]);
 }
 both_backends!(
     an_order_is_taxed_as_its_market_says_live,

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::bounded::{DiscountCode, Id};
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
+use super::totals::{TaxLine, Totals};
 use crate::error::ApiError;
 
 fn money(m: Option<storefront_proto::common::v1::Money>, what: &str) -> Result<Money, ApiError> {
@@ -197,6 +198,12 @@ pub struct CheckoutSession {
     pub created_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shipping_address: Option<ShippingAddress>,
+    /// What the order would come to now (absent on sessions opened before
+    /// markets): `total` is `totalPrice`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
+    /// The tax in `totals.tax` by name and rate.
+    pub tax_lines: Vec<TaxLine>,
 }
 
 impl TryFrom<pb::CheckoutSession> for CheckoutSession {
@@ -216,6 +223,12 @@ impl TryFrom<pb::CheckoutSession> for CheckoutSession {
             expires_at: timestamp(s.expires_at),
             created_at: timestamp(s.created_at),
             shipping_address: s.shipping_address.map(ShippingAddress::from),
+            totals: s.totals.map(Totals::try_from).transpose()?,
+            tax_lines: s
+                .tax_lines
+                .into_iter()
+                .map(TaxLine::try_from)
+                .collect::<Result<_, _>>()?,
         })
     }
 }

@@ -11,3 +11,4 @@ pub mod merge;
 pub mod orders;
 pub mod search;
 pub mod sessions;
+pub mod totals;

@@ -2,11 +2,13 @@
 //! `totals` breakdown in its place (a breaking change, hence a new major).
 
 use serde::{Deserialize, Serialize};
+use storefront_proto::common::v1 as cpb;
 use storefront_proto::orders::v1 as pb;
 use utoipa::ToSchema;
 
 use super::cart::{LineItem, ShippingAddress};
 use super::common::{Meta, Money};
+pub use super::totals::{TaxLine, Totals};
 use crate::error::ApiError;
 
 pub use storefront_proto::names::{
@@ -40,17 +42,6 @@ pub struct OrderV1 {
     pub total_amount: Money,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Totals {
-    pub subtotal: Money,
-    pub discount: Money,
-    /// Free in the demo shop.
-    pub shipping: Money,
-    /// The GST included in total.
-    pub tax: Money,
-    pub total: Money,
-}
-
 /// Order, version 2: `totals` replaces `totalAmount`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -58,6 +49,9 @@ pub struct OrderV2 {
     #[serde(flatten)]
     pub common: OrderCommon,
     pub totals: Totals,
+    /// The tax in `totals.tax` by name and rate (none on orders made
+    /// before markets).
+    pub tax_lines: Vec<TaxLine>,
 }
 
 fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiError> {
@@ -65,7 +59,7 @@ fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiErr
         .ok_or_else(|| ApiError::bad_gateway("order total missing"))
 }
 
-fn split(o: pb::Order) -> Result<(OrderCommon, pb::Totals), ApiError> {
+fn split(o: pb::Order) -> Result<(OrderCommon, cpb::Totals, Vec<cpb::TaxLine>), ApiError> {
     let totals = o
         .totals
         .ok_or_else(|| ApiError::bad_gateway("order without totals"))?;
@@ -82,13 +76,13 @@ fn split(o: pb::Order) -> Result<(OrderCommon, pb::Totals), ApiError> {
         shipping_address: o.shipping_address.map(ShippingAddress::from),
         discount_codes: o.discount_codes,
     };
-    Ok((common, totals))
+    Ok((common, totals, o.tax_lines))
 }
 
 impl TryFrom<pb::Order> for OrderV1 {
     type Error = ApiError;
     fn try_from(o: pb::Order) -> Result<Self, ApiError> {
-        let (common, totals) = split(o)?;
+        let (common, totals, _) = split(o)?;
         Ok(Self {
             common,
             total_amount: money(totals.total)?,
@@ -99,15 +93,15 @@ impl TryFrom<pb::Order> for OrderV1 {
 impl TryFrom<pb::Order> for OrderV2 {
     type Error = ApiError;
     fn try_from(o: pb::Order) -> Result<Self, ApiError> {
-        let (common, t) = split(o)?;
-        let totals = Totals {
-            subtotal: money(t.subtotal)?,
-            discount: money(t.discount)?,
-            shipping: money(t.shipping)?,
-            tax: money(t.tax)?,
-            total: money(t.total)?,
-        };
-        Ok(Self { common, totals })
+        let (common, t, lines) = split(o)?;
+        Ok(Self {
+            common,
+            totals: Totals::try_from(t)?,
+            tax_lines: lines
+                .into_iter()
+                .map(TaxLine::try_from)
+                .collect::<Result<_, _>>()?,
+        })
     }
 }
 

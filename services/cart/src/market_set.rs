@@ -7,13 +7,15 @@
 
 use std::sync::{Arc, OnceLock, RwLock};
 
-use storefront_domain::markets::tax::{Destination, TableTax, TaxCalculator, Taxable};
+use storefront_domain::markets::tax::{Destination, TableTax, TaxCalculator, Taxable, Taxed};
 use storefront_domain::markets::{self, DEMO, Market, MarketSet};
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Store;
 use storefront_proto::cart::v1::Cart;
 use storefront_proto::cart::v1::MarketsDocument;
-use storefront_proto::common::v1::PostalAddress;
+use storefront_proto::common::v1::{PostalAddress, TaxLine, Totals};
+
+use crate::pricing::money;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::MarketsSource;
@@ -148,16 +150,16 @@ fn region_of(country: &str, state: &str) -> Option<String> {
 }
 
 impl Loaded {
-    /// The tax in `cart`'s total as its market's table says (docs/markets.md,
+    /// The tax of `cart` as its market's table says (docs/markets.md,
     /// "Tax"): each line after discounts at the rate for `address` (the
     /// market's first country without one), rounded half to even, summed.
     /// Shipping is not charged yet, so none is taxed. Categories are not
     /// looked up yet: every line is taxed at its destination's plain rate.
-    pub fn tax_of(&self, cart: &Cart, address: Option<&PostalAddress>) -> i64 {
+    /// None when no market (nor the demo table) sells the cart's currency.
+    pub fn taxed(&self, cart: &Cart, address: Option<&PostalAddress>) -> Option<Taxed> {
         let currency = cart.currency_code.as_str();
         let sells = |m: &&Market| m.currencies.iter().any(|c| c.code == currency);
         let country = address.map(|a| a.country.as_str()).unwrap_or_default();
-        let chosen = |set: &'static MarketSet| set.markets.iter().find(sells);
         let own = self
             .set
             .markets
@@ -165,9 +167,7 @@ impl Loaded {
             .filter(sells)
             .find(|m| m.countries.iter().any(|c| c == country))
             .or_else(|| self.set.markets.iter().find(sells));
-        let Some(market) = own.or_else(|| chosen(fallback())) else {
-            return 0;
-        };
+        let market = own.or_else(|| fallback().markets.iter().find(sells))?;
         let country = if market.countries.iter().any(|c| c == country) {
             country
         } else {
@@ -186,10 +186,35 @@ impl Loaded {
                 categories: &[],
             })
             .collect();
-        TableTax
-            .tax(market, to, &lines, 0)
-            .map_or(0, |taxed| taxed.total)
+        TableTax.tax(market, to, &lines, 0).ok()
     }
+}
+
+/// What `cart` comes to with `taxed` (tax excluded: added to its total),
+/// and the tax lines, in the cart's currency.
+pub fn totals(cart: &Cart, taxed: Option<&Taxed>) -> (Totals, Vec<TaxLine>) {
+    let currency = cart.currency_code.as_str();
+    let tax = taxed.map_or(0, |t| t.total);
+    let added = taxed.filter(|t| !t.included).map_or(0, |t| t.total);
+    let total = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
+    let totals = Totals {
+        subtotal: cart.subtotal.clone(),
+        discount: cart.discount_total.clone(),
+        shipping: Some(money(currency, 0)),
+        tax: Some(money(currency, tax)),
+        total: Some(money(currency, total.saturating_add(added))),
+    };
+    let lines = taxed.map_or_else(Vec::new, |t| {
+        t.lines
+            .iter()
+            .map(|l| TaxLine {
+                name: l.name.clone(),
+                rate_millionths: l.rate,
+                amount: Some(money(currency, l.amount)),
+            })
+            .collect()
+    });
+    (totals, lines)
 }
 
 /// A refused set's problems, one per line's worth, for a start-up error.

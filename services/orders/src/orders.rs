@@ -275,6 +275,7 @@ fn new_order(req: CreateOrderRequest) -> Order {
         shipping_address: req.shipping_address,
         discount_codes: req.discount_codes,
         cart_id: req.cart_id,
+        tax_lines: req.tax_lines,
     }
 }
 

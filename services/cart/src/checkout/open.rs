@@ -66,15 +66,20 @@ impl Checkout {
             .reserve(&asked, now_ms, fresh_until)
             .await?;
         let expires = at_millis((now_ms + ttl.as_millis() as i64).min(hold_until_ms));
+        // What the order would come to now, its tax as its market says.
+        let taxed = self.markets.current().taxed(&cart, address.as_ref());
+        let (totals, tax_lines) = crate::market_set::totals(&cart, taxed.as_ref());
         let session = CheckoutSession {
             id: session_id,
             cart_id: cart_id.to_string(),
             status: CheckoutStatus::Open as i32,
-            total_price: cart.total_price.clone(),
+            total_price: totals.total.clone(),
             order_id: String::new(),
             expires_at: Some(expires),
             created_at: Some(created),
             shipping_address: address,
+            totals: Some(totals),
+            tax_lines,
         };
         let mut record = CheckoutRecord {
             session: Some(session.clone()),

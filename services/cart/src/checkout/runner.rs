@@ -14,14 +14,15 @@ use storefront_platform::store::{StoreError, Updated};
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CartState};
 use storefront_proto::catalog::v1::StockAction;
-use storefront_proto::orders::v1::{CreateOrderRequest, Totals};
+use storefront_proto::orders::v1::CreateOrderRequest;
 
 use super::machine::{Effect, Event, Refusal, Settle, codes, is_confirmed, step};
 use super::{Checkout, ids, not_found};
 use crate::carts::now;
 use crate::claims::claimed_for;
 use crate::holds::session_key;
-use crate::pricing::money;
+use crate::market_set::totals;
+use storefront_domain::markets::tax::Taxed;
 use storefront_proto::common::v1::PostalAddress;
 
 const MAX_ATTEMPTS: usize = 64;
@@ -196,8 +197,12 @@ impl Checkout {
                 "an order was to be made without its cart",
             ));
         };
-        let tax = self.markets.current().tax_of(cart, address_of(record));
-        match self.orders.create_order(order_of(record, cart, tax)).await {
+        let taxed = self.markets.current().taxed(cart, address_of(record));
+        match self
+            .orders
+            .create_order(order_of(record, cart, taxed.as_ref()))
+            .await
+        {
             Ok(_) => Ok(Next::Then(Event::OrderMade, None)),
             Err(e) => match e.refusal() {
                 Some(refused) => {
@@ -235,17 +240,9 @@ fn address_of(record: &CheckoutRecord) -> Option<&PostalAddress> {
         .and_then(|s| s.shipping_address.as_ref())
 }
 
-/// The order a session's cart becomes, with the tax its market says is in
-/// its total.
-fn order_of(record: &CheckoutRecord, cart: &Cart, tax: i64) -> CreateOrderRequest {
-    let currency = cart.currency_code.as_str();
-    let totals = Totals {
-        subtotal: cart.subtotal.clone(),
-        discount: cart.discount_total.clone(),
-        shipping: Some(money(currency, 0)),
-        tax: Some(money(currency, tax)),
-        total: cart.total_price.clone(),
-    };
+/// The order a session's cart becomes, with the tax its market says.
+fn order_of(record: &CheckoutRecord, cart: &Cart, taxed: Option<&Taxed>) -> CreateOrderRequest {
+    let (totals, tax_lines) = totals(cart, taxed);
     CreateOrderRequest {
         order_id: record.planned_order_id.clone(),
         customer_id: record.customer_id.clone(),
@@ -257,5 +254,6 @@ fn order_of(record: &CheckoutRecord, cart: &Cart, tax: i64) -> CreateOrderReques
             .as_ref()
             .and_then(|s| s.shipping_address.clone()),
         discount_codes: cart.discount_codes.clone(),
+        tax_lines,
     }
 }

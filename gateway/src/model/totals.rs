@@ -1,0 +1,61 @@
+//! What an order (or a checkout session) comes to, and its tax by name
+//! and rate (docs/markets.md).
+
+use serde::Serialize;
+use storefront_proto::common::v1 as cpb;
+use utoipa::ToSchema;
+
+use super::common::Money;
+use crate::error::ApiError;
+
+fn money(m: Option<cpb::Money>, what: &str) -> Result<Money, ApiError> {
+    m.map(Money::from)
+        .ok_or_else(|| ApiError::bad_gateway(format!("{what} missing")))
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Totals {
+    pub subtotal: Money,
+    pub discount: Money,
+    /// Free in the demo shop until shipping methods land.
+    pub shipping: Money,
+    /// The tax its market says: included in `total` (tax-included
+    /// markets) or added to it (tax-excluded ones).
+    pub tax: Money,
+    pub total: Money,
+}
+
+impl TryFrom<cpb::Totals> for Totals {
+    type Error = ApiError;
+    fn try_from(t: cpb::Totals) -> Result<Self, ApiError> {
+        Ok(Self {
+            subtotal: money(t.subtotal, "subtotal")?,
+            discount: money(t.discount, "discount")?,
+            shipping: money(t.shipping, "shipping")?,
+            tax: money(t.tax, "tax")?,
+            total: money(t.total, "total")?,
+        })
+    }
+}
+
+/// One line of the tax: `GST` at 0.1, and what it comes to.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxLine {
+    #[schema(example = "GST")]
+    pub name: String,
+    /// Between 0 and 1: 0.0725 is 7.25%.
+    #[schema(example = 0.1)]
+    pub rate: f64,
+    pub amount: Money,
+}
+
+impl TryFrom<cpb::TaxLine> for TaxLine {
+    type Error = ApiError;
+    fn try_from(l: cpb::TaxLine) -> Result<Self, ApiError> {
+        Ok(Self {
+            name: l.name,
+            rate: l.rate_millionths as f64 / 1_000_000.0,
+            amount: money(l.amount, "tax line")?,
+        })
+    }
+}
