@@ -220,12 +220,7 @@ async fn addresses(t: TestMesh) {
         ))
         .await;
     bad.error(422, "VALIDATION_ERROR");
-    let fields: Vec<&str> = bad.body["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields = bad.error_fields();
     assert_eq!(
         fields,
         [

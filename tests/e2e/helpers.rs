@@ -74,6 +74,14 @@ impl Reply {
     }
 
     /// The first field error as (field, code).
+    /// The fields every entry of an error body's `errors` names.
+    pub fn error_fields(&self) -> Vec<&str> {
+        self.body["errors"]
+            .as_array()
+            .map(|errors| errors.iter().filter_map(|e| e["field"].as_str()).collect())
+            .unwrap_or_default()
+    }
+
     pub fn field_error(&self) -> (&str, &str) {
         let e = &self.body["errors"][0];
         (

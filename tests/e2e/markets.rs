@@ -63,12 +63,7 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
     twin["currencies"][0] = json!({"code": "JPY"});
     let refused = set(&t, MERCHANDISING, &json!({"markets": [bad, twin]})).await;
     refused.error(422, "VALIDATION_ERROR");
-    let fields: Vec<&str> = refused.body["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields = refused.error_fields();
     for field in [
         "markets[0].tax.rates[0].rate",
         "markets[1].id",

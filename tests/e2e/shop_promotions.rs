@@ -68,12 +68,7 @@ async fn the_shop_sets_its_promotions(t: TestMesh) {
     twin["amounts"] = json!([{"currencyCode": "EUR", "centAmount": 0}]);
     let refused = set(&t, MERCHANDISING, &json!({ "promotions": [bloom(), twin] })).await;
     refused.error(422, "VALIDATION_ERROR");
-    let fields: Vec<&str> = refused.body["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields = refused.error_fields();
     for field in [
         "promotions[1].codes[0]",
         "promotions[1].amounts[0].currencyCode",
