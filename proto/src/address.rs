@@ -15,6 +15,7 @@ impl From<AddressInput> for PostalAddress {
             postal_code: a.postal_code,
             state: a.state,
             country: a.country,
+            region: a.region,
         }
     }
 }
@@ -39,6 +40,7 @@ mod tests {
             state: "NSW".into(),
             country: "AU".into(),
             is_default: true,
+            region: "AU-NSW".into(),
         };
         let read = PostalAddress::decode(entry.encode_to_vec().as_slice()).unwrap();
         assert_eq!(read, PostalAddress::from(entry));

@@ -151,3 +151,40 @@ both_backends!(
     an_order_is_taxed_as_its_market_says_live,
     an_order_is_taxed_as_its_market_says
 );
+
+/// An address may name its region (ISO 3166-2 of its own country), and the
+/// checkout carries it to the order; any other region is refused.
+async fn an_address_names_its_region(t: TestMesh) {
+    let shopper = Shopper::new(&t).await;
+    let address = |region: &str| {
+        json!({"firstName": "Ada", "lastName": "L", "streetName": "George St", "city": "Sydney",
+            "postalCode": "2000", "country": "AU", "region": region})
+    };
+    for bad in ["US-CA", "NSW", "AU-TOOLONG"] {
+        let refused = shopper
+            .send(Method::POST, "/customers/me/addresses", Some(address(bad)))
+            .await;
+        refused.error(422, "VALIDATION_ERROR");
+        assert_eq!(refused.error_fields(), ["region"], "{bad}");
+    }
+    let made = shopper
+        .send(
+            Method::POST,
+            "/customers/me/addresses",
+            Some(address("au-nsw")),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    assert_eq!(made.body["region"], "AU-NSW");
+    let cart = shopper.cart().await;
+    let (product, _) = buyable(&t, 1).await.remove(0);
+    assert_eq!(shopper.add(&cart, &product, 1, 1).await.status, 200);
+    let body = json!({"cartId": cart, "shippingAddressId": made.body["id"]});
+    let session = shopper.send(Method::POST, "/checkout", Some(body)).await;
+    assert_eq!(session.status, 201, "{}", session.body);
+    assert_eq!(session.body["shippingAddress"]["region"], "AU-NSW");
+}
+both_backends!(
+    an_address_names_its_region_live,
+    an_address_names_its_region
+);

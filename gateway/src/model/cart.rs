@@ -165,6 +165,9 @@ pub struct ShippingAddress {
     pub postal_code: String,
     pub state: String,
     pub country: String,
+    /// ISO 3166-2, when the address has one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub region: String,
 }
 
 impl From<cpb::PostalAddress> for ShippingAddress {
@@ -178,6 +181,7 @@ impl From<cpb::PostalAddress> for ShippingAddress {
             postal_code: a.postal_code,
             state: a.state,
             country: a.country,
+            region: a.region,
         }
     }
 }

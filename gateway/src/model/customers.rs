@@ -270,6 +270,10 @@ pub struct AddressFields {
     /// ISO 3166-1 alpha-2, e.g. AU.
     #[schema(required = true, value_type = String, pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
+    /// ISO 3166-2 of `country`, e.g. US-CA: the region a market may tax by
+    /// (docs/markets.md).
+    #[schema(value_type = Option<String>, pattern = "^[A-Za-z]{2}-[A-Za-z0-9]{1,3}$")]
+    pub region: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -293,6 +297,7 @@ impl From<AddressFields> for pb::AddressInput {
             state: text(b.state),
             country: text(b.country),
             is_default: false,
+            region: text(b.region),
         }
     }
 }
@@ -321,6 +326,8 @@ pub struct Address {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     pub country: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
     pub is_default: bool,
 }
 
@@ -340,6 +347,7 @@ impl TryFrom<pb::Address> for Address {
             postal_code: f.postal_code,
             state: optional(f.state),
             country: f.country,
+            region: optional(f.region),
             is_default: f.is_default,
         })
     }

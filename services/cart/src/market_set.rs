@@ -173,7 +173,10 @@ impl Loaded {
         } else {
             market.countries.first().map_or("", String::as_str)
         };
-        let region = address.and_then(|a| region_of(country, &a.state));
+        let region = address.and_then(|a| match a.region.as_str() {
+            "" => region_of(country, &a.state),
+            region => Some(region.to_string()),
+        });
         let to = Destination {
             country,
             region: region.as_deref(),

@@ -45,6 +45,9 @@ pub struct AddressDoc {
     pub state: String,
     pub country: String,
     pub is_default: bool,
+    /// Stored before regions: none.
+    #[serde(default)]
+    pub region: String,
 }
 
 impl AddressDoc {
@@ -63,6 +66,7 @@ impl AddressDoc {
             state: String::new(),
             country: String::new(),
             is_default: false,
+            region: String::new(),
         };
         doc.set(input, now);
         doc
@@ -80,6 +84,7 @@ impl AddressDoc {
         self.state = a.state;
         self.country = a.country;
         self.is_default = a.is_default;
+        self.region = a.region;
     }
 
     pub fn to_proto(&self) -> Address {
@@ -100,6 +105,7 @@ impl AddressDoc {
                 state: self.state.clone(),
                 country: self.country.clone(),
                 is_default: self.is_default,
+                region: self.region.clone(),
             }),
         }
     }

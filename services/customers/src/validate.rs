@@ -131,7 +131,30 @@ impl Violations {
             state: self.optional_text("state", &a.state, 100),
             country: self.country(&a.country),
             is_default: a.is_default,
+            region: self.region(&a.region, &a.country),
         }
+    }
+
+    /// An optional ISO 3166-2 code of the address's own country (`US-CA`),
+    /// upper-cased.
+    fn region(&mut self, value: &str, country: &str) -> String {
+        let region = value.trim().to_ascii_uppercase();
+        if region.is_empty() {
+            return region;
+        }
+        let ok = region.split_once('-').is_some_and(|(c, rest)| {
+            c == country.trim()
+                && (1..=3).contains(&rest.len())
+                && rest.bytes().all(|b| b.is_ascii_alphanumeric())
+        });
+        if !ok {
+            self.add(
+                "region",
+                codes::INVALID_FORMAT,
+                "region must be an ISO 3166-2 code of the address's country, e.g. US-CA",
+            );
+        }
+        region
     }
 
     fn country(&mut self, value: &str) -> String {
@@ -224,6 +247,20 @@ pub fn today() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A region is ISO 3166-2 of the address's own country, upper-cased.
+    #[test]
+    fn regions() {
+        let mut v = Violations::default();
+        assert_eq!(v.region(" us-ca ", "US"), "US-CA");
+        assert_eq!(v.region("", "US"), "");
+        assert!(v.0.is_empty());
+        for bad in ["CA", "AU-CA", "US-", "US-CALI", "US-C A"] {
+            let mut v = Violations::default();
+            v.region(bad, "US");
+            assert_eq!(v.0.len(), 1, "{bad}");
+        }
+    }
 
     #[test]
     fn emails() {
