@@ -63,7 +63,7 @@ pub async fn list_addresses(
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 409, description = "LIMIT_REACHED: the customer has MAX_ADDRESSES (50) addresses", body = ErrorBody),
         (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR, one entry per bad field (region: an ISO 3166-2 code of another country than the address's, or malformed)", body = ErrorBody),
     ))]
 pub async fn create_address(
     State(state): State<AppState>,
@@ -124,7 +124,7 @@ pub async fn get_address(
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 404, description = "No such address", body = ErrorBody),
         (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR, one entry per bad field", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR, one entry per bad field (region: an ISO 3166-2 code of another country than the address's, or malformed)", body = ErrorBody),
     ))]
 pub async fn replace_address(
     State(state): State<AppState>,
