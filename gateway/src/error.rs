@@ -42,6 +42,11 @@ pub struct ErrorBody {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub cart: Option<serde_json::Value>,
+    /// `CHECKOUT_REPRICED` only: the checkout session as repriced (its
+    /// shipping or tax changed), still open, for the shopper to confirm.
+    #[serde(rename = "checkoutSession", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub checkout_session: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -50,8 +55,18 @@ pub struct ApiError {
     pub code: Option<Cow<'static, str>>,
     pub message: Cow<'static, str>,
     pub errors: Vec<FieldError>,
-    /// The cart an error is about, when the client needs to see it.
+    /// What an error is about, when the client needs to see it (boxed:
+    /// rare, and every `Result` carries the error's size).
+    pub about: Option<Box<About>>,
+}
+
+/// The resources a 409 shows as they now are.
+#[derive(Debug, Clone, Default)]
+pub struct About {
+    /// `CART_REPRICED`: the cart as repriced.
     pub cart: Option<serde_json::Value>,
+    /// `CHECKOUT_REPRICED`: the checkout session as repriced.
+    pub checkout_session: Option<serde_json::Value>,
 }
 
 /// The error body's `type` for a status: its kind's (`ErrorKind::TABLE`);
@@ -81,7 +96,7 @@ impl ApiError {
             code: Some(code.into()),
             message: message.into(),
             errors: Vec::new(),
-            cart: None,
+            about: None,
         }
     }
 
@@ -256,7 +271,7 @@ impl ApiError {
                     message: v.message,
                 })
                 .collect(),
-            cart: None,
+            about: None,
         }
     }
 
@@ -267,7 +282,8 @@ impl ApiError {
             code: self.code.clone(),
             kind: error_type(self.status),
             errors: self.errors.clone(),
-            cart: self.cart.clone(),
+            cart: self.about.as_ref().and_then(|a| a.cart.clone()),
+            checkout_session: self.about.as_ref().and_then(|a| a.checkout_session.clone()),
         }
     }
 }

@@ -457,7 +457,7 @@ async fn a_line_may_be_priced_a_moment_late_but_a_checkout_never_is() {
     let session = shopper.checkout(&second).await;
     assert_eq!(session.status, 201, "{}", session.body);
     assert_eq!(
-        session.body["totalPrice"]["centAmount"], 6500,
+        session.body["totals"]["subtotal"]["centAmount"], 6500,
         "the checkout asks the catalog: {}",
         session.body
     );

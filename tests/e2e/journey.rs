@@ -186,7 +186,14 @@ pub async fn journey(t: &Api) {
     let session = shopper.checkout(&cart).await;
     assert_eq!(session.status, 201, "{}", session.body);
     assert_eq!(session.body["status"], "OPEN");
-    assert_eq!(session.body["totalPrice"], discounted.body["totalPrice"]);
+    // The session ships by the market's cheapest method (AU: standard,
+    // free from 100.00), its price on top of the cart's.
+    let shipping = cents(&session.body["totals"]["shipping"]);
+    let cheapest = &session.body["shippingOptions"][0];
+    assert_eq!(session.body["shippingMethodId"], cheapest["id"]);
+    assert_eq!(shipping, cents(&cheapest["price"]), "{}", session.body);
+    let total = cents(&discounted.body["totalPrice"]) + shipping;
+    assert_eq!(cents(&session.body["totalPrice"]), total);
     let id = session.body["id"].as_str().unwrap();
     let confirmed = shopper.confirm(id).await;
     assert_eq!(confirmed.status, 200, "{}", confirmed.body);
@@ -221,21 +228,30 @@ pub async fn journey(t: &Api) {
     let order = &v2.body["results"][0];
     assert_eq!(order["id"], order_id.as_str());
     assert_eq!(order["status"], "CONFIRMED");
-    assert_eq!(order["totals"]["total"], discounted.body["totalPrice"]);
+    assert_eq!(order["totals"]["total"], session.body["totalPrice"]);
+    assert_eq!(order["totals"], session.body["totals"]);
     // GST in an AUD total (docs/markets.md, "Tax"): each line's 1/11 after
-    // discounts, rounded half to even (an eleventh never ties), summed.
+    // discounts, rounded half to even (an eleventh never ties), summed,
+    // and the shipping's.
+    let eleventh = |amount: i64| (amount + 5) / 11;
     let gst: i64 = order["lineItems"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|line| (cents(&line["totalPrice"]) + 5) / 11)
+        .map(|line| eleventh(cents(&line["totalPrice"])))
         .sum();
-    assert_eq!(cents(&order["totals"]["tax"]), gst);
+    assert_eq!(cents(&order["totals"]["tax"]), gst + eleventh(shipping));
+    assert_eq!(
+        order["shippingMethod"]["id"],
+        session.body["shippingMethodId"]
+    );
+    assert_eq!(cents(&order["shippingMethod"]["price"]), shipping);
+    assert_eq!(cents(&order["shippingMethod"]["tax"]), eleventh(shipping));
     assert!(order["totalAmount"].is_null() && v2.header("deprecation").is_none());
     let v1 = shopper.send(Method::GET, "/orders/v1", None).await;
     assert_eq!(
         v1.body["results"][0]["totalAmount"],
-        discounted.body["totalPrice"]
+        session.body["totalPrice"]
     );
     assert!(v1.body["results"][0]["totals"].is_null());
     assert_eq!(v1.header("deprecation"), Some("@1793491200"));

@@ -42,5 +42,6 @@ mod relevance;
 mod resilience;
 mod search;
 mod sessions;
+mod shipping;
 mod shop_promotions;
 mod stock;

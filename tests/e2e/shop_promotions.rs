@@ -89,7 +89,11 @@ async fn the_shop_sets_its_promotions(t: TestMesh) {
     // old total, and the cart is without it.
     let opened = shopper.checkout(&cart).await;
     assert_eq!(opened.status, 201, "{}", opened.body);
-    assert_eq!(opened.body["totalPrice"], priced.body["totalPrice"]);
+    assert_eq!(opened.body["totals"]["subtotal"], priced.body["subtotal"]);
+    assert_eq!(
+        opened.body["totals"]["discount"],
+        priced.body["discountTotal"]
+    );
     let emptied = set(&t, MERCHANDISING, &json!({ "promotions": [] })).await;
     assert_eq!(emptied.status, 200);
     assert!(keys(&t).await.is_empty());

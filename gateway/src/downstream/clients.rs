@@ -134,6 +134,7 @@ clients! {
         Write create_checkout(cart::CreateCheckoutRequest) -> cart::CheckoutSession;
         Read get_checkout(cart::GetCheckoutRequest) -> cart::CheckoutSession;
         Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
+        Write update_checkout(cart::UpdateCheckoutRequest) -> cart::CheckoutSession;
         Write extend_checkout(cart::ExtendCheckoutRequest) -> cart::CheckoutSession;
         Write merge_carts(cart::MergeCartsRequest) -> cart::MergeReport;
     }

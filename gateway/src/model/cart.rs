@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::bounded::{DiscountCode, Id};
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
-use super::totals::{TaxLine, Totals};
+use super::totals::{ShippingOption, TaxLine, Totals};
 use crate::error::ApiError;
 
 fn money(m: Option<storefront_proto::common::v1::Money>, what: &str) -> Result<Money, ApiError> {
@@ -154,6 +154,15 @@ pub struct CheckoutBody {
     pub shipping_address: Option<crate::model::customers::AddressFields>,
 }
 
+/// A state-setting change of an open checkout session.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutUpdate {
+    /// One of the session's `shippingOptions`.
+    #[schema(required = true, value_type = Id)]
+    pub shipping_method_id: Option<Id>,
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ShippingAddress {
@@ -208,6 +217,13 @@ pub struct CheckoutSession {
     pub totals: Option<Totals>,
     /// The tax in `totals.tax` by name and rate.
     pub tax_lines: Vec<TaxLine>,
+    /// The market's shipping methods to the address, cheapest first, each
+    /// priced for this cart (0 when free above its threshold).
+    pub shipping_options: Vec<ShippingOption>,
+    /// The method chosen: the cheapest unless chosen with
+    /// `PUT /checkout/{sessionId}` (absent where none ships).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shipping_method_id: Option<String>,
 }
 
 impl TryFrom<pb::CheckoutSession> for CheckoutSession {
@@ -233,6 +249,12 @@ impl TryFrom<pb::CheckoutSession> for CheckoutSession {
                 .into_iter()
                 .map(TaxLine::try_from)
                 .collect::<Result<_, _>>()?,
+            shipping_options: s
+                .shipping_options
+                .into_iter()
+                .map(ShippingOption::try_from)
+                .collect::<Result<_, _>>()?,
+            shipping_method_id: Some(s.shipping_method_id).filter(|m| !m.is_empty()),
         })
     }
 }

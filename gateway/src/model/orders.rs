@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::cart::{LineItem, ShippingAddress};
 use super::common::{Meta, Money};
-pub use super::totals::{TaxLine, Totals};
+pub use super::totals::{ShippingOption, TaxLine, Totals};
 use crate::error::ApiError;
 
 pub use storefront_proto::names::{
@@ -52,6 +52,28 @@ pub struct OrderV2 {
     /// The tax in `totals.tax` by name and rate (none on orders made
     /// before markets).
     pub tax_lines: Vec<TaxLine>,
+    /// The shipping method chosen at checkout, its price (`totals.shipping`)
+    /// and its tax (absent on orders made before shipping methods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shipping_method: Option<OrderShipping>,
+}
+
+/// An order's shipping: the method as offered at checkout, and its tax.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OrderShipping {
+    #[serde(flatten)]
+    pub method: ShippingOption,
+    /// The part of `price` that is tax (tax included), or the tax added
+    /// to it (tax excluded).
+    pub tax: Money,
+}
+
+/// What the v2 representation adds to the common part.
+struct Priced {
+    totals: cpb::Totals,
+    tax_lines: Vec<cpb::TaxLine>,
+    shipping_method: Option<cpb::ShippingOption>,
+    shipping_tax: Option<cpb::Money>,
 }
 
 fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiError> {
@@ -59,7 +81,7 @@ fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiErr
         .ok_or_else(|| ApiError::bad_gateway("order total missing"))
 }
 
-fn split(o: pb::Order) -> Result<(OrderCommon, cpb::Totals, Vec<cpb::TaxLine>), ApiError> {
+fn split(o: pb::Order) -> Result<(OrderCommon, Priced), ApiError> {
     let totals = o
         .totals
         .ok_or_else(|| ApiError::bad_gateway("order without totals"))?;
@@ -76,16 +98,22 @@ fn split(o: pb::Order) -> Result<(OrderCommon, cpb::Totals, Vec<cpb::TaxLine>), 
         shipping_address: o.shipping_address.map(ShippingAddress::from),
         discount_codes: o.discount_codes,
     };
-    Ok((common, totals, o.tax_lines))
+    let priced = Priced {
+        totals,
+        tax_lines: o.tax_lines,
+        shipping_method: o.shipping_method,
+        shipping_tax: o.shipping_tax,
+    };
+    Ok((common, priced))
 }
 
 impl TryFrom<pb::Order> for OrderV1 {
     type Error = ApiError;
     fn try_from(o: pb::Order) -> Result<Self, ApiError> {
-        let (common, totals, _) = split(o)?;
+        let (common, priced) = split(o)?;
         Ok(Self {
             common,
-            total_amount: money(totals.total)?,
+            total_amount: money(priced.totals.total)?,
         })
     }
 }
@@ -93,14 +121,23 @@ impl TryFrom<pb::Order> for OrderV1 {
 impl TryFrom<pb::Order> for OrderV2 {
     type Error = ApiError;
     fn try_from(o: pb::Order) -> Result<Self, ApiError> {
-        let (common, t, lines) = split(o)?;
+        let (common, priced) = split(o)?;
+        let shipping_method = match priced.shipping_method {
+            Some(method) => Some(OrderShipping {
+                method: ShippingOption::try_from(method)?,
+                tax: money(priced.shipping_tax)?,
+            }),
+            None => None,
+        };
         Ok(Self {
             common,
-            totals: Totals::try_from(t)?,
-            tax_lines: lines
+            totals: Totals::try_from(priced.totals)?,
+            tax_lines: priced
+                .tax_lines
                 .into_iter()
                 .map(TaxLine::try_from)
                 .collect::<Result<_, _>>()?,
+            shipping_method,
         })
     }
 }

@@ -1,11 +1,11 @@
-//! What an order (or a checkout session) comes to, and its tax by name
-//! and rate (docs/markets.md).
+//! What an order (or a checkout session) comes to, its tax by name and
+//! rate, and its shipping (docs/markets.md).
 
 use serde::Serialize;
 use storefront_proto::common::v1 as cpb;
 use utoipa::ToSchema;
 
-use super::common::Money;
+use super::common::{LocalizedString, Money, localized};
 use crate::error::ApiError;
 
 fn money(m: Option<cpb::Money>, what: &str) -> Result<Money, ApiError> {
@@ -17,7 +17,8 @@ fn money(m: Option<cpb::Money>, what: &str) -> Result<Money, ApiError> {
 pub struct Totals {
     pub subtotal: Money,
     pub discount: Money,
-    /// Free in the demo shop until shipping methods land.
+    /// The chosen shipping method's price (0 when free; tax included in
+    /// tax-included markets).
     pub shipping: Money,
     /// The tax its market says: included in `total` (tax-included
     /// markets) or added to it (tax-excluded ones).
@@ -56,6 +57,35 @@ impl TryFrom<cpb::TaxLine> for TaxLine {
             name: l.name,
             rate: l.rate_millionths as f64 / 1_000_000.0,
             amount: money(l.amount, "tax line")?,
+        })
+    }
+}
+
+/// A shipping method as a checkout offers it (or an order records it):
+/// its price in the cart's currency, 0 when free above its threshold.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShippingOption {
+    #[schema(example = "standard")]
+    pub id: String,
+    /// By locale.
+    #[schema(value_type = std::collections::HashMap<String, String>)]
+    pub name: LocalizedString,
+    pub price: Money,
+    /// The delivery estimate, in days.
+    pub min_days: u32,
+    pub max_days: u32,
+}
+
+impl TryFrom<cpb::ShippingOption> for ShippingOption {
+    type Error = ApiError;
+    fn try_from(o: cpb::ShippingOption) -> Result<Self, ApiError> {
+        Ok(Self {
+            id: o.id,
+            name: localized(o.name),
+            price: money(o.price, "shipping price")?,
+            min_days: o.min_days,
+            max_days: o.max_days,
         })
     }
 }

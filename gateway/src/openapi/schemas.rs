@@ -107,19 +107,22 @@ pub(super) fn name_content_sections(components: &mut utoipa::openapi::Components
     components.schemas.insert("Section".into(), by_type);
 }
 
-/// `ErrorBody`, its `cart` a `Cart` (the error module sits below the
+/// `ErrorBody`, its `cart` a `Cart` and its `checkoutSession` a
+/// `CheckoutSession` (the error module sits below the
 /// models, so it cannot name it).
 pub(super) fn error_body_schema() -> RefOr<Schema> {
     let plain = <ErrorBody as utoipa::PartialSchema>::schema();
     let Ok(mut schema) = serde_json::to_value(&plain) else {
         return plain;
     };
-    if let Some(cart) = schema.pointer_mut("/properties/cart") {
-        let description = cart.get("description").cloned();
-        *cart = serde_json::json!({"oneOf": [
-            {"$ref": "#/components/schemas/Cart", "description": description},
-            {"type": "null"},
-        ]});
+    for (property, model) in [("cart", "Cart"), ("checkoutSession", "CheckoutSession")] {
+        if let Some(value) = schema.pointer_mut(&format!("/properties/{property}")) {
+            let description = value.get("description").cloned();
+            *value = serde_json::json!({"oneOf": [
+                {"$ref": format!("#/components/schemas/{model}"), "description": description},
+                {"type": "null"},
+            ]});
+        }
     }
     serde_json::from_value(schema).unwrap_or(plain)
 }

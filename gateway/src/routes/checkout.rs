@@ -8,18 +8,18 @@ use storefront_platform::client::call::CallError;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{
     ConfirmCheckoutRequest, CreateCheckoutRequest, ExtendCheckoutRequest, GetCheckoutRequest,
-    Repriced,
+    Repriced, UpdateCheckoutRequest,
 };
 use storefront_proto::common::v1::PostalAddress;
 use storefront_proto::customers::v1::{AddressInput, GetAddressRequest};
 use storefront_proto::error::codes;
 
 use crate::bff_token::Shopper;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::{About, ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::{ApiJson, OptionalJson};
 use crate::model::bounded::Id;
-use crate::model::cart::{Cart, CheckoutBody, CheckoutSession};
+use crate::model::cart::{Cart, CheckoutBody, CheckoutSession, CheckoutUpdate};
 use crate::model::customers::AddressFields;
 use crate::ratelimit::middleware::ClientNetwork;
 use crate::state::AppState;
@@ -28,12 +28,12 @@ use crate::state::AppState;
 /// caller's book or one given in the body (a guest's way).
 #[utoipa::path(post, path = "/checkout", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutBody,
     responses(
-        (status = 201, description = "An OPEN session with its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default; a guest's `CHECKOUT_TTL_GUEST_SECS`, 10; a checkout of a cart whose previous session still runs never past that one's first expiry plus one extension), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
+        (status = 201, description = "An OPEN session with its shippingOptions (the market's methods to the address, cheapest first) and shippingMethodId (the cheapest), its totals (subtotal, discount, shipping, tax, total) and taxLines as the cart's market says (docs/markets.md), its expiresAt (`CHECKOUT_TTL_SECS`, 15 minutes by default; a guest's `CHECKOUT_TTL_GUEST_SECS`, 10; a checkout of a cart whose previous session still runs never past that one's first expiry plus one extension), its totalPrice the cart repriced now (current prices; codes that no longer apply dropped). Until then the session holds its lines' quantities: everyone else sees them gone from `availability.quantity`; a confirm sells them, and expiry, a newer session of the cart or a refused open releases them. It replaces the cart's previous OPEN session, if any, which then shows EXPIRED, releases its stock and answers 409 CHECKOUT_SUPERSEDED to confirm; the session that one had replaced is no longer kept (404)", body = CheckoutSession),
         (status = 404, description = "No such cart of the caller's", body = ErrorBody),
         (status = 409, description = "CART_ORDERED; INSUFFICIENT_STOCK: too few units left to hold a line, nothing held; the message names each line short with the quantity left, and `errors` has one entry per line (field lineItems.{lineId}, code INSUFFICIENT_STOCK); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); HOLD_LIMIT_REACHED: the checkout would take the caller (a guest: HOLD_LIMIT_PER_VARIANT 10 of one variant, HOLD_LIMIT_TOTAL 100 in all; a customer: HOLD_LIMIT_PER_VARIANT_CUSTOMER 50, HOLD_LIMIT_TOTAL_CUSTOMER 500) or its client network (HOLD_LIMIT_PER_VARIANT_NETWORK 100, HOLD_LIMIT_TOTAL_NETWORK 1000) past what it may hold in open checkouts; nothing held, the message names the limit and its setting, `errors` the lines past a per-variant limit (lineItems.{lineId}) or cartId", body = ErrorBody),
         (status = 429, description = "RATE_LIMIT_EXCEEDED: too many checkouts opened from this client network (checkout, RATE_LIMIT_CHECKOUT, 30 a minute) or in this session (checkout-session, RATE_LIMIT_CHECKOUT_SESSION, 10 a minute); see Retry-After", body = ErrorBody),
         (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: cartId; shippingAddressId (unknown, or sent by a guest); shippingAddress (required of a guest, sent with shippingAddressId, or a field against the address book's rules: shippingAddress.{field}); neither sent; or an empty cart", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: cartId; shippingAddressId (unknown, sent by a guest, or in a country the cart's market does not ship to); shippingAddress (required of a guest, sent with shippingAddressId, or a field against the address book's rules: shippingAddress.{field}; shippingAddress.country: no market sells in the cart's currency to that country, the message names where it ships); neither sent; or an empty cart", body = ErrorBody),
     ))]
 pub async fn create_checkout(
     State(state): State<AppState>,
@@ -46,6 +46,7 @@ pub async fn create_checkout(
         .cart_id
         .map(Id::into_inner)
         .ok_or_else(|| ApiError::invalid_field("cartId", codes::REQUIRED, "cartId is required"))?;
+    let from_book = body.shipping_address_id.is_some();
     let address = shipping_address(
         &state,
         &correlation,
@@ -62,9 +63,24 @@ pub async fn create_checkout(
         shipping_address: Some(to),
         client_network: network.map(|n| n.0.0).unwrap_or_default(),
     };
-    let session =
-        CheckoutSession::try_from(ds.cart().create_checkout(&correlation, message).await?)?;
-    Ok((StatusCode::CREATED, Json(session)))
+    let opened = ds.cart().create_checkout(&correlation, message).await;
+    let session = opened.map_err(|e| {
+        let mut error = ApiError::from(e);
+        // An address of the book the cart's market does not ship to: the
+        // field the client sent.
+        if from_book {
+            for f in &mut error.errors {
+                if f.field.starts_with("shippingAddress.") {
+                    f.field = "shippingAddressId".into();
+                }
+            }
+        }
+        error
+    })?;
+    Ok((
+        StatusCode::CREATED,
+        Json(CheckoutSession::try_from(session)?),
+    ))
 }
 
 /// Where the order ships: an address of the caller's book, or one given
@@ -165,7 +181,8 @@ pub async fn get_checkout(
     responses(
         (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_EXPIRED (also when the stock it held was released); CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); the units the session holds are its own, so stock sold to others meanwhile does not refuse it", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR on shippingAddress.country: the shop's markets no longer sell in the cart's currency to the session's country (no order was made)", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED (also when the stock it held was released); CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); CHECKOUT_REPRICED: the cart stands but the session's shipping or tax changed (the shop's markets changed: its method is no longer offered, a rate or a shipping price changed), no order was made, and `checkoutSession` holds the session repriced (still OPEN: confirm it again to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); the units the session holds are its own, so stock sold to others meanwhile does not refuse it", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn confirm_checkout(
@@ -190,6 +207,41 @@ pub async fn confirm_checkout(
         // A cart service that answers neither is a bug, not the client's.
         None => Err(ApiError::internal()),
     }
+}
+
+/// Sets what an open session ships by, repricing its totals and tax at
+/// once (a state-setting update: the same body twice is the same session).
+#[utoipa::path(put, path = "/checkout/{sessionId}", tag = "Cart", security(("BFFToken" = [])), request_body = CheckoutUpdate,
+    params(("sessionId" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The session, OPEN, with shippingMethodId the one chosen and its totalPrice, totals and taxLines repriced for it (shippingOptions as the market offers them now)", body = CheckoutSession),
+        (status = 404, description = "No such session of the caller's", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED (past expiresAt, superseded or its stock released); CHECKOUT_SUPERSEDED; CHECKOUT_CONFIRMED; CONCURRENT_MODIFICATION: a confirm of it is under way", body = ErrorBody),
+        (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: shippingMethodId missing, or not one of the methods offered to the session's address (the message lists them)", body = ErrorBody),
+    ))]
+pub async fn update_checkout(
+    State(state): State<AppState>,
+    correlation: CallContext,
+    customer: Shopper,
+    Path(session_id): Path<String>,
+    ApiJson(body): ApiJson<CheckoutUpdate>,
+) -> Result<Json<CheckoutSession>, ApiError> {
+    let method = body.shipping_method_id.map(Id::into_inner).ok_or_else(|| {
+        ApiError::invalid_field(
+            "shippingMethodId",
+            codes::REQUIRED,
+            "shippingMethodId is required",
+        )
+    })?;
+    let message = UpdateCheckoutRequest {
+        customer_id: customer.id().to_string(),
+        session_id,
+        shipping_method_id: method,
+    };
+    let ds = &state.downstreams;
+    let session = ds.cart().update_checkout(&correlation, message).await?;
+    Ok(Json(CheckoutSession::try_from(session)?))
 }
 
 /// Extends an open session once: its expiresAt, and the hold on its
@@ -223,18 +275,38 @@ pub async fn extend_checkout(
 }
 
 /// 409 `CART_REPRICED`: no order; the cart as repriced, for the shopper to
-/// review (as the cart service answered it: no second call). A cart that
-/// cannot be shown is the cart service's fault (502), never a 409 without
-/// its cart.
+/// review (as the cart service answered it: no second call). 409
+/// `CHECKOUT_REPRICED` when the cart stands but the session's shipping or
+/// tax changed: the session as repriced, open, to confirm again. A cart or
+/// session that cannot be shown is the cart service's fault (502), never a
+/// 409 without it.
 fn repriced_error(repriced: Repriced) -> Result<ApiError, ApiError> {
-    let cart = repriced.cart.ok_or_else(ApiError::internal)?;
-    let cart = serde_json::to_value(Cart::try_from(cart)?).map_err(|_| ApiError::internal())?;
-    let mut error = ApiError::new(
-        StatusCode::CONFLICT,
-        "CART_REPRICED",
-        repriced.message.clone(),
-    )
-    .field("totalPrice", "CHANGED", repriced.message);
-    error.cart = Some(cart);
+    let shown = |v: Result<serde_json::Value, _>| v.map_err(|_| ApiError::internal());
+    let message = repriced.message;
+    let (code, about) = match (repriced.session, repriced.cart) {
+        (Some(session), _) => {
+            let session = shown(serde_json::to_value(CheckoutSession::try_from(session)?))?;
+            let about = About {
+                checkout_session: Some(session),
+                ..About::default()
+            };
+            ("CHECKOUT_REPRICED", about)
+        }
+        (None, Some(cart)) => {
+            let cart = shown(serde_json::to_value(Cart::try_from(cart)?))?;
+            let about = About {
+                cart: Some(cart),
+                ..About::default()
+            };
+            ("CART_REPRICED", about)
+        }
+        (None, None) => return Err(ApiError::internal()),
+    };
+    let mut error = ApiError::new(StatusCode::CONFLICT, code, message.clone()).field(
+        "totalPrice",
+        "CHANGED",
+        message,
+    );
+    error.about = Some(Box::new(about));
     Ok(error)
 }

@@ -93,7 +93,7 @@ fn customer() -> OpenApiRouter<AppState> {
         .routes(routes!(carts::add_line_item))
         .routes(routes!(carts::update_line_item, carts::remove_line_item))
         .routes(routes!(checkout::create_checkout))
-        .routes(routes!(checkout::get_checkout))
+        .routes(routes!(checkout::get_checkout, checkout::update_checkout))
         .routes(routes!(checkout::confirm_checkout))
         .routes(routes!(checkout::extend_checkout))
         .routes(routes!(orders::list_orders))

@@ -17,6 +17,7 @@ mod owned;
 pub mod pricing;
 pub mod promotion_set;
 pub mod promotions;
+mod quote;
 mod raw;
 mod refresh;
 mod service;

@@ -5,17 +5,13 @@
 //! (`PUT /internal/markets`), each replica taking up a new set within a
 //! second.
 
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, RwLock};
 
-use storefront_domain::markets::tax::{Destination, TableTax, TaxCalculator, Taxable, Taxed};
-use storefront_domain::markets::{self, DEMO, Market, MarketSet};
+use storefront_domain::markets::{self, DEMO, MarketSet};
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Store;
-use storefront_proto::cart::v1::Cart;
 use storefront_proto::cart::v1::MarketsDocument;
-use storefront_proto::common::v1::{PostalAddress, TaxLine, Totals};
 
-use crate::pricing::money;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::MarketsSource;
@@ -125,99 +121,6 @@ impl Markets {
             .follow(store, seen, markets::parse, take, shutdown)
             .await;
     }
-}
-
-/// The demo markets, for a currency no configured market sells (their
-/// table is the GST the shop priced with before markets: AUD and NZD).
-fn fallback() -> &'static MarketSet {
-    static DEMO_SET: OnceLock<MarketSet> = OnceLock::new();
-    DEMO_SET.get_or_init(|| {
-        markets::parse(DEMO.as_bytes()).unwrap_or(MarketSet {
-            markets: Vec::new(),
-        })
-    })
-}
-
-/// A region (ISO 3166-2) from an address's `state`: `CA` in the US is
-/// `US-CA`; one already in that form is taken as it is.
-fn region_of(country: &str, state: &str) -> Option<String> {
-    let state = state.trim().to_ascii_uppercase();
-    if state.starts_with(&format!("{country}-")) {
-        return Some(state);
-    }
-    let code = (1..=3).contains(&state.len()) && state.bytes().all(|b| b.is_ascii_alphanumeric());
-    code.then(|| format!("{country}-{state}"))
-}
-
-impl Loaded {
-    /// The tax of `cart` as its market's table says (docs/markets.md,
-    /// "Tax"): each line after discounts at the rate for `address` (the
-    /// market's first country without one), rounded half to even, summed.
-    /// Shipping is not charged yet, so none is taxed. Categories are not
-    /// looked up yet: every line is taxed at its destination's plain rate.
-    /// None when no market (nor the demo table) sells the cart's currency.
-    pub fn taxed(&self, cart: &Cart, address: Option<&PostalAddress>) -> Option<Taxed> {
-        let currency = cart.currency_code.as_str();
-        let sells = |m: &&Market| m.currencies.iter().any(|c| c.code == currency);
-        let country = address.map(|a| a.country.as_str()).unwrap_or_default();
-        let own = self
-            .set
-            .markets
-            .iter()
-            .filter(sells)
-            .find(|m| m.countries.iter().any(|c| c == country))
-            .or_else(|| self.set.markets.iter().find(sells));
-        let market = own.or_else(|| fallback().markets.iter().find(sells))?;
-        let country = if market.countries.iter().any(|c| c == country) {
-            country
-        } else {
-            market.countries.first().map_or("", String::as_str)
-        };
-        let region = address.and_then(|a| match a.region.as_str() {
-            "" => region_of(country, &a.state),
-            region => Some(region.to_string()),
-        });
-        let to = Destination {
-            country,
-            region: region.as_deref(),
-        };
-        let lines: Vec<Taxable<'_>> = cart
-            .line_items
-            .iter()
-            .map(|l| Taxable {
-                amount: l.total_price.as_ref().map_or(0, |m| m.cent_amount),
-                categories: &[],
-            })
-            .collect();
-        TableTax.tax(market, to, &lines, 0).ok()
-    }
-}
-
-/// What `cart` comes to with `taxed` (tax excluded: added to its total),
-/// and the tax lines, in the cart's currency.
-pub fn totals(cart: &Cart, taxed: Option<&Taxed>) -> (Totals, Vec<TaxLine>) {
-    let currency = cart.currency_code.as_str();
-    let tax = taxed.map_or(0, |t| t.total);
-    let added = taxed.filter(|t| !t.included).map_or(0, |t| t.total);
-    let total = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
-    let totals = Totals {
-        subtotal: cart.subtotal.clone(),
-        discount: cart.discount_total.clone(),
-        shipping: Some(money(currency, 0)),
-        tax: Some(money(currency, tax)),
-        total: Some(money(currency, total.saturating_add(added))),
-    };
-    let lines = taxed.map_or_else(Vec::new, |t| {
-        t.lines
-            .iter()
-            .map(|l| TaxLine {
-                name: l.name.clone(),
-                rate_millionths: l.rate,
-                amount: Some(money(currency, l.amount)),
-            })
-            .collect()
-    });
-    (totals, lines)
 }
 
 /// A refused set's problems, one per line's worth, for a start-up error.

@@ -157,6 +157,18 @@ impl CartService for CartApi {
             .await?)
     }
 
+    async fn update_checkout(
+        &self,
+        request: Request<UpdateCheckoutRequest>,
+    ) -> Reply<CheckoutSession> {
+        let req = request.into_inner();
+        let checkout = &self.checkout;
+        let (customer, session) = (&req.customer_id, &req.session_id);
+        ok(checkout
+            .update(customer, session, &req.shipping_method_id)
+            .await?)
+    }
+
     async fn extend_checkout(
         &self,
         request: Request<ExtendCheckoutRequest>,

@@ -276,6 +276,8 @@ fn new_order(req: CreateOrderRequest) -> Order {
         discount_codes: req.discount_codes,
         cart_id: req.cart_id,
         tax_lines: req.tax_lines,
+        shipping_method: req.shipping_method,
+        shipping_tax: req.shipping_tax,
     }
 }
 

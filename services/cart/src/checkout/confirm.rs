@@ -3,30 +3,50 @@
 //! (claim the cart, create the order, sell the hold).
 
 use storefront_platform::error::ServiceError;
+use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
-use storefront_proto::cart::v1::{Cart, Repriced};
+use storefront_proto::cart::v1::{Cart, CheckoutSession, Repriced};
 
 use super::machine::{Event, Refusal, is_confirmed, step};
 use super::runner::Ran;
 use super::{Checkout, ids, view};
 use crate::carts::now;
 use crate::claims::claimed_for;
+use crate::quote::{decimal, same_price};
 
 /// A cart whose prices or codes changed since the session opened: no
 /// order, the cart as it now is, and the new total in words (the gateway
 /// answers 409 `CART_REPRICED` with both).
-fn repriced(cart: Cart) -> Repriced {
+fn repriced(cart: Cart, minor_units: u32) -> Repriced {
     let cents = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
     let message = format!(
-        "prices or discount codes changed since checkout began; the cart total is now {}.{:02} {}; \
+        "prices or discount codes changed since checkout began; the cart total is now {} {}; \
          review the cart and check out again",
-        cents / 100,
-        cents % 100,
+        decimal(cents, minor_units),
         cart.currency_code
     );
     Repriced {
         cart: Some(cart),
         message,
+        session: None,
+    }
+}
+
+/// The cart stands but the session's shipping or tax changed (the markets
+/// changed since it opened): no order, the session as repriced, still open
+/// (the gateway's 409 `CHECKOUT_REPRICED`).
+fn session_repriced(cart: Cart, session: CheckoutSession, minor_units: u32) -> Repriced {
+    let total = session.total_price.as_ref().map_or(0, |m| m.cent_amount);
+    let message = format!(
+        "shipping or tax changed since checkout began; the total is now {} {}; \
+         review the checkout and confirm again",
+        decimal(total, minor_units),
+        cart.currency_code
+    );
+    Repriced {
+        cart: Some(cart),
+        message,
+        session: Some(session),
     }
 }
 
@@ -51,8 +71,16 @@ impl Checkout {
             step(&mut copy, Event::Confirm { claimed }, &now()).map_err(Refusal::error)?;
             self.ensure_current(&record).await?;
             let (cart, changed) = self.carts.refreshed(customer_id, cart).await?;
+            let minor_units = self.markets.current().minor_units(&cart.currency_code);
             if changed {
-                return Ok(Outcome::Repriced(repriced(cart)));
+                return Ok(Outcome::Repriced(repriced(cart, minor_units)));
+            }
+            if let Some(session) = self.reprice_if_stale(&record, &cart).await? {
+                return Ok(Outcome::Repriced(session_repriced(
+                    cart,
+                    session,
+                    minor_units,
+                )));
             }
             cart
         };
@@ -66,6 +94,40 @@ impl Checkout {
                 tracing::info!(session_id, %order_id, "checkout confirmed");
                 Ok(Outcome::Confirmed(view(record)))
             }
+            Ran::Refused(_, refusal) => Err(refusal.error()),
+        }
+    }
+
+    /// The session priced for `cart` in its market as it is now, kept as
+    /// the session's price, when that differs from what the session shows
+    /// (its method no longer offered: the cheapest; the market's tax or
+    /// shipping changed). An order is never made at a price the shopper
+    /// was not shown.
+    async fn reprice_if_stale(
+        &self,
+        record: &CheckoutRecord,
+        cart: &Cart,
+    ) -> Result<Option<CheckoutSession>, ServiceError> {
+        // A cart changed since open is the claim's to refuse (CART_CHANGED).
+        if crate::carts::version(cart) != record.cart_version {
+            return Ok(None);
+        }
+        let shown = record.session.clone().unwrap_or_default();
+        let loaded = self.markets.current();
+        let address = shown.shipping_address.as_ref();
+        let quote = match loaded.quote(cart, address, Some(&shown.shipping_method_id)) {
+            Ok(quote) => quote,
+            Err(_) => loaded.quote(cart, address, None)?,
+        };
+        let mut priced = shown.clone();
+        quote.price(&mut priced, cart);
+        if same_price(&shown, &priced) {
+            return Ok(None);
+        }
+        let (id, _) = ids(record);
+        let reprice = Event::Reprice { priced: &priced };
+        match self.drive(id, reprice, Some(record.clone()), None).await? {
+            Ran::Done(record) => Ok(Some(view(record))),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
     }

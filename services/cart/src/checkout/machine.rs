@@ -14,6 +14,7 @@
 //! | any                  | Superseded               | as Release | settle: release, drop the one it replaced |
 //! | any (OPEN)           | Replacing                | same       | (remembers the one it replaces) |
 //! | any (OPEN)           | Extend                   | same       | due at the new expiry     |
+//! | PENDING, HELD (OPEN)  | Reprice                  | same       | (its shipping, totals and tax set) |
 //! | HELD, SELLING        | Confirm (cart unclaimed) | SELLING    | claim the cart, create the order |
 //! | any, not CONFIRMED   | Confirm (cart claimed)   | SELLING from HELD, else as it was | create the order |
 //! | SELLING              | ClaimLost (other order)  | RELEASED   | settle: release           |
@@ -34,7 +35,7 @@ use std::fmt;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
-use storefront_proto::cart::v1::CheckoutStatus;
+use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
 
 use crate::holds::{at_millis, millis};
 
@@ -50,7 +51,7 @@ pub mod codes {
 }
 
 /// What happens to a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Event<'a> {
     /// The catalog holds the session's lines.
     Held,
@@ -62,6 +63,9 @@ pub enum Event<'a> {
     Replacing { previous: &'a str },
     /// Once: the session's time (and its hold's) runs until `until_ms`.
     Extend { until_ms: i64 },
+    /// Its shipping method, or its market, changed: the session's price
+    /// (`totalPrice`, `totals`, `taxLines`, shipping) becomes `priced`'s.
+    Reprice { priced: &'a CheckoutSession },
     /// A confirm, its cart repriced unchanged (`claimed`: or already
     /// claimed for this session's order, by a confirm that stopped).
     Confirm { claimed: bool },
@@ -196,6 +200,7 @@ pub fn step(
             Ok(Vec::new())
         }
         Event::Extend { until_ms } => extend(record, until_ms, now),
+        Event::Reprice { priced } => reprice(record, priced, now),
         Event::Confirm { claimed } => confirm(record, claimed, now),
         Event::ClaimLost { taken } if hold == Selling => {
             if taken {
@@ -266,6 +271,39 @@ fn extend(
         return Ok(Vec::new());
     }
     Ok(vec![Effect::DueAt(until)])
+}
+
+/// Only an open session that no confirm is selling yet takes a new price.
+fn reprice(
+    record: &mut CheckoutRecord,
+    priced: &CheckoutSession,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
+    use HoldState::*;
+    if is_confirmed(record) {
+        return Err(Refusal::Confirmed);
+    }
+    if !record.superseded_by.is_empty() {
+        return Err(Refusal::Superseded);
+    }
+    let hold = record.hold();
+    if shown_status(record, now) != CheckoutStatus::Open {
+        return Err(if hold == Released {
+            Refusal::Released
+        } else {
+            Refusal::Expired
+        });
+    }
+    if matches!(hold, Selling | Sold) {
+        return Err(Refusal::Stood);
+    }
+    let session = record.session.get_or_insert_default();
+    session.total_price = priced.total_price.clone();
+    session.totals = priced.totals.clone();
+    session.tax_lines = priced.tax_lines.clone();
+    session.shipping_options = priced.shipping_options.clone();
+    session.shipping_method_id = priced.shipping_method_id.clone();
+    Ok(Vec::new())
 }
 
 /// A confirm whose cart is claimed for this session's order finishes,

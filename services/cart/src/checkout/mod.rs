@@ -22,6 +22,7 @@ pub mod machine;
 mod open;
 mod runner;
 mod sweep;
+mod update;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -180,3 +181,5 @@ impl Checkout {
 mod confirm_tests;
 #[cfg(test)]
 mod fakes;
+#[cfg(test)]
+mod shipping_tests;

@@ -41,6 +41,12 @@ impl Checkout {
         }
         // The session shows what the order would cost now.
         let (cart, _) = self.carts.refreshed(customer_id, cart).await?;
+        // What the order would come to now in its market: the cheapest
+        // shipping to the address, the tax; refused before anything is held.
+        let quote = self
+            .markets
+            .current()
+            .quote(&cart, address.as_ref(), None)?;
         let created = now();
         let session_id = uuid::Uuid::new_v4().to_string();
         let held = lines_of(&cart);
@@ -66,21 +72,16 @@ impl Checkout {
             .reserve(&asked, now_ms, fresh_until)
             .await?;
         let expires = at_millis((now_ms + ttl.as_millis() as i64).min(hold_until_ms));
-        // What the order would come to now, its tax as its market says.
-        let taxed = self.markets.current().taxed(&cart, address.as_ref());
-        let (totals, tax_lines) = crate::market_set::totals(&cart, taxed.as_ref());
-        let session = CheckoutSession {
+        let mut session = CheckoutSession {
             id: session_id,
             cart_id: cart_id.to_string(),
             status: CheckoutStatus::Open as i32,
-            total_price: totals.total.clone(),
-            order_id: String::new(),
             expires_at: Some(expires),
             created_at: Some(created),
             shipping_address: address,
-            totals: Some(totals),
-            tax_lines,
+            ..Default::default()
         };
+        quote.price(&mut session, &cart);
         let mut record = CheckoutRecord {
             session: Some(session.clone()),
             customer_id: customer_id.to_string(),

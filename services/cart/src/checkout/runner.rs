@@ -21,9 +21,8 @@ use super::{Checkout, ids, not_found};
 use crate::carts::now;
 use crate::claims::claimed_for;
 use crate::holds::session_key;
-use crate::market_set::totals;
-use storefront_domain::markets::tax::Taxed;
-use storefront_proto::common::v1::PostalAddress;
+use crate::pricing::money;
+use crate::quote::Quote;
 
 const MAX_ATTEMPTS: usize = 64;
 
@@ -197,10 +196,10 @@ impl Checkout {
                 "an order was to be made without its cart",
             ));
         };
-        let taxed = self.markets.current().taxed(cart, address_of(record));
+        let quote = self.markets.current().quote_of(record, cart);
         match self
             .orders
-            .create_order(order_of(record, cart, taxed.as_ref()))
+            .create_order(order_of(record, cart, &quote))
             .await
         {
             Ok(_) => Ok(Next::Then(Event::OrderMade, None)),
@@ -233,16 +232,11 @@ impl Checkout {
     }
 }
 
-fn address_of(record: &CheckoutRecord) -> Option<&PostalAddress> {
-    record
-        .session
-        .as_ref()
-        .and_then(|s| s.shipping_address.as_ref())
-}
-
-/// The order a session's cart becomes, with the tax its market says.
-fn order_of(record: &CheckoutRecord, cart: &Cart, taxed: Option<&Taxed>) -> CreateOrderRequest {
-    let (totals, tax_lines) = totals(cart, taxed);
+/// The order a session's cart becomes, with its shipping and the tax its
+/// market says.
+fn order_of(record: &CheckoutRecord, cart: &Cart, quote: &Quote) -> CreateOrderRequest {
+    let (totals, tax_lines) = quote.totals(cart);
+    let currency = cart.currency_code.as_str();
     CreateOrderRequest {
         order_id: record.planned_order_id.clone(),
         customer_id: record.customer_id.clone(),
@@ -255,5 +249,7 @@ fn order_of(record: &CheckoutRecord, cart: &Cart, taxed: Option<&Taxed>) -> Crea
             .and_then(|s| s.shipping_address.clone()),
         discount_codes: cart.discount_codes.clone(),
         tax_lines,
+        shipping_method: quote.chosen.clone(),
+        shipping_tax: Some(money(currency, quote.shipping_tax())),
     }
 }

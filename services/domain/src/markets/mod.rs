@@ -8,6 +8,7 @@
 //! (`markets[2].tax.rates[0].rate: must be between 0 and 1`), and a
 //! document with any is not a set of markets.
 
+pub mod shipping;
 pub mod tax;
 mod validate;
 
