@@ -13,7 +13,8 @@
 # redis-cli is installed. Checkout open and confirm run through bench/floor's
 # `checkout` driver, against that driver's own floor. ROUTES=customer runs
 # only the floors and the customer routes (for work on the write path);
-# ROUTES=search the floors, the plain listing and the search routes.
+# ROUTES=search the floors, the plain listing and the search routes;
+# ROUTES=reads those and the filtered listing (bench/markets.sh).
 # STOREFRONT_BIN measures another build of the storefront binary (an
 # older one, for a before/after; the floor is this tree's).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
@@ -201,7 +202,11 @@ for c in "${conns[@]}"; do
   [ "$only" = customer ] || measure "/products?limit=20" "$work/list" "$c" "$base"
   if [ "$only" = all ]; then
     measure "/products/{id}" "$work/detail" "$c" "$base"
+  fi
+  if [ "$only" = all ] || [ "$only" = reads ]; then
     measure "/products filtered+sorted" "$work/filtered" "$c" "$base"
+  fi
+  if [ "$only" = all ]; then
     measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
   fi
   if [ "$only" != customer ]; then
@@ -213,13 +218,13 @@ for c in "${conns[@]}"; do
     measure "/search/suggestions" "$work/suggest" "$c" "$base"
     measure "/categories/tree" "$work/tree" "$c" "$base"
   fi
-  [ "$only" = search ] || routes $port memory "$c"
+  [ "$only" = search ] || [ "$only" = reads ] || routes $port memory "$c"
   r=$(rss "$mesh"); [ "$r" -gt "$peak_rss" ] && peak_rss=$r
 done
 
 redis_note="redis-server not installed: customer routes on Redis skipped"
-if [ "$only" = search ]; then
-  redis_note="ROUTES=search: customer routes skipped"
+if [ "$only" = search ] || [ "$only" = reads ]; then
+  redis_note="ROUTES=$only: customer routes skipped"
 elif command -v redis-server >/dev/null 2>&1; then
   redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
   pids+=($!)

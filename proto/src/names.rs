@@ -35,12 +35,6 @@ pub fn is_discount_code(code: &str) -> bool {
 /// lines fit (`MAX_CART_LINES`, 100 by default); more are asked in turn.
 pub const MAX_BATCH_PRODUCTS: usize = 250;
 
-/// ISO 4217 codes the shop prices in, the default first.
-pub const CURRENCIES: &[&str] = &["AUD", "NZD"];
-
-/// The currency of a cart or a preference that names none.
-pub const DEFAULT_CURRENCY: &str = CURRENCIES[0];
-
 /// The shop's own locale: what a request without one is answered in, the
 /// end of every content fallback chain, and the names listings sort by.
 pub const DEFAULT_LOCALE: &str = "en-AU";

@@ -195,7 +195,7 @@ async fn a_feed_is_imported_whole_or_not_at_all(t: TestMesh) {
 
     // One bad line refuses the whole feed; the catalog stays as it was.
     let mut bad: Vec<String> = lines.clone();
-    bad[60] = bad[60].replace(r#""currencyCode":"AUD""#, r#""currencyCode":"EUR""#);
+    bad[60] = bad[60].replace(r#""currencyCode":"AUD""#, r#""currencyCode":"GBP""#);
     let refused = import(&t, bad.join("\n"), false).await;
     refused.error(422, "INVALID_FEED");
     let (field, _) = refused.field_error();

@@ -260,7 +260,7 @@ async fn preferences(t: TestMesh) {
             Method::PUT,
             path,
             Some(&tok),
-            &json!({"preferredLocale": "english", "preferredCurrency": "EUR"}),
+            &json!({"preferredLocale": "english", "preferredCurrency": "GBP"}),
         ))
         .await;
     bad.error(422, "VALIDATION_ERROR");

@@ -14,6 +14,7 @@ mod categories;
 mod checkout_money;
 mod content;
 mod cors;
+mod currencies;
 mod customers;
 mod deploy;
 mod durability;

@@ -10,7 +10,7 @@ use crate::catalog_changes::{MERCHANDISING, internal};
 use crate::helpers::{Reply, TestMesh};
 use crate::journey::{Shopper, buyable};
 
-async fn set(t: &TestMesh, account: &str, document: &Value) -> Reply {
+pub async fn set(t: &TestMesh, account: &str, document: &Value) -> Reply {
     let request = internal(t, account, Method::PUT, "/internal/markets");
     t.send(request.json(document)).await
 }
@@ -26,7 +26,7 @@ async fn ids(t: &TestMesh) -> Vec<String> {
 }
 
 /// A market in a currency of `minor_units` digits, with one shipping method.
-fn market(id: &str, currency: &str, minor_units: u32, country: &str) -> Value {
+pub fn market(id: &str, currency: &str, minor_units: u32, country: &str) -> Value {
     json!({
         "id": id,
         "currencies": [{"code": currency, "minorUnits": minor_units}],
@@ -49,12 +49,23 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
         json!({"code": "EUR", "minorUnits": 2})
     );
 
-    // A zero-decimal and a three-decimal currency.
-    let set_two = json!({"markets": [market("jp", "JPY", 0, "JP"), market("kw", "KWD", 3, "KW")]});
+    // A live set sells only the currencies the shop was started with (the
+    // catalog and search index prices in those from start).
+    let set_yen = json!({"markets": [market("au", "AUD", 2, "AU"), market("jp", "JPY", 0, "JP")]});
+    let refused = set(&t, MERCHANDISING, &set_yen).await;
+    refused.error(422, "VALIDATION_ERROR");
+    assert_eq!(refused.error_fields(), ["markets[1].currencies[0].code"]);
+    let set_two = json!({"markets": [market("au", "AUD", 2, "AU"), market("de", "EUR", 2, "DE")]});
     let applied = set(&t, MERCHANDISING, &set_two).await;
     assert_eq!(applied.status, 200, "{}", applied.body);
-    assert_eq!(applied.body["markets"][1]["currencies"][0]["minorUnits"], 3);
-    assert_eq!(ids(&t).await, ["jp", "kw"]);
+    assert_eq!(ids(&t).await, ["au", "de"]);
+    // A cart in a currency no market sells now is refused, naming those sold.
+    let shopper = Shopper::new(&t).await;
+    let usd = json!({"currencyCode": "USD"});
+    let refused = shopper.send(Method::POST, "/carts", Some(usd)).await;
+    refused.error(422, "VALIDATION_ERROR");
+    let message = refused.body["message"].as_str().unwrap();
+    assert!(message.ends_with("AUD, EUR"), "{message}");
 
     // A refused set names each problem by its path and changes nothing.
     let mut bad = market("jp", "JPY", 0, "JP");
@@ -84,7 +95,7 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
     )
     .await;
     assert_eq!(typo.field_error().0, "markets[0].currency");
-    assert_eq!(ids(&t).await, ["jp", "kw"], "nothing changed");
+    assert_eq!(ids(&t).await, ["au", "de"], "nothing changed");
 
     // Least privilege: fulfilment may not set markets.
     let fulfilment = "fulfilment@storefront.iam.gserviceaccount.com";

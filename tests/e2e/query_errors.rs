@@ -67,7 +67,7 @@ async fn bad_queries_get_their_exact_codes() {
             "OUT_OF_RANGE",
         ),
         (
-            "/products?currency=EUR",
+            "/products?currency=GBP",
             "INVALID_QUERY_PARAMETER",
             "currency",
             "INVALID_VALUE",

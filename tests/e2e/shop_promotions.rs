@@ -65,7 +65,7 @@ async fn the_shop_sets_its_promotions(t: TestMesh) {
     let mut twin = bloom();
     twin["id"] = json!("promo-twin");
     twin["type"] = json!("fixedAmount");
-    twin["amounts"] = json!([{"currencyCode": "EUR", "centAmount": 0}]);
+    twin["amounts"] = json!([{"currencyCode": "euro", "centAmount": 0}]);
     let refused = set(&t, MERCHANDISING, &json!({ "promotions": [bloom(), twin] })).await;
     refused.error(422, "VALIDATION_ERROR");
     let fields = refused.error_fields();

@@ -38,6 +38,9 @@ data:
   {{- if and $root.Values.redis.caConfigMap (include "storefront.usesRedis" $ctx) }}
   REDIS_CA_FILE: "/etc/storefront/redis-ca/ca.crt"
   {{- end }}
+  {{- if and $root.Values.markets.configMap (has $program (list "catalog" "search" "cart" "customers")) }}
+  MARKETS_FILE: {{ printf "/etc/storefront/markets/%s" $root.Values.markets.key | quote }}
+  {{- end }}
   {{- if eq $program "gateway" }}
   LISTEN_ADDR: "0.0.0.0:8080"
   INTERNAL_LISTEN_ADDR: "0.0.0.0:8081"

@@ -95,8 +95,9 @@ impl TryFrom<pb::Cart> for Cart {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreateCartBody {
-    /// AUD or NZD; absent or empty: AUD.
-    #[schema(value_type = Option<String>, pattern = "^(AUD|NZD)?$")]
+    /// A currency some market sells now (`GET /markets`); absent or empty:
+    /// the shop's default (its markets' first currency, AUD in the demo).
+    #[schema(value_type = Option<String>, pattern = "^([A-Z]{3})?$")]
     pub currency_code: Option<String>,
 }
 

@@ -358,7 +358,7 @@ impl TryFrom<pb::Address> for Address {
 pub struct Preferences {
     /// xx-XX, e.g. en-AU.
     pub preferred_locale: String,
-    /// AUD or NZD.
+    /// One of the shop's currencies (`GET /markets`).
     pub preferred_currency: String,
     pub marketing_emails: bool,
 }
@@ -379,7 +379,8 @@ impl From<pb::Preferences> for Preferences {
 pub struct PreferencesBody {
     #[schema(required = true, value_type = String, pattern = "^[a-z]{2}-[A-Z]{2}$")]
     pub preferred_locale: Option<String>,
-    #[schema(required = true, value_type = String, pattern = "^(AUD|NZD)$")]
+    /// One of the shop's currencies (`GET /markets`).
+    #[schema(required = true, value_type = String, pattern = "^[A-Z]{3}$")]
     pub preferred_currency: Option<String>,
     pub marketing_emails: Option<bool>,
 }

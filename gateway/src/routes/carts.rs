@@ -26,7 +26,7 @@ fn required(field: &str) -> ApiError {
     responses(
         (status = 201, description = "The new, empty cart; it expires after CART_IDLE_TTL_SECS (30 days) without a change", body = Cart),
         (status = 409, description = "LIMIT_REACHED: the caller has MAX_ACTIVE_CARTS (20) active carts", body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: currencyCode must be AUD or NZD", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: currencyCode must be a currency some market sells now (the message names them)", body = ErrorBody),
     ))]
 pub async fn create_cart(
     State(state): State<AppState>,

@@ -140,7 +140,7 @@ pub async fn get_preferences(
         (status = 200, description = "The preferences now", body = Preferences),
         (status = 403, description = "Another customer's id", body = ErrorBody),
         (status = 415, description = codes::UNSUPPORTED_MEDIA_TYPE, body = ErrorBody),
-        (status = 422, description = "VALIDATION_ERROR: preferredLocale (xx-XX), preferredCurrency (AUD, NZD)", body = ErrorBody),
+        (status = 422, description = "VALIDATION_ERROR: preferredLocale (xx-XX), preferredCurrency (one of the shop's currencies, named in the message)", body = ErrorBody),
     ))]
 pub async fn update_preferences(
     State(state): State<AppState>,

@@ -48,8 +48,9 @@ macro_rules! extract_with {
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, names("currency"))]
 pub struct Currency(
-    /// AUD (default) or NZD: the currency of prices, and of price filters and sorts.
-    #[param(required = false, pattern = "^(AUD|NZD)$")]
+    /// One of the shop's currencies (`GET /markets`; default: the first, AUD
+    /// in the demo): the currency of prices, and of price filters and sorts.
+    #[param(required = false, pattern = "^[A-Z]{3}$")]
     pub String,
 );
 extract_with!(Currency, |raw| Ok::<_, ApiError>(

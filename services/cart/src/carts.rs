@@ -23,8 +23,6 @@ use crate::offer::line_of;
 use crate::pricing::reprice;
 use crate::promotions::Catalogue;
 
-pub use storefront_proto::names::CURRENCIES;
-use storefront_proto::names::DEFAULT_CURRENCY;
 pub const MAX_QUANTITY: u32 = 99;
 /// Concurrent writers to one cart before a write gives up with 409.
 const MAX_ATTEMPTS: usize = 128;
@@ -94,6 +92,8 @@ pub struct Carts {
     pub recent_products: Recent<Arc<Product>>,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
     pub limits: CartLimits,
+    /// The shop's markets: what a cart may be in.
+    pub markets: crate::market_set::Markets,
 }
 
 /// 409 for a per-customer cap.
@@ -103,16 +103,18 @@ pub fn limit_reached(message: String) -> ServiceError {
 
 impl Carts {
     pub async fn create(&self, customer_id: &str, currency: &str) -> Result<Cart, ServiceError> {
-        let currency = if currency.is_empty() {
-            DEFAULT_CURRENCY
-        } else {
-            currency
+        // The currencies the shop's markets sell now, the first the default.
+        let markets = self.markets.current();
+        let sold = markets.set.currencies();
+        let currency = match currency {
+            "" => sold.first().copied().unwrap_or_default(),
+            given => given,
         };
-        if !CURRENCIES.contains(&currency) {
+        if !sold.contains(&currency) {
             return Err(invalid(
                 "currencyCode",
                 codes::INVALID_VALUE,
-                format!("currencyCode must be one of {}", CURRENCIES.join(", ")),
+                format!("currencyCode must be one of {}", sold.join(", ")),
             ));
         }
         let created = now();

@@ -45,7 +45,7 @@ pub struct CartConfig {
     /// Where the promotions come from when the shared store has none yet.
     pub promotions: PromotionsSource,
     /// `MARKETS_FILE` (docs/markets.md).
-    pub markets: MarketsSource,
+    pub markets: storefront_domain::markets::Source,
     /// `CART_PRODUCT_CACHE_MS` (1,000; 0 turns it off, at most 60,000): how
     /// long a product the catalog gave is reused to price a line added or
     /// changed. Checkout always asks the catalog afresh and reprices.
@@ -60,16 +60,6 @@ pub struct CartConfig {
 /// internal port).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PromotionsSource {
-    File(std::path::PathBuf),
-    Demo,
-    None,
-}
-
-/// `MARKETS_FILE` (JSON or YAML), or the demo markets (local and
-/// development only), or none (production and staging without a file:
-/// until a set is put on the internal port).
-#[derive(Debug, Clone)]
-pub enum MarketsSource {
     File(std::path::PathBuf),
     Demo,
     None,
@@ -158,11 +148,11 @@ impl CartConfig {
                 }
                 None => PromotionsSource::Demo,
             },
-            markets: match env.raw("MARKETS_FILE") {
-                Some(file) => MarketsSource::File(file.into()),
-                None if service.program.environment.refuses_dev_shortcuts() => MarketsSource::None,
-                None => MarketsSource::Demo,
-            },
+            markets: storefront_domain::markets::Source::from_setting(
+                env.raw("MARKETS_FILE"),
+                service.program.environment.refuses_dev_shortcuts(),
+            )
+            .map_err(|m| ConfigError::new("MARKETS_FILE", m))?,
             service,
         };
         let l = config.limits;
@@ -198,7 +188,7 @@ impl CartConfig {
 mod tests {
     use super::*;
 
-    fn promotions(pairs: &[(&str, &str)]) -> PromotionsSource {
+    fn deployed(pairs: &[(&str, &str)]) -> EnvReader {
         let mut env = EnvReader::from_pairs(pairs.iter().copied());
         if env.raw("APP_ENV").is_some_and(|e| e != "local") {
             env.set("IDENTITY_ISSUER", "https://accounts.google.com");
@@ -212,7 +202,26 @@ mod tests {
             );
             env.set("REDIS_URL", "rediss://redis.internal:6380");
         }
+        env
+    }
+
+    fn promotions(pairs: &[(&str, &str)]) -> PromotionsSource {
+        let mut env = deployed(pairs);
+        if env.raw("APP_ENV").is_some_and(|e| e != "local") {
+            env.set("MARKETS_FILE", storefront_domain::markets::DEMO_FILE);
+        }
         CartConfig::from_env(&env).unwrap().promotions
+    }
+
+    #[test]
+    fn deployed_shops_name_their_markets() {
+        use storefront_domain::markets::Source;
+        let local = CartConfig::from_env(&deployed(&[])).map(|c| c.markets);
+        assert_eq!(local.ok(), Some(Source::Demo));
+        for environment in ["production", "staging"] {
+            let refused = CartConfig::from_env(&deployed(&[("APP_ENV", environment)]));
+            assert_eq!(refused.err().map(|e| e.var), Some("MARKETS_FILE".into()));
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn money(currency: &str, cents: i64) -> Money {
     Money {
         currency_code: currency.to_string(),
         cent_amount: cents,
-        fraction_digits: 2,
+        fraction_digits: storefront_domain::currencies::fraction_digits(currency),
     }
 }
 

@@ -83,6 +83,8 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         seen,
         shutdown.clone(),
     ));
+    let markets = market_set::Markets::start(&config.markets, &store).await?;
+    tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let catalog_peer: Arc<dyn clients::CatalogPeer> = Arc::new(clients::MeshCatalog(catalog));
     let carts = Arc::new(carts::Carts {
         store: store.clone(),
@@ -93,14 +95,13 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         ),
         promotions,
         limits: config.limits,
+        markets: markets.clone(),
     });
     let holds = holds::Holds {
         store: store.clone(),
         catalog: catalog_peer,
         ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
-    let markets = market_set::Markets::start(&config.markets, &store).await?;
-    tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let checkout = Arc::new(checkout::Checkout {
         store: store.clone(),
         carts: carts.clone(),

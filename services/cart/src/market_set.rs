@@ -1,20 +1,21 @@
 //! The shop's markets as the cart service holds them (docs/markets.md):
-//! read from `MARKETS_FILE` at start (or the demo locally, or none in
-//! production until a set is put), kept in the shared store so that every
+//! read from `MARKETS_FILE` at start (the demo's locally; production and
+//! staging require the file), kept in the shared store so that every
 //! replica works from the same set, set whole on the internal port
 //! (`PUT /internal/markets`), each replica taking up a new set within a
-//! second.
+//! second. A set sells only the currencies the file named at start.
 
 use std::sync::{Arc, RwLock};
 
-use storefront_domain::markets::{self, DEMO, MarketSet};
-use storefront_platform::error::ServiceError;
+use storefront_domain::currencies::Currencies;
+use storefront_domain::markets::{self, MarketSet, Source};
+use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::Store;
 use storefront_proto::cart::v1::MarketsDocument;
+use storefront_proto::error::codes;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::MarketsSource;
 use crate::shared_document::SharedDocument;
 
 const DOCUMENT: SharedDocument = SharedDocument {
@@ -46,64 +47,103 @@ impl Loaded {
     }
 }
 
+/// The shop's markets as they are now, and the currencies the mesh was
+/// started with (the file's): a live set may sell only those, since the
+/// catalog and search index prices in them from start.
 #[derive(Clone)]
-pub struct Markets(Arc<RwLock<Arc<Loaded>>>);
+pub struct Markets {
+    now: Arc<RwLock<Arc<Loaded>>>,
+    started: Arc<Currencies>,
+}
+
+/// A 422 for each currency of `set` outside `started`, named by its path.
+fn unstarted(set: &MarketSet, started: &Currencies) -> Vec<FieldViolation> {
+    let mut out = Vec::new();
+    for (i, market) in set.markets.iter().enumerate() {
+        for (j, currency) in market.currencies.iter().enumerate() {
+            if !started.contains(&currency.code) {
+                let message = format!(
+                    "{} is not one of the currencies the shop was started with ({}): \
+                     add it to MARKETS_FILE and roll the programs out",
+                    currency.code,
+                    started.listed()
+                );
+                let field = format!("markets[{i}].currencies[{j}].code");
+                out.push(FieldViolation::new(field, codes::INVALID_VALUE, message));
+            }
+        }
+    }
+    out
+}
 
 impl Markets {
-    /// The set to start with: the shared store's; else the file's (checked,
-    /// then kept there for every replica); else the demo's or none.
-    pub async fn start(source: &MarketsSource, store: &Store) -> anyhow::Result<Self> {
-        let loaded = if let Some((version, set)) = DOCUMENT.stored(store, markets::parse).await? {
-            Loaded::new(set, version)
-        } else {
-            match source {
-                MarketsSource::File(path) => {
-                    let bytes = std::fs::read(path)
-                        .map_err(|e| anyhow::anyhow!("MARKETS_FILE {}: {e}", path.display()))?;
-                    let set = markets::parse(&bytes).map_err(|e| {
-                        anyhow::anyhow!("MARKETS_FILE {}: {}", path.display(), problems(&e))
-                    })?;
-                    let loaded = Loaded::new(set, 0);
-                    DOCUMENT.store(store, &loaded.json).await?;
-                    loaded
-                }
-                MarketsSource::Demo => Loaded::new(markets::parse(DEMO.as_bytes())?, 0),
-                MarketsSource::None => {
+    /// The set to start with: the shared store's, when it sells only the
+    /// file's currencies; else the file's (or the demo's), then kept there
+    /// for every replica.
+    pub async fn start(source: &Source, store: &Store) -> anyhow::Result<Self> {
+        let own = source.read().map_err(|m| anyhow::anyhow!(m))?;
+        let started = Arc::new(Currencies::of(&own));
+        let stored = DOCUMENT.stored(store, markets::parse).await?;
+        let loaded = match stored {
+            Some((version, set)) if unstarted(&set, &started).is_empty() => {
+                Loaded::new(set, version)
+            }
+            stored => {
+                if stored.is_some() {
                     tracing::warn!(
-                        "no markets: MARKETS_FILE is not set; none until a set is put on the internal port"
+                        "the stored markets sell a currency MARKETS_FILE does not: the file's set replaces them"
                     );
-                    Loaded::new(
-                        MarketSet {
-                            markets: Vec::new(),
-                        },
-                        0,
-                    )
                 }
+                let loaded = Loaded::new(own, 0);
+                if *source != Source::Demo || stored.is_some() {
+                    DOCUMENT.store(store, &loaded.json).await?;
+                }
+                loaded
             }
         };
-        Ok(Self(Arc::new(RwLock::new(Arc::new(loaded)))))
+        Ok(Self {
+            now: Arc::new(RwLock::new(Arc::new(loaded))),
+            started,
+        })
     }
 
     /// The demo markets, not stored (tests).
     #[cfg(test)]
     pub fn demo() -> Self {
-        let set = markets::parse(DEMO.as_bytes()).expect("the demo markets");
-        Self(Arc::new(RwLock::new(Arc::new(Loaded::new(set, 0)))))
+        let set = markets::parse(markets::DEMO.as_bytes()).expect("the demo markets");
+        Self {
+            started: Arc::new(Currencies::of(&set)),
+            now: Arc::new(RwLock::new(Arc::new(Loaded::new(set, 0)))),
+        }
+    }
+
+    /// The currencies the programs were started with.
+    pub fn started(&self) -> &Currencies {
+        &self.started
     }
 
     pub fn current(&self) -> Arc<Loaded> {
-        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.now.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     fn take(&self, loaded: Loaded) {
-        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
+        *self.now.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
     }
 
     /// Checks `document` whole and makes it the set of every replica: a
     /// 422 naming each problem by its path, and nothing changed, when it
     /// has any.
     pub async fn set(&self, store: &Store, document: &[u8]) -> Result<Arc<Loaded>, ServiceError> {
-        let loaded = Loaded::new(markets::parse(document)?, 0);
+        let set = markets::parse(document)?;
+        let outside = unstarted(&set, &self.started);
+        if !outside.is_empty() {
+            let message = "the markets sell a currency the shop was not started with";
+            let mut refused =
+                ServiceError::new(ErrorKind::Validation, codes::VALIDATION_ERROR, message);
+            refused.violations = outside;
+            return Err(refused);
+        }
+        let loaded = Loaded::new(set, 0);
         DOCUMENT.store(store, &loaded.json).await?;
         let version = DOCUMENT
             .stored(store, markets::parse)
@@ -116,21 +156,19 @@ impl Markets {
     /// Takes up each new set another replica stored, until shutdown.
     pub async fn follow(self, store: Store, shutdown: CancellationToken) {
         let seen = self.current().version;
-        let take = move |version, set| self.take(Loaded::new(set, version));
+        let take = move |version, set: MarketSet| {
+            if unstarted(&set, &self.started).is_empty() {
+                self.take(Loaded::new(set, version));
+            } else {
+                tracing::warn!(
+                    "a stored markets set sells a currency this replica was not started with: not taken"
+                );
+            }
+        };
         DOCUMENT
             .follow(store, seen, markets::parse, take, shutdown)
             .await;
     }
-}
-
-/// A refused set's problems, one per line's worth, for a start-up error.
-fn problems(e: &ServiceError) -> String {
-    let each: Vec<String> = e
-        .violations
-        .iter()
-        .map(|v| format!("{}: {}", v.field, v.message))
-        .collect();
-    each.join("; ")
 }
 
 #[cfg(test)]
@@ -140,23 +178,22 @@ mod tests {
     #[tokio::test]
     async fn a_set_put_is_the_one_every_replica_takes_up() {
         let shared = Store::memory();
-        let one = Markets::start(&MarketsSource::Demo, &shared)
-            .await
-            .expect("demo");
+        let one = Markets::start(&Source::Demo, &shared).await.expect("demo");
         assert_eq!(
             (one.current().set.markets.len(), one.current().version),
             (4, 0)
         );
-        let two = Markets::start(&MarketsSource::None, &shared)
-            .await
-            .expect("none");
-        assert!(two.current().set.markets.is_empty());
+        // Only the currencies the shop was started with.
+        let yen = r#"{"markets":[{"id":"jp","currencies":[{"code":"JPY","minorUnits":0}],
+            "countries":["JP"],"prices":"taxIncluded","tax":{"name":"VAT","rates":[{"country":"JP","rate":0.1}]}}]}"#;
+        let refused = one.set(&shared, yen.as_bytes()).await.expect_err("JPY");
+        assert_eq!(refused.violations[0].field, "markets[0].currencies[0].code");
         let only_au = r#"{"markets":[{"id":"au","currencies":[{"code":"AUD","minorUnits":2}],
             "countries":["AU"],"prices":"taxIncluded","tax":{"name":"GST","rates":[{"country":"AU","rate":0.1}]}}]}"#;
         let set = one.set(&shared, only_au.as_bytes()).await.expect("set");
         assert!(set.version > 0);
         // Another replica starting now takes the stored set, not its own.
-        let three = Markets::start(&MarketsSource::Demo, &shared)
+        let three = Markets::start(&Source::Demo, &shared)
             .await
             .expect("stored");
         assert_eq!(three.current().set.markets.len(), 1);

@@ -11,12 +11,13 @@ use std::sync::{Arc, RwLock};
 use storefront_proto::error::codes;
 
 use serde::Deserialize;
+use storefront_domain::currencies::{Code, fraction_digits};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_platform::store::Store;
 use storefront_proto::Timestamp;
 use storefront_proto::cart::v1::{Promotion, PromotionKind};
 use storefront_proto::common::v1::{LocalizedString, Money};
-use storefront_proto::names::{CURRENCIES, MAX_ID_CHARS};
+use storefront_proto::names::MAX_ID_CHARS;
 
 use crate::promotions::Catalogue;
 use crate::shared_document::SharedDocument;
@@ -94,10 +95,10 @@ fn bad(field: String, message: &str) -> FieldViolation {
 fn amounts(field: &str, given: &[Amount], out: &mut Vec<FieldViolation>) -> Vec<Money> {
     let mut seen = HashSet::new();
     for (i, a) in given.iter().enumerate() {
-        if !CURRENCIES.contains(&a.currency_code.as_str()) {
+        if Code::parse(&a.currency_code).is_none() {
             out.push(bad(
                 format!("{field}[{i}].currencyCode"),
-                "not a currency of the shop",
+                "an ISO 4217 code of three capital letters",
             ));
         } else if !seen.insert(a.currency_code.as_str()) {
             out.push(bad(
@@ -117,7 +118,7 @@ fn amounts(field: &str, given: &[Amount], out: &mut Vec<FieldViolation>) -> Vec<
         .map(|a| Money {
             currency_code: a.currency_code.clone(),
             cent_amount: a.cent_amount,
-            fraction_digits: 2,
+            fraction_digits: fraction_digits(&a.currency_code),
         })
         .collect()
 }

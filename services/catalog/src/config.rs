@@ -1,5 +1,8 @@
 //! The catalog service's configuration.
 
+use std::sync::Arc;
+
+use storefront_domain::currencies::Currencies;
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::settings::ServiceSettings;
 use storefront_platform::store::RedisTarget;
@@ -45,9 +48,13 @@ pub fn feed_limits(env: &EnvReader) -> Result<FeedLimits, ConfigError> {
             format!("must be between 1 and {DEEPEST}"),
         ));
     }
+    let deployed = env.environment()?.refuses_dev_shortcuts();
+    let currencies = Currencies::from_setting(env.raw("MARKETS_FILE"), deployed)
+        .map_err(|m| ConfigError::new("MARKETS_FILE", m))?;
     Ok(FeedLimits {
         max_depth,
         count_required: false,
+        currencies: Arc::new(currencies),
     })
 }
 
@@ -107,6 +114,7 @@ mod tests {
                 "https://www.googleapis.com/oauth2/v3/certs",
             );
             env.set("REDIS_URL", "rediss://redis.internal:6380");
+            env.set("MARKETS_FILE", storefront_domain::markets::DEMO_FILE);
         }
         CatalogConfig::from_env(&env)
             .map(|c| c.origin)
@@ -118,6 +126,7 @@ mod tests {
         let mut env = EnvReader::from_pairs([
             ("APP_ENV", "production"),
             ("CATALOG_FEED", "/data/shop.ndjson"),
+            ("MARKETS_FILE", storefront_domain::markets::DEMO_FILE),
             ("IDENTITY_ISSUER", "https://accounts.google.com"),
             (
                 "IDENTITY_JWKS_URL",

@@ -11,7 +11,7 @@ use storefront_domain::catalog::{ProductFacts, meta_id};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::catalog::v1::Product;
 
-use crate::store::{CONTEXTS, Catalog, Scratch, sku_key};
+use crate::store::{Catalog, Scratch, sku_key};
 
 /// One change of a catalog.
 #[derive(Debug, Clone)]
@@ -228,7 +228,7 @@ impl Catalog {
             }
         }
         self.products = self.products.replaced(row, product);
-        self.listing.replace(row, &facts, &CONTEXTS);
+        self.listing.replace(row, &facts, self.currencies.codes());
     }
 
     fn create(&mut self, id: Arc<str>, product: Product) {
@@ -242,7 +242,8 @@ impl Catalog {
             skus.insert(sku_key(&v.sku), row);
         }
         self.products.push(product, &mut Scratch::default());
-        self.listing.push(&facts, &CONTEXTS, at as u32);
+        self.listing
+            .push(&facts, self.currencies.codes(), at as u32);
     }
 
     fn delete(&mut self, id: &str, expected: Option<i64>) -> Result<(), ServiceError> {
@@ -448,7 +449,7 @@ mod tests {
             Catalog::new(Parts {
                 products: stored,
                 facts,
-                ..Parts::empty()
+                ..Parts::empty(edited.currencies.clone())
             })
         };
         for (sort, desc) in [

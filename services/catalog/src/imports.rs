@@ -108,7 +108,7 @@ pub async fn import(
     // An upload can be cut between two lines: it must say where it ends.
     let limits = crate::feed::load::FeedLimits {
         count_required: true,
-        ..api.feed_limits
+        ..api.feed_limits.clone()
     };
     let read =
         storefront_platform::cpu::run_once("catalog-import", move || feed::read(reader, limits))

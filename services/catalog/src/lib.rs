@@ -60,12 +60,12 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
     } = serving;
     // In memory the catalog is this process's alone: nothing to share.
     let shared = match store {
-        Store::Redis(_) => Some(shared::Shared::new(store, config.feed_limits)),
+        Store::Redis(_) => Some(shared::Shared::new(store, config.feed_limits.clone())),
         Store::Memory(_) => None,
     };
     let catalog = match &shared {
-        Some(shared) => open_shared(shared, &config.origin, config.feed_limits).await?,
-        None => build(&config.origin, config.feed_limits).await?,
+        Some(shared) => open_shared(shared, &config.origin, config.feed_limits.clone()).await?,
+        None => build(&config.origin, config.feed_limits.clone()).await?,
     };
     let mut api = service::CatalogApi::new(catalog, shared.clone());
     api.feed_limits = config.feed_limits;
@@ -128,10 +128,12 @@ async fn build(origin: &Origin, limits: FeedLimits) -> anyhow::Result<store::Cat
     // Every core for a while: off the async workers.
     let catalog = storefront_platform::cpu::run_once("catalog-build", move || {
         let parts = match (from, reader) {
-            (Origin::Generated { size, seed }, _) => generate::generate(size, seed),
+            (Origin::Generated { size, seed }, _) => {
+                generate::generate_in(size, seed, limits.currencies.clone())
+            }
             (Origin::Feed(source), Some(reader)) => feed::read(reader, limits)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", source.shown()))?,
-            _ => store::Parts::empty(),
+            _ => store::Parts::empty(limits.currencies.clone()),
         };
         anyhow::Ok(store::Catalog::new(parts))
     })

@@ -5,7 +5,8 @@
 use std::pin::Pin;
 
 use futures::Stream;
-use storefront_domain::catalog::{CURRENCIES, currency_index, default_money, price_in, price_tail};
+use storefront_domain::catalog::{default_money, money, price_in, price_tail};
+use storefront_domain::currencies::Currencies;
 use storefront_domain::query;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
@@ -62,7 +63,7 @@ fn list_page(
     currency: usize,
 ) -> Result<ListProductsResponse, ServiceError> {
     let (info, rows) = catalog.listing.page(query, currency, &[("key", false)])?;
-    let code = CURRENCIES[currency];
+    let code = catalog.currencies.code(currency);
     let encoded = rows
         .iter()
         .map(|&row| {
@@ -88,9 +89,9 @@ impl CatalogService for CatalogApi {
         request: Request<ListProductsRequest>,
     ) -> Reply<ListProductsResponse> {
         let req = request.into_inner();
-        let currency = currency_index(&req.currency_code)?;
-        let query = req.query.unwrap_or_default();
         let catalog = self.read();
+        let currency = catalog.currencies.resolve(&req.currency_code)?;
+        let query = req.query.unwrap_or_default();
         let reply = if catalog.listing.estimate(&query, currency) > INLINE_RECORDS {
             storefront_platform::cpu::run(move || list_page(&catalog, &query, currency)).await?
         } else {
@@ -101,8 +102,9 @@ impl CatalogService for CatalogApi {
 
     async fn get_product(&self, request: Request<GetProductRequest>) -> Reply<Product> {
         let req = request.into_inner();
-        let currency = CURRENCIES[currency_index(&req.currency_code)?];
         let catalog = self.read();
+        let currency = catalog.currencies.resolve(&req.currency_code)?;
+        let currency = catalog.currencies.code(currency);
         let row = catalog
             .product_row(&req.product_id)
             .ok_or_else(|| ServiceError::not_found("product", &req.product_id))?;
@@ -122,8 +124,9 @@ impl CatalogService for CatalogApi {
             )
             .into());
         }
-        let currency = CURRENCIES[currency_index(&req.currency_code)?];
         let catalog = self.read();
+        let currency = catalog.currencies.resolve(&req.currency_code)?;
+        let currency = catalog.currencies.code(currency);
         let products = req
             .product_ids
             .iter()
@@ -259,7 +262,7 @@ impl CatalogService for CatalogApi {
                     product.description = req.description.clone();
                 }
                 for update in &req.prices {
-                    set_price(&mut product, update)?;
+                    set_price(&mut product, update, &current.currencies)?;
                 }
                 Ok(vec![Change::Put {
                     product: Box::new(product),
@@ -361,16 +364,22 @@ fn export_rows(
 }
 
 /// Sets one variant's price in one currency (master variant included).
-fn set_price(product: &mut Product, update: &PriceUpdate) -> Result<(), ServiceError> {
+fn set_price(
+    product: &mut Product,
+    update: &PriceUpdate,
+    currencies: &Currencies,
+) -> Result<(), ServiceError> {
     let price = update
         .price
         .as_ref()
-        .filter(|p| CURRENCIES.contains(&p.currency_code.as_str()) && p.cent_amount >= 0)
+        .filter(|p| currencies.contains(&p.currency_code) && p.cent_amount >= 0)
+        .map(|p| money(&p.currency_code, p.cent_amount))
         .ok_or_else(|| {
+            let allowed = currencies.listed();
             ServiceError::new(
                 ErrorKind::BadRequest,
                 "INVALID_PRICE",
-                "a price needs a known currency and cents >= 0",
+                format!("a price needs one of the shop's currencies ({allowed}) and cents >= 0"),
             )
         })?;
     let mut found = false;

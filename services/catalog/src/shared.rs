@@ -100,7 +100,7 @@ impl Shared {
             }
         });
         let version = head.version;
-        let limits = self.limits;
+        let limits = self.limits.clone();
         let reader = BufReader::with_capacity(1 << 20, Chunks::new(chunks));
         storefront_platform::cpu::run_once("catalog-load", move || {
             let parts = crate::feed::read(reader, limits)?;

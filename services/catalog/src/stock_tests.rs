@@ -177,6 +177,7 @@ fn holds_survive_snapshots_and_puts() {
         product.category_ids.clone(),
         &mut problems,
         storefront_domain::time::now(),
+        &storefront_domain::currencies::Currencies::demo(),
     );
     let v = back.variants.iter().find(|v| v.sku == sku).unwrap();
     assert_eq!(

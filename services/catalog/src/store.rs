@@ -8,6 +8,7 @@ use std::sync::Arc;
 use prost::Message;
 use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
 use storefront_domain::compact::{Dictionary, Records};
+use storefront_domain::currencies::Currencies;
 use storefront_domain::listing::{Key, Listing};
 use storefront_domain::query::{FieldType, Schema, Value};
 use storefront_platform::error::ServiceError;
@@ -174,17 +175,20 @@ pub struct Parts {
     /// Each variant's SKU (hashed, see [`sku_key`]) and its product's row.
     pub skus: Vec<(u64, u32)>,
     pub collections: Vec<Collection>,
+    /// What products are priced, listed and sorted by price in.
+    pub currencies: Arc<Currencies>,
 }
 
 impl Parts {
     /// No products, categories or collections.
-    pub fn empty() -> Self {
+    pub fn empty(currencies: Arc<Currencies>) -> Self {
         Self {
             categories: Vec::new(),
             products: StoredProducts::new(&Product::default()),
             facts: Vec::new(),
             skus: Vec::new(),
             collections: Vec::new(),
+            currencies,
         }
     }
 }
@@ -206,6 +210,8 @@ pub struct Catalog {
     /// Filters, sorts and prices by row; built from the products' facts,
     /// which are not kept, and edited product by product.
     pub listing: Listing<ProductSchema>,
+    /// The listing's currencies: price column `i` is `currencies.code(i)`.
+    pub currencies: Arc<Currencies>,
     pub categories: Arc<Vec<Category>>,
     pub collections: Arc<Vec<Collection>>,
     pub tree: Arc<CategoryTree>,
@@ -231,20 +237,9 @@ fn index<T>(items: &[T], id: impl Fn(&T) -> &str) -> HashMap<String, usize> {
         .collect()
 }
 
-/// The contexts of the product listing: one per currency of `CURRENCIES`.
-pub const CONTEXTS: [usize; storefront_domain::catalog::CURRENCIES.len()] = {
-    let mut c = [0; storefront_domain::catalog::CURRENCIES.len()];
-    let mut i = 0;
-    while i < c.len() {
-        c[i] = i;
-        i += 1;
-    }
-    c
-};
-
-/// One index per currency of `CURRENCIES` for price; one for the rest.
-pub fn listing(facts: &[ProductFacts]) -> Listing<ProductSchema> {
-    Listing::build(facts, PRODUCT_FIELDS, &CONTEXTS)
+/// One index per currency for price; one for the rest.
+pub fn listing(facts: &[ProductFacts], currencies: &Currencies) -> Listing<ProductSchema> {
+    Listing::build(facts, PRODUCT_FIELDS, currencies.codes())
 }
 
 impl Catalog {
@@ -255,6 +250,7 @@ impl Catalog {
             skus,
             categories,
             collections,
+            currencies,
         } = parts;
         // The id index and the tree beside the listing's columns: the
         // start-up's serial stretch.
@@ -268,7 +264,7 @@ impl Catalog {
                 ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                 (ids, tree(&categories))
             });
-            let listing = listing(&facts);
+            let listing = listing(&facts, &currencies);
             (
                 listing,
                 index
@@ -283,6 +279,7 @@ impl Catalog {
             ids: Arc::new(ids),
             skus: Arc::new(skus.into_iter().collect()),
             listing,
+            currencies,
             category_index: Arc::new(index(&categories, |c| meta_id(c.meta.as_ref()))),
             collection_index: Arc::new(index(&collections, |c| meta_id(c.meta.as_ref()))),
             products,
@@ -418,7 +415,9 @@ mod tests {
 
     #[test]
     fn an_empty_catalog_lists_nothing() {
-        let catalog = super::Catalog::new(super::Parts::empty());
+        let catalog = super::Catalog::new(super::Parts::empty(std::sync::Arc::new(
+            super::Currencies::demo(),
+        )));
         let query = storefront_proto::common::v1::ListQuery::default();
         let (info, rows) = catalog.listing.page(&query, 0, &[("key", false)]).unwrap();
         assert_eq!((info.total, rows.len()), (0, 0));

@@ -96,6 +96,7 @@ fn product_of(
         category_ids,
         &mut problems,
         storefront_domain::time::now(),
+        &catalog.currencies,
     );
     if !problems.0.is_empty() {
         let violations = problems

@@ -41,6 +41,8 @@ pub struct Accounts {
     pub refresh_ttl: Duration,
     pub max_sessions: usize,
     pub outbox: Outbox,
+    /// A new account prefers the shop's default currency.
+    pub default_currency: String,
 }
 
 /// What [`Accounts::create`] did with an address.
@@ -122,7 +124,10 @@ impl Accounts {
             created_ms: now,
             modified_ms: now,
             addresses: Vec::new(),
-            preferences: PreferencesDoc::default(),
+            preferences: PreferencesDoc {
+                preferred_currency: self.default_currency.clone(),
+                ..PreferencesDoc::default()
+            },
         };
         let bytes = storefront_platform::store::encode(&doc)?;
         let created = self

@@ -51,6 +51,9 @@ pub struct CustomersConfig {
     pub hashing: Concurrency,
     /// `MAX_ADDRESSES` per customer.
     pub max_addresses: usize,
+    /// The markets' currencies (`MARKETS_FILE`): what a preference may
+    /// name, the first a new account's.
+    pub currencies: std::sync::Arc<storefront_domain::currencies::Currencies>,
     /// `MAX_SESSIONS` per customer: a login beyond it ends the oldest.
     pub max_sessions: usize,
 }
@@ -115,6 +118,7 @@ impl CustomersConfig {
                 "must be at least 1",
             ));
         }
+        let deployed = service.program.environment.refuses_dev_shortcuts();
         let mut config = Self {
             hashing,
             // Read once the dev shortcuts are refused, so they are reported first.
@@ -124,10 +128,18 @@ impl CustomersConfig {
             captcha: captcha(env)?,
             argon2,
             max_addresses: env.parse("MAX_ADDRESSES", 50)?,
+            // Read once the dev shortcuts are refused, as Redis is.
+            currencies: std::sync::Arc::new(storefront_domain::currencies::Currencies::demo()),
             max_sessions: env.parse("MAX_SESSIONS", 20)?,
         };
         config.validate()?;
         config.redis = env.redis(config.service.program.environment, "sessions and accounts")?;
+        let currencies = storefront_domain::currencies::Currencies::from_setting(
+            env.raw("MARKETS_FILE"),
+            deployed,
+        )
+        .map_err(|m| ConfigError::new("MARKETS_FILE", m))?;
+        config.currencies = std::sync::Arc::new(currencies);
         Ok(config)
     }
 
@@ -236,6 +248,11 @@ mod tests {
             "REDIS_URL"
         );
         env.set("REDIS_URL", "redis://redis:6379/");
+        assert_eq!(
+            CustomersConfig::from_env(&env).unwrap_err().var,
+            "MARKETS_FILE"
+        );
+        env.set("MARKETS_FILE", storefront_domain::markets::DEMO_FILE);
         let config = CustomersConfig::from_env(&env).unwrap();
         assert!(
             !format!("{config:?}").contains("s3cret"),

@@ -39,12 +39,14 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
         refresh_ttl: config.tokens.refresh_ttl,
         max_sessions: config.max_sessions,
         outbox: mail::Outbox::start(Arc::new(mail::LogMailer)),
+        default_currency: config.currencies.default_code().to_string(),
     };
     Ok(service::CustomersApi {
         accounts: Arc::new(accounts),
         profiles: Arc::new(profile::Profiles {
             store,
             max_addresses: config.max_addresses,
+            currencies: config.currencies.clone(),
         }),
     })
 }

@@ -118,11 +118,13 @@ pub struct PreferencesDoc {
     pub marketing_emails: bool,
 }
 
+/// The shop's locale, no currency (an account takes the shop's default
+/// currency when it is made), no marketing.
 impl Default for PreferencesDoc {
     fn default() -> Self {
         Self {
             preferred_locale: names::DEFAULT_LOCALE.into(),
-            preferred_currency: names::DEFAULT_CURRENCY.into(),
+            preferred_currency: String::new(),
             marketing_emails: false,
         }
     }

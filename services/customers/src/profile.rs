@@ -1,6 +1,9 @@
 //! Profile, address book and preferences: read-modify-write of the customer
 //! document, made race-free by the store's compare-and-set.
 
+use std::sync::Arc;
+
+use storefront_domain::currencies::Currencies;
 use storefront_domain::query;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::store::{Store, Updated, Versioned};
@@ -19,6 +22,8 @@ const MAX_ATTEMPTS: usize = 32;
 pub struct Profiles {
     pub store: Store,
     pub max_addresses: usize,
+    /// The shop's currencies (`MARKETS_FILE`): what a preference may name.
+    pub currencies: Arc<Currencies>,
 }
 
 fn concurrent() -> ServiceError {
@@ -228,7 +233,7 @@ impl Profiles {
     ) -> Result<Preferences, ServiceError> {
         let p = preferences.unwrap_or_default();
         let mut v = Violations::default();
-        v.preferences(&p);
+        v.preferences(&p, &self.currencies);
         v.finish()?;
         let (_, doc, _) = self
             .update(customer_id, |doc| {

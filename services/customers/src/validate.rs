@@ -6,7 +6,7 @@ use storefront_platform::text::{NameProblem, name_problem};
 use storefront_proto::customers::v1::{AddressInput, Preferences};
 use storefront_proto::error::codes;
 
-pub use storefront_proto::names::CURRENCIES;
+use storefront_domain::currencies::Currencies;
 
 #[derive(Default)]
 pub struct Violations(Vec<FieldViolation>);
@@ -171,7 +171,8 @@ impl Violations {
         country
     }
 
-    pub fn preferences(&mut self, p: &Preferences) {
+    /// A preference of a locale's shape and one of the shop's `currencies`.
+    pub fn preferences(&mut self, p: &Preferences, currencies: &Currencies) {
         let l = p.preferred_locale.as_bytes();
         let locale_ok = l.len() == 5
             && l[..2].iter().all(u8::is_ascii_lowercase)
@@ -184,11 +185,11 @@ impl Violations {
                 "preferredLocale must look like en-AU",
             );
         }
-        if !CURRENCIES.contains(&p.preferred_currency.as_str()) {
+        if !currencies.contains(&p.preferred_currency) {
             self.add(
                 "preferredCurrency",
                 codes::INVALID_VALUE,
-                format!("preferredCurrency must be one of {}", CURRENCIES.join(", ")),
+                format!("preferredCurrency must be one of {}", currencies.listed()),
             );
         }
     }

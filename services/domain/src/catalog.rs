@@ -4,15 +4,10 @@
 use prost::Message;
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
-use storefront_proto::error::codes;
 
 use crate::query::{FieldType, Schema, Value};
-use storefront_proto::error::{ErrorKind, FieldViolation, ServiceError};
 
-/// Currencies every product is priced in; the first is the default.
-pub use storefront_proto::names::CURRENCIES;
-/// Minor units of every currency in `CURRENCIES`.
-pub const FRACTION_DIGITS: u32 = 2;
+use crate::currencies::{Code, fraction_digits};
 /// The locale whose text `name` sorts and filters by.
 pub const SORT_LOCALE: &str = storefront_proto::names::DEFAULT_LOCALE;
 
@@ -61,8 +56,8 @@ pub struct ProductFacts {
     pub popularity: u32,
     pub in_stock: bool,
     pub created_at: Option<(i64, i32)>,
-    /// The master variant's price per currency of `CURRENCIES`.
-    pub prices: [Option<i64>; CURRENCIES.len()],
+    /// The master variant's prices, by currency.
+    pub prices: Vec<(Code, i64)>,
 }
 
 impl ProductFacts {
@@ -87,13 +82,11 @@ impl ProductFacts {
                 .as_ref()
                 .and_then(|m| m.created_at)
                 .map(|t| (t.seconds, t.nanos)),
-            prices: std::array::from_fn(|i| {
-                prices
-                    .unwrap_or_default()
-                    .iter()
-                    .find(|m| m.currency_code == CURRENCIES[i])
-                    .map(|m| m.cent_amount)
-            }),
+            prices: prices
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|m| Some((Code::parse(&m.currency_code)?, m.cent_amount)))
+                .collect(),
         }
     }
 }
@@ -117,8 +110,8 @@ pub struct ProductSchema;
 impl Schema for ProductSchema {
     type Record = ProductFacts;
     type Field = ProductField;
-    /// The index in `CURRENCIES` of the currency prices are compared in.
-    type Context = usize;
+    /// The currency prices are compared in.
+    type Context = Code;
 
     fn resolve(name: &str) -> Option<(ProductField, FieldType)> {
         use ProductField as F;
@@ -141,15 +134,14 @@ impl Schema for ProductSchema {
         &p.id
     }
 
-    fn value<'a>(p: &'a ProductFacts, field: ProductField, currency: &usize) -> Value<'a> {
+    fn value<'a>(p: &'a ProductFacts, field: ProductField, currency: &Code) -> Value<'a> {
         match field {
             ProductField::Name => p.name.as_deref().map_or(Value::Missing, Value::Text),
             ProductField::Price => p
                 .prices
-                .get(*currency)
-                .copied()
-                .flatten()
-                .map_or(Value::Missing, Value::Integer),
+                .iter()
+                .find(|(c, _)| c == currency)
+                .map_or(Value::Missing, |&(_, cents)| Value::Integer(cents)),
             ProductField::CreatedAt => p
                 .created_at
                 .map_or(Value::Missing, |(s, n)| Value::Timestamp(s, n)),
@@ -168,40 +160,11 @@ impl Schema for ProductSchema {
     }
 }
 
-/// The index in `CURRENCIES` of `code` (empty: the default currency).
-pub fn currency_index(code: &str) -> Result<usize, ServiceError> {
-    let code = currency(code)?;
-    Ok(CURRENCIES.iter().position(|c| *c == code).unwrap_or(0))
-}
-
-pub fn currency(code: &str) -> Result<&'static str, ServiceError> {
-    if code.is_empty() {
-        return Ok(CURRENCIES[0]);
-    }
-    CURRENCIES
-        .iter()
-        .copied()
-        .find(|c| *c == code)
-        .ok_or_else(|| {
-            let message = format!("currency must be one of {}", CURRENCIES.join(", "));
-            ServiceError::new(
-                ErrorKind::BadRequest,
-                codes::INVALID_QUERY_PARAMETER,
-                message.clone(),
-            )
-            .with_violation(FieldViolation::new(
-                "currency",
-                codes::INVALID_VALUE,
-                message,
-            ))
-        })
-}
-
 pub fn money(currency: &str, cents: i64) -> Money {
     Money {
         currency_code: currency.to_string(),
         cent_amount: cents,
-        fraction_digits: FRACTION_DIGITS,
+        fraction_digits: fraction_digits(currency),
     }
 }
 

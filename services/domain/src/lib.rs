@@ -11,6 +11,7 @@
 pub mod catalog;
 pub mod compact;
 pub mod cores;
+pub mod currencies;
 pub mod customer_token;
 pub mod listing;
 pub mod markets;

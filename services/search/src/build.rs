@@ -9,8 +9,9 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use prost::Message;
-use storefront_domain::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema};
 use storefront_domain::compact::{Dictionary, Records};
+use storefront_domain::currencies::Currencies;
 use storefront_domain::listing::Listing;
 use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
 use storefront_proto::common::v1::LocalizedString;
@@ -239,9 +240,9 @@ fn internal(e: impl std::fmt::Display) -> TantivyError {
 /// tie order.
 fn listing(
     facts: Vec<ProductFacts>,
+    currencies: &Currencies,
 ) -> tantivy::Result<(Listing<ProductSchema>, FacetRows, Vec<u32>)> {
-    let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
-    let listing = Listing::build(&facts, PRODUCT_FIELDS, &contexts);
+    let listing = Listing::build(&facts, PRODUCT_FIELDS, currencies.codes());
     drop(facts);
     let facets = FacetRows::build(&listing).map_err(internal)?;
     let tie_order = index::tie_order(&listing).map_err(internal)?;
@@ -271,10 +272,11 @@ fn ids(facts: &[ProductFacts]) -> Vec<(std::sync::Arc<str>, u32)> {
 }
 
 /// Indexes the products of `batches` (encoded summaries, in export order)
-/// as they arrive.
+/// as they arrive, priced in `currencies`.
 pub fn build(
     batches: impl Iterator<Item = Batch> + Send,
     categories: &[Category],
+    currencies: std::sync::Arc<Currencies>,
 ) -> tantivy::Result<Indexed> {
     let started = Instant::now();
     let (index, fields) = index::create()?;
@@ -307,7 +309,7 @@ pub fn build(
     let rows_total = facts.len();
     let ids = ids(&facts);
     let (listed, reader) = std::thread::scope(|scope| {
-        let listed = scope.spawn(|| listing(facts));
+        let listed = scope.spawn(|| listing(facts, &currencies));
         let committed = (|| {
             writer.commit()?;
             writer.wait_merging_threads()?;
@@ -344,6 +346,7 @@ pub fn build(
             index,
             reader,
             category_names: names,
+            currencies,
         }),
         searcher,
         fields,

@@ -1,6 +1,9 @@
 //! The search service's configuration.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use storefront_domain::currencies::Currencies;
 
 use storefront_platform::env::{ConfigError, EnvReader};
 use storefront_platform::identity::token_source::TokenOrigin;
@@ -25,12 +28,16 @@ pub struct SearchConfig {
     /// task, both under the pool's permits (0: every search on the pool).
     pub inline_postings: u64,
     pub grpc_timeout: Duration,
+    /// The markets' currencies (`MARKETS_FILE`): a price index and price
+    /// facets for each.
+    pub currencies: Arc<Currencies>,
 }
 
 impl SearchConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let service = ServiceSettings::from_env(&topology::SEARCH, env)?;
         let dev_token_url = topology::SEARCH.dev_token_url(&topology::DEV_ISSUER.local_url());
+        let deployed = service.program.environment.refuses_dev_shortcuts();
         let synonyms = env
             .string("SEARCH_SYNONYMS", DEFAULT_SYNONYMS)
             .split(';')
@@ -50,6 +57,10 @@ impl SearchConfig {
             synonyms,
             inline_postings: env.parse("SEARCH_INLINE_POSTINGS", 200_000)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 30_000)?,
+            currencies: Arc::new(
+                Currencies::from_setting(env.raw("MARKETS_FILE"), deployed)
+                    .map_err(|m| ConfigError::new("MARKETS_FILE", m))?,
+            ),
             service,
         };
         if config.follow.is_zero() || config.follow > Duration::from_secs(1) {

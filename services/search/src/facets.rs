@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use storefront_domain::catalog::{CURRENCIES, ProductSchema};
+use storefront_domain::catalog::ProductSchema;
+use storefront_domain::currencies::MAX_CURRENCIES;
 use storefront_domain::listing::{Column, Key, Listing, MISSING};
 use storefront_platform::error::ServiceError;
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange};
@@ -65,7 +66,7 @@ impl Rank for u32 {
 struct FacetRow<R> {
     brand: R,
     category: R,
-    stock_bucket: [u8; CURRENCIES.len()],
+    stock_bucket: [u8; MAX_CURRENCIES],
 }
 
 /// Price buckets and one for none.
@@ -99,7 +100,7 @@ fn packed<R: Rank>(
     let category = &listing.column("category", 0)?.rank;
     let in_stock = &listing.column("inStock", 0)?.rank;
     let none = stock_slots(listing)? - 1;
-    let prices = (0..CURRENCIES.len())
+    let prices = (0..buckets.len())
         .map(|c| listing.column("price", c))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((0..listing.len())
@@ -107,7 +108,10 @@ fn packed<R: Rank>(
             brand: R::new(brand[row]),
             category: R::new(category[row]),
             stock_bucket: std::array::from_fn(|c| {
-                let rank = prices[c].rank[row];
+                let Some(price) = prices.get(c) else {
+                    return u8::MAX;
+                };
+                let rank = price.rank[row];
                 let bucket = buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET);
                 let stock = (in_stock[row] as usize).min(none);
                 let slot = stock * BUCKET_SLOTS + usize::from(bucket).min(BUCKET_SLOTS - 1);
@@ -119,7 +123,7 @@ fn packed<R: Rank>(
 
 /// Per currency, the bucket of each distinct price.
 fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, ServiceError> {
-    (0..CURRENCIES.len())
+    (0..listing.contexts().min(MAX_CURRENCIES))
         .map(|c| {
             Ok(listing
                 .column("price", c)?
@@ -142,7 +146,7 @@ fn blank<R: Rank>() -> FacetRow<R> {
     FacetRow {
         brand: R::new(MISSING),
         category: R::new(MISSING),
-        stock_bucket: [u8::MAX; CURRENCIES.len()],
+        stock_bucket: [u8::MAX; MAX_CURRENCIES],
     }
 }
 
@@ -281,7 +285,8 @@ fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> V
 mod tests {
     use std::collections::HashMap;
 
-    use storefront_domain::catalog::{CURRENCIES, PRODUCT_FIELDS, ProductFacts};
+    use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts};
+    use storefront_domain::currencies::Code;
     use storefront_domain::listing::Listing;
 
     use super::{Counts, FacetRows, Packed, bucket, facets, packed, price_buckets};
@@ -309,8 +314,22 @@ mod tests {
             prices: [
                 Some(i64::from(i) * 97),
                 (!i.is_multiple_of(4)).then_some(i64::from(i) * 131),
-            ],
+            ]
+            .into_iter()
+            .zip(codes())
+            .filter_map(|(cents, code)| Some((code, cents?)))
+            .collect(),
         }
+    }
+
+    /// The currencies the tests price in.
+    pub(super) fn codes() -> [Code; 2] {
+        ["AUD", "NZD"].map(|c| Code::parse(c).expect("a code"))
+    }
+
+    fn price(p: &ProductFacts, currency: usize) -> Option<i64> {
+        let code = codes()[currency];
+        p.prices.iter().find(|(c, _)| *c == code).map(|&(_, v)| v)
     }
 
     /// Narrow (u16) and wide (u32) rows count the same; both count what
@@ -318,8 +337,7 @@ mod tests {
     #[test]
     fn narrow_and_wide_rows_count_the_same() {
         let products: Vec<ProductFacts> = (0..400).map(product).collect();
-        let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &contexts);
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &codes());
         let narrow = FacetRows::build(&listing).unwrap();
         assert!(matches!(narrow.0, Packed::Narrow(_)));
         let buckets = price_buckets(&listing).unwrap();
@@ -333,19 +351,19 @@ mod tests {
             }
             facets(&listing, &no_labels, counts).unwrap()
         };
-        for currency in 0..CURRENCIES.len() {
+        for currency in 0..codes().len() {
             let a = count(&narrow, currency);
             let b = count(&wide, currency);
             assert_eq!(a, b);
             let priced = hits
                 .iter()
-                .filter(|&&h| products[h as usize].prices[currency].is_some())
+                .filter(|&&h| price(&products[h as usize], currency).is_some())
                 .count() as u64;
             assert_eq!(a.prices.iter().map(|p| p.count).sum::<u64>(), priced);
             // Stock and price bucket are counted as one slot: each apart.
             for range in &a.prices {
                 let expected = hits.iter().filter(|&&h| {
-                    products[h as usize].prices[currency]
+                    price(&products[h as usize], currency)
                         .is_some_and(|c| c >= range.from && (range.to == 0 || c < range.to))
                 });
                 assert_eq!(range.count, expected.count() as u64, "{range:?}");

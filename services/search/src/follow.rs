@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use prost::Message;
-use storefront_domain::catalog::{CURRENCIES, ProductFacts, meta_id};
+use storefront_domain::catalog::{ProductFacts, meta_id};
 use storefront_domain::compact::Records;
 use storefront_platform::client::call::Current;
 use storefront_platform::error::ServiceError;
@@ -158,7 +158,8 @@ pub(crate) fn apply(
     let fields = current.fields;
     let mut next = current.clone();
     let mut writer: IndexWriter = live.index.writer_with_num_threads(1, 15_000_000)?;
-    let contexts: Vec<usize> = (0..CURRENCIES.len()).collect();
+    let contexts = live.currencies.clone();
+    let contexts = contexts.codes();
     let names = &live.category_names;
     let row_term = |row: u32| Term::from_field_u64(fields.ord, u64::from(row));
     let doc = |p: &Product, row: u32| -> TantivyDocument {
@@ -172,7 +173,7 @@ pub(crate) fn apply(
                 writer.delete_term(row_term(row));
                 writer.add_document(doc(&read.product, row))?;
                 next.listing
-                    .replace(row, &ProductFacts::of(&read.product), &contexts);
+                    .replace(row, &ProductFacts::of(&read.product), contexts);
                 next.summaries = next
                     .summaries
                     .replaced(row as usize, &read.lz4, read.length);
@@ -184,7 +185,7 @@ pub(crate) fn apply(
                 ids.insert(at, (id.as_str().into(), row));
                 writer.add_document(doc(&read.product, row))?;
                 next.listing
-                    .push(&ProductFacts::of(&read.product), &contexts, at as u32);
+                    .push(&ProductFacts::of(&read.product), contexts, at as u32);
                 next.summaries.push_compressed(&read.lz4, read.length);
             }
             (None, Some(row)) => remove(&mut next, &mut writer, row, id, &doc)?,

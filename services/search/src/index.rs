@@ -11,6 +11,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use storefront_domain::catalog::ProductSchema;
 use storefront_domain::compact::Records;
+use storefront_domain::currencies::Currencies;
 use storefront_domain::listing::Listing;
 use storefront_platform::error::ServiceError;
 use tantivy::schema::{
@@ -70,6 +71,8 @@ pub struct Live {
     pub reader: IndexReader,
     /// Category id -> its name per indexed language, for documents.
     pub category_names: HashMap<String, [String; 2]>,
+    /// The listing's currencies: price column `i` is `currencies.code(i)`.
+    pub currencies: Arc<Currencies>,
 }
 
 /// One version of the index and the listing index over the same products:

@@ -52,7 +52,8 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         tokens,
         config.grpc_timeout,
     )?);
-    let empty = build::build(std::iter::empty::<build::Batch>(), &[])?;
+    let currencies = config.currencies.clone();
+    let empty = build::build(std::iter::empty::<build::Batch>(), &[], currencies.clone())?;
     let api = service::SearchApi {
         current: Arc::new(RwLock::new(Arc::new(empty))),
         catalog,
@@ -60,6 +61,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         inline_postings: config.inline_postings,
         updating: Arc::default(),
         built: Arc::new(tokio::sync::watch::Sender::new(false)),
+        currencies,
     };
     // Listening at once, alive and not ready, while the first index is
     // built: a catalog away for long keeps search pods waiting, not

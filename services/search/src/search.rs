@@ -5,7 +5,7 @@
 //! Filters, sorts and facets read the listing index's columns; only the
 //! page's documents are loaded.
 
-use storefront_domain::catalog::{CURRENCIES, price_tail};
+use storefront_domain::catalog::price_tail;
 use storefront_domain::listing::{self, Key, Ranked, RowFilter, SortKey};
 use storefront_domain::query;
 use storefront_platform::error::ServiceError;
@@ -259,7 +259,7 @@ pub fn encoded(
     currency: usize,
 ) -> Result<Products, ServiceError> {
     let prices = indexed.listing.column("price", currency)?;
-    let code = CURRENCIES[currency];
+    let code = indexed.live.currencies.code(currency);
     let encoded = rows
         .map(|row| {
             let body = indexed.summary(row).map_err(ServiceError::internal)?;

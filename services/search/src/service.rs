@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, RwLock};
 
-use storefront_domain::catalog::currency_index;
 use storefront_platform::client::call::{Caller, Current};
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::{ExportProductsRequest, ListCategoriesRequest};
@@ -11,6 +10,8 @@ use storefront_proto::common::v1::{ListQuery, PageRequest};
 use storefront_proto::search::v1::search_service_server::SearchService;
 use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
+
+use storefront_domain::currencies::Currencies;
 
 use crate::build;
 use crate::clients::Catalog;
@@ -40,6 +41,8 @@ pub struct SearchApi {
     /// Set by the first build: until then the service listens (alive,
     /// not ready) and answers UNAVAILABLE rather than an empty index.
     pub built: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The markets' currencies.
+    pub currencies: Arc<Currencies>,
 }
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -100,8 +103,9 @@ impl SearchApi {
             .map_err(unavailable)?;
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
+        let currencies = self.currencies.clone();
         let builder = storefront_platform::cpu::run_once("search-build", move || {
-            build::build(received.into_iter(), &categories)
+            build::build(received.into_iter(), &categories, currencies)
         });
         let mut version = 0;
         let streamed: Result<(), ServiceError> = async {
@@ -182,8 +186,8 @@ impl SearchService for SearchApi {
         request: Request<SearchRequest>,
     ) -> Result<Response<SearchResponse>, Status> {
         let req = request.into_inner();
-        let currency = currency_index(&req.currency_code)?;
         let indexed = self.answering()?;
+        let currency = indexed.live.currencies.resolve(&req.currency_code)?;
         let synonyms = self.synonyms.clone();
         // Matching, facets and ranking touch every hit: a broad search runs
         // on the blocking pool, so it never holds up cheap requests for
@@ -212,8 +216,8 @@ impl SearchService for SearchApi {
         request: Request<SuggestRequest>,
     ) -> Result<Response<SuggestResponse>, Status> {
         let req = request.into_inner();
-        let currency = currency_index(&req.currency_code)?;
         let indexed = self.answering()?;
+        let currency = indexed.live.currencies.resolve(&req.currency_code)?;
         let lang = indexed.fields.for_locale(&req.locale);
         let limit = req.limit.clamp(1, MAX_SUGGESTIONS) as usize;
         let (completions, products) =

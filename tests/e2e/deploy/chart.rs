@@ -376,6 +376,14 @@ fn pod_env(docs: &[Value], program: &str) -> EnvReader {
         .unwrap();
         env.set("REDIS_CA_FILE", ca.display().to_string());
     }
+    if env.raw("MARKETS_FILE").is_some() {
+        // The mounted ConfigMap's markets, as the pod would read them.
+        let demo = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/services/domain/src/markets/demo.json"
+        );
+        env.set("MARKETS_FILE", demo);
+    }
     if env.raw("REDIS_CLUSTER_NODES") == Some("stand-in") {
         env.set(
             "REDIS_CLUSTER_NODES",
@@ -622,7 +630,8 @@ fn a_private_redis_ca_is_mounted_and_named() {
             "{program}"
         );
         if volume.is_some() {
-            let mount = &pod["containers"][0]["volumeMounts"][0];
+            let mounts = pod["containers"][0]["volumeMounts"].as_array().unwrap();
+            let mount = mounts.iter().find(|m| m["name"] == "redis-ca").unwrap();
             assert_eq!(mount["mountPath"], "/etc/storefront/redis-ca", "{program}");
             assert_eq!(mount["readOnly"], true);
             mounted += 1;

@@ -224,8 +224,10 @@ pub fn mesh(available: u32) -> Mesh {
         recent_products: storefront_platform::recent::Recent::new(Duration::ZERO, 1),
         promotions: Arc::new(RwLock::new(Catalogue::new(Vec::new()))),
         limits: CartLimits::default(),
+        markets: crate::market_set::Markets::demo(),
     });
     let ttl = Duration::from_secs(900);
+    let markets = carts.markets.clone();
     let checkout = Arc::new(Checkout {
         holds: crate::holds::Holds {
             store: store.clone(),
@@ -235,7 +237,7 @@ pub fn mesh(available: u32) -> Mesh {
         store,
         carts,
         orders: orders.clone(),
-        markets: crate::market_set::Markets::demo(),
+        markets,
         ttl,
         guest_ttl: Duration::from_secs(600),
     });

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use storefront_domain::catalog::ProductFacts;
+use storefront_domain::currencies::Currencies;
 use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::CategoryRef;
 
@@ -55,6 +56,8 @@ pub struct Context {
     /// Empty, with the dictionary products are compressed against.
     pub empty: StoredProducts,
     pub now: Timestamp,
+    /// What a price may be in.
+    pub currencies: Arc<Currencies>,
 }
 
 /// A product's keys, to be checked unique in line order.
@@ -120,7 +123,7 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
         });
         let mut problems = Problems::default();
         let category_ids = ancestors(&cx.categories, &record.category_id, &mut problems);
-        let product = convert::product(record, category_ids, &mut problems, cx.now);
+        let product = convert::product(record, category_ids, &mut problems, cx.now, &cx.currencies);
         if !problems.0.is_empty() {
             done.errors
                 .extend(problems.0.into_iter().map(|p| FeedError {

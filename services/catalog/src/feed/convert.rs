@@ -5,7 +5,8 @@
 
 use std::str::FromStr;
 
-use storefront_domain::catalog::{CURRENCIES, FRACTION_DIGITS, meta_id};
+use storefront_domain::catalog::meta_id;
+use storefront_domain::currencies::{Currencies, fraction_digits};
 use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::{
     Category, CategoryRef, Collection, Media, MediaType, Product, ProductStatus, Variant,

@@ -3,11 +3,14 @@
 //! it: the bounds that keep a feed's cost in proportion to its size.
 
 use std::io::BufRead;
+use std::sync::Arc;
+
+use storefront_domain::currencies::Currencies;
 
 use storefront_proto::catalog::v1::Category;
 
-/// What a feed may make of its categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a feed may make of its categories, and what its prices may be in.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedLimits {
     /// `CATALOG_MAX_CATEGORY_DEPTH` (12, at most 32): levels of nesting, a
     /// root being the first. Each category carries its ancestors, so the
@@ -17,6 +20,9 @@ pub struct FeedLimits {
     /// so for an import and `catalog check`, where a feed cut short must
     /// not pass for a whole one.
     pub count_required: bool,
+    /// The markets' currencies (`MARKETS_FILE`): a price in another is a
+    /// problem of its line.
+    pub currencies: Arc<Currencies>,
 }
 
 /// The encoded navigation tree (`GET /categories/tree`) at most: within
@@ -32,6 +38,7 @@ impl Default for FeedLimits {
         Self {
             max_depth: 12,
             count_required: false,
+            currencies: Arc::new(Currencies::demo()),
         }
     }
 }

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use storefront_domain::catalog::ProductFacts;
+use storefront_domain::currencies::Currencies;
 use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::{Category, Collection, Product};
 
@@ -86,6 +87,8 @@ struct Pipeline<'s> {
 /// A feed being read.
 pub struct Loader<'r> {
     now: Timestamp,
+    /// What prices may be in (the limits').
+    currencies: Arc<Currencies>,
     limits: FeedLimits,
     /// The encoded tree's size so far (`MAX_TREE_BYTES`).
     tree_bytes: usize,
@@ -120,6 +123,7 @@ impl<'r> Loader<'r> {
     pub fn new(report: &'r mut dyn FnMut(FeedError), limits: FeedLimits) -> Self {
         Self {
             now: storefront_domain::time::now(),
+            currencies: limits.currencies.clone(),
             limits,
             tree_bytes: 0,
             declared: None,
@@ -333,6 +337,7 @@ impl<'r> Loader<'r> {
             facts: self.facts,
             skus: self.skus,
             collections: self.collections,
+            currencies: self.currencies,
         })
     }
 }

@@ -194,7 +194,7 @@ fn a_feed_cut_short_is_refused_whole() {
         count_required: true,
         ..FeedLimits::default()
     };
-    assert!(read(whole.as_slice(), required).is_ok());
+    assert!(read(whole.as_slice(), required.clone()).is_ok());
     let cut: Vec<&str> = text.lines().take(total - 30).collect();
     let refused = read(cut.join("\n").as_bytes(), FeedLimits::default());
     let Err(ReadError::Refused(refused)) = refused else {

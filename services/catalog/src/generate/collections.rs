@@ -100,6 +100,9 @@ fn pick<'a>(
         "featured" => first(active, |p| p.featured),
         "winter-edit" => in_any(&["-boots", "-scarves", "-jackets", "-throws"]),
         "home-essentials" => in_any(&["home"]),
-        _ => first(active, |p| p.prices[0].is_some_and(|aud| aud < 5_000)),
+        // Under 50 in the first currency (the default).
+        _ => first(active, |p| {
+            p.prices.first().is_some_and(|&(_, c)| c < 5_000)
+        }),
     }
 }

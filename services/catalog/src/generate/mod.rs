@@ -14,7 +14,10 @@ use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
 use crate::store::{Parts, StoredProducts, sku_key};
+use std::sync::Arc;
+
 use storefront_domain::catalog::ProductFacts;
+use storefront_domain::currencies::{Currencies, fraction_digits};
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
 const EARLIEST: i64 = 1_704_067_200;
@@ -29,13 +32,19 @@ const IMAGE_BASE: &str = "https://images.storefront.example/products";
 /// encodes and compresses chunks at once and the catalog is still the same
 /// for a seed. Products are never held as structs beyond their chunk.
 pub fn generate(size: usize, seed: u64) -> Parts {
+    generate_in(size, seed, Arc::new(Currencies::demo()))
+}
+
+/// As `generate`, each product priced in every one of `currencies`.
+pub fn generate_in(size: usize, seed: u64, currencies: Arc<Currencies>) -> Parts {
     const CHUNK: usize = 1_000;
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
     let chunk_rng =
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
-    let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, &leaves));
+    let cx = (&leaves[..], &*currencies);
+    let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, cx));
     let chunks = storefront_domain::cores::map_on_cores(size.div_ceil(CHUNK), |c| {
         let mut rng = chunk_rng(c as u64);
         let range = c * CHUNK..((c + 1) * CHUNK).min(size);
@@ -43,7 +52,7 @@ pub fn generate(size: usize, seed: u64) -> Parts {
         let mut skus = Vec::with_capacity(CHUNK * 3);
         let mut scratch = Default::default();
         for n in range {
-            let p = product(&mut rng, n, &leaves);
+            let p = product(&mut rng, n, cx);
             facts.push(ProductFacts::of(&p));
             skus.extend(p.variants.iter().map(|v| (sku_key(&v.sku), n as u32)));
             stored.push(p, &mut scratch);
@@ -66,6 +75,7 @@ pub fn generate(size: usize, seed: u64) -> Parts {
         facts,
         skus,
         collections,
+        currencies,
     }
 }
 
@@ -219,19 +229,42 @@ fn categories(rng: &mut fastrand::Rng) -> (Vec<Category>, Vec<LeafRef>) {
     (all, leaves)
 }
 
-fn money(currency: &str, cents: i64) -> Money {
-    Money {
-        currency_code: currency.to_string(),
-        cent_amount: cents,
-        fraction_digits: 2,
-    }
-}
+/// Rough rates to price the demo in other currencies: units of the
+/// currency per thousand AUD (none: 1,000).
+const PER_MILLE_OF_AUD: &[(&str, i64)] = &[
+    ("USD", 650),
+    ("EUR", 600),
+    ("GBP", 520),
+    ("CAD", 900),
+    ("JPY", 100_000),
+    ("KWD", 200),
+];
 
-/// A shelf price: whole dollars ending in .95 (or .00 in NZD rounding).
-fn prices(aud_dollars: i64) -> Vec<Money> {
+/// A shelf price in every one of `currencies`: whole dollars ending in .95
+/// in AUD, .99 in NZD, and in others a whole unit less one minor unit.
+fn prices(aud_dollars: i64, currencies: &Currencies) -> Vec<Money> {
     let aud = aud_dollars * 100 + 95;
-    let nzd = (aud * NZD_PER_MILLE_OF_AUD / 1000) / 100 * 100 + 99;
-    vec![money("AUD", aud), money("NZD", nzd)]
+    currencies
+        .codes()
+        .iter()
+        .map(|code| {
+            let code = code.as_str();
+            let cents = match code {
+                "AUD" => aud,
+                "NZD" => (aud * NZD_PER_MILLE_OF_AUD / 1000) / 100 * 100 + 99,
+                other => {
+                    let rate = PER_MILLE_OF_AUD
+                        .iter()
+                        .find(|(c, _)| *c == other)
+                        .map_or(1_000, |(_, r)| *r);
+                    let scale = 10_i64.pow(fraction_digits(other));
+                    let whole = (aud_dollars * rate / 1000).max(1);
+                    whole * scale + (scale - 1).min(99 * scale / 100)
+                }
+            };
+            storefront_domain::catalog::money(code, cents)
+        })
+        .collect()
 }
 
 fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32) -> Media {
@@ -246,7 +279,11 @@ fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32)
     }
 }
 
-fn product(rng: &mut fastrand::Rng, n: usize, leaves: &[LeafRef]) -> Product {
+fn product(
+    rng: &mut fastrand::Rng,
+    n: usize,
+    (leaves, currencies): (&[LeafRef], &Currencies),
+) -> Product {
     let leaf = &leaves[rng.usize(..leaves.len())];
     let adjective = ADJECTIVES[rng.usize(..ADJECTIVES.len())];
     let material = leaf.materials[rng.usize(..leaf.materials.len())];
@@ -291,7 +328,8 @@ fn product(rng: &mut fastrand::Rng, n: usize, leaves: &[LeafRef]) -> Product {
             position: media.len() as u32,
         });
     }
-    let variants = variants(rng, &key, leaf.leaf, base_dollars, sold_out, &name);
+    let priced = (base_dollars, currencies);
+    let variants = variants(rng, &key, leaf.leaf, priced, sold_out, &name);
     let in_stock = variants
         .iter()
         .any(|v| v.availability.is_some_and(|a| a.in_stock));
@@ -318,7 +356,7 @@ fn variants(
     rng: &mut fastrand::Rng,
     key: &str,
     leaf: &Leaf,
-    base_dollars: i64,
+    (base_dollars, currencies): (i64, &Currencies),
     sold_out: bool,
     name: &LocalizedString,
 ) -> Vec<Variant> {
@@ -350,6 +388,7 @@ fn variants(
                         } else {
                             0
                         },
+                    currencies,
                 ),
                 availability: Some(Availability {
                     in_stock: quantity > 0,
@@ -396,7 +435,8 @@ mod tests {
             assert_eq!(&ProductFacts::of(p), facts);
             assert!(!p.variants.is_empty() && p.price.is_none());
             let master = p.master_variant.as_ref().unwrap();
-            assert_eq!(master.prices.len(), 2);
+            // One price in each of the demo markets' currencies.
+            assert_eq!(master.prices.len(), 4);
             assert!(
                 master
                     .prices

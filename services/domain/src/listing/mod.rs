@@ -139,6 +139,15 @@ impl<S: Schema> Listing<S> {
         self.len == 0
     }
 
+    /// How many contexts the fields that vary were indexed in.
+    pub fn contexts(&self) -> usize {
+        self.columns
+            .iter()
+            .filter_map(|c| c.context)
+            .max()
+            .map_or(0, |last| last + 1)
+    }
+
     fn position(&self, name: &str, context: usize) -> Result<usize, ServiceError> {
         self.columns
             .iter()

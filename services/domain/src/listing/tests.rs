@@ -9,6 +9,21 @@ use storefront_proto::common::v1::{
 
 use super::*;
 use crate::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use crate::currencies::Code;
+
+/// The two currencies the listings are built for.
+fn codes() -> [Code; 2] {
+    ["AUD", "NZD"].map(|c| Code::parse(c).expect("a code"))
+}
+
+/// Prices by currency, where given.
+fn priced(prices: [Option<i64>; 2]) -> Vec<(Code, i64)> {
+    prices
+        .into_iter()
+        .zip(codes())
+        .filter_map(|(cents, code)| Some((code, cents?)))
+        .collect()
+}
 
 const BRANDS: &[&str] = &["Acme", "Bolt", "Cedar"];
 const CATEGORIES: &[&str] = &["c1", "c2", "c3", "c4"];
@@ -42,7 +57,7 @@ fn facts() -> impl Strategy<Value = ProductFacts> {
                     popularity: pop,
                     in_stock: stock,
                     created_at: created.map(|d| (1_700_000_000 + d * 86_400, 0)),
-                    prices: [aud.map(|p| p * 1000), nzd.map(|p| p * 1000)],
+                    prices: priced([aud.map(|p| p * 1000), nzd.map(|p| p * 1000)]),
                 }
             },
         )
@@ -117,7 +132,7 @@ fn reference(
     ctx: usize,
 ) -> Result<(PageInfo, Vec<String>), String> {
     let default = [(crate::catalog::ProductField::Key, false)];
-    query::run::<ProductSchema>(records, q, &ctx, &default)
+    query::run::<ProductSchema>(records, q, &codes()[ctx], &default)
         .map(|p| (p.info, p.items.iter().map(|r| r.id.clone()).collect()))
         .map_err(|e| format!("{e:?}"))
 }
@@ -153,7 +168,7 @@ proptest! {
         records.dedup_by(|a, b| a.id == b.id);
         // Store order differs from id order, as in a real catalog.
         records.reverse();
-        let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &[0, 1]);
+        let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
         for q in &queries {
             // The estimate is taken before every page; it must not fail.
             listing.estimate(q, ctx);
@@ -177,10 +192,10 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
             popularity: (i * 7 % 1000) as u32,
             in_stock: i % 8 != 0,
             created_at: Some((1_700_000_000 + i as i64, 0)),
-            prices: [Some((i as i64 % 300) * 100), None],
+            prices: priced([Some((i as i64 % 300) * 100), None]),
         })
         .collect();
-    let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &[0, 1]);
+    let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
     let text = |f: &str, v: &str| Filter {
         field: f.into(),
         operator: FilterOperator::Eq as i32,
@@ -235,7 +250,7 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
 
 #[test]
 fn too_many_sort_keys_and_too_many_filters_are_refused() {
-    let listing = Listing::<ProductSchema>::build(&[], PRODUCT_FIELDS, &[0, 1]);
+    let listing = Listing::<ProductSchema>::build(&[], PRODUCT_FIELDS, &codes());
     let sort = |f: &str| SortField {
         field: f.into(),
         direction: SortDirection::Asc as i32,
@@ -277,7 +292,7 @@ proptest! {
         start in 0usize..10,
         len in 1usize..20,
     ) {
-        let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &[0, 1]);
+        let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
         let rows: Vec<Ranked> = (0..records.len() as u32)
             .map(|row| Ranked { row, extra: scores[row as usize] })
             .collect();
@@ -346,7 +361,7 @@ proptest! {
         records.sort_by(|a, b| a.id.cmp(&b.id));
         records.dedup_by(|a, b| a.id == b.id);
         records.reverse();
-        let mut listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &[0, 1]);
+        let mut listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
         let before = listing.clone();
         let mut fresh = 0;
         for e in edits {
@@ -354,7 +369,7 @@ proptest! {
                 Edit::Replace(r, mut f) if !records.is_empty() => {
                     let row = r % records.len();
                     f.id = records[row].id.clone();
-                    listing.replace(row as u32, &f, &[0, 1]);
+                    listing.replace(row as u32, &f, &codes());
                     records[row] = f;
                 }
                 Edit::Push(mut f) => {
@@ -364,7 +379,7 @@ proptest! {
                         continue;
                     }
                     let position = records.iter().filter(|r| r.id < f.id).count() as u32;
-                    listing.push(&f, &[0, 1], position);
+                    listing.push(&f, &codes(), position);
                     records.push(f);
                 }
                 Edit::Remove(r) if !records.is_empty() => {

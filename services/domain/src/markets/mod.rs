@@ -22,6 +22,9 @@ use storefront_proto::error::{ErrorKind, FieldViolation, ServiceError, codes};
 /// reduced rate for one category).
 pub const DEMO: &str = include_str!("demo.json");
 
+/// The demo's file: a `MARKETS_FILE` for tests of deployed settings.
+pub const DEMO_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/markets/demo.json");
+
 /// Markets a document may hold, and what one market may list.
 pub const MAX_MARKETS: usize = 100;
 pub const MAX_ENTRIES: usize = 250;
@@ -224,3 +227,59 @@ fn refused(problems: Vec<(String, String)>) -> ServiceError {
 
 #[cfg(test)]
 mod tests;
+
+/// Where a program's markets come from: `MARKETS_FILE` (JSON or YAML), or
+/// the demo's (local and development only; production and staging require
+/// the file, as every program prices in its markets' currencies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    File(std::path::PathBuf),
+    Demo,
+}
+
+impl Source {
+    /// The set the source holds, checked: a message naming the file and
+    /// each problem by its path when it has any.
+    pub fn read(&self) -> Result<MarketSet, String> {
+        match self {
+            Source::Demo => parse(DEMO.as_bytes()).map_err(|e| e.message),
+            Source::File(path) => {
+                let shown = path.display();
+                let bytes =
+                    std::fs::read(path).map_err(|e| format!("MARKETS_FILE {shown}: {e}"))?;
+                parse(&bytes).map_err(|e| format!("MARKETS_FILE {shown}: {}", problems(&e)))
+            }
+        }
+    }
+}
+
+/// A refused set's problems, one per line's worth, for a start-up error.
+pub fn problems(e: &ServiceError) -> String {
+    let each: Vec<String> = e
+        .violations
+        .iter()
+        .map(|v| format!("{}: {}", v.field, v.message))
+        .collect();
+    each.join("; ")
+}
+
+impl Source {
+    /// `MARKETS_FILE` as set (`file`), in a deployed environment or not.
+    pub fn from_setting(file: Option<&str>, deployed: bool) -> Result<Self, &'static str> {
+        match file {
+            Some(file) => Ok(Source::File(file.into())),
+            None if deployed => Err(
+                "is required in production and staging: the shop's markets, whose currencies every program prices in (docs/markets.md)",
+            ),
+            None => Ok(Source::Demo),
+        }
+    }
+}
+
+/// The markets `MARKETS_FILE` (`file`) names, or the demo's outside
+/// production and staging: what every program prices in, checked at start.
+pub fn load(file: Option<&str>, deployed: bool) -> Result<(Source, MarketSet), String> {
+    let source = Source::from_setting(file, deployed)?;
+    let set = source.read()?;
+    Ok((source, set))
+}

@@ -67,6 +67,11 @@ pub fn problems(set: &MarketSet) -> Problems {
         tax(&format!("{at}.tax"), market, &market.tax, &mut out);
         shipping(&at, market, &mut out);
     }
+    let max = crate::currencies::MAX_CURRENCIES;
+    if units.len() > max {
+        let m = format!("at most {max} currencies in all the markets (one price index each)");
+        out.push(("markets".into(), m));
+    }
     out
 }
 

@@ -243,7 +243,7 @@ mod tests {
     #[test]
     fn segment_documents_read_their_own_rows() {
         let products: Vec<ProductFacts> = (0..50).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &[0, 1]);
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
         let narrow = FacetRows::build(&listing).unwrap();
         let buckets = price_buckets(&listing).unwrap();
         let wide = FacetRows(Packed::Wide(packed(&listing, &buckets).unwrap()));
@@ -297,7 +297,7 @@ mod tests {
     #[test]
     fn complete_segments_count_by_values_alone() {
         let products: Vec<ProductFacts> = (0..50).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &[0, 1]);
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
         let by_row = FacetRows::build(&listing).unwrap();
         let tie_order: Vec<u32> = (0..50).map(|r| 49 - r).collect();
         let docs = by_row.for_segment((0..50).rev().collect(), &tie_order);

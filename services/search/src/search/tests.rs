@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 use prost::Message;
-use storefront_domain::catalog::CURRENCIES;
+use storefront_domain::currencies::Currencies;
+
+/// The two currencies the tests price in.
+const CURRENCIES: [&str; 2] = ["AUD", "NZD"];
 use storefront_proto::catalog::v1::{Category, Product, Variant};
 use storefront_proto::common::v1::filter_value::Kind;
 use storefront_proto::common::v1::{
@@ -94,7 +97,13 @@ fn index_of(products: Vec<Product>) -> Indexed {
             ..Default::default()
         })
         .collect();
-    build(std::iter::once(Batch::Encoded(bodies)), &categories).unwrap()
+    let currencies = std::sync::Arc::new(Currencies::demo());
+    build(
+        std::iter::once(Batch::Encoded(bodies)),
+        &categories,
+        currencies,
+    )
+    .unwrap()
 }
 
 fn filter(field: &str, op: FilterOperator, kind: Kind) -> Filter {

@@ -3,14 +3,12 @@
 
 use super::*;
 
-fn price(r: &PriceRecord, p: &mut Problems) -> Money {
+fn price(r: &PriceRecord, p: &mut Problems, currencies: &Currencies) -> Money {
     if r.currency_code.is_empty() {
         p.add("currencyCode", "is required");
-    } else if !CURRENCIES.contains(&r.currency_code.as_str()) {
-        p.add(
-            "currencyCode",
-            format!("must be one of {}", CURRENCIES.join(", ")),
-        );
+    } else if !currencies.contains(&r.currency_code) {
+        let allowed = currencies.listed();
+        p.add("currencyCode", format!("must be one of {allowed}"));
     }
     if r.cent_amount < 0 {
         p.add("centAmount", "must be 0 or more");
@@ -21,7 +19,7 @@ fn price(r: &PriceRecord, p: &mut Problems) -> Money {
     Money {
         currency_code: r.currency_code.clone(),
         cent_amount: r.cent_amount,
-        fraction_digits: FRACTION_DIGITS,
+        fraction_digits: fraction_digits(&r.currency_code),
     }
 }
 
@@ -69,7 +67,7 @@ fn media_record(m: &Media) -> MediaRecord {
     }
 }
 
-fn variant(r: VariantRecord, p: &mut Problems) -> Variant {
+fn variant(r: VariantRecord, p: &mut Problems, currencies: &Currencies) -> Variant {
     if r.id == 0 {
         p.add("id", "must be 1 or more");
     }
@@ -81,7 +79,7 @@ fn variant(r: VariantRecord, p: &mut Problems) -> Variant {
         .prices
         .iter()
         .enumerate()
-        .map(|(i, m)| p.at("prices", i, |p| price(m, p)))
+        .map(|(i, m)| p.at("prices", i, |p| price(m, p, currencies)))
         .collect();
     for (i, m) in prices.iter().enumerate() {
         if prices[..i]
@@ -139,12 +137,14 @@ fn variant_record(v: &Variant) -> VariantRecord {
 }
 
 /// The product of record `r` (moved: nothing is copied); `category_ids`
-/// are its category and the ancestors, root first.
+/// are its category and the ancestors, root first; its prices in
+/// `currencies` only.
 pub fn product(
     r: ProductRecord,
     category_ids: Vec<String>,
     p: &mut Problems,
     now: Timestamp,
+    currencies: &Currencies,
 ) -> Product {
     let meta = meta(
         p,
@@ -184,7 +184,7 @@ pub fn product(
         .variants
         .into_iter()
         .enumerate()
-        .map(|(i, v)| p.at("variants", i, |p| variant(v, p)))
+        .map(|(i, v)| p.at("variants", i, |p| variant(v, p, currencies)))
         .collect();
     for (i, v) in variants.iter().enumerate() {
         if variants[..i].iter().any(|o| o.id == v.id) {

@@ -33,12 +33,16 @@ impl Loader<'_> {
             .map(|c| (meta_id(c.meta.as_ref()).to_string(), path(c)))
             .collect();
         let typical = parse_record::<ProductRecord>(first)
-            .map(|r| convert::product(r, Vec::new(), &mut Problems::default(), self.now))
+            .map(|r| {
+                let mut ignored = Problems::default();
+                convert::product(r, Vec::new(), &mut ignored, self.now, &self.currencies)
+            })
             .unwrap_or_default();
         Context {
             categories: Arc::new(categories),
             empty: StoredProducts::new(&typical),
             now: self.now,
+            currencies: self.currencies.clone(),
         }
     }
 
