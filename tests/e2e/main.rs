@@ -46,3 +46,4 @@ mod sessions;
 mod shipping;
 mod shop_promotions;
 mod stock;
+mod tax;

@@ -43,6 +43,8 @@ pub trait CatalogPeer: Send + Sync {
     fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product>;
     fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse>;
     fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply>;
+    fn list_categories(&self, message: ListCategoriesRequest)
+    -> Answer<'_, ListCategoriesResponse>;
 }
 
 /// What a confirmed checkout asks of the orders service.
@@ -64,6 +66,13 @@ impl CatalogPeer for MeshCatalog {
 
     fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply> {
         Box::pin(Catalog(&self.0).adjust_stock(&Current, message))
+    }
+
+    fn list_categories(
+        &self,
+        message: ListCategoriesRequest,
+    ) -> Answer<'_, ListCategoriesResponse> {
+        Box::pin(Catalog(&self.0).list_categories(&Current, message))
     }
 }
 

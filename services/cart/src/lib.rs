@@ -2,6 +2,7 @@
 //! whose confirmation creates exactly one order in the orders service.
 
 pub mod carts;
+mod category_keys;
 mod checkout;
 mod claims;
 mod clients;
@@ -86,6 +87,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let markets = market_set::Markets::start(&config.markets, &store).await?;
     tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
     let catalog_peer: Arc<dyn clients::CatalogPeer> = Arc::new(clients::MeshCatalog(catalog));
+    let category_keys = Arc::new(category_keys::CategoryKeys::new(catalog_peer.clone()));
     let carts = Arc::new(carts::Carts {
         store: store.clone(),
         catalog: catalog_peer.clone(),
@@ -108,6 +110,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         orders: Arc::new(clients::MeshOrders(orders)),
         holds,
         markets: markets.clone(),
+        category_keys,
         ttl: config.checkout_ttl,
         guest_ttl: config.checkout_ttl_guest,
     });

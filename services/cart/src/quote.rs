@@ -3,6 +3,7 @@
 //! shipping methods it offers there (cheapest first), the one chosen, and
 //! the tax of the lines and of the shipping as its table says.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use storefront_domain::markets::shipping::{Offer, offers};
@@ -115,6 +116,7 @@ impl Loaded {
         cart: &Cart,
         address: Option<&PostalAddress>,
         method: Option<&str>,
+        keys: &HashMap<String, String>,
     ) -> Result<Quote, ServiceError> {
         let currency = cart.currency_code.as_str();
         let country = address.map_or("", |a| a.country.as_str());
@@ -149,12 +151,22 @@ impl Loaded {
             country,
             region: region.as_deref(),
         };
+        // Each line's categories by key: its product's and their ancestors'.
+        let categories: Vec<Vec<String>> = cart
+            .line_items
+            .iter()
+            .map(|l| {
+                let key = |id: &String| keys.get(id).cloned();
+                l.category_ids.iter().filter_map(key).collect()
+            })
+            .collect();
         let lines: Vec<Taxable<'_>> = cart
             .line_items
             .iter()
-            .map(|l| Taxable {
+            .zip(&categories)
+            .map(|(l, categories)| Taxable {
                 amount: l.total_price.as_ref().map_or(0, |m| m.cent_amount),
-                categories: &[],
+                categories,
             })
             .collect();
         let shipping = chosen.map_or(0, |o| o.price);
@@ -169,17 +181,29 @@ impl Loaded {
     /// with the cheapest should its own be gone since (a confirm that
     /// stopped and finishes later), and untaxed and unshipped should no
     /// market take it any more.
-    pub fn quote_of(&self, record: &CheckoutRecord, cart: &Cart) -> Quote {
+    pub fn quote_of(
+        &self,
+        record: &CheckoutRecord,
+        cart: &Cart,
+        keys: &HashMap<String, String>,
+    ) -> Quote {
         let session = record.session.as_ref();
         let address = session.and_then(|s| s.shipping_address.as_ref());
         let method = session.map(|s| s.shipping_method_id.as_str());
-        self.quote(cart, address, method)
-            .or_else(|_| self.quote(cart, address, None))
+        self.quote(cart, address, method, keys)
+            .or_else(|_| self.quote(cart, address, None, keys))
             .unwrap_or(Quote {
                 options: Vec::new(),
                 chosen: None,
                 taxed: None,
             })
+    }
+
+    /// Whether a market has a rate by category (a quote then needs the
+    /// catalog's category keys).
+    pub fn taxes_by_category(&self) -> bool {
+        let by_category = |m: &Market| m.tax.rates.iter().any(|r| r.category.is_some());
+        self.set.markets.iter().any(by_category)
     }
 
     /// The minor units of `currency` (2 when no market names it).

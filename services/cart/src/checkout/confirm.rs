@@ -113,11 +113,11 @@ impl Checkout {
             return Ok(None);
         }
         let shown = record.session.clone().unwrap_or_default();
-        let loaded = self.markets.current();
         let address = shown.shipping_address.as_ref();
-        let quote = match loaded.quote(cart, address, Some(&shown.shipping_method_id)) {
+        let method = Some(shown.shipping_method_id.as_str());
+        let quote = match self.quote(cart, address, method).await {
             Ok(quote) => quote,
-            Err(_) => loaded.quote(cart, address, None)?,
+            Err(_) => self.quote(cart, address, None).await?,
         };
         let mut priced = shown.clone();
         quote.price(&mut priced, cart);

@@ -17,6 +17,7 @@ use storefront_proto::catalog::v1::{
     AdjustStockReply, AdjustStockRequest, Availability, GetProductRequest, GetProductsRequest,
     GetProductsResponse, Product, ProductStatus, StockAction, StockLine, StockShortage, Variant,
 };
+use storefront_proto::catalog::v1::{Category, ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::common::v1::{Money, ResourceMeta};
 use storefront_proto::orders::v1::{CreateOrderRequest, Order};
 use tonic::Status;
@@ -29,6 +30,8 @@ use crate::promotions::Catalogue;
 
 pub const PRODUCT: &str = "p-1";
 pub const SKU: &str = "SKU-1";
+/// The product's category, `kids-toys`.
+pub const CATEGORY: &str = "c-toys";
 
 fn down(peer: &str) -> CallError {
     CallError::Status(Status::unavailable(format!("{peer} is down")))
@@ -63,6 +66,7 @@ impl FakeCatalog {
                 ..Default::default()
             }),
             status: ProductStatus::Active as i32,
+            category_ids: vec![CATEGORY.into()],
             variants: vec![Variant {
                 id: 1,
                 sku: SKU.into(),
@@ -148,6 +152,29 @@ impl CatalogPeer for FakeCatalog {
         let answer = self.adjust(message);
         Box::pin(async move { answer })
     }
+
+    /// One category, `kids-toys`, the product's.
+    fn list_categories(
+        &self,
+        _message: ListCategoriesRequest,
+    ) -> Answer<'_, ListCategoriesResponse> {
+        let answer = if self.down.load(Ordering::SeqCst) {
+            Err(down("catalog"))
+        } else {
+            Ok(ListCategoriesResponse {
+                categories: vec![Category {
+                    meta: Some(ResourceMeta {
+                        id: CATEGORY.into(),
+                        ..Default::default()
+                    }),
+                    key: "kids-toys".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+        };
+        Box::pin(async move { answer })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -228,6 +255,7 @@ pub fn mesh(available: u32) -> Mesh {
     });
     let ttl = Duration::from_secs(900);
     let markets = carts.markets.clone();
+    let category_keys = Arc::new(crate::category_keys::CategoryKeys::new(catalog.clone()));
     let checkout = Arc::new(Checkout {
         holds: crate::holds::Holds {
             store: store.clone(),
@@ -238,6 +266,7 @@ pub fn mesh(available: u32) -> Mesh {
         carts,
         orders: orders.clone(),
         markets,
+        category_keys,
         ttl,
         guest_ttl: Duration::from_secs(600),
     });

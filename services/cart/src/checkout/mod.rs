@@ -30,7 +30,12 @@ use std::time::Duration;
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Store;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
-use storefront_proto::cart::v1::CheckoutSession;
+use storefront_proto::cart::v1::{Cart, CheckoutSession};
+use storefront_proto::common::v1::PostalAddress;
+
+use crate::category_keys::Keys;
+use crate::market_set::Loaded;
+use crate::quote::Quote;
 
 use crate::carts::{Carts, now};
 use crate::clients::OrdersPeer;
@@ -63,6 +68,8 @@ pub struct Checkout {
     pub holds: Holds,
     /// The shop's markets: an order's tax.
     pub markets: crate::market_set::Markets,
+    /// What a tax rate by category needs of the catalog.
+    pub category_keys: Arc<crate::category_keys::CategoryKeys>,
     /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
     pub ttl: Duration,
     pub guest_ttl: Duration,
@@ -89,6 +96,39 @@ impl Checkout {
     pub(crate) async fn release_or_leave(&self, session_id: &str) {
         if let Err(e) = self.drive(session_id, Event::Release, None, None).await {
             tracing::warn!(error = %e, session_id, "checkout hold left for the sweep");
+        }
+    }
+
+    /// What `cart` comes to at `address` by `method` (the cheapest when
+    /// none) in the markets as they are now: the category keys are asked
+    /// of the catalog only while some market taxes by category.
+    pub(crate) async fn quote(
+        &self,
+        cart: &Cart,
+        address: Option<&PostalAddress>,
+        method: Option<&str>,
+    ) -> Result<Quote, ServiceError> {
+        let loaded = self.markets.current();
+        let keys = self.keys_for(&loaded).await?;
+        loaded.quote(cart, address, method, &keys)
+    }
+
+    /// As `quote`, for a session's order (`Loaded::quote_of`).
+    pub(crate) async fn quote_of(
+        &self,
+        record: &CheckoutRecord,
+        cart: &Cart,
+    ) -> Result<Quote, ServiceError> {
+        let loaded = self.markets.current();
+        let keys = self.keys_for(&loaded).await?;
+        Ok(loaded.quote_of(record, cart, &keys))
+    }
+
+    async fn keys_for(&self, loaded: &Loaded) -> Result<Keys, ServiceError> {
+        if loaded.taxes_by_category() {
+            self.category_keys.current().await
+        } else {
+            Ok(Keys::default())
         }
     }
 

@@ -43,10 +43,7 @@ impl Checkout {
         let (cart, _) = self.carts.refreshed(customer_id, cart).await?;
         // What the order would come to now in its market: the cheapest
         // shipping to the address, the tax; refused before anything is held.
-        let quote = self
-            .markets
-            .current()
-            .quote(&cart, address.as_ref(), None)?;
+        let quote = self.quote(&cart, address.as_ref(), None).await?;
         let created = now();
         let session_id = uuid::Uuid::new_v4().to_string();
         let held = lines_of(&cart);

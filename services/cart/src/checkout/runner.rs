@@ -196,7 +196,7 @@ impl Checkout {
                 "an order was to be made without its cart",
             ));
         };
-        let quote = self.markets.current().quote_of(record, cart);
+        let quote = self.quote_of(record, cart).await?;
         match self
             .orders
             .create_order(order_of(record, cart, &quote))

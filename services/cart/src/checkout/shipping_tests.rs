@@ -162,3 +162,38 @@ async fn an_address_the_market_does_not_ship_to_is_refused_before_anything_is_he
         "nothing held"
     );
 }
+
+#[tokio::test]
+async fn a_line_in_a_category_with_its_own_rate_is_taxed_at_it() {
+    let m = mesh(20);
+    // The fake product is in `kids-toys` (by its category id, whose key the
+    // catalog gives): 5% there, 10% elsewhere, included.
+    let reduced = r#"{"markets":[{"id":"au","currencies":[{"code":"AUD","minorUnits":2}],"countries":["AU"],
+        "prices":"taxIncluded","tax":{"name":"GST","rates":[{"country":"AU","rate":0.1},
+        {"country":"AU","category":"kids-toys","rate":0.05,"name":"GST (reduced)"}]}}]}"#;
+    let set = m
+        .checkout
+        .markets
+        .set(&m.checkout.store, reduced.as_bytes())
+        .await;
+    set.expect("a set with a category rate");
+    let session = open(&m, &m.cart(4).await).await;
+    let lines: Vec<(String, i64, i64)> = session
+        .tax_lines
+        .iter()
+        .map(|l| {
+            (
+                l.name.clone(),
+                l.rate_millionths,
+                l.amount.as_ref().map_or(-1, |a| a.cent_amount),
+            )
+        })
+        .collect();
+    // 40.00 at 5% included: 4000 x 0.05 / 1.05 = 190.48, rounded 190.
+    assert_eq!(lines, vec![("GST (reduced)".to_string(), 50_000, 190)]);
+    assert_eq!(
+        priced(&session),
+        (0, 190, 4000),
+        "no shipping in this market"
+    );
+}

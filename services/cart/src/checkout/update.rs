@@ -21,11 +21,8 @@ impl Checkout {
         let (_, cart_id) = ids(&record);
         let cart = self.carts.get(customer_id, cart_id).await?;
         let mut priced = record.session.clone().unwrap_or_default();
-        let quote = self.markets.current().quote(
-            &cart,
-            priced.shipping_address.as_ref(),
-            Some(shipping_method_id),
-        )?;
+        let address = priced.shipping_address.as_ref();
+        let quote = self.quote(&cart, address, Some(shipping_method_id)).await?;
         quote.price(&mut priced, &cart);
         let reprice = Event::Reprice { priced: &priced };
         match self.drive(session_id, reprice, Some(record), None).await? {
