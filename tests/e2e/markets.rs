@@ -199,3 +199,60 @@ both_backends!(
     an_address_names_its_region_live,
     an_address_names_its_region
 );
+
+/// A set put through one cart replica is the one a second replica on the
+/// same Redis serves within two seconds (each follows the shared store).
+#[tokio::test]
+async fn a_second_replica_takes_up_a_set_put_through_the_first() {
+    use storefront_platform::env::EnvReader;
+    use storefront_platform::identity::dev_issuer::JWKS_PATH;
+    use storefront_proto::cart::v1::GetMarketsRequest;
+    use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
+
+    let t = crate::helpers::spawn_mesh_on(crate::helpers::Backend::Redis, &[]).await;
+    let redis = t._redis.as_ref().unwrap().url.clone();
+    let env = EnvReader::from_pairs([
+        (
+            "IDENTITY_JWKS_URL",
+            format!("{}{JWKS_PATH}", t.mesh.issuer_url),
+        ),
+        ("REDIS_URL", redis.clone()),
+    ]);
+    let config = storefront_cart::CartConfig::from_env(&env).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving = storefront_platform::service::Serving {
+        listener,
+        store: storefront_platform::store::Store::redis(&redis, "sf:")
+            .await
+            .unwrap(),
+        shutdown: stop.clone(),
+    };
+    tokio::spawn(storefront_cart::serve(config, serving));
+    let token = t
+        .mesh
+        .issuer
+        .mint("gateway@storefront.iam.gserviceaccount.com", "cart")
+        .unwrap();
+    let markets = async || -> Option<u32> {
+        let mut client = CartServiceClient::connect(url.clone()).await.ok()?;
+        let mut request = tonic::Request::new(GetMarketsRequest {});
+        let bearer = format!("Bearer {token}").parse().ok()?;
+        request.metadata_mut().insert("authorization", bearer);
+        Some(client.get_markets(request).await.ok()?.into_inner().markets)
+    };
+    let two = json!({"markets": [market("au", "AUD", 2, "AU"), market("de", "EUR", 2, "DE")]});
+    let applied = set(&t, MERCHANDISING, &two).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    let mut seen = None;
+    for _ in 0..40 {
+        seen = markets().await;
+        if seen == Some(2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen, Some(2), "the second replica follows within 2 s");
+    stop.cancel();
+}
