@@ -163,8 +163,19 @@ async fn the_demo_markets_tax_as_they_say(t: TestMesh) {
     let other_line = cents(&items[1]["totalPrice"]);
     let shipping = cents(&session["totals"]["shipping"]);
     let reduced = half_even(toy_line * 70_000, 1_070_000);
-    let full =
-        half_even(other_line * 190_000, 1_190_000) + half_even(shipping * 190_000, 1_190_000);
+    let goods_full = half_even(other_line * 190_000, 1_190_000);
+    let full = goods_full + half_even(shipping * 190_000, 1_190_000);
+    // The cart shows the estimate before checkout: the same lines' tax,
+    // no shipping yet.
+    let estimate = &read.body["totals"];
+    assert_eq!(
+        cents(&estimate["tax"]),
+        reduced + goods_full,
+        "{}",
+        read.body
+    );
+    assert_eq!(cents(&estimate["shipping"]), 0);
+    assert_eq!(read.body["taxLines"].as_array().unwrap().len(), 2);
     let by_name = |name: &str| {
         let line = taxed.iter().find(|l| l["name"] == name).unwrap();
         cents(&line["amount"])

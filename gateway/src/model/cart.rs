@@ -69,6 +69,14 @@ pub struct Cart {
     /// ACTIVE or ORDERED.
     #[schema(example = "ACTIVE")]
     pub state: &'static str,
+    /// An estimate before checkout (docs/markets.md): the tax at the
+    /// cart's market's first country, no region, and no shipping yet; the
+    /// checkout session's `totals` are what the order comes to. Absent on
+    /// carts unchanged since before markets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
+    /// The tax in `totals.tax` by name and rate.
+    pub tax_lines: Vec<TaxLine>,
 }
 
 impl TryFrom<pb::Cart> for Cart {
@@ -88,6 +96,12 @@ impl TryFrom<pb::Cart> for Cart {
             } else {
                 "ACTIVE"
             },
+            totals: c.totals.map(Totals::try_from).transpose()?,
+            tax_lines: c
+                .tax_lines
+                .into_iter()
+                .map(TaxLine::try_from)
+                .collect::<Result<_, _>>()?,
         })
     }
 }

@@ -11,18 +11,20 @@ use super::wire::{Message, Result, utf8};
 /// `model::cart::Cart`.
 pub fn cart(out: &mut Vec<u8>, c: &Message<'_>) -> Result<()> {
     let (mut meta, mut subtotal, mut discount, mut total) = Default::default();
+    let mut totals: Option<Message<'_>> = None;
     let (mut customer, mut currency, mut state): (&[u8], &[u8], i32) = (b"", b"", 0);
     for field in c.fields() {
         match field? {
             (1, v) => merge(&mut meta, v)?,
-            (2, v) => customer = v.text()?,
-            (3, v) => currency = v.text()?,
+            (2, v) => customer = checked(v)?,
+            (3, v) => currency = checked(v)?,
             (6, v) => merge(&mut subtotal, v)?,
             (7, v) => merge(&mut discount, v)?,
             (8, v) => merge(&mut total, v)?,
             (9, v) => state = v.varint()? as i32,
             // Not shown, but a decoder checks it all the same.
             (10, v) => _ = utf8(v.text()?)?,
+            (11, v) => merge(totals.get_or_insert_default(), v)?,
             _ => {}
         }
     }
@@ -64,8 +66,76 @@ pub fn cart(out: &mut Vec<u8>, c: &Message<'_>) -> Result<()> {
     }
     key(out, false, "state");
     string(out, if state == 2 { "ORDERED" } else { "ACTIVE" });
+    if let Some(totals) = &totals {
+        key(out, false, "totals");
+        totals_of(out, totals)?;
+    }
+    key(out, false, "taxLines");
+    out.push(b'[');
+    for (i, line) in c.repeated(12).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        tax_line(out, &Message::new(line?.bytes()?))?;
+    }
+    out.push(b']');
     out.push(b'}');
     Ok(())
+}
+
+/// `model::totals::Totals`: every amount required.
+fn totals_of(out: &mut Vec<u8>, t: &Message<'_>) -> Result<()> {
+    let mut amounts: [Message<'_>; 5] = Default::default();
+    for field in t.fields() {
+        let (number, v) = field?;
+        if let Some(slot) = (1..=5)
+            .contains(&number)
+            .then(|| &mut amounts[number as usize - 1])
+        {
+            merge(slot, v)?;
+        }
+    }
+    let names = ["subtotal", "discount", "shipping", "tax", "total"];
+    out.push(b'{');
+    for (i, (name, amount)) in names.iter().zip(&amounts).enumerate() {
+        key(out, i == 0, name);
+        money(out, required(amount, "a total missing")?)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// `model::totals::TaxLine`: its rate in millionths written as a fraction.
+fn tax_line(out: &mut Vec<u8>, l: &Message<'_>) -> Result<()> {
+    let (mut name, mut millionths, mut amount): (&[u8], i64, Message<'_>) = Default::default();
+    for field in l.fields() {
+        match field? {
+            (1, v) => name = checked(v)?,
+            (2, v) => millionths = v.varint()? as i64,
+            (3, v) => merge(&mut amount, v)?,
+            _ => {}
+        }
+    }
+    let amount = required(&amount, "tax line missing")?;
+    out.push(b'{');
+    key(out, true, "name");
+    text(out, name)?;
+    key(out, false, "rate");
+    let rate = millionths as f64 / 1_000_000.0;
+    // As serde writes an f64 (writing to memory cannot fail).
+    let _ = serde_json::to_writer(&mut *out, &rate);
+    key(out, false, "amount");
+    money(out, amount)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// A string field's bytes, each occurrence checked as a decoder checks it
+/// (a field given twice shows its last; the first must be UTF-8 too).
+fn checked<'a>(v: super::wire::Value<'a>) -> Result<&'a [u8]> {
+    let text = v.text()?;
+    utf8(text)?;
+    Ok(text)
 }
 
 /// `model::cart::LineItem`.
@@ -75,10 +145,10 @@ fn line_item(out: &mut Vec<u8>, l: &Message<'_>) -> Result<()> {
     let (mut name, mut unit, mut total) = Default::default();
     for field in l.fields() {
         match field? {
-            (1, v) => id = v.text()?,
-            (2, v) => product = v.text()?,
+            (1, v) => id = checked(v)?,
+            (2, v) => product = checked(v)?,
             (3, v) => variant = v.varint()? as u32,
-            (4, v) => sku = v.text()?,
+            (4, v) => sku = checked(v)?,
             (5, v) => merge(&mut name, v)?,
             (6, v) => quantity = v.varint()? as u32,
             (7, v) => merge(&mut unit, v)?,
@@ -115,7 +185,9 @@ mod tests {
     use prost::Message as _;
     use storefront_proto::Timestamp;
     use storefront_proto::cart::v1::{Cart, CartState};
-    use storefront_proto::common::v1::{LineItem, LocalizedString, Money, ResourceMeta};
+    use storefront_proto::common::v1::{
+        LineItem, LocalizedString, Money, ResourceMeta, TaxLine, Totals,
+    };
 
     use super::super::cart as by_transcoder;
     use super::super::tests::damaged;
@@ -173,6 +245,20 @@ mod tests {
             total_price: money(i64::MAX),
             state: state as i32,
             order_id: "o-1".into(),
+            totals: (lines > 1).then(|| Totals {
+                subtotal: money(100),
+                discount: money(0),
+                shipping: money(0),
+                tax: money(9),
+                total: money(100),
+            }),
+            tax_lines: (0..lines.min(2))
+                .map(|n| TaxLine {
+                    name: format!("GST \"{n}\""),
+                    rate_millionths: [100_000, 72_500][n as usize],
+                    amount: money(9),
+                })
+                .collect(),
         }
     }
 
@@ -207,7 +293,13 @@ mod tests {
         no_total.total_price = None;
         let mut no_line_price = cart(2, CartState::Active);
         no_line_price.line_items[1].unit_price = None;
-        for c in [no_meta, no_total, no_line_price] {
+        let mut no_tax = cart(3, CartState::Active);
+        if let Some(t) = no_tax.totals.as_mut() {
+            t.tax = None;
+        }
+        let mut no_tax_amount = cart(3, CartState::Active);
+        no_tax_amount.tax_lines[1].amount = None;
+        for c in [no_meta, no_total, no_line_price, no_tax, no_tax_amount] {
             let bytes = c.encode_to_vec();
             assert!(by_model(&bytes).is_none());
             let refused = by_transcoder(&bytes).unwrap_err();

@@ -1,6 +1,7 @@
 //! Cart lifecycle and line items. Every write is a compare-and-set on the
 //! stored cart, retried on conflict, so concurrent changes all land.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use storefront_proto::error::codes;
 
@@ -16,8 +17,10 @@ use storefront_proto::catalog::v1::Product;
 use storefront_proto::common::v1::LineItem;
 use storefront_proto::common::v1::ResourceMeta;
 
+use crate::category_keys::{CategoryKeys, Keys};
 use crate::clients::CatalogPeer;
 use crate::config::CartLimits;
+use crate::market_set::Loaded;
 pub(crate) use crate::offer::invalid;
 use crate::offer::line_of;
 use crate::pricing::reprice;
@@ -61,6 +64,13 @@ impl EncodedCart {
     }
 }
 
+/// A cart's totals and tax lines before checkout (`Loaded::estimate`).
+fn estimate(cart: &mut Cart, loaded: &Loaded, keys: &HashMap<String, String>) {
+    let (totals, tax_lines) = loaded.estimate(cart, keys);
+    cart.totals = Some(totals);
+    cart.tax_lines = tax_lines;
+}
+
 fn written<R>(updated: Updated<R, Vec<u8>>, cart_id: &str) -> Result<EncodedCart, ServiceError> {
     match updated {
         Updated::Done { value, .. } => Ok(EncodedCart(value)),
@@ -92,8 +102,10 @@ pub struct Carts {
     pub recent_products: Recent<Arc<Product>>,
     pub promotions: Arc<std::sync::RwLock<Catalogue>>,
     pub limits: CartLimits,
-    /// The shop's markets: what a cart may be in.
+    /// The shop's markets: what a cart may be in, and its tax.
     pub markets: crate::market_set::Markets,
+    /// What a tax rate by category needs of the catalog.
+    pub category_keys: Arc<CategoryKeys>,
 }
 
 /// 409 for a per-customer cap.
@@ -183,6 +195,25 @@ impl Carts {
         self.modify_from(customer_id, cart_id, None, change).await
     }
 
+    /// The category keys a tax by category needs: asked of the catalog
+    /// only while some market taxes by category.
+    pub(crate) async fn keys_for(&self, loaded: &Loaded) -> Result<Keys, ServiceError> {
+        if loaded.taxes_by_category() {
+            self.category_keys.current().await
+        } else {
+            Ok(Keys::default())
+        }
+    }
+
+    /// Sets `cart`'s estimated totals and tax lines in the markets as they
+    /// are now (a read shows them as of now, not as of the last write).
+    pub async fn estimated(&self, mut cart: Cart) -> Result<Cart, ServiceError> {
+        let loaded = self.markets.current();
+        let keys = self.keys_for(&loaded).await?;
+        estimate(&mut cart, &loaded, &keys);
+        Ok(cart)
+    }
+
     /// As `modify`, starting from the cart as read (`seed`).
     async fn modify_from(
         &self,
@@ -191,6 +222,8 @@ impl Carts {
         seed: Option<Held<'_, Cart>>,
         mut change: impl FnMut(&mut Cart) -> Result<(), ServiceError>,
     ) -> Result<EncodedCart, ServiceError> {
+        let loaded = self.markets.current();
+        let keys = self.keys_for(&loaded).await?;
         self.write(customer_id, cart_id, seed, |cart| {
             if cart.state == CartState::Ordered as i32 {
                 return Err(ServiceError::new(
@@ -201,6 +234,7 @@ impl Carts {
             }
             change(cart)?;
             let _dropped = self.reprice(cart)?;
+            estimate(cart, &loaded, &keys);
             touch(cart);
             Ok(())
         })

@@ -98,6 +98,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         promotions,
         limits: config.limits,
         markets: markets.clone(),
+        category_keys,
     });
     let holds = holds::Holds {
         store: store.clone(),
@@ -110,7 +111,6 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         orders: Arc::new(clients::MeshOrders(orders)),
         holds,
         markets: markets.clone(),
-        category_keys,
         ttl: config.checkout_ttl,
         guest_ttl: config.checkout_ttl_guest,
     });

@@ -30,6 +30,15 @@ pub struct Quote {
     pub taxed: Option<Taxed>,
 }
 
+/// Which shipping method a quote takes.
+#[derive(Debug, Clone, Copy)]
+enum Pick<'a> {
+    Cheapest,
+    Id(&'a str),
+    /// None: a cart's estimate, before checkout.
+    Nothing,
+}
+
 /// The demo markets, for a currency no configured market sells (their
 /// table is the GST the shop priced with before markets: AUD and NZD).
 fn fallback() -> &'static MarketSet {
@@ -118,24 +127,45 @@ impl Loaded {
         method: Option<&str>,
         keys: &HashMap<String, String>,
     ) -> Result<Quote, ServiceError> {
+        let pick = match method.filter(|m| !m.is_empty()) {
+            None => Pick::Cheapest,
+            Some(id) => Pick::Id(id),
+        };
+        self.priced(cart, address, pick, keys)
+    }
+
+    /// A cart's totals before checkout: its tax at its market's first
+    /// country (no region), and no shipping yet (the checkout offers it).
+    pub fn estimate(&self, cart: &Cart, keys: &HashMap<String, String>) -> (Totals, Vec<TaxLine>) {
+        let quote = self.priced(cart, None, Pick::Nothing, keys);
+        quote.unwrap_or_else(|_| Quote::empty()).totals(cart)
+    }
+
+    fn priced(
+        &self,
+        cart: &Cart,
+        address: Option<&PostalAddress>,
+        pick: Pick<'_>,
+        keys: &HashMap<String, String>,
+    ) -> Result<Quote, ServiceError> {
         let currency = cart.currency_code.as_str();
         let country = address.map_or("", |a| a.country.as_str());
         let Some(market) = self.market_for(currency, country)? else {
-            return Ok(Quote {
-                options: Vec::new(),
-                chosen: None,
-                taxed: None,
-            });
+            return Ok(Quote::empty());
         };
         let country = match country {
             "" => market.countries.first().map_or("", String::as_str),
             c => c,
         };
         let goods = cart.total_price.as_ref().map_or(0, |m| m.cent_amount);
-        let offered = offers(market, country, currency, goods);
-        let chosen = match method.filter(|m| !m.is_empty()) {
-            None => offered.first(),
-            Some(id) => Some(offered.iter().find(|o| o.id == id).ok_or_else(|| {
+        let offered = match pick {
+            Pick::Nothing => Vec::new(),
+            _ => offers(market, country, currency, goods),
+        };
+        let chosen = match pick {
+            Pick::Nothing => None,
+            Pick::Cheapest => offered.first(),
+            Pick::Id(id) => Some(offered.iter().find(|o| o.id == id).ok_or_else(|| {
                 let ids = some_of(offered.iter().map(|o| o.id));
                 invalid(
                     "shippingMethodId",
@@ -192,11 +222,7 @@ impl Loaded {
         let method = session.map(|s| s.shipping_method_id.as_str());
         self.quote(cart, address, method, keys)
             .or_else(|_| self.quote(cart, address, None, keys))
-            .unwrap_or(Quote {
-                options: Vec::new(),
-                chosen: None,
-                taxed: None,
-            })
+            .unwrap_or_else(|_| Quote::empty())
     }
 
     /// Whether a market has a rate by category (a quote then needs the
@@ -220,6 +246,15 @@ fn cents(m: Option<&Money>) -> i64 {
 }
 
 impl Quote {
+    /// Nothing shipped, nothing taxed: a currency no market sells.
+    fn empty() -> Self {
+        Self {
+            options: Vec::new(),
+            chosen: None,
+            taxed: None,
+        }
+    }
+
     /// The chosen method's price (0 without one).
     pub fn shipping(&self) -> i64 {
         cents(self.chosen.as_ref().and_then(|o| o.price.as_ref()))

@@ -32,15 +32,17 @@ fn served_raw() -> Status {
 impl CartService for CartApi {
     async fn create_cart(&self, request: Request<CreateCartRequest>) -> Reply<Cart> {
         let req = request.into_inner();
-        ok(self
+        let cart = self
             .carts
             .create(&req.customer_id, &req.currency_code)
-            .await?)
+            .await?;
+        ok(self.carts.estimated(cart).await?)
     }
 
     async fn get_cart(&self, request: Request<GetCartRequest>) -> Reply<Cart> {
         let req = request.into_inner();
-        ok(self.carts.get(&req.customer_id, &req.cart_id).await?)
+        let cart = self.carts.get(&req.customer_id, &req.cart_id).await?;
+        ok(self.carts.estimated(cart).await?)
     }
 
     async fn delete_cart(&self, request: Request<DeleteCartRequest>) -> Reply<DeleteCartResponse> {

@@ -252,10 +252,10 @@ pub fn mesh(available: u32) -> Mesh {
         promotions: Arc::new(RwLock::new(Catalogue::new(Vec::new()))),
         limits: CartLimits::default(),
         markets: crate::market_set::Markets::demo(),
+        category_keys: Arc::new(crate::category_keys::CategoryKeys::new(catalog.clone())),
     });
     let ttl = Duration::from_secs(900);
     let markets = carts.markets.clone();
-    let category_keys = Arc::new(crate::category_keys::CategoryKeys::new(catalog.clone()));
     let checkout = Arc::new(Checkout {
         holds: crate::holds::Holds {
             store: store.clone(),
@@ -266,7 +266,6 @@ pub fn mesh(available: u32) -> Mesh {
         carts,
         orders: orders.clone(),
         markets,
-        category_keys,
         ttl,
         guest_ttl: Duration::from_secs(600),
     });

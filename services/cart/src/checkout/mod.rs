@@ -33,8 +33,6 @@ use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CheckoutSession};
 use storefront_proto::common::v1::PostalAddress;
 
-use crate::category_keys::Keys;
-use crate::market_set::Loaded;
 use crate::quote::Quote;
 
 use crate::carts::{Carts, now};
@@ -68,8 +66,6 @@ pub struct Checkout {
     pub holds: Holds,
     /// The shop's markets: an order's tax.
     pub markets: crate::market_set::Markets,
-    /// What a tax rate by category needs of the catalog.
-    pub category_keys: Arc<crate::category_keys::CategoryKeys>,
     /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
     pub ttl: Duration,
     pub guest_ttl: Duration,
@@ -109,7 +105,7 @@ impl Checkout {
         method: Option<&str>,
     ) -> Result<Quote, ServiceError> {
         let loaded = self.markets.current();
-        let keys = self.keys_for(&loaded).await?;
+        let keys = self.carts.keys_for(&loaded).await?;
         loaded.quote(cart, address, method, &keys)
     }
 
@@ -120,16 +116,8 @@ impl Checkout {
         cart: &Cart,
     ) -> Result<Quote, ServiceError> {
         let loaded = self.markets.current();
-        let keys = self.keys_for(&loaded).await?;
+        let keys = self.carts.keys_for(&loaded).await?;
         Ok(loaded.quote_of(record, cart, &keys))
-    }
-
-    async fn keys_for(&self, loaded: &Loaded) -> Result<Keys, ServiceError> {
-        if loaded.taxes_by_category() {
-            self.category_keys.current().await
-        } else {
-            Ok(Keys::default())
-        }
     }
 
     /// Kept a day past expiry so a late confirm retry still finds its answer.
