@@ -5,7 +5,7 @@
 //! rate by category.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use storefront_platform::error::ServiceError;
@@ -26,27 +26,43 @@ pub type Keys = Arc<HashMap<String, String>>;
 
 pub struct CategoryKeys {
     catalog: Arc<dyn CatalogPeer>,
-    held: Mutex<Option<(Instant, Keys)>>,
+    /// The map and when it was asked for: read by every quote (a cart
+    /// write, a checkout), so a read lock, held for a clone.
+    held: RwLock<Option<(Instant, Keys)>>,
+    /// One request asks the catalog at a time; the others wait for it.
+    asking: Mutex<()>,
 }
 
 impl CategoryKeys {
     pub fn new(catalog: Arc<dyn CatalogPeer>) -> Self {
         Self {
             catalog,
-            held: Mutex::new(None),
+            held: RwLock::new(None),
+            asking: Mutex::new(()),
         }
+    }
+
+    fn fresh(&self) -> Option<Keys> {
+        let held = self.held.read().unwrap_or_else(|p| p.into_inner());
+        held.as_ref()
+            .filter(|(at, _)| at.elapsed() < FRESH)
+            .map(|(_, keys)| keys.clone())
     }
 
     /// The map, asked afresh when older than a minute; the last one while
     /// the catalog is away, and 503 when there is none yet.
     pub async fn current(&self) -> Result<Keys, ServiceError> {
-        let mut held = self.held.lock().await;
-        if let Some((at, keys)) = held.as_ref()
-            && at.elapsed() < FRESH
-        {
-            return Ok(keys.clone());
+        if let Some(keys) = self.fresh() {
+            return Ok(keys);
         }
-        match self.fetch().await {
+        let _asking = self.asking.lock().await;
+        // Asked meanwhile by the request this one waited for.
+        if let Some(keys) = self.fresh() {
+            return Ok(keys);
+        }
+        let fetched = self.fetch().await;
+        let mut held = self.held.write().unwrap_or_else(|p| p.into_inner());
+        match fetched {
             Ok(keys) => {
                 let keys = Arc::new(keys);
                 *held = Some((Instant::now(), keys.clone()));
