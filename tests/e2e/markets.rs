@@ -49,12 +49,25 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
         json!({"code": "EUR", "minorUnits": 2})
     );
 
-    // A live set sells only the currencies the shop was started with (the
-    // catalog and search index prices in those from start).
+    // A currency added live: the catalog, search and preferences take it up
+    // within seconds, and a cart is bought in it.
     let set_yen = json!({"markets": [market("au", "AUD", 2, "AU"), market("jp", "JPY", 0, "JP")]});
-    let refused = set(&t, MERCHANDISING, &set_yen).await;
+    let applied = set(&t, MERCHANDISING, &set_yen).await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    buys_in_yen(&t).await;
+    // Past eight currencies between restarts (one price index each): the
+    // rest are refused by their paths.
+    let codes = ["GBP", "CAD", "CHF", "SEK"];
+    let many: Vec<Value> = codes
+        .iter()
+        .map(|c| json!({"code": c, "minorUnits": 2}))
+        .collect();
+    let mut eu = market("eu", "GBP", 2, "GB");
+    eu["currencies"] = json!(many);
+    eu["shipping"] = json!([]);
+    let refused = set(&t, MERCHANDISING, &json!({"markets": [eu]})).await;
     refused.error(422, "VALIDATION_ERROR");
-    assert_eq!(refused.error_fields(), ["markets[1].currencies[0].code"]);
+    assert_eq!(refused.error_fields(), ["markets[0].currencies[3].code"]);
     let set_two = json!({"markets": [market("au", "AUD", 2, "AU"), market("de", "EUR", 2, "DE")]});
     let applied = set(&t, MERCHANDISING, &set_two).await;
     assert_eq!(applied.status, 200, "{}", applied.body);
@@ -102,6 +115,106 @@ async fn the_shop_sets_its_markets(t: TestMesh) {
     set(&t, fulfilment, &set_two).await.error(403, "FORBIDDEN");
 }
 both_backends!(the_shop_sets_its_markets_live, the_shop_sets_its_markets);
+
+/// Waits (up to five seconds) for `path` to answer 200.
+async fn answered(t: &TestMesh, path: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        let reply = t.fetch(path).await;
+        if reply.status == 200 {
+            return reply.body;
+        }
+        last = reply.body;
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{path} did not answer 200 within five seconds: {last}");
+}
+
+/// JPY, added live: indexed within seconds (nothing priced in it yet, so
+/// nothing listed), then a product priced in it is listed, searched,
+/// preferred and bought.
+async fn buys_in_yen(t: &TestMesh) {
+    let listed = answered(t, "/products?currency=JPY&limit=5").await;
+    assert_eq!(listed["total"], 0, "no product is listed without a price");
+    let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    let prices = json!([{"currencyCode": "AUD", "centAmount": 4500}, {"currencyCode": "JPY", "centAmount": 4200}]);
+    let record = json!({"key": "kyoto-bowl", "name": {"en-AU": "Kyoto Bowl"}, "brand": "Lumen",
+        "categoryId": category,
+        "variants": [{"id": 1, "sku": "KB-1", "prices": prices, "availability": {"quantity": 5}}]});
+    let request = internal(
+        t,
+        MERCHANDISING,
+        Method::PUT,
+        "/internal/catalog/products/p-kyoto",
+    );
+    let put = t.send(request.json(&record)).await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    let listed = t.ok("/products?currency=JPY&limit=5").await;
+    let price = &listed["results"][0]["price"];
+    assert_eq!(
+        (&price["centAmount"], &price["fractionDigits"]),
+        (&json!(4200), &json!(0))
+    );
+    let mut found = Value::Null;
+    for _ in 0..100 {
+        found = answered(t, "/search?query=kyoto&currency=JPY").await;
+        if found["total"] == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        found["results"][0]["price"]["currencyCode"], "JPY",
+        "{found}"
+    );
+    let shopper = Shopper::new(t).await;
+    let preferred =
+        json!({"preferredLocale": "en-AU", "preferredCurrency": "JPY", "marketingEmails": false});
+    let mut kept = Value::Null;
+    for _ in 0..100 {
+        let reply = shopper
+            .send(
+                Method::PUT,
+                "/customers/me/preferences",
+                Some(preferred.clone()),
+            )
+            .await;
+        kept = reply.body;
+        if reply.status == 200 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(kept["preferredCurrency"], "JPY", "{kept}");
+    let made = shopper
+        .send(Method::POST, "/carts", Some(json!({"currencyCode": "JPY"})))
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let cart = made.body["id"].as_str().unwrap().to_string();
+    let added = shopper.add(&cart, "p-kyoto", 1, 1).await;
+    assert_eq!(added.status, 200, "{}", added.body);
+    let address = json!({"firstName": "Ada", "lastName": "L", "streetName": "Chuo-dori",
+        "city": "Tokyo", "postalCode": "1000001", "country": "JP"});
+    let body = json!({"cartId": cart, "shippingAddress": address});
+    let opened = shopper.send(Method::POST, "/checkout", Some(body)).await;
+    assert_eq!(opened.status, 201, "{}", opened.body);
+    let confirmed = shopper.confirm(opened.body["id"].as_str().unwrap()).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    let order_id = confirmed.body["orderId"].as_str().unwrap();
+    let order = shopper
+        .send(Method::GET, &format!("/orders/{order_id}"), None)
+        .await;
+    let total = &order.body["totals"]["total"];
+    assert_eq!(
+        (&total["currencyCode"], &total["fractionDigits"]),
+        (&json!("JPY"), &json!(0))
+    );
+    assert_eq!(
+        total["centAmount"],
+        4200 + 500,
+        "the bowl and the market's shipping"
+    );
+}
 
 /// An order's tax is its market's: set live, an AUD order is taxed at the
 /// AU market's rate, each line's share rounded half to even and summed.

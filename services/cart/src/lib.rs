@@ -22,7 +22,6 @@ mod quote;
 mod raw;
 mod refresh;
 mod service;
-mod shared_document;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

@@ -20,7 +20,7 @@ use storefront_proto::common::v1::{LocalizedString, Money};
 use storefront_proto::names::MAX_ID_CHARS;
 
 use crate::promotions::Catalogue;
-use crate::shared_document::SharedDocument;
+use storefront_platform::shared_document::SharedDocument;
 
 /// Where the set is kept for every replica.
 const KEY: &str = "promotions:set";

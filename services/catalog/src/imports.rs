@@ -106,8 +106,11 @@ pub async fn import(
     });
     let reader = BufReader::with_capacity(1 << 20, Chunks::new(receive));
     // An upload can be cut between two lines: it must say where it ends.
+    // In the currencies the catalog prices in now (the markets may have
+    // added one since start).
     let limits = crate::feed::load::FeedLimits {
         count_required: true,
+        currencies: api.read().currencies.clone(),
         ..api.feed_limits.clone()
     };
     let read =

@@ -3,6 +3,7 @@
 
 mod changes;
 pub mod config;
+mod currencies;
 mod edit;
 pub mod feed;
 mod generate;
@@ -59,6 +60,7 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
         shutdown,
     } = serving;
     // In memory the catalog is this process's alone: nothing to share.
+    let markets_store = store.clone();
     let shared = match store {
         Store::Redis(_) => Some(shared::Shared::new(store, config.feed_limits.clone())),
         Store::Memory(_) => None,
@@ -69,6 +71,11 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
     };
     let mut api = service::CatalogApi::new(catalog, shared.clone());
     api.feed_limits = config.feed_limits;
+    tokio::spawn(currencies::follow(
+        api.0.clone(),
+        markets_store,
+        shutdown.clone(),
+    ));
     if shared.is_some() {
         let (api, stop) = (api.clone(), shutdown.clone());
         tokio::spawn(async move {

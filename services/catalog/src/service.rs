@@ -5,7 +5,7 @@
 use std::pin::Pin;
 
 use futures::Stream;
-use storefront_domain::catalog::{default_money, money, price_in, price_tail};
+use storefront_domain::catalog::{default_money, money, price_in, price_tail, priced_only};
 use storefront_domain::currencies::Currencies;
 use storefront_domain::query;
 use storefront_platform::error::{ErrorKind, ServiceError};
@@ -92,6 +92,7 @@ impl CatalogService for CatalogApi {
         let catalog = self.read();
         let currency = catalog.currencies.resolve(&req.currency_code)?;
         let query = req.query.unwrap_or_default();
+        let query = priced_only(query, &catalog.listing, currency);
         let reply = if catalog.listing.estimate(&query, currency) > INLINE_RECORDS {
             storefront_platform::cpu::run(move || list_page(&catalog, &query, currency)).await?
         } else {

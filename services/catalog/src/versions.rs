@@ -34,7 +34,7 @@ impl Live {
         self.read()
     }
 
-    fn swap(&self, next: Arc<Catalog>) {
+    pub(crate) fn swap(&self, next: Arc<Catalog>) {
         storefront_platform::telemetry::metrics::catalog_version("catalog_version", next.version);
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = next;
     }

@@ -223,8 +223,15 @@ pub async fn set_stock(api: &Live, req: SetStockRequest) -> Result<ChangeReply, 
 
 /// The products changed since `version`, for an indexer.
 pub fn changes_since(catalog: &Catalog, version: u64) -> ChangesReply {
+    let (currencies, minor_units) = catalog
+        .currencies
+        .pairs()
+        .map(|(code, units)| (code.to_string(), units))
+        .unzip();
     let mut reply = ChangesReply {
         catalog_version: catalog.version,
+        currencies,
+        minor_units,
         ..Default::default()
     };
     match catalog.changes.since(version) {

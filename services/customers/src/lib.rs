@@ -16,8 +16,11 @@ mod validate;
 
 use std::sync::Arc;
 
+use storefront_domain::currencies::Currencies;
+use storefront_domain::markets::MarketSet;
 use storefront_platform::env::AppEnvironment;
 use storefront_platform::service::Serving;
+use storefront_platform::shared_document::MARKETS;
 use storefront_platform::store::Store;
 use storefront_platform::topology;
 use storefront_proto::customers::v1::customer_service_server::CustomerServiceServer;
@@ -46,7 +49,7 @@ fn api(config: &CustomersConfig, store: Store) -> anyhow::Result<service::Custom
         profiles: Arc::new(profile::Profiles {
             store,
             max_addresses: config.max_addresses,
-            currencies: config.currencies.clone(),
+            currencies: Arc::new(std::sync::RwLock::new(config.currencies.clone())),
         }),
     })
 }
@@ -64,7 +67,12 @@ pub async fn serve(config: CustomersConfig, serving: Serving) -> anyhow::Result<
         store,
         shutdown,
     } = serving;
-    let api = api(&config, store)?;
+    let api = api(&config, store.clone())?;
+    tokio::spawn(follow_currencies(
+        api.profiles.currencies.clone(),
+        store,
+        shutdown.clone(),
+    ));
     // Demo customers exist only where the README promises them: locally.
     if config.service.program.environment == AppEnvironment::Local {
         anyhow::ensure!(
@@ -80,6 +88,24 @@ pub async fn serve(config: CustomersConfig, serving: Serving) -> anyhow::Result<
         shutdown,
     )
     .await
+}
+
+/// A currency the shop's markets add while it runs becomes one a
+/// preference may name (docs/markets.md, "Currencies").
+async fn follow_currencies(
+    currencies: Arc<std::sync::RwLock<Arc<Currencies>>>,
+    store: Store,
+    shutdown: tokio_util::sync::CancellationToken,
+) {
+    let take = move |_version, set: MarketSet| {
+        let mut held = currencies.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(wider) = held.extended(&set) {
+            *held = Arc::new(wider);
+        }
+    };
+    MARKETS
+        .follow(store, 0, storefront_domain::markets::parse, take, shutdown)
+        .await;
 }
 
 async fn seed(api: &service::CustomersApi) -> anyhow::Result<()> {

@@ -22,8 +22,9 @@ const MAX_ATTEMPTS: usize = 32;
 pub struct Profiles {
     pub store: Store,
     pub max_addresses: usize,
-    /// The shop's currencies (`MARKETS_FILE`): what a preference may name.
-    pub currencies: Arc<Currencies>,
+    /// The shop's currencies (`MARKETS_FILE`, and any its markets add
+    /// while it runs): what a preference may name.
+    pub currencies: Arc<std::sync::RwLock<Arc<Currencies>>>,
 }
 
 fn concurrent() -> ServiceError {
@@ -233,7 +234,12 @@ impl Profiles {
     ) -> Result<Preferences, ServiceError> {
         let p = preferences.unwrap_or_default();
         let mut v = Violations::default();
-        v.preferences(&p, &self.currencies);
+        let currencies = self
+            .currencies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        v.preferences(&p, &currencies);
         v.finish()?;
         let (_, doc, _) = self
             .update(customer_id, |doc| {

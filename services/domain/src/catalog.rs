@@ -3,7 +3,12 @@
 
 use prost::Message;
 use storefront_proto::catalog::v1::{Product, Variant};
-use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
+use storefront_proto::common::v1::{
+    Filter, FilterOperator, FilterValue, ListQuery, LocalizedString, Money, ResourceMeta,
+    filter_value,
+};
+
+use crate::listing::Listing;
 
 use crate::query::{FieldType, Schema, Value};
 
@@ -158,6 +163,32 @@ impl Schema for ProductSchema {
     fn varies(field: ProductField) -> bool {
         matches!(field, ProductField::Price)
     }
+}
+
+/// `query`, listing only the products priced in the currency at
+/// `currency` when some are not (a currency the markets added while the
+/// shop runs, before the shop priced everything in it): a product is never
+/// listed without a price in the currency asked. Unchanged when every
+/// product has one (the usual case), or when the query already has all the
+/// filters it may.
+pub fn priced_only(
+    mut query: ListQuery,
+    listing: &Listing<ProductSchema>,
+    currency: usize,
+) -> ListQuery {
+    let unpriced = listing
+        .column("price", currency)
+        .is_ok_and(|c| c.missing() > 0);
+    if unpriced && query.filters.len() < crate::query::MAX_FILTERS {
+        query.filters.push(Filter {
+            field: "price".into(),
+            operator: FilterOperator::Gte as i32,
+            value: Some(FilterValue {
+                kind: Some(filter_value::Kind::Integer(0)),
+            }),
+        });
+    }
+    query
 }
 
 pub fn money(currency: &str, cents: i64) -> Money {

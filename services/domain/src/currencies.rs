@@ -69,6 +69,27 @@ impl Currencies {
         Ok(Self::of(&set))
     }
 
+    /// These and, after them, every currency `set` sells that these do not
+    /// (indexes by position stay where they were), as far as
+    /// `MAX_CURRENCIES`; None when `set` adds none.
+    pub fn extended(&self, set: &MarketSet) -> Option<Self> {
+        let mut wider = self.clone();
+        for code in set.currencies() {
+            if wider.codes.len() >= MAX_CURRENCIES {
+                break;
+            }
+            if let Some(parsed) = Code::parse(code).filter(|c| !wider.codes.contains(c)) {
+                wider.codes.push(parsed);
+                wider.units.push(set.minor_units(code).unwrap_or(2));
+            }
+        }
+        if wider.codes.len() == self.codes.len() {
+            return None;
+        }
+        register(&wider);
+        Some(wider)
+    }
+
     /// The demo markets' (AUD, NZD, USD, EUR).
     pub fn demo() -> Self {
         static DEMO: OnceLock<Currencies> = OnceLock::new();
@@ -80,6 +101,31 @@ impl Currencies {
             },
         })
         .clone()
+    }
+
+    /// `(code, minor units)` in index order (what another program is told).
+    pub fn pairs(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.codes
+            .iter()
+            .map(Code::as_str)
+            .zip(self.units.iter().copied())
+    }
+
+    /// The currencies named by `pairs` (as `pairs` gives them), the
+    /// well-formed ones, at most `MAX_CURRENCIES`.
+    pub fn from_pairs<'a>(pairs: impl Iterator<Item = (&'a str, u32)>) -> Self {
+        let mut out = Self {
+            codes: Vec::new(),
+            units: Vec::new(),
+        };
+        for (code, units) in pairs.take(MAX_CURRENCIES) {
+            if let Some(parsed) = Code::parse(code).filter(|c| !out.codes.contains(c)) {
+                out.codes.push(parsed);
+                out.units.push(units);
+            }
+        }
+        register(&out);
+        out
     }
 
     pub fn codes(&self) -> &[Code] {
@@ -184,6 +230,26 @@ mod tests {
         let refused = demo.resolve("aud").expect_err("lowercase");
         assert_eq!(refused.violations[0].field, "currency");
         assert!(refused.message.ends_with("AUD, NZD, USD, EUR"));
+    }
+
+    #[test]
+    fn a_set_adds_its_new_currencies_after_the_others() {
+        let demo = Currencies::demo();
+        assert!(
+            demo.extended(&markets::parse(markets::DEMO.as_bytes()).unwrap())
+                .is_none()
+        );
+        let yen = markets::parse(
+            br#"{"markets":[{"id":"jp","currencies":[{"code":"JPY","minorUnits":0}],
+            "countries":["JP"],"prices":"taxIncluded","tax":{"name":"VAT","rates":[{"country":"JP","rate":0.1}]}}]}"#,
+        )
+        .expect("a set");
+        let wider = demo.extended(&yen).expect("JPY is new");
+        assert_eq!(wider.listed(), "AUD, NZD, USD, EUR, JPY");
+        assert_eq!((wider.index("EUR"), wider.index("JPY")), (Some(3), Some(4)));
+        let pairs: Vec<(String, u32)> = wider.pairs().map(|(c, u)| (c.to_string(), u)).collect();
+        let back = Currencies::from_pairs(pairs.iter().map(|(c, u)| (c.as_str(), *u)));
+        assert_eq!(back, wider);
     }
 
     #[test]

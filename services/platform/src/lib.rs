@@ -20,6 +20,7 @@ pub mod reply;
 pub mod server;
 pub mod service;
 pub mod settings;
+pub mod shared_document;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;

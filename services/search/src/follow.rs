@@ -22,6 +22,8 @@ use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::build::document;
 use crate::clients::Catalog;
+use storefront_domain::currencies::Currencies;
+
 use crate::clients::unavailable;
 use crate::facets::FacetRows;
 use crate::index::{self, Indexed};
@@ -44,6 +46,20 @@ impl SearchApi {
             .list_changes(&Current, since)
             .await
             .map_err(unavailable)?;
+        // A currency the catalog added (its markets did): indexed afresh.
+        let theirs = changes.currencies.iter().map(String::as_str);
+        let theirs = theirs.zip(changes.minor_units.iter().copied());
+        let theirs = Currencies::from_pairs(theirs);
+        let ours = self.currencies();
+        if !theirs.is_empty()
+            && theirs.codes().len() > ours.len()
+            && theirs.codes().starts_with(ours.codes())
+        {
+            tracing::info!(currencies = %theirs.listed(), "search indexes prices in a new currency");
+            *self.currencies.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(theirs);
+            self.rebuild_now().await?;
+            return Ok(true);
+        }
         if changes.catalog_version == current.catalog_version {
             return Ok(false);
         }

@@ -61,7 +61,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         inline_postings: config.inline_postings,
         updating: Arc::default(),
         built: Arc::new(tokio::sync::watch::Sender::new(false)),
-        currencies,
+        currencies: Arc::new(RwLock::new(currencies)),
     };
     // Listening at once, alive and not ready, while the first index is
     // built: a catalog away for long keeps search pods waiting, not

@@ -11,6 +11,7 @@ use storefront_proto::search::v1::search_service_server::SearchService;
 use storefront_proto::search::v1::*;
 use tonic::{Request, Response, Status};
 
+use storefront_domain::catalog::priced_only;
 use storefront_domain::currencies::Currencies;
 
 use crate::build;
@@ -41,8 +42,19 @@ pub struct SearchApi {
     /// Set by the first build: until then the service listens (alive,
     /// not ready) and answers UNAVAILABLE rather than an empty index.
     pub built: Arc<tokio::sync::watch::Sender<bool>>,
-    /// The markets' currencies.
-    pub currencies: Arc<Currencies>,
+    /// The currencies prices are indexed in: the markets' at start, and
+    /// any the catalog adds since (`ListChanges`).
+    pub currencies: Arc<RwLock<Arc<Currencies>>>,
+}
+
+impl SearchApi {
+    /// The currencies the next build indexes prices in.
+    pub fn currencies(&self) -> Arc<Currencies> {
+        self.currencies
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 fn internal(e: tantivy::TantivyError) -> ServiceError {
@@ -103,7 +115,7 @@ impl SearchApi {
             .map_err(unavailable)?;
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
-        let currencies = self.currencies.clone();
+        let currencies = self.currencies();
         let builder = storefront_platform::cpu::run_once("search-build", move || {
             build::build(received.into_iter(), &categories, currencies)
         });
@@ -185,9 +197,11 @@ impl SearchService for SearchApi {
         &self,
         request: Request<SearchRequest>,
     ) -> Result<Response<SearchResponse>, Status> {
-        let req = request.into_inner();
+        let mut req = request.into_inner();
         let indexed = self.answering()?;
         let currency = indexed.live.currencies.resolve(&req.currency_code)?;
+        let query = req.query.take().unwrap_or_default();
+        req.query = Some(priced_only(query, &indexed.listing, currency));
         let synonyms = self.synonyms.clone();
         // Matching, facets and ranking touch every hit: a broad search runs
         // on the blocking pool, so it never holds up cheap requests for

@@ -75,5 +75,9 @@ pub fn suggest(
     }
     let query = BooleanQuery::new(clauses);
     let rows = top_hits(indexed, &query, limit).map_err(internal)?;
-    Ok((completions, encoded(indexed, rows.into_iter(), currency)?))
+    // Never a product without a price in the currency asked (one the
+    // markets added before the shop priced everything in it).
+    let prices = indexed.listing.column("price", currency)?;
+    let priced = rows.into_iter().filter(|&row| prices.value(row).is_some());
+    Ok((completions, encoded(indexed, priced, currency)?))
 }

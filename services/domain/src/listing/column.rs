@@ -177,6 +177,12 @@ pub(super) fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec
 }
 
 impl Column {
+    /// How many records have no value.
+    pub fn missing(&self) -> usize {
+        let first_missing = self.starts.last().copied().unwrap_or(0) as usize;
+        self.asc.len().saturating_sub(first_missing)
+    }
+
     /// Indexes `values` (one per record); `by_id` lists the records in id
     /// order, which breaks ties. The orders come from a counting sort of
     /// the records taken in id order.

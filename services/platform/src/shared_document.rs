@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use storefront_platform::error::{ErrorKind, ServiceError};
-use storefront_platform::store::Store;
+use crate::error::{ErrorKind, ServiceError};
+use crate::store::Store;
 use storefront_proto::error::codes;
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +16,13 @@ pub struct SharedDocument {
     pub key: &'static str,
     pub what: &'static str,
 }
+
+/// The shop's markets (docs/markets.md): set on the cart service, followed
+/// by every program that prices in their currencies.
+pub const MARKETS: SharedDocument = SharedDocument {
+    key: "markets:set",
+    what: "markets",
+};
 
 impl SharedDocument {
     /// Keeps `bytes` (already checked) as the document every replica uses.
