@@ -5,8 +5,7 @@
 use std::pin::Pin;
 
 use futures::Stream;
-use storefront_domain::catalog::{default_money, money, price_in, price_tail, priced_only};
-use storefront_domain::currencies::Currencies;
+use storefront_domain::catalog::{default_money, price_in, price_tail, priced_only};
 use storefront_domain::query;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
@@ -263,7 +262,7 @@ impl CatalogService for CatalogApi {
                     product.description = req.description.clone();
                 }
                 for update in &req.prices {
-                    set_price(&mut product, update, &current.currencies)?;
+                    crate::writes::set_price(&mut product, update, &current.currencies)?;
                 }
                 Ok(vec![Change::Put {
                     product: Box::new(product),
@@ -362,46 +361,6 @@ fn export_rows(
             .collect::<Result<_, ServiceError>>()?;
     }
     Ok(batch)
-}
-
-/// Sets one variant's price in one currency (master variant included).
-fn set_price(
-    product: &mut Product,
-    update: &PriceUpdate,
-    currencies: &Currencies,
-) -> Result<(), ServiceError> {
-    let price = update
-        .price
-        .as_ref()
-        .filter(|p| currencies.contains(&p.currency_code) && p.cent_amount >= 0)
-        .map(|p| money(&p.currency_code, p.cent_amount))
-        .ok_or_else(|| {
-            let allowed = currencies.listed();
-            ServiceError::new(
-                ErrorKind::BadRequest,
-                "INVALID_PRICE",
-                format!("a price needs one of the shop's currencies ({allowed}) and cents >= 0"),
-            )
-        })?;
-    let mut found = false;
-    let variants = product
-        .variants
-        .iter_mut()
-        .chain(product.master_variant.as_mut());
-    for variant in variants.filter(|v| v.id == update.variant_id) {
-        found = true;
-        variant
-            .prices
-            .retain(|p| p.currency_code != price.currency_code);
-        variant.prices.push(price.clone());
-    }
-    if !found {
-        return Err(ServiceError::not_found(
-            "variant",
-            &update.variant_id.to_string(),
-        ));
-    }
-    Ok(())
 }
 
 /// Row `row`'s product, its price picked in `currency` (0 when it has

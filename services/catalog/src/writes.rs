@@ -8,11 +8,12 @@ use std::sync::Arc;
 use storefront_proto::error::codes;
 
 use bytes::Bytes;
-use storefront_domain::catalog::meta_id;
+use storefront_domain::catalog::{meta_id, money};
+use storefront_domain::currencies::Currencies;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
 use storefront_proto::catalog::v1::{
-    ChangeReply, ChangesReply, DeleteProductRequest, FeedChunk, PutProductRequest, SetStockRequest,
-    stock_level,
+    ChangeReply, ChangesReply, DeleteProductRequest, FeedChunk, PriceUpdate, Product,
+    PutProductRequest, SetStockRequest, stock_level,
 };
 use tokio::sync::mpsc;
 
@@ -286,4 +287,44 @@ pub fn export(catalog: Arc<Catalog>, send: mpsc::Sender<Result<FeedChunk, tonic:
             .send
             .blocking_send(Err(tonic::Status::internal(e.to_string())));
     }
+}
+
+/// Sets one variant's price in one currency (master variant included).
+pub(crate) fn set_price(
+    product: &mut Product,
+    update: &PriceUpdate,
+    currencies: &Currencies,
+) -> Result<(), ServiceError> {
+    let price = update
+        .price
+        .as_ref()
+        .filter(|p| currencies.contains(&p.currency_code) && p.cent_amount >= 0)
+        .map(|p| money(&p.currency_code, p.cent_amount))
+        .ok_or_else(|| {
+            let allowed = currencies.listed();
+            ServiceError::new(
+                ErrorKind::BadRequest,
+                "INVALID_PRICE",
+                format!("a price needs one of the shop's currencies ({allowed}) and cents >= 0"),
+            )
+        })?;
+    let mut found = false;
+    let variants = product
+        .variants
+        .iter_mut()
+        .chain(product.master_variant.as_mut());
+    for variant in variants.filter(|v| v.id == update.variant_id) {
+        found = true;
+        variant
+            .prices
+            .retain(|p| p.currency_code != price.currency_code);
+        variant.prices.push(price.clone());
+    }
+    if !found {
+        return Err(ServiceError::not_found(
+            "variant",
+            &update.variant_id.to_string(),
+        ));
+    }
+    Ok(())
 }

@@ -2,6 +2,7 @@
 //! same products, ids included, so demos, tests and benchmarks agree.
 
 mod collections;
+mod prices;
 mod vocab;
 
 use std::collections::BTreeMap;
@@ -10,21 +11,20 @@ use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::{
     Availability, Category, CategoryRef, Media, MediaType, Product, ProductStatus, Variant,
 };
-use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
+use storefront_proto::common::v1::{LocalizedString, ResourceMeta};
 
+use self::prices::prices;
 use self::vocab::{ADJECTIVES, BRANDS, COLOURS, Leaf, TREE};
 use crate::store::{Parts, StoredProducts, sku_key};
 use std::sync::Arc;
 
 use storefront_domain::catalog::ProductFacts;
-use storefront_domain::currencies::{Currencies, fraction_digits};
+use storefront_domain::currencies::Currencies;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
 const EARLIEST: i64 = 1_704_067_200;
 /// 2026-11-01T00:00:00Z.
 const LATEST: i64 = 1_793_491_200;
-/// NZD prices are AUD prices times this, in per mille.
-const NZD_PER_MILLE_OF_AUD: i64 = 1_090;
 const IMAGE_BASE: &str = "https://images.storefront.example/products";
 
 /// Products come in chunks of `CHUNK`, each from its own random sequence
@@ -227,44 +227,6 @@ fn categories(rng: &mut fastrand::Rng) -> (Vec<Category>, Vec<LeafRef>) {
         }
     }
     (all, leaves)
-}
-
-/// Rough rates to price the demo in other currencies: units of the
-/// currency per thousand AUD (none: 1,000).
-const PER_MILLE_OF_AUD: &[(&str, i64)] = &[
-    ("USD", 650),
-    ("EUR", 600),
-    ("GBP", 520),
-    ("CAD", 900),
-    ("JPY", 100_000),
-    ("KWD", 200),
-];
-
-/// A shelf price in every one of `currencies`: whole dollars ending in .95
-/// in AUD, .99 in NZD, and in others a whole unit less one minor unit.
-fn prices(aud_dollars: i64, currencies: &Currencies) -> Vec<Money> {
-    let aud = aud_dollars * 100 + 95;
-    currencies
-        .codes()
-        .iter()
-        .map(|code| {
-            let code = code.as_str();
-            let cents = match code {
-                "AUD" => aud,
-                "NZD" => (aud * NZD_PER_MILLE_OF_AUD / 1000) / 100 * 100 + 99,
-                other => {
-                    let rate = PER_MILLE_OF_AUD
-                        .iter()
-                        .find(|(c, _)| *c == other)
-                        .map_or(1_000, |(_, r)| *r);
-                    let scale = 10_i64.pow(fraction_digits(other));
-                    let whole = (aud_dollars * rate / 1000).max(1);
-                    whole * scale + (scale - 1).min(99 * scale / 100)
-                }
-            };
-            storefront_domain::catalog::money(code, cents)
-        })
-        .collect()
 }
 
 fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32) -> Media {
