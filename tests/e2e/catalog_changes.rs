@@ -341,34 +341,16 @@ async fn internal_routes_are_documented_and_least_privilege() {
 /// product, the change followed within 2 s.
 #[tokio::test]
 async fn replicas_on_one_redis_serve_the_same_catalog() {
-    use storefront_platform::env::EnvReader;
-    use storefront_platform::identity::dev_issuer::JWKS_PATH;
     use storefront_proto::catalog::v1::GetProductRequest;
     use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 
     let mut t = crate::helpers::spawn_mesh_on(crate::helpers::Backend::Redis, &[]).await;
-    let redis = t._redis.as_ref().unwrap().url.clone();
     let replica = async |t: &TestMesh| {
-        let env = EnvReader::from_pairs([
-            (
-                "IDENTITY_JWKS_URL",
-                format!("{}{JWKS_PATH}", t.mesh.issuer_url),
-            ),
-            ("REDIS_URL", redis.clone()),
-        ]);
-        let config = storefront_catalog::CatalogConfig::from_env(&env).unwrap();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = tokio_util::sync::CancellationToken::new();
-        let serving = storefront_platform::service::Serving {
-            listener,
-            store: storefront_platform::store::Store::redis(&redis, "sf:")
-                .await
-                .unwrap(),
-            shutdown: stop.clone(),
-        };
-        tokio::spawn(storefront_catalog::serve(config, serving));
-        (format!("http://{addr}"), stop)
+        crate::helpers::replica(t, |env, serving| {
+            let config = storefront_catalog::CatalogConfig::from_env(env).unwrap();
+            storefront_catalog::serve(config, serving)
+        })
+        .await
     };
     let token = t
         .mesh

@@ -334,3 +334,38 @@ macro_rules! both_backends {
         }
     };
 }
+
+/// Another replica of a service on the mesh's Redis, as a second pod would
+/// run beside the mesh's own: `serve` starts it with the settings a
+/// replica gets (the dev issuer's keys, the Redis URL). Its URL, and what
+/// stops it.
+pub async fn replica<F, Fut>(
+    t: &TestMesh,
+    serve: F,
+) -> (String, tokio_util::sync::CancellationToken)
+where
+    F: FnOnce(&EnvReader, storefront_platform::service::Serving) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send + 'static,
+{
+    use storefront_platform::identity::dev_issuer::JWKS_PATH;
+    let redis = t._redis.as_ref().expect("a mesh on Redis").url.clone();
+    let env = EnvReader::from_pairs([
+        (
+            "IDENTITY_JWKS_URL",
+            format!("{}{JWKS_PATH}", t.mesh.issuer_url),
+        ),
+        ("REDIS_URL", redis.clone()),
+    ]);
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let stop = tokio_util::sync::CancellationToken::new();
+    let serving = storefront_platform::service::Serving {
+        listener,
+        store: storefront_platform::store::Store::redis(&redis, "sf:")
+            .await
+            .expect("the mesh's Redis"),
+        shutdown: stop.clone(),
+    };
+    tokio::spawn(serve(&env, serving));
+    (url, stop)
+}

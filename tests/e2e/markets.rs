@@ -317,32 +317,15 @@ both_backends!(
 /// same Redis serves within two seconds (each follows the shared store).
 #[tokio::test]
 async fn a_second_replica_takes_up_a_set_put_through_the_first() {
-    use storefront_platform::env::EnvReader;
-    use storefront_platform::identity::dev_issuer::JWKS_PATH;
     use storefront_proto::cart::v1::GetMarketsRequest;
     use storefront_proto::cart::v1::cart_service_client::CartServiceClient;
 
     let t = crate::helpers::spawn_mesh_on(crate::helpers::Backend::Redis, &[]).await;
-    let redis = t._redis.as_ref().unwrap().url.clone();
-    let env = EnvReader::from_pairs([
-        (
-            "IDENTITY_JWKS_URL",
-            format!("{}{JWKS_PATH}", t.mesh.issuer_url),
-        ),
-        ("REDIS_URL", redis.clone()),
-    ]);
-    let config = storefront_cart::CartConfig::from_env(&env).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let stop = tokio_util::sync::CancellationToken::new();
-    let serving = storefront_platform::service::Serving {
-        listener,
-        store: storefront_platform::store::Store::redis(&redis, "sf:")
-            .await
-            .unwrap(),
-        shutdown: stop.clone(),
-    };
-    tokio::spawn(storefront_cart::serve(config, serving));
+    let (url, stop) = crate::helpers::replica(&t, |env, serving| {
+        let config = storefront_cart::CartConfig::from_env(env).unwrap();
+        storefront_cart::serve(config, serving)
+    })
+    .await;
     let token = t
         .mesh
         .issuer
