@@ -1,4 +1,4 @@
-//! Rate limiting (README "Rate limits"): GCRA per scope — client IP, customer
+//! Rate limiting (docs/rate-limits.md): GCRA per scope — client IP, customer
 //! session, and stricter budgets for search and login. In process with
 //! `governor` (a maintained GCRA implementation, keyed, lock-free); with
 //! Redis, one Lua script per decision so every gateway replica shares the

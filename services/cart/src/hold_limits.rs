@@ -32,7 +32,7 @@ pub struct HoldLimit {
     pub total: u32,
 }
 
-/// The bounds of every kind of holder (README "Stock holds").
+/// The bounds of every kind of holder (docs/abuse-limits.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HoldLimits {
     /// `HOLD_LIMIT_PER_VARIANT` (10), `HOLD_LIMIT_TOTAL` (100).

@@ -1,6 +1,6 @@
 //! The shop's own promotions: a JSON document `{"promotions": [...]}`,
-//! each promotion in the public JSON of `GET /promotions` (README "The
-//! shop's promotions"), read from `PROMOTIONS_FILE` at start or set whole
+//! each promotion in the public JSON of `GET /promotions` (docs/catalog-live.md,
+//! "The shop's promotions"), read from `PROMOTIONS_FILE` at start or set whole
 //! on the internal port (`PUT /internal/promotions`), checked field by
 //! field, and kept in the shared store so that every cart replica prices
 //! with the same set (each looks for a new one every second).
