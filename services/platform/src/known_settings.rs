@@ -242,6 +242,21 @@ mod tests {
         unknown(&env).iter().map(Unknown::to_string).collect()
     }
 
+    /// `deploy/storefront.env.example` (the sample a shop starts its
+    /// environment from) names every setting once, and nothing else.
+    #[test]
+    fn the_sample_environment_names_every_setting() {
+        let sample = include_str!("../../../deploy/storefront.env.example");
+        let named: Vec<&str> = sample
+            .lines()
+            .filter_map(|l| l.strip_prefix("# ")?.strip_suffix('='))
+            .collect();
+        assert_eq!(
+            named, SETTINGS,
+            "regenerate the sample from docs/configuration.md"
+        );
+    }
+
     #[test]
     fn the_list_is_sorted_without_repeats() {
         assert!(SETTINGS.windows(2).all(|w| w[0] < w[1]));
