@@ -11,6 +11,7 @@ const PROTOS: &[&str] = &[
     "storefront/cart/v1/cart.proto",
     "storefront/search/v1/search.proto",
     "storefront/content/v1/content.proto",
+    "storefront/payments/v1/payments.proto",
     "storefront/orders/storage/v1/storage.proto",
     "storefront/cart/storage/v1/storage.proto",
     "storefront/catalog/storage/v1/storage.proto",

@@ -189,6 +189,16 @@ impl Mesh {
         };
         let issuer_url = format!("http://{}", issuer_listener.local_addr()?);
         env.set("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}"));
+        // The test provider posts its signed webhooks to this mesh's own
+        // gateway, as Stripe posts to a shop's.
+        let gateway_addr = match &gateway {
+            Some(listener) => listener.local_addr()?.to_string(),
+            None => env.string("LISTEN_ADDR", &topology::GATEWAY.local_addr()),
+        };
+        env.set_default(
+            "PAYMENTS_WEBHOOK_URL",
+            format!("http://{gateway_addr}/webhooks/payments/test"),
+        );
         let redis = env.redis(env.environment()?, "the mesh's state")?;
         let store = Store::open(redis.as_ref(), "sf:").await?;
         // Who may call whom, and which methods, is each service's default

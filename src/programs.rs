@@ -29,6 +29,7 @@ async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> 
 pub const SERVICES: &[Entry] = &[
     entry::<storefront_catalog::Catalog>(),
     entry::<storefront_customers::Customers>(),
+    entry::<storefront_payments::Payments>(),
     entry::<storefront_orders::Orders>(),
     entry::<storefront_cart::Cart>(),
     entry::<storefront_search::Search>(),

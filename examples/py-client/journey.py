@@ -20,6 +20,7 @@ from storefront_client.api.cart import (
     confirm_checkout,
     create_cart,
     create_checkout,
+    pay_checkout,
 )
 from storefront_client.api.content import footer, page
 from storefront_client.api.customers import create_address, get_customer, sign_up
@@ -38,6 +39,8 @@ from storefront_client.models import (
     Document,
     LoginBody,
     LoginResult,
+    Payment,
+    PaymentBody,
     PagedVariant,
     SearchResult,
     SignUpAccepted,
@@ -136,6 +139,18 @@ def main(base_url):
         201,
         CheckoutSession,
     )
+    # The test provider's card that authorizes (Stripe's test method id).
+    payment = expect(
+        pay_checkout.sync_detailed(
+            checkout.id,
+            client=shopper,
+            body=PaymentBody(payment_method="pm_card_visa"),
+            x_api_version=VERSION,
+        ),
+        201,
+        Payment,
+    )
+    assert payment.status == "authorized", payment
     confirmed = expect(
         confirm_checkout.sync_detailed(checkout.id, client=shopper, x_api_version=VERSION),
         200,

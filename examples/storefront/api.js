@@ -110,6 +110,9 @@ const api = {
   addAddress: (address) => customerCall("POST", "/customers/me/addresses", address),
   // `to`: { shippingAddressId } from the address book, or { shippingAddress }.
   checkout: (cartId, to) => customerCall("POST", "/checkout", { cartId, ...to }),
+  // The session's payment, confirmed with `paymentMethod` (the test
+  // provider's cards locally; a PaymentMethod from Stripe.js with Stripe).
+  pay: (sessionId, paymentMethod) => customerCall("POST", `/checkout/${sessionId}/payment`, { paymentMethod }),
   confirm: (sessionId) => customerCall("POST", `/checkout/${sessionId}/confirm`),
   orders: () => customerCall("GET", "/orders?limit=20"),
 };

@@ -201,16 +201,24 @@ async function cart() {
     code, c.lineItems.length ? address : h("p", {}, "Your cart is empty."));
 }
 
+// The test provider's cards (Stripe's test methods): what a shop running
+// PAYMENT_PROVIDER=test takes. A Stripe shop collects a card with Stripe.js.
+const TEST_CARDS = [["pm_card_visa", "Visa (authorizes)"], ["pm_card_visa_chargeDeclined", "Visa (declined)"]];
+
 function renderCheckout(checkout) {
-  const confirm = h("button", { id: "confirm" }, "Confirm and pay");
+  const card = h("select", { id: "card" }, TEST_CARDS.map(([id, label]) => h("option", { value: id }, label)));
+  const confirm = h("button", { id: "confirm" }, "Pay and place order");
   confirm.addEventListener("click", guarded(async () => {
+    // A declined card answers 402 PAYMENT_DECLINED (shown): choose another.
+    await api.pay(checkout.id, card.value);
     const done = await api.confirm(checkout.id);
     sessionStorage.removeItem("cart");
     // A guest has no order history: the confirmation is the receipt.
     if (session.guest) render(h("h2", {}, "Thank you"), h("p", { id: "placed" }, `Order placed: ${done.orderId}`));
     else location.hash = `#/orders?placed=${done.orderId}`;
   }));
-  render(h("h2", {}, "Checkout"), h("p", {}, `Total ${money(checkout.totalPrice)}, open until ${checkout.expiresAt}`), confirm);
+  render(h("h2", {}, "Checkout"), h("p", {}, `Total ${money(checkout.totalPrice)}, open until ${checkout.expiresAt}`),
+    h("label", {}, "Card ", card), confirm);
 }
 
 async function orders(params) {

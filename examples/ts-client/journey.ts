@@ -59,6 +59,10 @@ export async function journey(email: string): Promise<string> {
   const saved = await call<Json<"/customers/{customerId}/addresses", "post">>("POST", "/customers/me/addresses", token, address);
   const open: Body<"/checkout", "post"> = { cartId: cart.id, shippingAddressId: saved.id };
   const checkout = await call<Json<"/checkout", "post">>("POST", "/checkout", token, open);
+  // The test provider's card that authorizes (Stripe's test method id).
+  const method: Body<"/checkout/{sessionId}/payment", "post"> = { paymentMethod: "pm_card_visa" };
+  const payment = await call<Json<"/checkout/{sessionId}/payment", "post">>("POST", `/checkout/${checkout.id}/payment`, token, method);
+  if (payment.status !== "authorized") throw new Error(`payment ${payment.status}`);
   const confirmed = await call<Json<"/checkout/{sessionId}/confirm", "post">>("POST", `/checkout/${checkout.id}/confirm`, token);
   const orders = await call<Json<"/orders", "get">>("GET", "/orders", token);
   const total: number = orders.results[0].totals.total.centAmount;

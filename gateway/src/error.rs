@@ -47,6 +47,11 @@ pub struct ErrorBody {
     #[serde(rename = "checkoutSession", skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Object>)]
     pub checkout_session: Option<serde_json::Value>,
+    /// `PAYMENT_DECLINED` only: the session's payment, with the provider's
+    /// `declineCode`, waiting for another method.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub payment: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +72,8 @@ pub struct About {
     pub cart: Option<serde_json::Value>,
     /// `CHECKOUT_REPRICED`: the checkout session as repriced.
     pub checkout_session: Option<serde_json::Value>,
+    /// `PAYMENT_DECLINED`: the payment with its decline code.
+    pub payment: Option<serde_json::Value>,
 }
 
 /// The error body's `type` for a status: its kind's (`ErrorKind::TABLE`);
@@ -284,6 +291,7 @@ impl ApiError {
             errors: self.errors.clone(),
             cart: self.about.as_ref().and_then(|a| a.cart.clone()),
             checkout_session: self.about.as_ref().and_then(|a| a.checkout_session.clone()),
+            payment: self.about.as_ref().and_then(|a| a.payment.clone()),
         }
     }
 }

@@ -158,6 +158,11 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
     vec![
         (prefix("/health/"), OPERATIONAL),
         (exact("/openapi.json"), OPERATIONAL),
+        // A provider's deliveries carry no API version: their signature is
+        // their authentication, checked before anything is applied. The
+        // test provider's 3-D Secure page is a page, not a resource.
+        (prefix("/webhooks/"), OPERATIONAL),
+        (prefix("/payments/test/"), OPERATIONAL),
         // `/search` and `/search/suggestions`: the costliest public reads.
         (
             prefix("/search"),

@@ -27,6 +27,8 @@ pub enum ErrorKind {
     PermissionDenied,
     Unavailable,
     Internal,
+    /// No authorized payment, or the method was declined (HTTP 402).
+    PaymentRequired,
 }
 
 /// One kind's row of [`ErrorKind::TABLE`].
@@ -72,7 +74,7 @@ impl ErrorKind {
     /// error body's `type`, and the code and message it is answered with
     /// when it carries none. A code shared by two kinds reads back as the
     /// first; so does an HTTP status.
-    pub const TABLE: [KindRow; 8] = [
+    pub const TABLE: [KindRow; 9] = [
         row(
             ErrorKind::BadRequest,
             "bad_request",
@@ -145,13 +147,24 @@ impl ErrorKind {
             "BAD_GATEWAY",
             "a downstream service returned an invalid response",
         ),
+        // The spec's types have none for payments: a payment missing or
+        // declined conflicts with what the checkout needs.
+        row(
+            ErrorKind::PaymentRequired,
+            "payment_required",
+            Code::FailedPrecondition,
+            402,
+            "conflict_error",
+            "PAYMENT_REQUIRED",
+            "the checkout needs an authorized payment",
+        ),
     ];
 
     pub fn row(self) -> KindRow {
         Self::TABLE
             .into_iter()
             .find(|row| row.kind == self)
-            .unwrap_or(Self::TABLE[7])
+            .unwrap_or(Self::TABLE[7]) // Internal
     }
 
     /// The kind answered with HTTP `status`, if one is.

@@ -72,6 +72,13 @@ pub mod content {
 }
 
 #[allow(clippy::all)]
+pub mod payments {
+    pub mod v1 {
+        tonic::include_proto!("storefront.payments.v1");
+    }
+}
+
+#[allow(clippy::all)]
 pub mod customers {
     pub mod v1 {
         tonic::include_proto!("storefront.customers.v1");

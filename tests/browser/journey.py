@@ -19,7 +19,7 @@ from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 API, SHOP, STRANGER, SCREENSHOT = sys.argv[1:5]
 
@@ -141,6 +141,12 @@ def main():
                             ("city", "Sydney"), ("postalCode", "2000")):
             form.find_element(By.NAME, name).send_keys(value)
         form.find_element(By.TAG_NAME, "button").click()
+        # Pay with the test provider's declined card: 402, shown, nothing placed;
+        # then with the card that authorizes.
+        Select(seen("#card")).select_by_value("pm_card_visa_chargeDeclined")
+        click("#confirm")
+        wait.until(lambda d: "PAYMENT_DECLINED" in d.find_element(By.ID, "error").text)
+        Select(seen("#card")).select_by_value("pm_card_visa")
         click("#confirm")
         placed = seen("#placed").text.split(": ")[1]
         present(f"#orders tr[data-order='{placed}']")

@@ -87,6 +87,16 @@ async fn a_guest_shops_without_an_account(t: TestMesh) {
     assert_eq!(opened.status, 201, "{}", opened.body);
     assert_eq!(opened.body["shippingAddress"]["city"], "Sydney");
     let session = opened.body["id"].as_str().unwrap();
+    let paid = send(
+        &t,
+        Method::POST,
+        &format!("/checkout/{session}/payment"),
+        &token,
+        Some(json!({"paymentMethod": "pm_card_visa"})),
+    )
+    .await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
+    assert_eq!(paid.body["status"], "authorized");
     let confirmed = send(
         &t,
         Method::POST,

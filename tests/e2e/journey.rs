@@ -106,7 +106,23 @@ impl<'a> Shopper<'a> {
         session.body["id"].as_str().unwrap().to_string()
     }
 
+    /// Pays the session with the test provider's `method`.
+    pub async fn pay(&self, session: &str, method: &str) -> Reply {
+        let body = json!({"paymentMethod": method});
+        let path = format!("/checkout/{session}/payment");
+        self.send(Method::POST, &path, Some(body)).await
+    }
+
+    /// Pays the session with the test card that authorizes (as a shopper
+    /// does before confirming; a session that cannot be paid answers its
+    /// refusal to the confirm too), then confirms it.
     pub async fn confirm(&self, session: &str) -> Reply {
+        self.pay(session, "pm_card_visa").await;
+        self.confirm_only(session).await
+    }
+
+    /// Confirms the session as it stands, paid or not.
+    pub async fn confirm_only(&self, session: &str) -> Reply {
         self.send(Method::POST, &format!("/checkout/{session}/confirm"), None)
             .await
     }

@@ -34,6 +34,7 @@ mod logs;
 mod markets;
 mod openapi;
 mod orders;
+mod payments;
 mod processes;
 mod products;
 mod query_errors;

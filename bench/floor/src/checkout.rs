@@ -1,12 +1,16 @@
-//! The checkout load of `bench/scale.sh`: checkout open and confirm, each
-//! measured on its own at a fixed concurrency, with this driver's own
-//! floor (the same client asking the floor's axum -> tonic route) measured
-//! in the same run, so the ratio is not the client's cost.
+//! The checkout load of `bench/scale.sh`: checkout open, payment (the test
+//! provider's `pm_card_visa`) and confirm, each measured on its own at a
+//! fixed concurrency, and the whole flow (each session's three answers
+//! added up; its throughput from the three phases' times), with this
+//! driver's own floor (the same client asking the floor's axum -> tonic
+//! route) measured in the same run, so the ratio is not the client's cost.
+//! A build without payments (404 to the payment) is measured open and
+//! confirm only, so one run compares a build before payments with one after.
 //!
 //! Usage: `checkout BASE_URL FLOOR_URL PRODUCTS_FILE [SECONDS] [WORKERS]`.
 //! Each worker is a customer with an address. A round: every worker makes
 //! `CARTS` carts of one line (not measured), then all open a checkout for
-//! each (measured together), then all confirm them (measured together).
+//! each (measured together), then all pay them, then all confirm them.
 //! Between rounds (not measured) every order made is cancelled, which
 //! returns its unit to the stock: confirms sell what they buy, so a run
 //! would otherwise empty the products it buys.
@@ -73,6 +77,12 @@ async fn send(request: reqwest::RequestBuilder) -> anyhow::Result<Value> {
     Ok(body)
 }
 
+/// A build without the payment route: its 404 names no route.
+fn no_payments(error: &anyhow::Error) -> bool {
+    let text = format!("{error:#}");
+    text.starts_with("404") && text.contains("no resource at this path")
+}
+
 impl Shopper {
     async fn new(http: reqwest::Client, base: &str, n: usize) -> anyhow::Result<Self> {
         let stamp = std::process::id();
@@ -132,9 +142,10 @@ impl Shopper {
         Ok(id)
     }
 
-    /// Opens a checkout of each cart of `items`, or confirms each session
-    /// of them, timing each.
-    async fn timed(&self, step: Step, items: &[String]) -> (Phase, Vec<String>) {
+    /// Opens a checkout of each cart of `items`, pays or confirms each
+    /// session of them, timing each: the phase, and each item's answer
+    /// (an id) and time, in order (none for a failure).
+    async fn timed(&self, step: Step, items: &[String]) -> (Phase, Vec<Option<(String, u64)>>) {
         let mut phase = Phase::default();
         let mut answers = Vec::with_capacity(items.len());
         for item in items {
@@ -144,19 +155,34 @@ impl Shopper {
                     let body = json!({"cartId": item, "shippingAddressId": self.address});
                     send(self.post("/checkout").json(&body)).await
                 }
+                Step::Pay => {
+                    let body = json!({"paymentMethod": "pm_card_visa"});
+                    let path = format!("/checkout/{item}/payment");
+                    match send(self.post(&path).json(&body)).await {
+                        Err(e) if no_payments(&e) => {
+                            answers.push(Some((item.clone(), 0)));
+                            continue;
+                        }
+                        answer => answer,
+                    }
+                }
                 Step::Confirm => send(self.post(&format!("/checkout/{item}/confirm"))).await,
             };
             match answer {
                 Ok(body) => {
-                    phase.latencies.push(start.elapsed().as_micros() as u64);
+                    let micros = start.elapsed().as_micros() as u64;
+                    phase.latencies.push(micros);
                     let id = match step {
                         Step::Open => &body["id"],
+                        Step::Pay => &Value::String(item.clone()),
                         Step::Confirm => &body["orderId"],
                     };
-                    answers.push(id.as_str().unwrap_or_default().to_string());
+                    let id = id.as_str().unwrap_or_default().to_string();
+                    answers.push(Some((id, micros)));
                 }
                 Err(e) => {
                     phase.errors += 1;
+                    answers.push(None);
                     eprintln!("{e:#}");
                 }
             }
@@ -168,19 +194,44 @@ impl Shopper {
 #[derive(Clone, Copy)]
 enum Step {
     Open,
+    Pay,
     Confirm,
 }
 
-/// One worker's rounds: (open phase, confirm phase), timed by the caller
-/// between barriers.
+/// The ids of the answered items, and (with `times`) each one's time
+/// added to what its item took so far.
+fn answered(answers: Vec<Option<(String, u64)>>, times: &mut [Option<u64>]) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (answer, time) in answers.into_iter().zip(times.iter_mut()) {
+        match answer {
+            Some((id, micros)) => {
+                *time = time.map(|t| t + micros);
+                ids.push(id);
+            }
+            None => *time = None,
+        }
+    }
+    ids
+}
+
+/// One worker's phases, and its whole flows.
+#[derive(Default)]
+struct Phases {
+    opened: Phase,
+    paid: Phase,
+    confirmed: Phase,
+    flows: Phase,
+}
+
+/// One worker's rounds: its phases, timed by the caller between barriers.
 async fn rounds(
     shopper: Shopper,
     products: Arc<Vec<String>>,
     n: usize,
     barrier: Arc<Barrier>,
     stop: Arc<std::sync::atomic::AtomicBool>,
-) -> (Phase, Phase) {
-    let (mut opened, mut confirmed) = (Phase::default(), Phase::default());
+) -> Phases {
+    let mut phases = Phases::default();
     let mut next = n * 7;
     loop {
         let mut carts = Vec::with_capacity(CARTS);
@@ -193,16 +244,26 @@ async fn rounds(
             }
         }
         barrier.wait().await;
-        let (phase, sessions) = shopper.timed(Step::Open, &carts).await;
-        opened.add(phase);
+        let (phase, answers) = shopper.timed(Step::Open, &carts).await;
+        phases.opened.add(phase);
+        let mut times: Vec<Option<u64>> = vec![Some(0); answers.len()];
+        let sessions = answered(answers, &mut times);
+        times.retain(Option::is_some);
         barrier.wait().await;
-        let (phase, orders) = shopper.timed(Step::Confirm, &sessions).await;
-        confirmed.add(phase);
+        let (phase, answers) = shopper.timed(Step::Pay, &sessions).await;
+        phases.paid.add(phase);
+        let paid = answered(answers, &mut times);
+        times.retain(Option::is_some);
+        barrier.wait().await;
+        let (phase, answers) = shopper.timed(Step::Confirm, &paid).await;
+        phases.confirmed.add(phase);
+        let orders = answered(answers, &mut times);
+        phases.flows.latencies.extend(times.into_iter().flatten());
         barrier.wait().await;
         // The timer has decided whether this was the last round.
         barrier.wait().await;
         if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return (opened, confirmed);
+            return phases;
         }
         shopper.cancel(&orders).await;
     }
@@ -275,31 +336,47 @@ async fn main() -> anyhow::Result<()> {
             tokio::spawn(rounds(s, args.0, n, args.1, args.2))
         })
         .collect();
-    let (mut open_time, mut confirm_time) = (Duration::ZERO, Duration::ZERO);
+    let mut times = [Duration::ZERO; 3];
     loop {
         barrier.wait().await;
-        let start = Instant::now();
-        barrier.wait().await;
-        open_time += start.elapsed();
-        let start = Instant::now();
-        barrier.wait().await;
-        confirm_time += start.elapsed();
-        let done = open_time.min(confirm_time) >= Duration::from_secs(seconds);
+        for time in &mut times {
+            let start = Instant::now();
+            barrier.wait().await;
+            *time += start.elapsed();
+        }
+        let done = times
+            .iter()
+            .min()
+            .is_some_and(|t| *t >= Duration::from_secs(seconds));
         stop.store(done, std::sync::atomic::Ordering::Relaxed);
         barrier.wait().await;
         if done {
             break;
         }
     }
-    let (mut opened, mut confirmed) = (Phase::default(), Phase::default());
+    let mut all = Phases::default();
     for task in tasks {
-        let (o, c) = task.await?;
-        opened.add(o);
-        confirmed.add(c);
+        let phases = task.await?;
+        all.opened.add(phases.opened);
+        all.paid.add(phases.paid);
+        all.confirmed.add(phases.confirmed);
+        all.flows.add(phases.flows);
     }
-    opened.elapsed = open_time;
-    confirmed.elapsed = confirm_time;
-    opened.report("checkout open");
-    confirmed.report("checkout confirm");
+    let [open_time, pay_time, confirm_time] = times;
+    all.opened.elapsed = open_time;
+    all.paid.elapsed = pay_time;
+    all.confirmed.elapsed = confirm_time;
+    // The flows' throughput: each phase ran all its sessions in its time.
+    all.flows.elapsed = if all.paid.latencies.is_empty() {
+        open_time + confirm_time
+    } else {
+        open_time + pay_time + confirm_time
+    };
+    all.opened.report("checkout open");
+    if !all.paid.latencies.is_empty() {
+        all.paid.report("checkout payment");
+    }
+    all.confirmed.report("checkout confirm");
+    all.flows.report("checkout flow");
     Ok(())
 }

@@ -58,7 +58,7 @@ data:
          it may call only those; the gateway may call every method. Helm
          cannot read services/platform/src/topology.rs, where they are
          declared: tests/e2e/deploy/chart.rs holds this list to it. */}}
-  {{- $calls := dict "catalog" (dict "cart" "AdjustStock|GetProduct|GetProducts|ListCategories" "orders" "AdjustStock" "search" "ListChanges|ListCategories|ExportProducts") "orders" (dict "cart" "CreateOrder") }}
+  {{- $calls := dict "catalog" (dict "cart" "AdjustStock|GetProduct|GetProducts|ListCategories" "orders" "AdjustStock" "search" "ListChanges|ListCategories|ExportProducts") "orders" (dict "cart" "CreateOrder") "payments" (dict "cart" "CreatePayment|ConfirmPayment|GetPayment|VoidPayment" "orders" "GetPayment|CapturePayment|VoidPayment|RefundPayment") }}
   {{- $accounts := list }}
   {{- range $p.callers }}
   {{- $account := include "storefront.account" (dict "root" $root "program" .) }}
@@ -87,6 +87,12 @@ data:
   CAPTCHA_VERIFIER: {{ $root.Values.customers.captcha | quote }}
   {{- if eq $root.Values.customers.captcha "recaptcha" }}
   RECAPTCHA_HOSTNAMES: {{ join "," $root.Values.customers.recaptchaHostnames | quote }}
+  {{- end }}
+  {{- end }}
+  {{- if eq $program "payments" }}
+  PAYMENT_PROVIDER: {{ $root.Values.payments.provider | quote }}
+  {{- with $root.Values.payments.stripeApiBase }}
+  STRIPE_API_BASE: {{ . | quote }}
   {{- end }}
   {{- end }}
   {{- if and (eq $program "content") $root.Values.content.configMap }}

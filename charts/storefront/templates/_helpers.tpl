@@ -52,10 +52,10 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 
 {{/* Downstream programs each program calls over gRPC. */}}
 {{- define "storefront.downstreams" -}}
-{{- if eq .program "gateway" -}}catalog customers cart orders search content
-{{- else if eq .program "cart" -}}catalog orders
+{{- if eq .program "gateway" -}}catalog customers cart orders search content payments
+{{- else if eq .program "cart" -}}catalog orders payments
 {{- else if eq .program "search" -}}catalog
-{{- else if eq .program "orders" -}}catalog
+{{- else if eq .program "orders" -}}catalog payments
 {{- end -}}
 {{- end -}}
 
@@ -66,7 +66,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- $v := .root.Values -}}
 {{- $redis := and (include "storefront.usesRedis" .) (not $v.redis.deploy) -}}
 {{- $customers := eq .program "customers" -}}
-{{- if or $redis $customers }}
+{{- $stripe := and (eq .program "payments") (eq $v.payments.provider "stripe") -}}
+{{- if or $redis $customers $stripe }}
 env:
 {{- if $redis }}
   - name: {{ ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (default false $v.redis.cluster) }}
@@ -87,6 +88,14 @@ env:
   - name: RECAPTCHA_SECRET
     valueFrom:
       secretKeyRef: {name: {{ $v.customers.recaptchaSecret.name }}, key: {{ $v.customers.recaptchaSecret.key }}}
+{{- end }}
+{{- if $stripe }}
+  - name: STRIPE_SECRET_KEY
+    valueFrom:
+      secretKeyRef: {name: {{ $v.payments.stripeSecret.name }}, key: {{ $v.payments.stripeSecret.secretKey }}}
+  - name: STRIPE_WEBHOOK_SECRET
+    valueFrom:
+      secretKeyRef: {name: {{ $v.payments.stripeSecret.name }}, key: {{ $v.payments.stripeSecret.webhookSecretKey }}}
 {{- end }}
 {{- end }}
 {{- end -}}
@@ -138,6 +147,7 @@ env:
 {{- with $v.customers.signingKey.name }}{{ $names = append $names . }}{{ end -}}
 {{- if eq $v.customers.captcha "recaptcha" }}{{ $names = append $names $v.customers.recaptchaSecret.name }}{{ end -}}
 {{- end -}}
+{{- if and (eq .program "payments") (eq $v.payments.provider "stripe") }}{{ $names = append $names $v.payments.stripeSecret.name }}{{ end -}}
 {{- range (get $v.programs .program).envFrom }}{{ with .secretRef }}{{ $names = append $names .name }}{{ end }}{{ end -}}
 {{- $data := dict -}}
 {{- range ($names | uniq | sortAlpha) }}

@@ -15,6 +15,8 @@ use storefront_proto::customers::v1::customer_service_client::CustomerServiceCli
 use storefront_proto::encoded;
 use storefront_proto::orders::v1 as orders;
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
+use storefront_proto::payments::v1 as payments;
+use storefront_proto::payments::v1::payment_service_client::PaymentServiceClient;
 use storefront_proto::search::v1 as search;
 use storefront_proto::search::v1::search_service_client::SearchServiceClient;
 
@@ -27,6 +29,7 @@ use storefront_proto::catalog::v1::catalog_service_server;
 use storefront_proto::content::v1::content_service_server;
 use storefront_proto::customers::v1::customer_service_server;
 use storefront_proto::orders::v1::order_service_server;
+use storefront_proto::payments::v1::payment_service_server;
 use storefront_proto::search::v1::search_service_server;
 
 use super::Downstream;
@@ -136,6 +139,8 @@ clients! {
         Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
         Write update_checkout(cart::UpdateCheckoutRequest) -> cart::CheckoutSession;
         Write extend_checkout(cart::ExtendCheckoutRequest) -> cart::CheckoutSession;
+        Write pay_checkout(cart::PayCheckoutRequest) -> cart::PayCheckoutReply;
+        Write payment_changed(cart::PaymentChangedRequest) -> cart::PaymentChangedReply;
         Write merge_carts(cart::MergeCartsRequest) -> cart::MergeReport;
     }
 
@@ -161,6 +166,12 @@ clients! {
         Read get_page(content::GetPageRequest) -> content::Document;
         Read list_banners(content::LocalizedRequest) -> content::BannerList;
         Write reload(content::ReloadRequest) -> content::ReloadResponse;
+    }
+
+    /// Provider webhooks verified, and the test provider's 3-D Secure page.
+    Payments = payments via PaymentServiceClient of payment_service_server {
+        Read verify_webhook(payments::VerifyWebhookRequest) -> payments::WebhookEvent;
+        Write complete_action(payments::CompleteActionRequest) -> payments::Payment;
     }
 }
 

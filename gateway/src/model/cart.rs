@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::bounded::{DiscountCode, Id};
 use super::common::{LocalizedString, Meta, Money, localized, timestamp};
+use super::payments::Payment;
 use super::totals::{ShippingOption, TaxLine, Totals};
 use crate::error::ApiError;
 
@@ -239,6 +240,10 @@ pub struct CheckoutSession {
     /// `PUT /checkout/{sessionId}` (absent where none ships).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shipping_method_id: Option<String>,
+    /// Its payment, once started with `POST /checkout/{sessionId}/payment`:
+    /// a confirm needs it `authorized` for exactly `totals.total`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<Payment>,
 }
 
 impl TryFrom<pb::CheckoutSession> for CheckoutSession {
@@ -270,6 +275,7 @@ impl TryFrom<pb::CheckoutSession> for CheckoutSession {
                 .map(ShippingOption::try_from)
                 .collect::<Result<_, _>>()?,
             shipping_method_id: Some(s.shipping_method_id).filter(|m| !m.is_empty()),
+            payment: s.payment.map(Payment::try_from).transpose()?,
         })
     }
 }

@@ -9,6 +9,7 @@ pub mod content;
 pub mod customers;
 pub mod merge;
 pub mod orders;
+pub mod payments;
 pub mod search;
 pub mod sessions;
 pub mod totals;

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::cart::{LineItem, ShippingAddress};
 use super::common::{Meta, Money};
+use super::payments::OrderPayment;
 pub use super::totals::{ShippingOption, TaxLine, Totals};
 use crate::error::ApiError;
 
@@ -30,6 +31,9 @@ pub struct OrderCommon {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shipping_address: Option<ShippingAddress>,
     pub discount_codes: Vec<String>,
+    /// What paid for it (absent on orders made before payments).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment: Option<OrderPayment>,
 }
 
 /// Order, version 1 (deprecated).
@@ -97,6 +101,7 @@ fn split(o: pb::Order) -> Result<(OrderCommon, Priced), ApiError> {
             .collect::<Result<_, _>>()?,
         shipping_address: o.shipping_address.map(ShippingAddress::from),
         discount_codes: o.discount_codes,
+        payment: o.payment.map(OrderPayment::try_from).transpose()?,
     };
     let priced = Priced {
         totals,

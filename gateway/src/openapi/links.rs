@@ -132,6 +132,14 @@ const LINKS: &[LinkSpec] = &[
     (
         "create_checkout",
         "201",
+        "Pay",
+        "pay_checkout",
+        SESSION,
+        None,
+    ),
+    (
+        "create_checkout",
+        "201",
         "Confirm",
         "confirm_checkout",
         SESSION,

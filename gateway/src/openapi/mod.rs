@@ -173,7 +173,8 @@ fn decorate(op: &mut Operation, versioned: bool) {
                 .or_insert_with(|| RefOr::T(error_response(description)));
         }
     } else {
-        // Probes and the document pass the edge's request checks too.
+        // Probes, the document and providers' routes pass the edge's
+        // request checks too; a path with a parameter, its text check.
         let edge = COMMON_ERRORS
             .iter()
             .filter(|(status, _)| EDGE_REFUSALS.contains(status));
@@ -182,6 +183,19 @@ fn decorate(op: &mut Operation, versioned: bool) {
                 .responses
                 .entry((*status).to_string())
                 .or_insert_with(|| RefOr::T(error_response(description)));
+        }
+        let in_path = params
+            .iter()
+            .any(|p| matches!(p, RefOr::T(p) if p.parameter_in == ParameterIn::Path));
+        if in_path {
+            op.responses
+                .responses
+                .entry("400".to_string())
+                .or_insert_with(|| {
+                    RefOr::T(error_response(
+                        "INVALID_PATH: the path is not UTF-8 text once decoded",
+                    ))
+                });
         }
     }
     // No security named is no customer token needed, said so (an operation
@@ -314,15 +328,17 @@ pub fn complete(
             decorate(op, versioned);
         }
     }
-    // A body utoipa cannot mark optional without also admitting `null`.
-    if let Some(RefOr::T(body)) = doc
-        .paths
-        .paths
-        .get_mut("/carts")
-        .and_then(|i| i.post.as_mut())
-        .and_then(|op| op.request_body.as_mut())
-    {
-        body.required = Some(Required::False);
+    // Bodies utoipa cannot mark optional without also admitting `null`.
+    for path in ["/carts", "/checkout/{sessionId}/payment"] {
+        if let Some(RefOr::T(body)) = doc
+            .paths
+            .paths
+            .get_mut(path)
+            .and_then(|i| i.post.as_mut())
+            .and_then(|op| op.request_body.as_mut())
+        {
+            body.required = Some(Required::False);
+        }
     }
     links::add(doc);
     patterns::complete(doc);

@@ -107,15 +107,19 @@ pub(super) fn name_content_sections(components: &mut utoipa::openapi::Components
     components.schemas.insert("Section".into(), by_type);
 }
 
-/// `ErrorBody`, its `cart` a `Cart` and its `checkoutSession` a
-/// `CheckoutSession` (the error module sits below the
-/// models, so it cannot name it).
+/// `ErrorBody`, its `cart` a `Cart`, its `checkoutSession` a
+/// `CheckoutSession` and its `payment` a `Payment` (the error module sits
+/// below the models, so it cannot name them).
 pub(super) fn error_body_schema() -> RefOr<Schema> {
     let plain = <ErrorBody as utoipa::PartialSchema>::schema();
     let Ok(mut schema) = serde_json::to_value(&plain) else {
         return plain;
     };
-    for (property, model) in [("cart", "Cart"), ("checkoutSession", "CheckoutSession")] {
+    for (property, model) in [
+        ("cart", "Cart"),
+        ("checkoutSession", "CheckoutSession"),
+        ("payment", "Payment"),
+    ] {
         if let Some(value) = schema.pointer_mut(&format!("/properties/{property}")) {
             let description = value.get("description").cloned();
             *value = serde_json::json!({"oneOf": [

@@ -173,16 +173,20 @@ pub async fn get_checkout(
     )?))
 }
 
-/// Confirms the session, creating its order. Retry-safe: however many times
-/// or however concurrently it is called, one order exists and every call
-/// answers 200 with the same session.
+/// Confirms the session, creating its order, once its payment is
+/// authorized for exactly its total. Retry-safe: however many times or
+/// however concurrently it is called (and whether a provider's webhook
+/// got there first), one order exists and every call answers 200 with the
+/// same session.
 #[utoipa::path(post, path = "/checkout/{sessionId}/confirm", tag = "Cart", security(("BFFToken" = [])),
     params(("sessionId" = String, Path, description = "Checkout session id")),
     responses(
-        (status = 200, description = "CONFIRMED, with orderId", body = CheckoutSession),
+        (status = 200, description = "CONFIRMED, with orderId, and its payment (authorized; captured when fulfilment ships the order)", body = CheckoutSession),
+        (status = 402, description = "PAYMENT_REQUIRED: the session has no payment authorized for its total (none started, declined, or waiting for 3-D Secure): POST /checkout/{sessionId}/payment, then confirm again. No order was made", body = ErrorBody),
         (status = 404, description = "No such session of the caller's", body = ErrorBody),
+        (status = 503, description = "SERVICE_UNAVAILABLE: the orders service or the payment provider is out of reach; retry the confirm (nothing is made twice)", body = ErrorBody),
         (status = 422, description = "VALIDATION_ERROR on shippingAddress.country: the shop's markets no longer sell in the cart's currency to the session's country (no order was made)", body = ErrorBody),
-        (status = 409, description = "CHECKOUT_EXPIRED (also when the stock it held was released); CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); CHECKOUT_REPRICED: the cart stands but the session's shipping or tax changed (the shop's markets changed: its method is no longer offered, a rate or a shipping price changed), no order was made, and `checkoutSession` holds the session repriced (still OPEN: confirm it again to buy at the new total); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); the units the session holds are its own, so stock sold to others meanwhile does not refuse it", body = ErrorBody),
+        (status = 409, description = "CHECKOUT_EXPIRED (also when the stock it held was released); CHECKOUT_SUPERSEDED (a newer checkout of the cart replaced this one); CART_CHANGED since the session opened; CART_ORDERED through another session; CART_REPRICED: a price or discount code changed since the session opened, no order was made, and `cart` holds the repriced cart (open a new checkout to buy at the new total); CHECKOUT_REPRICED: the cart stands but the session's shipping or tax changed (the shop's markets changed: its method is no longer offered, a rate or a shipping price changed), no order was made, and `checkoutSession` holds the session repriced (still OPEN: pay its new total and confirm it again; a payment authorized for the old total was voided, as it is when the total changed since the payment, e.g. another shipping method); LINE_UNAVAILABLE: a line is no longer for sale or priced in the cart's currency (field lineItems.{lineId}); the units the session holds are its own, so stock sold to others meanwhile does not refuse it", body = ErrorBody),
         (status = 415, description = "A body that is not JSON (an empty body needs no Content-Type)", body = ErrorBody),
     ))]
 pub async fn confirm_checkout(

@@ -12,6 +12,7 @@ pub mod health;
 pub mod markets;
 pub mod orders;
 pub mod params;
+pub mod payments;
 pub mod products;
 pub mod promotions;
 pub mod search;
@@ -37,6 +38,8 @@ pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
         .routes(routes!(content::banners))
         .routes(routes!(health::live))
         .routes(routes!(health::ready))
+        .routes(routes!(payments::payment_webhook))
+        .routes(routes!(payments::test_authenticate))
         .merge(customer())
         .layer(axum::middleware::from_fn_with_state(*cache, caching))
 }
@@ -96,6 +99,7 @@ fn customer() -> OpenApiRouter<AppState> {
         .routes(routes!(checkout::get_checkout, checkout::update_checkout))
         .routes(routes!(checkout::confirm_checkout))
         .routes(routes!(checkout::extend_checkout))
+        .routes(routes!(payments::pay_checkout))
         .routes(routes!(orders::list_orders))
         .routes(routes!(orders::customer_orders))
         .routes(routes!(orders::get_order, orders::update_order))

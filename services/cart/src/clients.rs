@@ -1,7 +1,7 @@
 //! The calls the cart service makes, each with its retry policy, through
 //! the mesh's one call path (breaker, retries, correlation id), and the
-//! two peers as the service's code sees them (`CatalogPeer`,
-//! `OrdersPeer`): the mesh's clients in production, in-crate fakes in the
+//! peers as the service's code sees them (`CatalogPeer`, `OrdersPeer`,
+//! `PaymentsPeer`): the mesh's clients in production, in-crate fakes in the
 //! checkout's unit tests.
 
 use std::future::Future;
@@ -17,6 +17,10 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
 use storefront_proto::orders::v1::{CreateOrderRequest, Order};
+use storefront_proto::payments::v1::payment_service_client::PaymentServiceClient;
+use storefront_proto::payments::v1::{
+    ConfirmPaymentRequest, CreatePaymentRequest, GetPaymentRequest, MovePaymentRequest, Payment,
+};
 
 typed_client! {
     /// Prices and stock of the products in carts; category ids for promotions.
@@ -35,6 +39,17 @@ typed_client! {
     }
 }
 
+typed_client! {
+    /// A checkout's payment: started, confirmed, read, and voided when its
+    /// session's total changed.
+    pub Payments via PaymentServiceClient {
+        Write create_payment(CreatePaymentRequest) -> Payment;
+        Write confirm_payment(ConfirmPaymentRequest) -> Payment;
+        Read get_payment(GetPaymentRequest) -> Payment;
+        Write void_payment(MovePaymentRequest) -> Payment;
+    }
+}
+
 /// A peer's answer to come.
 pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, CallError>> + Send + 'a>>;
 
@@ -50,6 +65,35 @@ pub trait CatalogPeer: Send + Sync {
 /// What a confirmed checkout asks of the orders service.
 pub trait OrdersPeer: Send + Sync {
     fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order>;
+}
+
+/// What a checkout asks of the payments service.
+pub trait PaymentsPeer: Send + Sync {
+    fn create_payment(&self, message: CreatePaymentRequest) -> Answer<'_, Payment>;
+    fn confirm_payment(&self, message: ConfirmPaymentRequest) -> Answer<'_, Payment>;
+    fn get_payment(&self, message: GetPaymentRequest) -> Answer<'_, Payment>;
+    fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment>;
+}
+
+/// The payments service over the mesh.
+pub struct MeshPayments(pub Caller);
+
+impl PaymentsPeer for MeshPayments {
+    fn create_payment(&self, message: CreatePaymentRequest) -> Answer<'_, Payment> {
+        Box::pin(Payments(&self.0).create_payment(&Current, message))
+    }
+
+    fn confirm_payment(&self, message: ConfirmPaymentRequest) -> Answer<'_, Payment> {
+        Box::pin(Payments(&self.0).confirm_payment(&Current, message))
+    }
+
+    fn get_payment(&self, message: GetPaymentRequest) -> Answer<'_, Payment> {
+        Box::pin(Payments(&self.0).get_payment(&Current, message))
+    }
+
+    fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment> {
+        Box::pin(Payments(&self.0).void_payment(&Current, message))
+    }
 }
 
 /// The catalog over the mesh.
@@ -89,7 +133,7 @@ impl OrdersPeer for MeshOrders {
 mod tests {
     use storefront_platform::topology::CART;
 
-    use super::{Catalog, Orders};
+    use super::{Catalog, Orders, Payments};
 
     /// Each account is granted exactly what its code calls: a method added
     /// to a client without its allow-list would be refused in every
@@ -98,7 +142,8 @@ mod tests {
     fn the_allow_lists_are_what_the_clients_call() {
         assert_eq!(CART.methods_on("catalog"), Some(Catalog::methods()));
         assert_eq!(CART.methods_on("orders"), Some(Orders::methods()));
+        assert_eq!(CART.methods_on("payments"), Some(Payments::methods()));
         let callees: Vec<&str> = CART.downstreams().map(|p| p.name).collect();
-        assert_eq!(callees, ["catalog", "orders"]);
+        assert_eq!(callees, ["catalog", "orders", "payments"]);
     }
 }

@@ -25,9 +25,11 @@ pub enum Strategy {
 pub struct CartConfig {
     pub service: ServiceSettings,
     pub redis: Option<RedisTarget>,
-    /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`.
+    /// `CATALOG_URL`/`CATALOG_AUDIENCE`, `ORDERS_URL`/`ORDERS_AUDIENCE`,
+    /// `PAYMENTS_URL`/`PAYMENTS_AUDIENCE`.
     pub catalog: PeerConfig,
     pub orders: PeerConfig,
+    pub payments: PeerConfig,
     /// `IDENTITY_TOKEN_DIR` or `IDENTITY_TOKEN_URL`: where the cart service
     /// gets its identity tokens.
     pub identity_tokens: TokenOrigin,
@@ -116,6 +118,7 @@ impl CartConfig {
         let config = Self {
             catalog: topology::CATALOG.peer_config(env)?,
             orders: topology::ORDERS.peer_config(env)?,
+            payments: topology::PAYMENTS.peer_config(env)?,
             identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             redis: env.redis(service.program.environment, "carts")?,
             checkout_ttl: Duration::from_secs(env.parse("CHECKOUT_TTL_SECS", 900)?),

@@ -67,6 +67,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     };
     let catalog = Caller::new(peer(&config.catalog)?);
     let orders = Caller::new(peer(&config.orders)?);
+    let payments = Caller::new(peer(&config.payments)?);
     let (initial, seen) = initial_promotions(&config.promotions, &store).await?;
     let demo = initial.demo;
     let promotions = Arc::new(RwLock::new(initial));
@@ -108,6 +109,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         store: store.clone(),
         carts: carts.clone(),
         orders: Arc::new(clients::MeshOrders(orders)),
+        payments: Arc::new(clients::MeshPayments(payments)),
         holds,
         markets: markets.clone(),
         ttl: config.checkout_ttl,

@@ -181,4 +181,24 @@ impl CartService for CartApi {
             .extend(&req.customer_id, &req.session_id)
             .await?)
     }
+
+    async fn pay_checkout(&self, request: Request<PayCheckoutRequest>) -> Reply<PayCheckoutReply> {
+        let req = request.into_inner();
+        let (customer, session) = (&req.customer_id, &req.session_id);
+        ok(self
+            .checkout
+            .pay(customer, session, &req.payment_method)
+            .await?)
+    }
+
+    async fn payment_changed(
+        &self,
+        request: Request<PaymentChangedRequest>,
+    ) -> Reply<PaymentChangedReply> {
+        let req = request.into_inner();
+        ok(self
+            .checkout
+            .payment_changed(&req.session_id, &req.payment_id)
+            .await?)
+    }
 }

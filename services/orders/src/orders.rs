@@ -278,6 +278,14 @@ fn new_order(req: CreateOrderRequest) -> Order {
         tax_lines: req.tax_lines,
         shipping_method: req.shipping_method,
         shipping_tax: req.shipping_tax,
+        // What the shopper's client confirmed with is no part of the order.
+        payment: req
+            .payment
+            .map(|p| storefront_proto::payments::v1::Payment {
+                client_secret: String::new(),
+                next_action: None,
+                ..p
+            }),
     }
 }
 

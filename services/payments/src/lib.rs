@@ -1,20 +1,92 @@
-//! Taking money at checkout (issue 47), provider by provider, behind one
-//! trait: a payment is created for an amount and a currency under an
-//! idempotency key, confirmed with a payment method, read, captured,
-//! voided and refunded; a provider's webhooks are verified and parsed.
+//! The payments service (issue 47): taking money at checkout, provider by
+//! provider, behind one trait: a payment is created for an amount and a
+//! currency under an idempotency key, confirmed with a payment method,
+//! read, captured, voided and refunded; a provider's webhooks are verified
+//! and parsed. It is the only program holding provider secrets.
 //!
-//! This crate is the payments service's domain: the `test` provider (the
-//! embedded default, mirroring Stripe's test payment methods so client code
-//! is the same) and Stripe's webhook signatures. The gRPC program, the
-//! Stripe HTTP provider and the checkout's use of them build on it.
+//! Providers: `test` (the embedded default, in memory, mirroring Stripe's
+//! test payment methods so client code is the same; refused in production
+//! and staging) and `stripe` (PaymentIntents with manual capture).
 
+pub mod config;
+mod deliver;
 pub mod error;
 pub mod idempotency;
 pub mod payment;
 pub mod provider;
+pub mod service;
+pub mod stripe;
 pub mod test_provider;
 pub mod webhook;
 
+use std::sync::Arc;
+
+use storefront_platform::service::Serving;
+use storefront_platform::topology;
+use storefront_proto::payments::v1::payment_service_server::PaymentServiceServer;
+
+pub use crate::config::{PaymentsConfig, ProviderConfig};
 pub use error::PaymentError;
 pub use payment::{Money, NextAction, Payment, PaymentStatus};
 pub use provider::PaymentProvider;
+
+storefront_platform::service! {
+    /// The payments service as the mesh runs it.
+    Payments: topology::PAYMENTS, PaymentsConfig, serve
+}
+
+pub async fn serve(config: PaymentsConfig, serving: Serving) -> anyhow::Result<()> {
+    let Serving {
+        listener,
+        store: _,
+        shutdown,
+    } = serving;
+    let api = match &config.provider {
+        ProviderConfig::Test {
+            webhook_secret,
+            deliver_to,
+        } => {
+            let test = Arc::new(test_provider::TestProvider::new(webhook_secret.expose()));
+            match deliver_to {
+                Some(url) => {
+                    tokio::spawn(deliver::run(test.clone(), url.clone(), shutdown.clone()));
+                }
+                // Nowhere to post them: kept would grow without end.
+                None => {
+                    let test = test.clone();
+                    let stop = shutdown.clone();
+                    tokio::spawn(async move {
+                        while !stop.is_cancelled() {
+                            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                            drop(test.deliveries());
+                        }
+                    });
+                }
+            }
+            service::PaymentsApi {
+                provider: test.clone(),
+                test: Some(test),
+            }
+        }
+        ProviderConfig::Stripe {
+            api_base,
+            secret_key,
+            webhook_secret,
+        } => service::PaymentsApi {
+            provider: Arc::new(stripe::StripeProvider::new(
+                api_base,
+                secret_key.expose(),
+                webhook_secret.expose(),
+            )),
+            test: None,
+        },
+    };
+    tracing::info!(provider = api.provider.name(), "payments ready");
+    storefront_platform::server::serve_grpc(
+        &config.service,
+        PaymentServiceServer::new(api),
+        listener,
+        shutdown,
+    )
+    .await
+}

@@ -58,4 +58,6 @@ pub struct Payment {
     /// The method last tried, and why it was declined if it was.
     pub payment_method: Option<String>,
     pub decline_code: Option<String>,
+    /// What it pays for (a checkout session), as the provider keeps it.
+    pub reference: String,
 }

@@ -16,9 +16,15 @@ pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, PaymentError>> + 
 pub trait PaymentProvider: Send + Sync {
     /// The provider's name in the API (`test`, `stripe`).
     fn name(&self) -> &'static str;
-    /// A payment of `amount`, waiting for a method (or confirmed at once
-    /// with `method`).
-    fn create(&self, amount: Money, key: &str, method: Option<&str>) -> Answer<'_, Payment>;
+    /// A payment of `amount` for `reference` (a checkout session),
+    /// waiting for a method (or confirmed at once with `method`).
+    fn create(
+        &self,
+        amount: Money,
+        reference: &str,
+        key: &str,
+        method: Option<&str>,
+    ) -> Answer<'_, Payment>;
     /// Confirms the payment with `method`: authorized, declined, or in
     /// need of an action.
     fn confirm(&self, id: &str, method: &str, key: &str) -> Answer<'_, Payment>;

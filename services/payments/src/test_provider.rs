@@ -172,7 +172,8 @@ impl TestProvider {
                 payment.status = PaymentStatus::RequiresAction;
                 payment.next_action = Some(NextAction {
                     kind: "redirect_to_url".into(),
-                    url: Some(format!("https://test-provider.invalid/3ds/{id}")),
+                    // The storefront's own page for it, relative to its API.
+                    url: Some(format!("/payments/test/{id}/authenticate")),
                 });
                 ("payment_intent.requires_action", Ok(()))
             }
@@ -208,8 +209,14 @@ impl PaymentProvider for TestProvider {
         "test"
     }
 
-    fn create(&self, amount: Money, key: &str, method: Option<&str>) -> Answer<'_, Payment> {
-        let call = format!("create {amount:?} {method:?}");
+    fn create(
+        &self,
+        amount: Money,
+        reference: &str,
+        key: &str,
+        method: Option<&str>,
+    ) -> Answer<'_, Payment> {
+        let call = format!("create {amount:?} {reference} {method:?}");
         ready(self.once(key, call, |provider, state| {
             let code_ok = amount.currency.len() == 3
                 && amount.currency.bytes().all(|b| b.is_ascii_uppercase());
@@ -227,6 +234,7 @@ impl PaymentProvider for TestProvider {
                 next_action: None,
                 payment_method: None,
                 decline_code: None,
+                reference: reference.to_string(),
             };
             state.payments.insert(id.clone(), payment.clone());
             match method {

@@ -27,7 +27,7 @@ fn aud(amount: i64) -> Money {
 #[test]
 fn visa_authorizes_and_a_capture_then_refunds_take_what_was_held() {
     let p = TestProvider::new(SECRET);
-    let created = now(p.create(aud(4995), "k-create", None)).expect("created");
+    let created = now(p.create(aud(4995), "cs-1", "k-create", None)).expect("created");
     assert_eq!(created.status, PaymentStatus::RequiresPaymentMethod);
     assert!(
         created
@@ -66,7 +66,7 @@ fn visa_authorizes_and_a_capture_then_refunds_take_what_was_held() {
 #[test]
 fn a_decline_leaves_the_payment_waiting_for_another_method() {
     let p = TestProvider::new(SECRET);
-    let id = now(p.create(aud(1000), "k-1", None)).unwrap().id;
+    let id = now(p.create(aud(1000), "cs-1", "k-1", None)).unwrap().id;
     let declined = now(p.confirm(&id, DECLINED, "k-2"));
     assert_eq!(
         declined,
@@ -85,7 +85,7 @@ fn a_decline_leaves_the_payment_waiting_for_another_method() {
 #[test]
 fn three_d_secure_waits_for_the_shopper() {
     let p = TestProvider::new(SECRET);
-    let paid = now(p.create(aud(1000), "k-1", Some(THREE_D_SECURE))).unwrap();
+    let paid = now(p.create(aud(1000), "cs-1", "k-1", Some(THREE_D_SECURE))).unwrap();
     assert_eq!(paid.status, PaymentStatus::RequiresAction);
     let action = paid.next_action.expect("a page to show");
     assert_eq!(action.kind, "redirect_to_url");
@@ -105,17 +105,20 @@ fn three_d_secure_waits_for_the_shopper() {
 #[test]
 fn a_key_changes_a_payment_once_and_belongs_to_one_request() {
     let p = TestProvider::new(SECRET);
-    let first = now(p.create(aud(1000), "k-1", Some(VISA))).unwrap();
-    let again = now(p.create(aud(1000), "k-1", Some(VISA))).unwrap();
+    let first = now(p.create(aud(1000), "cs-1", "k-1", Some(VISA))).unwrap();
+    let again = now(p.create(aud(1000), "cs-1", "k-1", Some(VISA))).unwrap();
     assert_eq!(first, again, "the same payment, not a second");
-    let other = now(p.create(aud(2000), "k-1", Some(VISA)));
+    let other = now(p.create(aud(2000), "cs-1", "k-1", Some(VISA)));
     assert!(matches!(other, Err(PaymentError::Invalid(_))));
     let captured = now(p.capture(&first.id, Some(400), "k-cap")).unwrap();
     let repeated = now(p.capture(&first.id, Some(400), "k-cap")).unwrap();
     assert_eq!(captured, repeated);
     // A repeated refusal is the same refusal.
-    let declined = now(p.create(aud(1000), "k-d", Some(DECLINED)));
-    assert_eq!(declined, now(p.create(aud(1000), "k-d", Some(DECLINED))));
+    let declined = now(p.create(aud(1000), "cs-1", "k-d", Some(DECLINED)));
+    assert_eq!(
+        declined,
+        now(p.create(aud(1000), "cs-1", "k-d", Some(DECLINED)))
+    );
 }
 
 #[test]
@@ -129,10 +132,10 @@ fn bad_input_is_refused() {
             amount: 100,
         },
     ] {
-        let refused = now(p.create(money, "k", None));
+        let refused = now(p.create(money, "cs-1", "k", None));
         assert!(matches!(refused, Err(PaymentError::Invalid(_))));
     }
-    let id = now(p.create(aud(100), "k-ok", None)).unwrap().id;
+    let id = now(p.create(aud(100), "cs-1", "k-ok", None)).unwrap().id;
     for method in ["", &"m".repeat(MAX_METHOD_CHARS + 1), "pm_card_unknown"] {
         let refused = now(p.confirm(&id, method, &format!("k-{}", method.len())));
         assert!(matches!(refused, Err(PaymentError::Invalid(_))), "{method}");
@@ -146,7 +149,9 @@ fn bad_input_is_refused() {
 #[test]
 fn every_change_is_a_signed_delivery_its_webhook_check_takes() {
     let p = TestProvider::new(SECRET);
-    let id = now(p.create(aud(1000), "k-1", Some(VISA))).unwrap().id;
+    let id = now(p.create(aud(1000), "cs-1", "k-1", Some(VISA)))
+        .unwrap()
+        .id;
     now(p.capture(&id, None, "k-2")).unwrap();
     let deliveries = p.deliveries();
     let kinds: Vec<String> = deliveries

@@ -111,6 +111,10 @@ struct Data {
 #[derive(Deserialize)]
 struct Object {
     id: String,
+    /// `payment_intent`, `charge`, `refund`: Stripe's object type.
+    object: Option<String>,
+    /// A charge's or a refund's payment.
+    payment_intent: Option<String>,
     amount: Option<i64>,
     currency: Option<String>,
 }
@@ -127,10 +131,15 @@ pub fn parse(body: &[u8]) -> Result<Event, PaymentError> {
         }),
         _ => None,
     };
+    // A charge's or refund's event is about the payment it belongs to.
+    let payment_id = match (object.object.as_deref(), object.payment_intent) {
+        (Some("charge" | "refund"), Some(intent)) => intent,
+        _ => object.id,
+    };
     Ok(Event {
         id: envelope.id,
         kind: envelope.kind,
-        payment_id: object.id,
+        payment_id,
         amount,
     })
 }
@@ -184,5 +193,11 @@ mod tests {
         assert!(refused("t=1000,v1=zz", BODY, 1_000), "not hex");
         assert!(refused(&"t=1000,".repeat(500), BODY, 1_000), "too long");
         assert!(parse(b"[1,2]").is_err());
+    }
+
+    #[test]
+    fn a_charge_s_event_is_about_its_payment() {
+        let body = br#"{"id":"evt_2","type":"charge.refunded","data":{"object":{"id":"ch_1","object":"charge","payment_intent":"pi_9","amount":100,"currency":"aud"}}}"#;
+        assert_eq!(parse(body).expect("an event").payment_id, "pi_9");
     }
 }

@@ -93,6 +93,13 @@ pub const CUSTOMERS: Program = Program {
     )
 };
 
+/// The only holder of payment provider secrets.
+pub const PAYMENTS: Program = service(
+    "payments",
+    50057,
+    "payments@storefront.iam.gserviceaccount.com",
+);
+
 pub const CART: Program = Program {
     calls: &[
         Call {
@@ -103,16 +110,36 @@ pub const CART: Program = Program {
             callee: "orders",
             methods: Methods::Only(&["CreateOrder"]),
         },
+        Call {
+            callee: "payments",
+            methods: Methods::Only(&[
+                "CreatePayment",
+                "ConfirmPayment",
+                "GetPayment",
+                "VoidPayment",
+            ]),
+        },
     ],
     stateful: true,
     ..service("cart", 50053, "cart@storefront.iam.gserviceaccount.com")
 };
 
 pub const ORDERS: Program = Program {
-    calls: &[Call {
-        callee: "catalog",
-        methods: Methods::Only(&["AdjustStock"]),
-    }],
+    calls: &[
+        Call {
+            callee: "catalog",
+            methods: Methods::Only(&["AdjustStock"]),
+        },
+        Call {
+            callee: "payments",
+            methods: Methods::Only(&[
+                "GetPayment",
+                "CapturePayment",
+                "VoidPayment",
+                "RefundPayment",
+            ]),
+        },
+    ],
     stateful: true,
     ..service("orders", 50054, "orders@storefront.iam.gserviceaccount.com")
 };
@@ -143,6 +170,7 @@ pub const GATEWAY: Program = Program {
         all("orders"),
         all("search"),
         all("content"),
+        all("payments"),
     ],
     stateful: true,
 };
@@ -152,7 +180,7 @@ pub const GATEWAY_INTERNAL_PORT: u16 = 8081;
 
 /// Every program, callees before their callers (the order they start in).
 pub const PROGRAMS: &[Program] = &[
-    DEV_ISSUER, CATALOG, CUSTOMERS, ORDERS, CART, SEARCH, CONTENT, GATEWAY,
+    DEV_ISSUER, CATALOG, CUSTOMERS, PAYMENTS, ORDERS, CART, SEARCH, CONTENT, GATEWAY,
 ];
 
 /// The program named `name`.
@@ -328,7 +356,7 @@ mod tests {
         assert_eq!(CUSTOMERS.dev_allowed_callers(), GATEWAY.dev_account);
         assert_eq!(GATEWAY.dev_allowed_callers(), "");
         let cart: Vec<&str> = CART.downstreams().map(|p| p.name).collect();
-        assert_eq!(cart, ["catalog", "orders"]);
+        assert_eq!(cart, ["catalog", "orders", "payments"]);
         assert_eq!(DEV_ISSUER.url_var(), "DEV_ISSUER_URL");
     }
 }

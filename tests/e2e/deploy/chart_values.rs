@@ -165,7 +165,8 @@ fn projected_service_account_tokens_work_on_any_cluster() {
             "cart",
             "orders",
             "search",
-            "content"
+            "content",
+            "payments"
         ]
     );
     let catalog = config(&docs, "catalog")["ALLOWED_CALLERS"]
@@ -272,10 +273,14 @@ fn egress_allows_what_each_program_uses() {
             .map(|to| to["podSelector"]["matchLabels"]["app.kubernetes.io/component"].to_string())
             .collect()
     };
-    // Cart: DNS, catalog and orders, Redis, OTLP, metadata server, HTTPS.
+    // Cart: DNS, catalog, orders and payments, Redis, OTLP, metadata
+    // server, HTTPS.
     let cart = egress("cart");
     assert_eq!(ports(&cart), [53, 80, 443, 988, 4317, 6379, 50051]);
-    assert_eq!(peers(&cart), [r#""catalog""#, r#""orders""#]);
+    assert_eq!(
+        peers(&cart),
+        [r#""catalog""#, r#""orders""#, r#""payments""#]
+    );
     // Content calls nothing and keeps nothing in Redis: DNS, OTLP, JWKS.
     assert_eq!(ports(&egress("content")), [53, 443, 4317]);
     // Search calls the catalog only, and has no Redis.
@@ -310,7 +315,7 @@ fn monitors_and_the_dashboard_render_when_enabled() {
         ],
     );
     let monitors = of_kind(&docs, "PodMonitor");
-    assert_eq!(monitors.len(), 7);
+    assert_eq!(monitors.len(), 8, "one per program but the dev issuer");
     for m in &monitors {
         assert_eq!(m["apiVersion"], "monitoring.coreos.com/v1");
         assert_eq!(m["metadata"]["labels"]["release"], "kube-prometheus-stack");
@@ -318,7 +323,7 @@ fn monitors_and_the_dashboard_render_when_enabled() {
     }
     let managed = rendered("production", &["podMonitor.managed=true"]);
     let gmp = of_kind(&managed, "PodMonitoring");
-    assert_eq!(gmp.len(), 7);
+    assert_eq!(gmp.len(), 8);
     assert_eq!(gmp[0]["spec"]["endpoints"][0]["port"], "metrics");
     let map = named(&docs, "ConfigMap", &format!("{RELEASE}-dashboard"));
     assert_eq!(map["metadata"]["labels"]["grafana_dashboard"], "1");

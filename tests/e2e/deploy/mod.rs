@@ -41,6 +41,7 @@ fn config_accepts(program: &str, env: &EnvReader) -> Result<(), String> {
         "orders" => storefront_orders::OrdersConfig::from_env(env).map(drop),
         "customers" => storefront_customers::CustomersConfig::from_env(env).map(drop),
         "content" => storefront_content::ContentConfig::from_env(env).map(drop),
+        "payments" => storefront_payments::PaymentsConfig::from_env(env).map(drop),
         other => panic!("no such program {other}"),
     };
     result.map_err(|e| format!("{program}: {e}"))

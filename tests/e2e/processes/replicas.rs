@@ -63,6 +63,8 @@ async fn agree(redis: SharedRedis) {
     let shopper = Shopper::new(one).await;
     let products = buyable(one, 1).await;
     let id = shopper.checkout_one(&products[0].0).await;
+    let paid = shopper.pay(&id, "pm_card_visa").await;
+    assert_eq!(paid.status, 201, "{}", paid.body);
     let path = format!("/checkout/{id}/confirm");
     let confirms = (0..64).map(|n| {
         let (api, token, path) = (if n % 2 == 0 { one } else { &two }, &shopper.token, &path);

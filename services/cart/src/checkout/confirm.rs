@@ -8,6 +8,7 @@ use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession, Repriced};
 
 use super::machine::{Event, Refusal, is_confirmed, step};
+use super::paid::{for_total, holds_money};
 use super::runner::Ran;
 use super::{Checkout, ids, view};
 use crate::carts::now;
@@ -63,12 +64,20 @@ impl Checkout {
         let (_, cart_id) = ids(&record);
         let cart = self.carts.get(customer_id, cart_id).await?;
         let claimed = claimed_for(&cart, &record.planned_order_id);
+        let record = if claimed {
+            record
+        } else {
+            self.refresh_payment(record).await?
+        };
         let cart = if claimed {
             cart
         } else {
             // Refused before the catalog is asked for prices.
             let mut copy = record.clone();
-            step(&mut copy, Event::Confirm { claimed }, &now()).map_err(Refusal::error)?;
+            match step(&mut copy, Event::Confirm { claimed }, &now()) {
+                Err(Refusal::PaymentStale) => return self.unpay(record, cart).await,
+                refused => drop(refused.map_err(Refusal::error)?),
+            }
             self.ensure_current(&record).await?;
             let (cart, changed) = self.carts.refreshed(customer_id, cart).await?;
             let minor_units = self.markets.current().minor_units(&cart.currency_code);
@@ -76,6 +85,7 @@ impl Checkout {
                 return Ok(Outcome::Repriced(repriced(cart, minor_units)));
             }
             if let Some(session) = self.reprice_if_stale(&record, &cart).await? {
+                let session = self.void_stale(session_id, session).await?;
                 return Ok(Outcome::Repriced(session_repriced(
                     cart,
                     session,
@@ -95,6 +105,44 @@ impl Checkout {
                 Ok(Outcome::Confirmed(view(record)))
             }
             Ran::Refused(_, refusal) => Err(refusal.error()),
+        }
+    }
+
+    /// A payment authorized for another total than the session's now:
+    /// voided, and the session answered as it stands (409
+    /// `CHECKOUT_REPRICED`), to be paid again.
+    async fn unpay(&self, record: CheckoutRecord, cart: Cart) -> Result<Outcome, ServiceError> {
+        let (id, _) = ids(&record);
+        let id = id.to_string();
+        let session = self.void_stale(&id, view(record)).await?;
+        let minor_units = self.markets.current().minor_units(&cart.currency_code);
+        let mut repriced = session_repriced(cart, session, minor_units);
+        repriced.message = format!(
+            "{} (the payment was authorized for another total and was voided: pay again)",
+            repriced.message
+        );
+        Ok(Outcome::Repriced(repriced))
+    }
+
+    /// `session` with its payment voided and recorded when it holds money
+    /// for another total than the session's.
+    async fn void_stale(
+        &self,
+        session_id: &str,
+        session: CheckoutSession,
+    ) -> Result<CheckoutSession, ServiceError> {
+        let record = self.store_record(session_id).await?;
+        let payment = record.session.as_ref().and_then(|s| s.payment.clone());
+        let Some(payment) = payment.filter(|p| holds_money(p) && !for_total(&record, p)) else {
+            return Ok(session);
+        };
+        let voided = self.void_payment(&record, &payment).await?;
+        let event = Event::Paid {
+            payment: &voided,
+            declined: false,
+        };
+        match self.drive(session_id, event, Some(record), None).await? {
+            Ran::Done(record) | Ran::Refused(record, _) => Ok(view(record)),
         }
     }
 

@@ -18,9 +18,12 @@ fn cart_id(cart: &Cart) -> String {
     cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default()
 }
 
+/// An open session, paid for with the test card that authorizes.
 async fn open(m: &Mesh, cart: &Cart) -> CheckoutSession {
     let opened = m.checkout.open("c-1", &cart_id(cart), "net-1", None).await;
-    opened.expect("opened")
+    let session = opened.expect("opened");
+    m.pay(&session.id).await;
+    session
 }
 
 async fn record(m: &Mesh, id: &str) -> CheckoutRecord {

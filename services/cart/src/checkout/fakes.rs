@@ -1,8 +1,9 @@
-//! In-crate fakes of the cart service's two peers, for the checkout's unit
+//! In-crate fakes of the cart service's peers, for the checkout's unit
 //! tests: a catalog that prices one product and keeps its stock, applying
 //! each stock operation once by its id as the real one does, and an orders
 //! service that keeps each order once by its id. Either can be taken down;
-//! the orders service can be made to refuse.
+//! the orders service can be made to refuse. Payments are the payments
+//! service's own code with its test provider, called in process.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,11 +21,15 @@ use storefront_proto::catalog::v1::{
 use storefront_proto::catalog::v1::{Category, ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::common::v1::{Money, ResourceMeta};
 use storefront_proto::orders::v1::{CreateOrderRequest, Order};
+use storefront_proto::payments::v1::payment_service_server::PaymentService;
+use storefront_proto::payments::v1::{
+    ConfirmPaymentRequest, CreatePaymentRequest, GetPaymentRequest, MovePaymentRequest, Payment,
+};
 use tonic::Status;
 
 use super::Checkout;
 use crate::carts::Carts;
-use crate::clients::{Answer, CatalogPeer, OrdersPeer};
+use crate::clients::{Answer, CatalogPeer, OrdersPeer, PaymentsPeer};
 use crate::config::CartLimits;
 use crate::promotions::Catalogue;
 
@@ -224,11 +229,66 @@ impl OrdersPeer for FakeOrders {
     }
 }
 
-/// The checkout with its carts on the in-memory store and both peers faked.
+/// The payments service's gRPC implementation over its test provider,
+/// called without the network; it can be taken down.
+pub struct InProcessPayments {
+    pub api: storefront_payments::service::PaymentsApi,
+    pub down: AtomicBool,
+}
+
+impl InProcessPayments {
+    fn new() -> Self {
+        let test = Arc::new(storefront_payments::test_provider::TestProvider::new(
+            "whsec_unit",
+        ));
+        Self {
+            api: storefront_payments::service::PaymentsApi {
+                provider: test.clone(),
+                test: Some(test),
+            },
+            down: AtomicBool::new(false),
+        }
+    }
+
+    fn answer<'a, T: Send + 'a>(
+        &'a self,
+        call: impl std::future::Future<Output = Result<tonic::Response<T>, Status>> + Send + 'a,
+    ) -> Answer<'a, T> {
+        Box::pin(async move {
+            if self.down.load(Ordering::SeqCst) {
+                return Err(down("payments"));
+            }
+            call.await
+                .map(tonic::Response::into_inner)
+                .map_err(CallError::Status)
+        })
+    }
+}
+
+impl PaymentsPeer for InProcessPayments {
+    fn create_payment(&self, message: CreatePaymentRequest) -> Answer<'_, Payment> {
+        self.answer(self.api.create_payment(tonic::Request::new(message)))
+    }
+
+    fn confirm_payment(&self, message: ConfirmPaymentRequest) -> Answer<'_, Payment> {
+        self.answer(self.api.confirm_payment(tonic::Request::new(message)))
+    }
+
+    fn get_payment(&self, message: GetPaymentRequest) -> Answer<'_, Payment> {
+        self.answer(self.api.get_payment(tonic::Request::new(message)))
+    }
+
+    fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment> {
+        self.answer(self.api.void_payment(tonic::Request::new(message)))
+    }
+}
+
+/// The checkout with its carts on the in-memory store and its peers faked.
 pub struct Mesh {
     pub checkout: Arc<Checkout>,
     pub catalog: Arc<FakeCatalog>,
     pub orders: Arc<FakeOrders>,
+    pub payments: Arc<InProcessPayments>,
 }
 
 pub fn mesh(available: u32) -> Mesh {
@@ -256,6 +316,7 @@ pub fn mesh(available: u32) -> Mesh {
     });
     let ttl = Duration::from_secs(900);
     let markets = carts.markets.clone();
+    let payments = Arc::new(InProcessPayments::new());
     let checkout = Arc::new(Checkout {
         holds: crate::holds::Holds {
             store: store.clone(),
@@ -265,6 +326,7 @@ pub fn mesh(available: u32) -> Mesh {
         store,
         carts,
         orders: orders.clone(),
+        payments: payments.clone(),
         markets,
         ttl,
         guest_ttl: Duration::from_secs(600),
@@ -273,6 +335,7 @@ pub fn mesh(available: u32) -> Mesh {
         checkout,
         catalog,
         orders,
+        payments,
     }
 }
 
@@ -295,6 +358,12 @@ impl Mesh {
 }
 
 impl Mesh {
+    /// Pays session `id` of `c-1` with the test card that authorizes.
+    pub async fn pay(&self, id: &str) -> storefront_proto::cart::v1::PayCheckoutReply {
+        let paid = self.checkout.pay("c-1", id, "pm_card_visa").await;
+        paid.expect("paid")
+    }
+
     /// `quantity` more of the product in `cart` (a new version of it).
     pub async fn cart_add(&self, cart: &Cart, quantity: u32) {
         let line = AddLineItemRequest {

@@ -15,7 +15,9 @@
 //! | any (OPEN)           | Replacing                | same       | (remembers the one it replaces) |
 //! | any (OPEN)           | Extend                   | same       | due at the new expiry     |
 //! | PENDING, HELD (OPEN)  | Reprice                  | same       | (its shipping, totals and tax set) |
-//! | HELD, SELLING        | Confirm (cart unclaimed) | SELLING    | claim the cart, create the order |
+//! | any, not CONFIRMED   | Paid                     | same       | (its payment set; a decline counts a try) |
+//! | HELD, SELLING, paid  | Confirm (cart unclaimed) | SELLING    | claim the cart, create the order |
+//! | HELD, SELLING, unpaid | Confirm (cart unclaimed) | same      | refused: Unpaid (402), PaymentStale |
 //! | any, not CONFIRMED   | Confirm (cart claimed)   | SELLING from HELD, else as it was | create the order |
 //! | SELLING              | ClaimLost (other order)  | RELEASED   | settle: release           |
 //! | SELLING              | ClaimLost (cart changed) | HELD       |                           |
@@ -27,28 +29,19 @@
 //! | SOLD                 | Due                      | SOLD       | settle: sell              |
 //! | PENDING, HELD, RELEASED | Due                   | as Release, or due again when extended |
 //!
-//! Payments join here: their states (started, authorized, captured,
-//! voided) are more of the record, their calls more effects.
+//! A session is paid when its payment (`paid.rs`) is authorized for
+//! exactly its total in its currency: a confirm needs it (Unpaid), and a
+//! total changed since authorization (a reprice, another shipping method)
+//! is PaymentStale, which the confirm answers by voiding the payment.
 
-use std::fmt;
-
-use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
+use storefront_proto::payments::v1::{Payment, PaymentStatus};
 
 use crate::holds::{at_millis, millis};
 
-/// The codes of the checkout's refusals (409 unless said).
-pub mod codes {
-    pub const EXPIRED: &str = "CHECKOUT_EXPIRED";
-    pub const SUPERSEDED: &str = "CHECKOUT_SUPERSEDED";
-    pub const CONFIRMED: &str = "CHECKOUT_CONFIRMED";
-    pub const ALREADY_EXTENDED: &str = "CHECKOUT_ALREADY_EXTENDED";
-    pub const BUSY: &str = storefront_proto::error::codes::CONCURRENT_MODIFICATION;
-    /// 503: the orders service could not be reached.
-    pub const ORDERS_UNAVAILABLE: &str = "ORDERS_UNAVAILABLE";
-}
+pub use super::refusal::{Refusal, codes};
 
 /// What happens to a session.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,6 +59,12 @@ pub enum Event<'a> {
     /// Its shipping method, or its market, changed: the session's price
     /// (`totalPrice`, `totals`, `taxLines`, shipping) becomes `priced`'s.
     Reprice { priced: &'a CheckoutSession },
+    /// The payment as the payments service last told of it (`declined`:
+    /// this try's method was refused; the next try is a new one).
+    Paid {
+        payment: &'a Payment,
+        declined: bool,
+    },
     /// A confirm, its cart repriced unchanged (`claimed`: or already
     /// claimed for this session's order, by a confirm that stopped).
     Confirm { claimed: bool },
@@ -102,55 +101,6 @@ pub enum Effect {
 pub enum Settle {
     Sell,
     Release,
-}
-
-/// Why a step does not apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    /// The state moved on (another step got there first): nothing to do.
-    Stood,
-    Confirmed,
-    Expired,
-    Superseded,
-    /// The stock the session held went back.
-    Released,
-    ExtendedOnce,
-    /// Extended as far as its cart's first expiry plus one checkout time.
-    AtLimit,
-}
-
-impl Refusal {
-    pub fn error(self) -> ServiceError {
-        let (code, message) = match self {
-            Refusal::Stood => (codes::BUSY, "the checkout moved on meanwhile; retry"),
-            Refusal::Confirmed => (codes::CONFIRMED, "the checkout is confirmed"),
-            Refusal::Expired => (codes::EXPIRED, "the checkout session has expired"),
-            Refusal::Superseded => (
-                codes::SUPERSEDED,
-                "a newer checkout of this cart replaced this session; confirm that one",
-            ),
-            Refusal::Released => (
-                codes::EXPIRED,
-                "the stock this checkout held was released; check out again",
-            ),
-            Refusal::ExtendedOnce => (
-                codes::ALREADY_EXTENDED,
-                "a checkout is extended once; check out again",
-            ),
-            Refusal::AtLimit => (
-                codes::ALREADY_EXTENDED,
-                "this checkout already holds its stock as long as it may \
-                 (its cart's first checkout time plus one extension)",
-            ),
-        };
-        ServiceError::new(ErrorKind::Conflict, code, message)
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.error().message)
-    }
 }
 
 pub fn is_confirmed(record: &CheckoutRecord) -> bool {
@@ -201,6 +151,7 @@ pub fn step(
         }
         Event::Extend { until_ms } => extend(record, until_ms, now),
         Event::Reprice { priced } => reprice(record, priced, now),
+        Event::Paid { payment, declined } => paid(record, payment, declined),
         Event::Confirm { claimed } => confirm(record, claimed, now),
         Event::ClaimLost { taken } if hold == Selling => {
             if taken {
@@ -336,13 +287,33 @@ fn confirm(
             Refusal::Expired
         });
     }
-    match hold {
-        Held | Selling => record.set_hold(Selling),
-        // Stored before holds existed: nothing held, nothing to sell.
-        Unspecified => {}
-        Pending | Released | Sold => return Err(Refusal::Released),
+    if matches!(hold, Pending | Released | Sold) {
+        return Err(Refusal::Released);
+    }
+    super::paid::fits(record)?;
+    if matches!(hold, Held | Selling) {
+        record.set_hold(Selling);
     }
     Ok(vec![Effect::ClaimCart, Effect::CreateOrder])
+}
+
+/// Records `payment` on an unconfirmed session; a decline (or a void)
+/// counts a try, so the next one is a new idempotency key. A confirmed
+/// session's payment is its order's to follow.
+fn paid(
+    record: &mut CheckoutRecord,
+    payment: &Payment,
+    declined: bool,
+) -> Result<Vec<Effect>, Refusal> {
+    if is_confirmed(record) {
+        return Err(Refusal::Confirmed);
+    }
+    let session = record.session.get_or_insert_default();
+    session.payment = Some(payment.clone());
+    if declined || super::paid::status(payment) == PaymentStatus::Voided {
+        record.payment_attempts += 1;
+    }
+    Ok(Vec::new())
 }
 
 fn made(record: &mut CheckoutRecord) -> Vec<Effect> {

@@ -4,8 +4,11 @@
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
 use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
+use storefront_proto::common::v1::Money;
+use storefront_proto::payments::v1::{Payment, PaymentStatus};
 
 use super::*;
+use storefront_platform::error::ErrorKind;
 
 const NOW: Timestamp = Timestamp {
     seconds: 1_000_000,
@@ -13,10 +16,31 @@ const NOW: Timestamp = Timestamp {
 };
 const LATER_MS: i64 = 1_000_000_000 + 600_000;
 
+fn aud(cents: i64) -> Option<Money> {
+    Some(Money {
+        currency_code: "AUD".into(),
+        cent_amount: cents,
+        fraction_digits: 2,
+    })
+}
+
+/// A payment of `cents` in `status`.
+fn payment(status: PaymentStatus, cents: i64) -> Payment {
+    Payment {
+        id: "pi_1".into(),
+        status: status as i32,
+        amount: aud(cents),
+        ..Default::default()
+    }
+}
+
+/// An open session of 10.00 AUD, paid, whose hold is `hold`.
 fn record(hold: HoldState) -> CheckoutRecord {
     let mut record = CheckoutRecord {
         session: Some(CheckoutSession {
             status: CheckoutStatus::Open as i32,
+            total_price: aud(1000),
+            payment: Some(payment(PaymentStatus::Authorized, 1000)),
             expires_at: Some(Timestamp {
                 seconds: NOW.seconds + 300,
                 nanos: 0,
@@ -270,4 +294,67 @@ fn the_documented_table_is_this_one() {
         "the table is in machine.rs's documentation"
     );
     assert_eq!(table, here);
+}
+
+#[test]
+fn a_confirm_needs_a_payment_holding_exactly_the_total() {
+    let unclaimed = Event::Confirm { claimed: false };
+    let with = |p: Option<Payment>| {
+        let mut r = record(Held);
+        r.session.as_mut().expect("a session").payment = p;
+        r
+    };
+    assert_eq!(run(with(None), unclaimed), Err(Refusal::Unpaid));
+    for status in [
+        PaymentStatus::RequiresPaymentMethod,
+        PaymentStatus::RequiresAction,
+        PaymentStatus::Voided,
+    ] {
+        let unpaid = with(Some(payment(status, 1000)));
+        assert_eq!(run(unpaid, unclaimed), Err(Refusal::Unpaid), "{status:?}");
+    }
+    let stale = with(Some(payment(PaymentStatus::Authorized, 900)));
+    assert_eq!(run(stale, unclaimed), Err(Refusal::PaymentStale));
+    let mut other_currency = payment(PaymentStatus::Authorized, 1000);
+    other_currency
+        .amount
+        .as_mut()
+        .expect("an amount")
+        .currency_code = "NZD".into();
+    let stale = with(Some(other_currency));
+    assert_eq!(run(stale, unclaimed), Err(Refusal::PaymentStale));
+    // A confirm that already claimed the cart finishes whatever came since.
+    let claimed = Event::Confirm { claimed: true };
+    assert_eq!(
+        run(with(None), claimed),
+        Ok((Selling, vec![Effect::CreateOrder]))
+    );
+}
+
+#[test]
+fn a_payment_is_recorded_until_the_order_and_a_decline_counts_a_try() {
+    let declined = payment(PaymentStatus::RequiresPaymentMethod, 1000);
+    let mut r = record(Held);
+    let event = Event::Paid {
+        payment: &declined,
+        declined: true,
+    };
+    assert_eq!(step(&mut r, event, &NOW), Ok(vec![]));
+    assert_eq!(r.payment_attempts, 1);
+    assert_eq!(
+        r.session.as_ref().and_then(|s| s.payment.clone()),
+        Some(declined.clone())
+    );
+    let mut confirmed = record(Sold);
+    confirmed.session.as_mut().expect("a session").status = CheckoutStatus::Confirmed as i32;
+    assert_eq!(
+        run(
+            confirmed,
+            Event::Paid {
+                payment: &declined,
+                declined: false
+            }
+        ),
+        Err(Refusal::Confirmed)
+    );
 }

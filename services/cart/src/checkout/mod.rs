@@ -20,6 +20,10 @@ mod confirm;
 mod extend;
 pub mod machine;
 mod open;
+mod paid;
+mod pay;
+mod payment_event;
+mod refusal;
 mod runner;
 mod sweep;
 mod update;
@@ -36,7 +40,7 @@ use storefront_proto::common::v1::PostalAddress;
 use crate::quote::Quote;
 
 use crate::carts::{Carts, now};
-use crate::clients::OrdersPeer;
+use crate::clients::{OrdersPeer, PaymentsPeer};
 use crate::holds::{Holds, session_key};
 use machine::{Event, Refusal, codes};
 
@@ -63,6 +67,7 @@ pub struct Checkout {
     pub store: Store,
     pub carts: Arc<Carts>,
     pub orders: Arc<dyn OrdersPeer>,
+    pub payments: Arc<dyn PaymentsPeer>,
     pub holds: Holds,
     /// The shop's markets: an order's tax.
     pub markets: crate::market_set::Markets,
@@ -186,14 +191,19 @@ impl Checkout {
         customer_id: &str,
         session_id: &str,
     ) -> Result<CheckoutRecord, ServiceError> {
+        let found = self.store_record(session_id).await?;
+        Some(found)
+            .filter(|r| r.customer_id == customer_id)
+            .ok_or_else(|| not_found(session_id))
+    }
+
+    /// The session's record, whoever's it is.
+    async fn store_record(&self, session_id: &str) -> Result<CheckoutRecord, ServiceError> {
         let found = self
             .store
             .get_message::<CheckoutRecord>(&session_key(session_id))
             .await?;
-        found
-            .map(|f| f.value)
-            .filter(|r| r.customer_id == customer_id)
-            .ok_or_else(|| not_found(session_id))
+        found.map(|f| f.value).ok_or_else(|| not_found(session_id))
     }
 
     pub async fn get(
@@ -209,5 +219,7 @@ impl Checkout {
 mod confirm_tests;
 #[cfg(test)]
 mod fakes;
+#[cfg(test)]
+mod pay_tests;
 #[cfg(test)]
 mod shipping_tests;

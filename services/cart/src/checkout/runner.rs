@@ -251,5 +251,6 @@ fn order_of(record: &CheckoutRecord, cart: &Cart, quote: &Quote) -> CreateOrderR
         tax_lines,
         shipping_method: quote.chosen.clone(),
         shipping_tax: Some(money(currency, quote.shipping_tax())),
+        payment: record.session.as_ref().and_then(|s| s.payment.clone()),
     }
 }

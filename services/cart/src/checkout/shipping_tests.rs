@@ -85,6 +85,13 @@ async fn choosing_a_method_reprices_at_once_and_an_unknown_one_changes_nothing()
     );
     let now = m.checkout.get("c-1", &session.id).await.expect("kept");
     assert_eq!(now, express, "nothing changed");
+    let paid = m.pay(&session.id).await.session.expect("the session");
+    let amount = paid.payment.and_then(|p| p.amount).map(|a| a.cent_amount);
+    assert_eq!(
+        amount,
+        Some(5995),
+        "the payment is of the total with express"
+    );
     let confirmed = m.checkout.confirm("c-1", &session.id).await;
     assert!(matches!(confirmed, Ok(Outcome::Confirmed(_))));
     let orders = m.orders.orders.lock().expect("orders");
@@ -108,6 +115,7 @@ async fn a_market_changed_since_open_is_no_order_but_the_session_repriced() {
     let session = open(&m, &m.cart(4).await).await;
     let chosen = m.checkout.update("c-1", &session.id, "express").await;
     chosen.expect("express");
+    m.pay(&session.id).await;
     // Express is no longer offered, and standard costs 5.00.
     let markets = &m.checkout.markets;
     let set = markets
@@ -128,6 +136,18 @@ async fn a_market_changed_since_open_is_no_order_but_the_session_repriced() {
         repriced.message
     );
     assert_eq!(m.orders.made(), 0, "no order at the old price");
+    let voided = shown.payment.as_ref().map(|p| p.status);
+    let voided_status = storefront_proto::payments::v1::PaymentStatus::Voided as i32;
+    assert_eq!(
+        voided,
+        Some(voided_status),
+        "the old total's payment let go"
+    );
+    let unpaid = m.checkout.confirm("c-1", &session.id).await;
+    assert_eq!(unpaid.expect_err("unpaid").code, "PAYMENT_REQUIRED");
+    let paid = m.pay(&session.id).await.session.expect("the session");
+    let amount = paid.payment.and_then(|p| p.amount).map(|a| a.cent_amount);
+    assert_eq!(amount, Some(4500), "a new payment of the new total");
     // The session keeps its new price: confirmed at it.
     match m.checkout.confirm("c-1", &session.id).await {
         Ok(Outcome::Confirmed(s)) => assert_eq!(priced(&s), (500, 409, 4500)),

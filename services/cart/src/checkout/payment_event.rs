@@ -1,0 +1,67 @@
+//! A provider's word that a session's payment changed (a verified
+//! webhook, passed on by the gateway): the payment is read again from the
+//! payments service (the event's own fields are not trusted), recorded,
+//! and a session it now pays for becomes its order, by the same confirm a
+//! shopper calls, so that whichever of the two comes first makes the one
+//! order. A payment that is not the session's current one changes nothing.
+
+use storefront_platform::error::ServiceError;
+use storefront_proto::cart::v1::PaymentChangedReply;
+use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
+
+use super::Checkout;
+use super::machine::{Event, is_confirmed};
+use super::paid::{for_total, holds_money};
+use super::runner::Ran;
+
+impl Checkout {
+    pub async fn payment_changed(
+        &self,
+        session_id: &str,
+        payment_id: &str,
+    ) -> Result<PaymentChangedReply, ServiceError> {
+        let Ok(record) = self.store_record(session_id).await else {
+            return Ok(PaymentChangedReply::default());
+        };
+        let current = record.session.as_ref().and_then(|s| s.payment.as_ref());
+        if current.is_none_or(|p| p.id != payment_id) {
+            return Ok(PaymentChangedReply::default());
+        }
+        let mut reply = PaymentChangedReply {
+            session_id: session_id.to_string(),
+            order_id: String::new(),
+        };
+        if is_confirmed(&record) {
+            reply.order_id = record.planned_order_id;
+            return Ok(reply);
+        }
+        let payment = self.read_payment(payment_id).await?;
+        let event = Event::Paid {
+            payment: &payment,
+            declined: false,
+        };
+        let record = match self.drive(session_id, event, Some(record), None).await? {
+            Ran::Done(record) | Ran::Refused(record, _) => record,
+        };
+        if !(holds_money(&payment) && for_total(&record, &payment)) {
+            return Ok(reply);
+        }
+        let customer_id = record.customer_id.clone();
+        match self.confirm(&customer_id, session_id).await {
+            Ok(Outcome::Confirmed(session)) => reply.order_id = session.order_id,
+            Ok(Outcome::Repriced(_)) => {
+                tracing::info!(
+                    session_id,
+                    "a paid session was repriced at confirm: no order"
+                );
+            }
+            Err(e) if e.kind.http_status() < 500 => {
+                // An expired or superseded session: its payment is the
+                // sweep's to void.
+                tracing::info!(session_id, code = %e.code, "a paid session was not confirmed");
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(reply)
+    }
+}

@@ -1,0 +1,54 @@
+//! The test provider's webhooks, posted as Stripe posts its own: the
+//! signed body to the storefront's `/webhooks/payments/test`, with the
+//! `Stripe-Signature` header, retried a few times when refused.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::test_provider::{Delivery, TestProvider};
+
+/// How often new deliveries are looked for: a webhook is meant to come
+/// after the answer, as Stripe's does.
+const TICK: Duration = Duration::from_millis(100);
+/// Tries per delivery before it is dropped (logged).
+const ATTEMPTS: u32 = 5;
+
+/// Posts `provider`'s deliveries to `url` until `shutdown`.
+pub async fn run(provider: Arc<TestProvider>, url: String, shutdown: CancellationToken) {
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap_or_default();
+    let mut pending: Vec<(Delivery, u32)> = Vec::new();
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(TICK) => {}
+        }
+        pending.extend(provider.deliveries().into_iter().map(|d| (d, 0)));
+        let mut again = Vec::new();
+        for ((signature, body), tries) in pending.drain(..) {
+            let sent = http
+                .post(&url)
+                .header("Stripe-Signature", &signature)
+                .header("Content-Type", "application/json")
+                .body(body.clone())
+                .send()
+                .await;
+            match sent {
+                Ok(r) if r.status().is_success() => {}
+                outcome => {
+                    let status = outcome.map(|r| r.status().as_u16()).unwrap_or(0);
+                    if tries + 1 < ATTEMPTS {
+                        again.push(((signature, body), tries + 1));
+                    } else {
+                        tracing::warn!(status, "a test payment webhook was not taken; dropped");
+                    }
+                }
+            }
+        }
+        pending = again;
+    }
+}
