@@ -140,6 +140,9 @@ def other_customer_buys(variants):
         status, opened = call("POST", "/checkout", {"cartId": cart["id"], "shippingAddress": ADDRESS},
                               token=token, ip="203.0.113.9")
         if status == 201:
+            # Paid with the test provider's card that authorizes, then confirmed.
+            call("POST", f"/checkout/{opened['id']}/payment", {"paymentMethod": "pm_card_visa"},
+                 token=token, ip="203.0.113.9")
             status, _ = call("POST", f"/checkout/{opened['id']}/confirm", None, token=token, ip="203.0.113.9")
             bought += status == 200
         call("DELETE", f"/carts/{cart['id']}", None, token=token, ip="203.0.113.9")

@@ -10,8 +10,9 @@
 # times and RSS (idle, under load). Customer routes run again on Redis when
 # redis-server is installed.
 # Customer routes run on a Redis Cluster too (six local redis-servers) when
-# redis-cli is installed. Checkout open and confirm run through bench/floor's
-# `checkout` driver, against that driver's own floor. ROUTES=customer runs
+# redis-cli is installed. Checkout open, payment and confirm (and the whole
+# flow) run through bench/floor's `checkout` driver, against that driver's
+# own floor. ROUTES=customer runs
 # only the floors and the customer routes (for work on the write path);
 # ROUTES=search the floors, the plain listing and the search routes;
 # ROUTES=reads those and the filtered listing (bench/markets.sh).
@@ -181,8 +182,9 @@ routes() { # PORT LABEL CONNS: the customer routes of one mesh
   checkout "http://127.0.0.1:$p" "$label" "$c"
 }
 
-# checkout BASE LABEL CONNS: open and confirm by the checkout driver, with
-# the driver's own floor (its rows are compared with that one).
+# checkout BASE LABEL CONNS: open, payment, confirm and the whole flow by the
+# checkout driver, with the driver's own floor (its rows are compared with
+# that one).
 checkout() {
   local out
   out=$(./target/release/checkout "$1" "http://127.0.0.1:$floor_port/hop" "$work/stocked" "${duration%s}" "$3" 2>"$work/checkout.err") \

@@ -245,11 +245,16 @@ async fn order_events_reach_the_back_office(t: TestMesh) {
         .iter()
         .map(|e| (text(e, "orderId"), text(e, "type"), text(e, "status")))
         .collect();
+    // Each order was paid (payment.authorized beside order.created); the
+    // cancelled one's authorization was let go (payment.voided after it).
     let expected = [
         (shipped.clone(), "order.created", "CONFIRMED"),
+        (shipped.clone(), "payment.authorized", "CONFIRMED"),
         (cancelled.clone(), "order.created", "CONFIRMED"),
+        (cancelled.clone(), "payment.authorized", "CONFIRMED"),
         (shipped.clone(), "order.status_changed", "PROCESSING"),
         (cancelled.clone(), "order.cancelled", "CANCELLED"),
+        (cancelled.clone(), "payment.voided", "CANCELLED"),
     ];
     let expected: Vec<(String, String, String)> = expected
         .iter()
@@ -258,8 +263,8 @@ async fn order_events_reach_the_back_office(t: TestMesh) {
     assert_eq!(seen, expected);
     let ids: std::collections::HashSet<String> =
         entries.iter().map(|e| text(e, "eventId")).collect();
-    assert_eq!(ids.len(), 4, "each event has its own id");
-    let last = Order::decode(entries[3].field("order").unwrap()).unwrap();
+    assert_eq!(ids.len(), 7, "each event has its own id");
+    let last = Order::decode(entries[6].field("order").unwrap()).unwrap();
     assert_eq!(last.status, OrderStatus::Cancelled as i32);
     assert_eq!(last.meta.unwrap().id, cancelled);
     assert!(entries.iter().all(|e| !text(e, "occurredAt").is_empty()));
@@ -277,7 +282,7 @@ async fn order_events_reach_the_back_office(t: TestMesh) {
             .await
             .unwrap()
             .len(),
-        4
+        7
     );
     reconciliation(&t, &token, &shipped, &cancelled).await;
 }

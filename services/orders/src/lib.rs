@@ -2,8 +2,10 @@
 //! cancelled by their customer and moved along by fulfilment.
 
 pub mod config;
+mod kinds;
 mod orders;
 pub mod outbox;
+pub mod payment;
 mod restock;
 mod service;
 mod stored;
@@ -32,11 +34,20 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         shutdown,
     } = serving;
     let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
-    let c = &config.catalog;
-    let peer = Peer::new(c.name, &c.url, &c.audience, tokens, config.grpc_timeout)?;
+    let peer = |c: &storefront_platform::topology::PeerConfig| {
+        Peer::new(
+            c.name,
+            &c.url,
+            &c.audience,
+            tokens.clone(),
+            config.grpc_timeout,
+        )
+    };
     let outbox = outbox::Outbox {
         store: store.clone(),
-        catalog: Some(Caller::new(peer)),
+        catalog: Some(Caller::new(peer(&config.catalog)?)),
+        payments: Some(Caller::new(peer(&config.payments)?)),
+        capture: config.capture,
     };
     tokio::spawn(outbox.clone().sweep(shutdown.clone()));
     let api = service::OrdersApi {

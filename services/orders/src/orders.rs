@@ -73,9 +73,13 @@ impl Orders {
             .zset_raise(&customer_key(&customer_id), &id, changed_ms(&order))
             .await?;
         self.outbox.expect(&id).await?;
+        let mut events = vec![outbox::event(outbox::CREATED, &order)];
+        if order.payment.is_some() {
+            events.push(outbox::payment_event(outbox::PAYMENT_AUTHORIZED, &order));
+        }
         let stored = StoredOrder {
             order: Some(order.clone()),
-            outbox: vec![outbox::event(outbox::CREATED, &order)],
+            outbox: events,
         };
         if self
             .store
@@ -354,6 +358,8 @@ mod tests {
         let outbox = Outbox {
             store: store.clone(),
             catalog: None,
+            payments: None,
+            capture: crate::payment::CaptureAt::OnShip,
         };
         Orders { store, outbox }
     }

@@ -31,9 +31,7 @@ const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Orders a sweep looks at, at most.
 const SWEEP_ORDERS: usize = 100;
 
-pub const CREATED: &str = "order.created";
-pub const CANCELLED: &str = "order.cancelled";
-pub const STATUS_CHANGED: &str = "order.status_changed";
+pub use crate::kinds::{CANCELLED, CREATED, PAYMENT_AUTHORIZED, STATUS_CHANGED};
 
 /// The event of `order` as it now is: its id is the order's id and
 /// version, the same for every retry of the same change.
@@ -45,6 +43,14 @@ pub fn event(kind: &str, order: &Order) -> OrderEvent {
         occurred_at: meta.last_modified_at,
         order: Some(order.clone()),
     }
+}
+
+/// A payment event of `order`: beside an order event of the same version
+/// (`payment.authorized` with `order.created`), so its id names its kind.
+pub fn payment_event(kind: &str, order: &Order) -> OrderEvent {
+    let mut event = event(kind, order);
+    event.id = format!("{}.{kind}", event.id);
+    event
 }
 
 /// A stream entry's fields: readable ones for tools (`redis-cli`), and
@@ -71,6 +77,11 @@ pub struct Outbox {
     /// Where a cancelled order's stock goes back (None: nowhere, in tests
     /// of the outbox alone).
     pub catalog: Option<storefront_platform::client::call::Caller>,
+    /// Where an order's payment is captured, voided or refunded (None: in
+    /// tests of the outbox alone).
+    pub payments: Option<storefront_platform::client::call::Caller>,
+    /// `PAYMENT_CAPTURE`.
+    pub capture: crate::payment::CaptureAt,
 }
 
 impl Outbox {
@@ -94,11 +105,18 @@ impl Outbox {
             None => Vec::new(),
         };
         let mut published = HashSet::new();
+        let mut moved = false;
         for event in &outbox {
             if let (CANCELLED, Some(order), Some(catalog)) =
                 (event.r#type.as_str(), &event.order, &self.catalog)
             {
                 crate::restock::give_back(catalog, order).await?;
+            }
+            if let (Some(order), Some(payments)) = (&event.order, &self.payments)
+                && let Some(how) = crate::payment::due(&event.r#type, order, self.capture)
+            {
+                let payment = crate::payment::make(payments, order, how).await?;
+                moved |= self.record_payment(order_id, payment, how).await?;
             }
             let fields = fields(event);
             let fields: Vec<(&str, &[u8])> = fields.iter().map(|(n, v)| (*n, &v[..])).collect();
@@ -134,7 +152,47 @@ impl Outbox {
                 self.expect(order_id).await?;
             }
         }
+        // A payment moved: its event waits in the outbox; out now.
+        if moved {
+            Box::pin(self.publish(order_id)).await?;
+        }
         Ok(())
+    }
+
+    /// Keeps `payment` on the order, with its event, unless the order has it
+    /// so already (a retried move): whether it changed.
+    async fn record_payment(
+        &self,
+        order_id: &str,
+        payment: storefront_proto::payments::v1::Payment,
+        how: crate::payment::Move,
+    ) -> Result<bool, ServiceError> {
+        let payment = crate::payment::kept(payment);
+        let updated = self
+            .store
+            .update_message(
+                &order_key(order_id),
+                MAX_ATTEMPTS,
+                None,
+                |stored: &mut StoredOrder| {
+                    let Some(order) = stored.order.as_mut() else {
+                        return Ok::<_, ServiceError>(false);
+                    };
+                    if order.payment.as_ref() == Some(&payment) {
+                        return Ok(false);
+                    }
+                    order.payment = Some(payment.clone());
+                    if let Some(meta) = order.meta.as_mut() {
+                        meta.version += 1;
+                        meta.last_modified_at = Some(storefront_domain::time::now());
+                    }
+                    let order = order.clone();
+                    stored.outbox.push(payment_event(how.event(), &order));
+                    Ok(true)
+                },
+            )
+            .await?;
+        Ok(matches!(updated, Updated::Done { result: true, .. }))
     }
 
     /// Publishes, every [`SWEEP_EVERY`], the outboxes of orders marked
@@ -187,6 +245,8 @@ mod tests {
         let outbox = Outbox {
             store: store.clone(),
             catalog: None,
+            payments: None,
+            capture: crate::payment::CaptureAt::OnShip,
         };
         outbox.expect("o1").await.unwrap();
         outbox.expect("o2").await.unwrap();

@@ -6,6 +6,7 @@
 //! confirms of one paid session making one order. Against a real Stripe
 //! fake (localstripe): `stripe.rs`.
 
+mod after;
 mod stripe;
 
 use reqwest::Method;

@@ -180,6 +180,44 @@ impl Checkout {
         voided.map_err(payments_error)
     }
 
+    /// Lets the payment of a session that ended without an order go
+    /// (expired, replaced, its stock released): voided and recorded. A
+    /// payment that cannot be voided now (the provider out of reach) is
+    /// logged; an authorization never captured lapses at the provider
+    /// (Stripe's after 7 days).
+    pub(crate) async fn let_go(&self, record: &CheckoutRecord) {
+        let payment = record.session.as_ref().and_then(|s| s.payment.as_ref());
+        let open = |p: &&Payment| {
+            matches!(
+                status(p),
+                PaymentStatus::RequiresPaymentMethod
+                    | PaymentStatus::RequiresAction
+                    | PaymentStatus::Authorized
+            )
+        };
+        let Some(payment) = payment.filter(open) else {
+            return;
+        };
+        if is_confirmed(record) {
+            return;
+        }
+        let (id, _) = ids(record);
+        let voided = match self.void_payment(record, payment).await {
+            Ok(voided) => voided,
+            Err(e) => {
+                tracing::warn!(error = %e, session_id = id, "a checkout's payment was not voided");
+                return;
+            }
+        };
+        let event = Event::Paid {
+            payment: &voided,
+            declined: false,
+        };
+        if let Err(e) = self.drive(id, event, None, None).await {
+            tracing::warn!(error = %e, session_id = id, "a voided payment was not recorded");
+        }
+    }
+
     /// The session's payment read again from the provider when it may have
     /// moved without the session knowing (the shopper's 3-D Secure page, a
     /// webhook not yet come), and recorded: the record after.

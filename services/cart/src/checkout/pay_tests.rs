@@ -194,3 +194,27 @@ async fn an_over_long_method_is_422_on_its_field() {
     assert_eq!(refused.violations[0].field, "paymentMethod");
     assert!(!refused.message.contains(&long), "the input is not echoed");
 }
+
+#[tokio::test]
+async fn a_session_ended_without_an_order_lets_its_payment_go() {
+    let m = mesh(20);
+    let cart = m.cart(1).await;
+    let first = open(&m, &cart).await;
+    let paid = m.pay(&first.id).await;
+    assert_eq!(
+        status(&payment_of(&paid.session)),
+        PaymentStatus::Authorized
+    );
+    // Checked out again: the first session is replaced, its stock and its
+    // authorization let go; the new one is paid anew.
+    let second = open(&m, &cart).await;
+    let first = m.checkout.get("c-1", &first.id).await.expect("kept");
+    let voided = first.payment.expect("its payment");
+    assert_eq!(status(&voided), PaymentStatus::Voided);
+    let paid = m.pay(&second.id).await;
+    assert_ne!(payment_of(&paid.session).id, voided.id);
+    assert!(matches!(
+        m.checkout.confirm("c-1", &second.id).await,
+        Ok(Outcome::Confirmed(_))
+    ));
+}

@@ -56,9 +56,11 @@ impl Checkout {
                 );
             }
             Err(e) if e.kind.http_status() < 500 => {
-                // An expired or superseded session: its payment is the
-                // sweep's to void.
+                // An expired or replaced session, its stock gone: no order,
+                // so the payment goes.
                 tracing::info!(session_id, code = %e.code, "a paid session was not confirmed");
+                let record = self.store_record(session_id).await?;
+                self.let_go(&record).await;
             }
             Err(e) => return Err(e),
         }

@@ -151,7 +151,13 @@ impl Checkout {
                     }
                 }
                 Effect::CreateOrder => return self.create_order(record, cart).await,
-                Effect::Settle(how) => self.settle(record, how).await,
+                Effect::Settle(how) => {
+                    self.settle(record, how).await;
+                    // Ended without an order: its payment goes too.
+                    if how == Settle::Release {
+                        Box::pin(self.let_go(record)).await;
+                    }
+                }
                 Effect::DueAt(ms) => self.holds.due_at(id, ms).await?,
                 Effect::Unlist => self.holds.unlist(id).await?,
                 Effect::Drop(older) => {
