@@ -44,6 +44,8 @@ pub struct Mesh {
     /// The dev issuer, so tests can mint identity tokens of their own.
     pub issuer: DevIssuer,
     pub issuer_url: String,
+    /// Where each service (or its stand-in) listens, by program name.
+    pub services: BTreeMap<&'static str, String>,
     components: Vec<Component>,
 }
 
@@ -52,7 +54,8 @@ async fn loopback() -> anyhow::Result<TcpListener> {
 }
 
 /// `addr`, or a free port when another process holds it (a second mesh on
-/// the machine: its issuer is then not where `storefront token` looks).
+/// the machine: its issuer is then not where `storefront token` looks, nor
+/// its services where `grpcurl` is pointed).
 async fn fixed_or_free(addr: &str) -> anyhow::Result<TcpListener> {
     match TcpListener::bind(addr).await {
         Ok(listener) => Ok(listener),
@@ -78,6 +81,9 @@ pub struct MeshOptions {
 /// ones started so far (or their stand-ins) listen.
 struct Wiring {
     env: EnvReader,
+    /// Run for real: each service on its own port of the topology (as it
+    /// runs alone), so that `grpcurl 127.0.0.1:50051` finds the catalog.
+    fixed: bool,
     issuer_url: String,
     urls: BTreeMap<&'static str, String>,
     stand_ins: Vec<(&'static Program, String)>,
@@ -94,7 +100,11 @@ impl Wiring {
             self.urls.insert(program.name, url.clone());
             return Ok(None);
         }
-        let listener = loopback().await?;
+        let listener = if self.fixed {
+            fixed_or_free(&program.local_addr()).await?
+        } else {
+            loopback().await?
+        };
         let addr = listener.local_addr()?;
         self.urls.insert(program.name, format!("http://{addr}"));
         let mut env = self.env_for(program);
@@ -205,6 +215,7 @@ impl Mesh {
         // (`topology`); here each program learns where its callees listen.
         let mut wiring = Wiring {
             env,
+            fixed,
             issuer_url,
             urls: BTreeMap::new(),
             stand_ins,
@@ -242,6 +253,7 @@ impl Mesh {
         let customers_addr = wiring.addr(&topology::CUSTOMERS)?;
         let env = wiring.env_for(&topology::GATEWAY);
         let issuer_url = wiring.issuer_url;
+        let services = wiring.urls;
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,
@@ -286,6 +298,7 @@ impl Mesh {
             store,
             issuer,
             issuer_url,
+            services,
             components: mesh.0,
         })
     }

@@ -19,6 +19,10 @@ pub const ALL: &str = "all";
 
 async fn all(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<()> {
     let mesh = Mesh::start(env, None).await?;
+    // Where each service listens, for grpcurl and reflection.
+    for (program, url) in &mesh.services {
+        tracing::info!(program, %url, "service listening");
+    }
     tracing::info!(url = %format!("http://{}", mesh.gateway_addr), "storefront mesh ready");
     mesh.run_until(shutdown).await
 }

@@ -178,3 +178,15 @@ fn every_change_is_a_signed_delivery_its_webhook_check_takes() {
     let forged = TestProvider::new("whsec_other");
     assert!(forged.webhook(header, body, at).is_err(), "another secret");
 }
+
+#[test]
+fn deliveries_waiting_for_their_deliverer_are_bounded() {
+    let p = TestProvider::new(SECRET);
+    for n in 0..MAX_PENDING_DELIVERIES + 5 {
+        let key = format!("k-{n}");
+        now(p.create(aud(100), "cs-1", &key, Some(VISA))).expect("authorized");
+    }
+    let kept = p.deliveries();
+    assert_eq!(kept.len(), MAX_PENDING_DELIVERIES, "the oldest went");
+    assert!(p.deliveries().is_empty(), "taken once");
+}
