@@ -109,7 +109,7 @@ pub async fn make(payments: &Caller, order: &Order, how: Move) -> Result<Payment
     let message = MovePaymentRequest {
         id: payment_id.to_string(),
         amount: 0,
-        idempotency_key: format!("sf-{order_id}-{}", how.name()),
+        idempotency_key: storefront_domain::payment_keys::key(order_id, how.name()),
     };
     let client = Payments(payments);
     let moved = match how {

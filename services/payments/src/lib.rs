@@ -11,7 +11,6 @@
 pub mod config;
 mod deliver;
 pub mod error;
-pub mod idempotency;
 pub mod payment;
 pub mod provider;
 pub mod service;

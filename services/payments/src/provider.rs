@@ -11,7 +11,7 @@ use crate::webhook::Event;
 pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, PaymentError>> + Send + 'a>>;
 
 /// Creates and moves payments at one provider. Every call that changes a
-/// payment takes an idempotency key (`idempotency::key`): a retry with the
+/// payment takes an idempotency key (`storefront_domain::payment_keys::key`): a retry with the
 /// same key changes nothing twice.
 pub trait PaymentProvider: Send + Sync {
     /// The provider's name in the API (`test`, `stripe`).

@@ -107,6 +107,13 @@ impl PaymentsApi {
         Response::new(to_api(self.provider.name(), payment))
     }
 
+    fn answered(
+        &self,
+        moved: Result<Payment, PaymentError>,
+    ) -> Result<Response<api::Payment>, Status> {
+        moved.map(|p| self.answer(p)).map_err(status)
+    }
+
     /// Confirms `id` with `method`; a decline answers the declined payment
     /// (its `decline_code` set), which the caller shows the shopper.
     async fn confirm(&self, id: &str, method: &str, key: &str) -> Result<Payment, PaymentError> {
@@ -174,13 +181,9 @@ impl PaymentService for PaymentsApi {
         request: Request<api::MovePaymentRequest>,
     ) -> Result<Response<api::Payment>, Status> {
         let req = request.into_inner();
-        let amount = some_amount(req.amount);
-        let payment = self
-            .provider
-            .capture(&req.id, amount, &req.idempotency_key)
-            .await
-            .map_err(status)?;
-        Ok(self.answer(payment))
+        let (id, key) = (&req.id, &req.idempotency_key);
+        let moved = self.provider.capture(id, some_amount(req.amount), key);
+        self.answered(moved.await)
     }
 
     async fn void_payment(
@@ -188,12 +191,7 @@ impl PaymentService for PaymentsApi {
         request: Request<api::MovePaymentRequest>,
     ) -> Result<Response<api::Payment>, Status> {
         let req = request.into_inner();
-        let payment = self
-            .provider
-            .void(&req.id, &req.idempotency_key)
-            .await
-            .map_err(status)?;
-        Ok(self.answer(payment))
+        self.answered(self.provider.void(&req.id, &req.idempotency_key).await)
     }
 
     async fn refund_payment(
@@ -201,13 +199,9 @@ impl PaymentService for PaymentsApi {
         request: Request<api::MovePaymentRequest>,
     ) -> Result<Response<api::Payment>, Status> {
         let req = request.into_inner();
-        let amount = some_amount(req.amount);
-        let payment = self
-            .provider
-            .refund(&req.id, amount, &req.idempotency_key)
-            .await
-            .map_err(status)?;
-        Ok(self.answer(payment))
+        let (id, key) = (&req.id, &req.idempotency_key);
+        let moved = self.provider.refund(id, some_amount(req.amount), key);
+        self.answered(moved.await)
     }
 
     async fn verify_webhook(

@@ -20,14 +20,10 @@ use super::paid::{for_total, holds_money, status};
 use super::runner::Ran;
 use super::{Checkout, ids, view};
 use crate::carts::now;
+use storefront_domain::payment_keys::key;
 
 /// The longest payment method id taken (Stripe's ids are far shorter).
 pub const MAX_METHOD_CHARS: usize = 255;
-
-/// The key of `operation` on the session, as the payments crate derives it.
-fn key(session_id: &str, operation: &str) -> String {
-    format!("sf-{session_id}-{operation}")
-}
 
 /// A refusal of the payments service as the shopper sees it: its own 4xx,
 /// or 503 when it (or its provider) is out of reach.

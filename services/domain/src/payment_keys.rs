@@ -1,6 +1,7 @@
-//! Idempotency keys a provider is called with, derived from what the call
-//! is for: the same session (or order) and operation give the same key, so
-//! a retried call, from any replica, never charges or refunds twice.
+//! Idempotency keys a payment provider is called with, derived from what
+//! the call is for: the same session (or order) and operation give the same
+//! key, so a retried call, from any replica (the cart's, the orders'),
+//! never charges or refunds twice.
 
 /// The most a provider takes (Stripe: 255 characters).
 pub const MAX_KEY_CHARS: usize = 255;
