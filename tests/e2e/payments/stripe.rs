@@ -1,7 +1,7 @@
 //! The `stripe` provider against localstripe (PyPI `localstripe`, a
 //! stateful Stripe fake the test command installs): PaymentIntents with
 //! manual capture, a decline, capture, refunds in part and in whole, a
-//! void; then a checkout paid through the mesh with Stripe out of reach
+//! void, 3-D Secure waiting for the shopper; then a checkout paid through the mesh with Stripe out of reach
 //! (503, no order) and back (the retry pays, once), Stripe's own signed
 //! webhooks taken, and the secret key never in the logs.
 //!
@@ -157,6 +157,59 @@ async fn stripe_payment_intents_with_manual_capture_against_localstripe() {
         matches!(nowhere, Err(PaymentError::NotFound(_))),
         "{nowhere:?}"
     );
+}
+
+/// A card of localstripe's that needs 3-D Secure, as Stripe.js would make
+/// it (a PaymentMethod with the card's number).
+async fn three_d_secure_card(server: &LocalStripe) -> String {
+    let made = reqwest::Client::new()
+        .post(format!("{}/v1/payment_methods", server.url))
+        .basic_auth(SECRET_KEY, Some(""))
+        .form(&[
+            ("type", "card"),
+            ("card[number]", "4000002760003184"),
+            ("card[exp_month]", "12"),
+            ("card[exp_year]", "2030"),
+            ("card[cvc]", "123"),
+        ])
+        .send()
+        .await
+        .expect("a payment method");
+    let body: serde_json::Value = made.json().await.expect("its JSON");
+    body["id"].as_str().expect("its id").to_string()
+}
+
+#[tokio::test]
+async fn three_d_secure_with_stripe_waits_for_the_shopper_then_authorizes() {
+    let server = LocalStripe::start_on(free_port()).await;
+    let stripe = StripeProvider::new(&server.url, SECRET_KEY, WEBHOOK_SECRET);
+    let card = three_d_secure_card(&server).await;
+    let created = stripe.create(aud(3000), "cs-3ds", "k-3ds", None).await;
+    let created = created.expect("created");
+    let waiting = stripe.confirm(&created.id, &card, "k-3ds-confirm").await;
+    let waiting = waiting.expect("waiting for the shopper");
+    assert_eq!(waiting.status, PaymentStatus::RequiresAction);
+    let action = waiting.next_action.expect("what the shopper does next");
+    assert_eq!(
+        action.kind, "use_stripe_sdk",
+        "Stripe.js handles it with the client secret"
+    );
+    // The shopper passes the page (Stripe.js; localstripe's own route here).
+    let secret = created.client_secret.expect("a client secret");
+    let passed = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/payment_intents/{}/_authenticate",
+            server.url, created.id
+        ))
+        .basic_auth(SECRET_KEY, Some(""))
+        .form(&[("client_secret", secret.as_str()), ("success", "true")])
+        .send()
+        .await
+        .expect("authenticated");
+    assert!(passed.status().is_success());
+    let authorized = stripe.get(&created.id).await.expect("read");
+    assert_eq!(authorized.status, PaymentStatus::Authorized);
+    assert!(authorized.next_action.is_none());
 }
 
 #[tokio::test]
