@@ -1,10 +1,13 @@
 //! Issue 44 item 1: a hoarder cannot hold the shop's stock. Guests from
 //! one client network check out every unit they can (the finding's
 //! script, made small): what the network holds stays within its limits,
-//! each refusal is a 409 `HOLD_LIMIT_REACHED` naming its setting, and a
-//! customer on another network buys the last units. A cart checked out
-//! again never holds past its first expiry plus one extension; checkout
-//! opens have their own budget.
+//! a checkout past them holds nothing until it is paid (issue 47 item 5),
+//! one past what a payment allows is a 409 `HOLD_LIMIT_REACHED` naming
+//! its setting, and a customer on another network buys the last units. A
+//! paid checkout past the limits holds its lines, or is released and its
+//! payment voided when they are gone. A cart checked out again never
+//! holds past its first expiry plus one extension; checkout opens have
+//! their own budget.
 
 use std::time::Duration;
 
@@ -43,6 +46,14 @@ impl<'a> Guest<'a> {
         let request = self
             .t
             .json(method, path, Some(&self.token), &body)
+            .header("X-Forwarded-For", &self.from);
+        self.t.send(request).await
+    }
+
+    async fn get(&self, path: &str) -> Reply {
+        let request = self
+            .t
+            .authed(Method::GET, path, &self.token)
             .header("X-Forwarded-For", &self.from);
         self.t.send(request).await
     }
@@ -90,20 +101,29 @@ async fn a_network_of_guests_cannot_hold_the_shop(backend: Backend) {
             ("TRUSTED_PROXIES", "127.0.0.1"),
             ("HOLD_LIMIT_PER_VARIANT_NETWORK", "25"),
             ("HOLD_LIMIT_TOTAL_NETWORK", "60"),
+            ("HOLD_LIMIT_PAID_MULTIPLE", "3"),
         ],
     )
     .await;
     product_with(&t, "p-hoard", 40).await;
 
-    // One guest, the whole stock: refused whole, nothing held.
+    // One guest, the whole stock: past even what a payment allows
+    // (3 x HOLD_LIMIT_PER_VARIANT): refused whole, nothing held.
     let greedy = Guest::new(&t, "198.51.100.7").await;
     let all = greedy.cart_of("p-hoard", 40).await;
-    refused_by(&greedy.checkout(&all).await, "HOLD_LIMIT_PER_VARIANT");
+    refused_by(&greedy.checkout(&all).await, "HOLD_LIMIT_PAID_MULTIPLE");
     assert_eq!(
         available(&t, "p-hoard").await,
         40,
         "a refusal holds nothing"
     );
+    // Past the guest's limit but within the paid one: open, holding
+    // nothing until paid.
+    let some = greedy.cart_of("p-hoard", 20).await;
+    let unpaid = greedy.checkout(&some).await;
+    assert_eq!(unpaid.status, 201, "{}", unpaid.body);
+    assert_eq!(unpaid.body["awaitingPayment"], true, "{}", unpaid.body);
+    assert_eq!(available(&t, "p-hoard").await, 40, "unpaid, nothing held");
 
     // Guest after guest of the network, ten each: the network's bound.
     let mut held = 0;
@@ -112,11 +132,10 @@ async fn a_network_of_guests_cannot_hold_the_shop(backend: Backend) {
         let guest = Guest::new(&t, &format!("198.51.100.{}", 10 + i)).await;
         let cart = guest.cart_of("p-hoard", 10).await;
         let opened = guest.checkout(&cart).await;
-        if opened.status == 201 {
+        assert_eq!(opened.status, 201, "{}", opened.body);
+        if opened.body["awaitingPayment"] == false {
             held += 10;
             sessions.push((guest, cart));
-        } else {
-            refused_by(&opened, "HOLD_LIMIT_PER_VARIANT_NETWORK");
         }
     }
     assert_eq!(held, 20, "two guests of ten fit the network's 25");
@@ -149,6 +168,79 @@ async fn a_network_of_guests_cannot_hold_the_shop_memory() {
 #[tokio::test]
 async fn a_network_of_guests_cannot_hold_the_shop_redis() {
     a_network_of_guests_cannot_hold_the_shop(Backend::Redis).await;
+}
+
+/// Past the guest's limit a checkout holds nothing and cannot be
+/// confirmed; paid, it holds and confirms. Another, paid when its units
+/// were sold meanwhile, is released with its payment voided.
+async fn a_hold_past_the_limit_is_taken_once_paid(backend: Backend) {
+    let t = spawn_mesh_on(
+        backend,
+        &[
+            ("TRUSTED_PROXIES", "127.0.0.1"),
+            ("HOLD_LIMIT_PER_VARIANT", "5"),
+            ("HOLD_LIMIT_TOTAL", "10"),
+        ],
+    )
+    .await;
+    product_with(&t, "p-paid", 30).await;
+    let guest = Guest::new(&t, "198.51.100.20").await;
+    let cart = guest.cart_of("p-paid", 12).await;
+    let opened = guest.checkout(&cart).await;
+    assert_eq!(opened.status, 201, "{}", opened.body);
+    assert_eq!(opened.body["awaitingPayment"], true, "{}", opened.body);
+    let id = opened.body["id"].as_str().unwrap().to_string();
+    let confirm = format!("/checkout/{id}/confirm");
+    guest
+        .send(Method::POST, &confirm, json!({}))
+        .await
+        .error(402, "PAYMENT_REQUIRED");
+    assert_eq!(available(&t, "p-paid").await, 30);
+
+    // Paid by four calls at once: held once.
+    let visa = json!({"paymentMethod": "pm_card_visa"});
+    let payment = format!("/checkout/{id}/payment");
+    let calls = (0..4).map(|_| guest.send(Method::POST, &payment, visa.clone()));
+    for paid in futures::future::join_all(calls).await {
+        assert!(paid.status.is_success(), "{}", paid.body);
+        assert_eq!(paid.body["status"], "authorized", "{}", paid.body);
+    }
+    let session = guest.get(&format!("/checkout/{id}")).await;
+    assert_eq!(session.body["awaitingPayment"], false, "{}", session.body);
+    assert_eq!(available(&t, "p-paid").await, 18, "paid, held");
+    let confirmed = guest.send(Method::POST, &confirm, json!({})).await;
+    assert_eq!(confirmed.status, 200, "{}", confirmed.body);
+    assert_eq!(available(&t, "p-paid").await, 18);
+
+    // Unpaid, it held nothing, so the units could be sold meanwhile.
+    let late = Guest::new(&t, "203.0.113.20").await;
+    let cart = late.cart_of("p-paid", 12).await;
+    let opened = late.checkout(&cart).await;
+    assert_eq!(opened.body["awaitingPayment"], true, "{}", opened.body);
+    let late_id = opened.body["id"].as_str().unwrap().to_string();
+    let buyer = Shopper::new(&t).await;
+    let bought = buyer.cart().await;
+    assert_eq!(buyer.add(&bought, "p-paid", 1, 15).await.status, 200);
+    let session = buyer.checkout(&bought).await;
+    let bought_id = session.body["id"].as_str().unwrap();
+    assert_eq!(buyer.confirm(bought_id).await.status, 200);
+    let payment = format!("/checkout/{late_id}/payment");
+    let short = late.send(Method::POST, &payment, visa).await;
+    short.error(409, "INSUFFICIENT_STOCK");
+    let after = late.get(&format!("/checkout/{late_id}")).await;
+    assert_eq!(after.body["status"], "EXPIRED", "{}", after.body);
+    assert_eq!(after.body["payment"]["status"], "voided", "{}", after.body);
+    assert_eq!(available(&t, "p-paid").await, 3, "nothing of it held");
+}
+
+#[tokio::test]
+async fn a_hold_past_the_limit_is_taken_once_paid_memory() {
+    a_hold_past_the_limit_is_taken_once_paid(Backend::Memory).await;
+}
+
+#[tokio::test]
+async fn a_hold_past_the_limit_is_taken_once_paid_redis() {
+    a_hold_past_the_limit_is_taken_once_paid(Backend::Redis).await;
 }
 
 fn expires_ms(reply: &Reply) -> i64 {

@@ -244,6 +244,11 @@ pub struct CheckoutSession {
     /// a confirm needs it `authorized` for exactly `totals.total`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub payment: Option<Payment>,
+    /// true: the checkout went past what its shopper or client network may
+    /// hold unpaid (`HOLD_LIMIT_*`), so it holds nothing until its payment
+    /// is authorized; then it holds its lines (up to `HOLD_LIMIT_PAID_MULTIPLE`
+    /// times the limit) and this turns false. docs/abuse-limits.md.
+    pub awaiting_payment: bool,
 }
 
 impl TryFrom<pb::CheckoutSession> for CheckoutSession {
@@ -276,6 +281,7 @@ impl TryFrom<pb::CheckoutSession> for CheckoutSession {
                 .collect::<Result<_, _>>()?,
             shipping_method_id: Some(s.shipping_method_id).filter(|m| !m.is_empty()),
             payment: s.payment.map(Payment::try_from).transpose()?,
+            awaiting_payment: s.awaiting_payment,
         })
     }
 }

@@ -88,7 +88,8 @@ impl Default for CartLimits {
     }
 }
 
-/// `HOLD_LIMIT_*`, each above 0; per variant at most the total.
+/// `HOLD_LIMIT_*`, each above 0; per variant at most the total;
+/// `HOLD_LIMIT_PAID_MULTIPLE` from 1 (past a limit, refused) to 100.
 fn hold_limits(env: &EnvReader) -> Result<HoldLimits, ConfigError> {
     let d = HoldLimits::default();
     let limit = |suffix: &str, default: HoldLimit| -> Result<HoldLimit, ConfigError> {
@@ -108,6 +109,15 @@ fn hold_limits(env: &EnvReader) -> Result<HoldLimits, ConfigError> {
         guest: limit("", d.guest)?,
         customer: limit("_CUSTOMER", d.customer)?,
         network: limit("_NETWORK", d.network)?,
+        paid_multiple: match env.parse("HOLD_LIMIT_PAID_MULTIPLE", d.paid_multiple)? {
+            m @ 1..=100 => m,
+            _ => {
+                return Err(ConfigError::new(
+                    "HOLD_LIMIT_PAID_MULTIPLE",
+                    "must be 1 (no hold past a limit) to 100",
+                ));
+            }
+        },
     })
 }
 
@@ -239,5 +249,21 @@ mod tests {
             ]),
             PromotionsSource::File("/data/promotions.json".into())
         );
+    }
+
+    #[test]
+    fn a_paid_multiple_is_one_to_a_hundred() {
+        let multiple = |m: &str| {
+            CartConfig::from_env(&deployed(&[("HOLD_LIMIT_PAID_MULTIPLE", m)]))
+                .map(|c| c.hold_limits.paid_multiple)
+                .map_err(|e| e.var)
+        };
+        assert_eq!(multiple("1"), Ok(1));
+        assert_eq!(multiple("100"), Ok(100));
+        for refused in ["0", "101", "x"] {
+            assert_eq!(multiple(refused), Err("HOLD_LIMIT_PAID_MULTIPLE".into()));
+        }
+        let default = CartConfig::from_env(&deployed(&[])).map(|c| c.hold_limits.paid_multiple);
+        assert_eq!(default.ok(), Some(5));
     }
 }

@@ -1,9 +1,10 @@
 //! What one holder may hold in open checkouts: a shopper (a guest less
 //! than a signed-in customer) and a client network, per variant and in
-//! all (`HOLD_LIMIT_*`). Each holder has a ledger in the shared store, an
-//! entry per session, changed by compare-and-set, so the bound holds over
-//! every replica; a checkout that would pass a bound is refused whole (409
-//! `HOLD_LIMIT_REACHED`, naming the limit), never cut.
+//! all (`HOLD_LIMIT_*`), and the arithmetic of a holder's ledger (one
+//! entry per session; kept in the shared store by `hold_ledgers`). Past
+//! a limit a checkout holds nothing until it is paid, and then at most
+//! `HOLD_LIMIT_PAID_MULTIPLE` times the limit; past that it is refused
+//! whole (409 `HOLD_LIMIT_REACHED`, naming the limit), never cut.
 //!
 //! A ledger entry also carries its hold's latest end (`until_ms`): a newer
 //! session of the same cart inherits it, so however often a cart is
@@ -12,24 +13,30 @@
 //! left behind (a process stopped half-way) is dropped past its end.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
-use storefront_proto::error::codes;
 
-use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, Updated};
-use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldEntry, HoldLedger};
+use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
+#[cfg(test)]
 use storefront_proto::catalog::v1::StockLine;
 
-const ATTEMPTS: usize = 64;
 /// How long past its end an entry is still counted: the sweep releases a
 /// hold within a second of its expiry, or a minute after one being sold.
-const GRACE_MS: i64 = 120_000;
+pub(crate) const GRACE_MS: i64 = 120_000;
 
 /// Units one holder may hold: of one variant, and in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HoldLimit {
     pub per_variant: u32,
     pub total: u32,
+}
+
+impl HoldLimit {
+    /// The bound `multiple` times over (a paid checkout's).
+    pub fn times(self, multiple: u32) -> Self {
+        Self {
+            per_variant: self.per_variant.saturating_mul(multiple),
+            total: self.total.saturating_mul(multiple),
+        }
+    }
 }
 
 /// The bounds of every kind of holder (docs/abuse-limits.md).
@@ -42,6 +49,10 @@ pub struct HoldLimits {
     /// `HOLD_LIMIT_PER_VARIANT_NETWORK` (100), `HOLD_LIMIT_TOTAL_NETWORK` (1,000):
     /// every shopper of one client network together.
     pub network: HoldLimit,
+    /// `HOLD_LIMIT_PAID_MULTIPLE` (5): with an authorized payment, a
+    /// checkout past a limit holds up to this many times it; 1: it is
+    /// refused.
+    pub paid_multiple: u32,
 }
 
 impl Default for HoldLimits {
@@ -59,46 +70,13 @@ impl Default for HoldLimits {
                 per_variant: 100,
                 total: 1_000,
             },
+            paid_multiple: 5,
         }
     }
 }
 
 pub fn is_guest(customer_id: &str) -> bool {
     customer_id.starts_with("guest-")
-}
-
-/// Who holds, for the ledger's key and the refusal's words.
-#[derive(Debug, Clone, Copy)]
-enum Holder<'a> {
-    Guest(&'a str),
-    Customer(&'a str),
-    Network(&'a str),
-}
-
-impl Holder<'_> {
-    fn key(&self) -> String {
-        match self {
-            Holder::Guest(id) | Holder::Customer(id) => format!("hold-ledger:{id}"),
-            Holder::Network(network) => format!("hold-ledger-net:{network}"),
-        }
-    }
-
-    /// The settings that bound this holder, per variant and in all.
-    fn settings(&self) -> (&'static str, &'static str, &'static str) {
-        match self {
-            Holder::Guest(_) => ("a guest", "HOLD_LIMIT_PER_VARIANT", "HOLD_LIMIT_TOTAL"),
-            Holder::Customer(_) => (
-                "a customer",
-                "HOLD_LIMIT_PER_VARIANT_CUSTOMER",
-                "HOLD_LIMIT_TOTAL_CUSTOMER",
-            ),
-            Holder::Network(_) => (
-                "one network",
-                "HOLD_LIMIT_PER_VARIANT_NETWORK",
-                "HOLD_LIMIT_TOTAL_NETWORK",
-            ),
-        }
-    }
 }
 
 /// A checkout past a bound: which one, and by how much.
@@ -178,189 +156,6 @@ pub fn reserve(
     ledger.entries.retain(|e| e.session_id != entry.session_id);
     ledger.entries.push(entry);
     Ok(until)
-}
-
-/// 409 `HOLD_LIMIT_REACHED`: the bound, its setting, and the line past it.
-fn refusal(holder: Holder<'_>, exceeded: &Exceeded, lines: &[(String, String)]) -> ServiceError {
-    let (who, per_variant, total) = holder.settings();
-    let message = match &exceeded.sku {
-        Some(sku) => format!(
-            "{who} may hold at most {} units of one variant in open checkouts ({per_variant}); \
-             {} of {sku} already held, {} asked",
-            exceeded.limit, exceeded.already, exceeded.asked
-        ),
-        None => format!(
-            "{who} may hold at most {} units in open checkouts ({total}); {} already held, {} asked",
-            exceeded.limit, exceeded.already, exceeded.asked
-        ),
-    };
-    let fields: Vec<String> = match &exceeded.sku {
-        Some(sku) => lines
-            .iter()
-            .filter(|(_, s)| s == sku)
-            .map(|(id, _)| format!("lineItems.{id}"))
-            .collect(),
-        None => Vec::new(),
-    };
-    let fields = if fields.is_empty() {
-        vec!["cartId".to_string()]
-    } else {
-        fields
-    };
-    let mut error = ServiceError::new(ErrorKind::Conflict, "HOLD_LIMIT_REACHED", message.clone());
-    for field in fields {
-        error = error.with_violation(FieldViolation::new(
-            field,
-            "HOLD_LIMIT_REACHED",
-            message.clone(),
-        ));
-    }
-    error
-}
-
-/// The ledgers of every holder, in the shared store.
-#[derive(Clone)]
-pub struct Ledgers {
-    pub store: Store,
-    pub limits: HoldLimits,
-    /// How long a ledger is kept after its last change: past the longest
-    /// hold it may count (two checkout times) and the grace.
-    pub keep: Duration,
-}
-
-impl Ledgers {
-    pub fn new(store: Store, limits: HoldLimits, longest_ttl: Duration) -> Self {
-        let keep = 2 * longest_ttl + Duration::from_millis(2 * GRACE_MS as u64);
-        Self {
-            store,
-            limits,
-            keep,
-        }
-    }
-}
-
-/// What a session asks to hold, for the ledgers.
-pub struct Asked<'a> {
-    pub customer_id: &'a str,
-    pub network: &'a str,
-    pub session_id: &'a str,
-    pub cart_id: &'a str,
-    pub lines: &'a [StockLine],
-    /// The cart's lines' ids by SKU, to name the lines past a bound.
-    pub line_ids: Vec<(String, String)>,
-}
-
-impl Ledgers {
-    /// Counts the session's lines in its shopper's and its network's
-    /// ledgers, or refuses them (nothing counted). The hold's latest end
-    /// (ms): inherited from the cart's live session, else `fresh_until`.
-    pub async fn reserve(
-        &self,
-        asked: &Asked<'_>,
-        now_ms: i64,
-        fresh_until: i64,
-    ) -> Result<i64, ServiceError> {
-        let shopper = if is_guest(asked.customer_id) {
-            (Holder::Guest(asked.customer_id), self.limits.guest)
-        } else {
-            (Holder::Customer(asked.customer_id), self.limits.customer)
-        };
-        let entry = HoldEntry {
-            session_id: asked.session_id.to_string(),
-            cart_id: asked.cart_id.to_string(),
-            opened_ms: now_ms,
-            until_ms: 0,
-            lines: asked.lines.to_vec(),
-        };
-        let until = self
-            .reserve_in(shopper, entry.clone(), asked, now_ms, fresh_until)
-            .await?;
-        if asked.network.is_empty() {
-            return Ok(until);
-        }
-        let network = (Holder::Network(asked.network), self.limits.network);
-        let in_network = HoldEntry {
-            until_ms: until,
-            ..entry
-        };
-        if let Err(e) = self
-            .reserve_in(network, in_network, asked, now_ms, until)
-            .await
-        {
-            self.forget_in(shopper.0, asked.session_id).await;
-            return Err(e);
-        }
-        Ok(until)
-    }
-
-    async fn reserve_in(
-        &self,
-        (holder, limit): (Holder<'_>, HoldLimit),
-        entry: HoldEntry,
-        asked: &Asked<'_>,
-        now_ms: i64,
-        fresh_until: i64,
-    ) -> Result<i64, ServiceError> {
-        let key = holder.key();
-        let ttl = self.keep;
-        for _ in 0..ATTEMPTS {
-            let updated = self
-                .store
-                .update_message(&key, ATTEMPTS, Some(ttl), |ledger: &mut HoldLedger| {
-                    reserve(ledger, entry.clone(), now_ms, fresh_until, limit)
-                        .map_err(|e| refusal(holder, &e, &asked.line_ids))
-                })
-                .await?;
-            match updated {
-                Updated::Done { result, .. } => return Ok(result),
-                Updated::Contended => break,
-                Updated::Missing => {
-                    let mut ledger = HoldLedger::default();
-                    let until = reserve(&mut ledger, entry.clone(), now_ms, fresh_until, limit)
-                        .map_err(|e| refusal(holder, &e, &asked.line_ids))?;
-                    if self.store.insert_message(&key, &ledger, Some(ttl)).await? {
-                        return Ok(until);
-                    }
-                }
-            }
-        }
-        Err(ServiceError::new(
-            ErrorKind::Conflict,
-            codes::CONCURRENT_MODIFICATION,
-            "too many checkouts at once; retry",
-        ))
-    }
-
-    /// The session's hold no longer counts (released or sold). A failure
-    /// is logged: the entry leaves the ledger past its end anyway.
-    pub async fn forget(&self, record: &CheckoutRecord) {
-        let Some(session) = record.session.as_ref() else {
-            return;
-        };
-        let shopper = if is_guest(&record.customer_id) {
-            Holder::Guest(&record.customer_id)
-        } else {
-            Holder::Customer(&record.customer_id)
-        };
-        self.forget_in(shopper, &session.id).await;
-        if !record.client_network.is_empty() {
-            self.forget_in(Holder::Network(&record.client_network), &session.id)
-                .await;
-        }
-    }
-
-    async fn forget_in(&self, holder: Holder<'_>, session_id: &str) {
-        let removed = self
-            .store
-            .update_message(&holder.key(), ATTEMPTS, None, |ledger: &mut HoldLedger| {
-                ledger.entries.retain(|e| e.session_id != session_id);
-                Ok::<_, ServiceError>(())
-            })
-            .await;
-        if let Err(e) = removed {
-            tracing::warn!(error = %e, session_id, "hold ledger entry left to expire");
-        }
-    }
 }
 
 #[cfg(test)]

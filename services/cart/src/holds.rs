@@ -17,7 +17,7 @@ use storefront_proto::cart::v1::Cart;
 use storefront_proto::catalog::v1::{AdjustStockRequest, StockAction, StockLine, StockShortage};
 
 use crate::clients::CatalogPeer;
-use crate::hold_limits::Ledgers;
+use crate::hold_ledgers::Ledgers;
 
 /// Session ids by the time (ms) their hold is due for release.
 const HOLDS: &str = "checkout-holds";

@@ -8,6 +8,7 @@ mod claims;
 mod clients;
 pub mod config;
 pub mod discounts;
+mod hold_ledgers;
 mod hold_limits;
 mod holds;
 mod lines;
@@ -103,7 +104,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let holds = holds::Holds {
         store: store.clone(),
         catalog: catalog_peer,
-        ledgers: hold_limits::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
+        ledgers: hold_ledgers::Ledgers::new(store.clone(), config.hold_limits, config.checkout_ttl),
     };
     let checkout = Arc::new(checkout::Checkout {
         store: store.clone(),

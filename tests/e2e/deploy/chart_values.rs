@@ -290,6 +290,33 @@ fn egress_allows_what_each_program_uses() {
     // HTTPS leaves the cluster's own ranges out.
     let https = cart.iter().find(|r| r["ports"][0]["port"] == 443).unwrap();
     assert!(strs(&https["to"][0]["ipBlock"]["except"]).contains(&"10.0.0.0/8"));
+    // The payment provider's addresses: the payments program's alone.
+    let docs = rendered(
+        "production",
+        &[
+            "networkPolicy.egress.enabled=true",
+            "networkPolicy.egress.paymentProvider.cidrs={3.18.12.63/32}",
+        ],
+    );
+    for program in ["gateway", "cart", "orders", "customers", "catalog"] {
+        let policy = named(&docs, "NetworkPolicy", &format!("{RELEASE}-{program}"));
+        let rules = policy["spec"]["egress"].as_array().unwrap();
+        let https = rules.iter().find(|r| r["ports"][0]["port"] == 443).unwrap();
+        let except = strs(&https["to"][0]["ipBlock"]["except"]);
+        assert!(except.contains(&"3.18.12.63/32"), "{program}: {except:?}");
+        assert!(
+            !rules
+                .iter()
+                .any(|r| r["to"][0]["ipBlock"]["cidr"] == "3.18.12.63/32")
+        );
+    }
+    let payments = named(&docs, "NetworkPolicy", &format!("{RELEASE}-payments"));
+    let to_provider = payments["spec"]["egress"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["to"][0]["ipBlock"]["cidr"] == "3.18.12.63/32" && r["ports"][0]["port"] == 443);
+    assert!(to_provider, "{payments}");
     // Off by default: ingress only.
     let policy = named(
         &rendered("production", &[]),

@@ -321,7 +321,7 @@ pub fn mesh(available: u32) -> Mesh {
         holds: crate::holds::Holds {
             store: store.clone(),
             catalog: catalog.clone(),
-            ledgers: crate::hold_limits::Ledgers::new(store.clone(), Default::default(), ttl),
+            ledgers: crate::hold_ledgers::Ledgers::new(store.clone(), Default::default(), ttl),
         },
         store,
         carts,

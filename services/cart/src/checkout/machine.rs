@@ -9,15 +9,17 @@
 //!
 //! | hold before          | event                    | hold after | effects                   |
 //! |----------------------|--------------------------|------------|---------------------------|
-//! | PENDING              | Held                     | HELD       |                           |
+//! | PENDING, HELD        | Held                     | HELD       |                           |
 //! | PENDING, HELD, RELEASED | Release               | RELEASED   | settle: release           |
 //! | any                  | Superseded               | as Release | settle: release, drop the one it replaced |
 //! | any (OPEN)           | Replacing                | same       | (remembers the one it replaces) |
 //! | any (OPEN)           | Extend                   | same       | due at the new expiry     |
 //! | PENDING, HELD (OPEN)  | Reprice                  | same       | (its shipping, totals and tax set) |
 //! | any, not CONFIRMED   | Paid                     | same       | (its payment set; a decline counts a try) |
+//! | PENDING, awaiting payment (OPEN) | Paid (authorized, its total) | same | hold it, counted as paid |
 //! | HELD, SELLING, paid  | Confirm (cart unclaimed) | SELLING    | claim the cart, create the order |
 //! | HELD, SELLING, unpaid | Confirm (cart unclaimed) | same      | refused: Unpaid (402), PaymentStale |
+//! | PENDING, awaiting payment, unpaid | Confirm         | same      | refused: Unpaid (402)     |
 //! | any, not CONFIRMED   | Confirm (cart claimed)   | SELLING from HELD, else as it was | create the order |
 //! | SELLING              | ClaimLost (other order)  | RELEASED   | settle: release           |
 //! | SELLING              | ClaimLost (cart changed) | HELD       |                           |
@@ -33,6 +35,11 @@
 //! exactly its total in its currency: a confirm needs it (Unpaid), and a
 //! total changed since authorization (a reprice, another shipping method)
 //! is PaymentStale, which the confirm answers by voiding the payment.
+//!
+//! A session past its holder's soft hold limit (`hold_ledgers`) opens
+//! awaiting payment: PENDING, holding nothing, until a Paid with its
+//! total makes the runner count it as paid and hold its lines (Held, or
+//! Release with the refusal when they do not fit or are short).
 
 use storefront_proto::Timestamp;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldState};
@@ -95,6 +102,9 @@ pub enum Effect {
     Unlist,
     /// Release the session this one had replaced, and drop its record.
     Drop(String),
+    /// Count the paid session's lines in its holders' ledgers (paid
+    /// limits), then hold them (Held; Release when refused or short).
+    HoldPaid,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,8 +150,11 @@ pub fn step(
     match event {
         Event::Held if hold == Pending => {
             record.set_hold(Held);
+            record.session.get_or_insert_default().awaiting_payment = false;
             Ok(Vec::new())
         }
+        // A paid hold taken by two reads of the payment at once.
+        Event::Held if hold == Held => Ok(Vec::new()),
         Event::Held => Err(Refusal::Stood),
         Event::Release => release(record),
         Event::Superseded { by } => Ok(superseded(record, by)),
@@ -151,7 +164,7 @@ pub fn step(
         }
         Event::Extend { until_ms } => extend(record, until_ms, now),
         Event::Reprice { priced } => reprice(record, priced, now),
-        Event::Paid { payment, declined } => paid(record, payment, declined),
+        Event::Paid { payment, declined } => paid(record, payment, declined, now),
         Event::Confirm { claimed } => confirm(record, claimed, now),
         Event::ClaimLost { taken } if hold == Selling => {
             if taken {
@@ -287,6 +300,9 @@ fn confirm(
             Refusal::Expired
         });
     }
+    if awaits_payment(record) {
+        super::paid::fits(record)?;
+    }
     if matches!(hold, Pending | Released | Sold) {
         return Err(Refusal::Released);
     }
@@ -304,6 +320,7 @@ fn paid(
     record: &mut CheckoutRecord,
     payment: &Payment,
     declined: bool,
+    now: &Timestamp,
 ) -> Result<Vec<Effect>, Refusal> {
     if is_confirmed(record) {
         return Err(Refusal::Confirmed);
@@ -313,7 +330,20 @@ fn paid(
     if declined || super::paid::status(payment) == PaymentStatus::Voided {
         record.payment_attempts += 1;
     }
-    Ok(Vec::new())
+    let holds_now = awaits_payment(record)
+        && record.hold() == HoldState::Pending
+        && shown_status(record, now) == CheckoutStatus::Open
+        && super::paid::fits(record).is_ok();
+    Ok(if holds_now {
+        vec![Effect::HoldPaid]
+    } else {
+        Vec::new()
+    })
+}
+
+/// Past its holder's soft limit: it holds nothing until paid.
+pub fn awaits_payment(record: &CheckoutRecord) -> bool {
+    record.session.as_ref().is_some_and(|s| s.awaiting_payment)
 }
 
 fn made(record: &mut CheckoutRecord) -> Vec<Effect> {

@@ -82,6 +82,7 @@ fn every_hold_state_meets_every_event_as_the_table_says() {
     let made = Event::OrderMade;
     let rows: Vec<(HoldState, Event<'_>, Outcome)> = vec![
         (Pending, Event::Held, Ok((Held, vec![]))),
+        (Held, Event::Held, Ok((Held, vec![]))),
         (Released, Event::Held, Err(Refusal::Stood)),
         (Pending, Event::Release, Ok((Released, vec![RELEASE]))),
         (Held, Event::Release, Ok((Released, vec![RELEASE]))),
@@ -357,4 +358,53 @@ fn a_payment_is_recorded_until_the_order_and_a_decline_counts_a_try() {
         ),
         Err(Refusal::Confirmed)
     );
+}
+
+#[test]
+fn a_session_awaiting_payment_holds_once_paid_for_its_total() {
+    let awaiting = |p: Option<Payment>| {
+        let mut r = record(Pending);
+        let session = r.session.as_mut().expect("a session");
+        session.awaiting_payment = true;
+        session.payment = p;
+        r
+    };
+    let unclaimed = Event::Confirm { claimed: false };
+    assert_eq!(run(awaiting(None), unclaimed), Err(Refusal::Unpaid));
+    let authorized = payment(PaymentStatus::Authorized, 1000);
+    let paid = Event::Paid {
+        payment: &authorized,
+        declined: false,
+    };
+    assert_eq!(
+        run(awaiting(None), paid),
+        Ok((Pending, vec![Effect::HoldPaid]))
+    );
+    // For another total, or declined, it holds nothing yet.
+    let stale = payment(PaymentStatus::Authorized, 900);
+    let stale = Event::Paid {
+        payment: &stale,
+        declined: false,
+    };
+    assert_eq!(run(awaiting(None), stale), Ok((Pending, vec![])));
+    let declined = payment(PaymentStatus::RequiresPaymentMethod, 1000);
+    let declined = Event::Paid {
+        payment: &declined,
+        declined: true,
+    };
+    assert_eq!(run(awaiting(None), declined), Ok((Pending, vec![])));
+    // Held, it awaits nothing more; a later read of the payment holds
+    // nothing twice.
+    let mut r = awaiting(Some(authorized.clone()));
+    assert_eq!(step(&mut r, Event::Held, &NOW), Ok(vec![]));
+    assert!(!r.session.as_ref().expect("a session").awaiting_payment);
+    assert_eq!(run(r.clone(), paid), Ok((Held, vec![])));
+    assert_eq!(
+        run(r, unclaimed),
+        Ok((Selling, vec![Effect::ClaimCart, Effect::CreateOrder]))
+    );
+    // Past its expiry, a payment holds nothing.
+    let mut late = awaiting(None);
+    late.session.as_mut().expect("a session").expires_at = Some(NOW);
+    assert_eq!(run(late, paid), Ok((Pending, vec![])));
 }

@@ -12,9 +12,11 @@ use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatu
 use storefront_proto::common::v1::PostalAddress;
 
 use super::machine::Event;
-use super::{Checkout, conflict, current_key};
+use super::runner::Next;
+use super::{Checkout, conflict, current_key, ids};
 use crate::carts::{now, version};
-use crate::hold_limits::{Asked, is_guest};
+use crate::hold_ledgers::{Asked, HOLD_LIMIT_REACHED, Reservation};
+use crate::hold_limits::is_guest;
 use crate::holds::{at_millis, insufficient, lines_of, millis, session_key};
 
 impl Checkout {
@@ -55,19 +57,20 @@ impl Checkout {
             session_id: &session_id,
             cart_id,
             lines: &held,
-            line_ids: cart
-                .line_items
-                .iter()
-                .map(|l| (l.id.clone(), l.sku.clone()))
-                .collect(),
+            line_ids: line_ids(&cart),
         };
         // The one extension's worth past the first expiry, at most.
         let fresh_until = now_ms + 2 * ttl.as_millis() as i64;
-        let hold_until_ms = self
+        let reserved = self
             .holds
             .ledgers
-            .reserve(&asked, now_ms, fresh_until)
+            .reserve(&asked, now_ms, fresh_until, false)
             .await?;
+        let (hold_until_ms, awaiting_payment) = match reserved {
+            Reservation::Held(until) => (until, false),
+            // Holds nothing yet: its hold is counted once it is paid.
+            Reservation::AwaitingPayment => (fresh_until, true),
+        };
         let expires = at_millis((now_ms + ttl.as_millis() as i64).min(hold_until_ms));
         let mut session = CheckoutSession {
             id: session_id,
@@ -76,6 +79,7 @@ impl Checkout {
             expires_at: Some(expires),
             created_at: Some(created),
             shipping_address: address,
+            awaiting_payment,
             ..Default::default()
         };
         quote.price(&mut session, &cart);
@@ -102,7 +106,9 @@ impl Checkout {
         // left behind by a process that stops half-way.
         self.holds.due_at(&session.id, millis(&expires)).await?;
         self.make_current(cart_id, &session.id).await?;
-        self.hold(&session.id, &cart, record.held).await?;
+        if !awaiting_payment {
+            self.hold(&session.id, &cart, record.held).await?;
+        }
         Ok(session)
     }
 
@@ -126,6 +132,42 @@ impl Checkout {
         } else {
             self.ttl
         }
+    }
+
+    /// A session that awaited its payment, now paid: counted in its
+    /// holders' ledgers against the paid limits, then held. Past those
+    /// limits or short of stock it is released (its payment voided with
+    /// it), and the shopper told why. The catalog out of reach leaves it
+    /// as it was: the payment's next read holds it, or the sweep ends it.
+    pub(super) async fn hold_paid(&self, record: &CheckoutRecord) -> Result<Next, ServiceError> {
+        let (session_id, cart_id) = ids(record);
+        let cart = self.carts.get(&record.customer_id, cart_id).await?;
+        let asked = Asked {
+            customer_id: &record.customer_id,
+            network: &record.client_network,
+            session_id,
+            cart_id,
+            lines: &record.held,
+            line_ids: line_ids(&cart),
+        };
+        let now_ms = millis(&now());
+        let ledgers = &self.holds.ledgers;
+        match ledgers
+            .reserve(&asked, now_ms, record.hold_until_ms, true)
+            .await
+        {
+            Ok(_) => {}
+            Err(e) if e.code == HOLD_LIMIT_REACHED => {
+                return Ok(Next::Then(Event::Release, Some(e)));
+            }
+            Err(e) => return Err(e),
+        }
+        let shortages = self.holds.hold(session_id, record.held.clone()).await?;
+        if !shortages.is_empty() {
+            let short = insufficient(&cart, &shortages);
+            return Ok(Next::Then(Event::Release, Some(short)));
+        }
+        Ok(Next::Then(Event::Held, None))
     }
 
     /// Holds the session's lines: the session's 409 naming each line short
@@ -153,4 +195,12 @@ impl Checkout {
         self.drive(session_id, Event::Held, None, None).await?;
         Ok(())
     }
+}
+
+/// The cart's lines' ids by SKU, to name the lines past a hold limit.
+fn line_ids(cart: &Cart) -> Vec<(String, String)> {
+    cart.line_items
+        .iter()
+        .map(|l| (l.id.clone(), l.sku.clone()))
+        .collect()
 }

@@ -48,7 +48,7 @@ impl From<StoreError> for Halt {
 }
 
 /// What carrying out effects led to.
-enum Next {
+pub(super) enum Next {
     Done,
     /// Apply this event; then answer the error, if any.
     Then(Event<'static>, Option<ServiceError>),
@@ -160,6 +160,7 @@ impl Checkout {
                 }
                 Effect::DueAt(ms) => self.holds.due_at(id, ms).await?,
                 Effect::Unlist => self.holds.unlist(id).await?,
+                Effect::HoldPaid => return self.hold_paid(record).await,
                 Effect::Drop(older) => {
                     Box::pin(self.release_or_leave(&older)).await;
                     self.store.delete(&session_key(&older)).await?;
