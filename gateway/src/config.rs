@@ -241,7 +241,7 @@ impl GatewayConfig {
             env.string("INTERNAL_AUDIENCE", "gateway-internal"),
             env.list(
                 "INTERNAL_CALLERS",
-                "fulfilment@storefront.iam.gserviceaccount.com=status|orders,ops@storefront.iam.gserviceaccount.com=reindex|reload,merchandising@storefront.iam.gserviceaccount.com=products|stock|import|export|promotions|markets",
+                "fulfilment@storefront.iam.gserviceaccount.com=status|orders|events|webhooks,ops@storefront.iam.gserviceaccount.com=reindex|reload,merchandising@storefront.iam.gserviceaccount.com=products|stock|import|export|promotions|markets",
             ),
             "INTERNAL_CALLERS",
         )?;

@@ -336,6 +336,14 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// A service's message that lacks what its JSON needs: that service's
+/// bug, answered 502.
+impl From<storefront_json::Invalid> for ApiError {
+    fn from(e: storefront_json::Invalid) -> Self {
+        Self::bad_gateway(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};

@@ -19,6 +19,7 @@ mod customers;
 mod deploy;
 mod durability;
 mod edge;
+mod events;
 mod fake;
 mod guests;
 mod handlers;

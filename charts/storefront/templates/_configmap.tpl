@@ -95,6 +95,9 @@ data:
   STRIPE_API_BASE: {{ . | quote }}
   {{- end }}
   {{- end }}
+  {{- if and (eq $program "orders") $root.Values.orderWebhooks.urls }}
+  ORDER_WEBHOOK_URLS: {{ join "," $root.Values.orderWebhooks.urls | quote }}
+  {{- end }}
   {{- if and (eq $program "content") $root.Values.content.configMap }}
   CONTENT_DIR: "/content"
   {{- end }}

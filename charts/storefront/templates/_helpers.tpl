@@ -67,7 +67,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- $redis := and (include "storefront.usesRedis" .) (not $v.redis.deploy) -}}
 {{- $customers := eq .program "customers" -}}
 {{- $stripe := and (eq .program "payments") (eq $v.payments.provider "stripe") -}}
-{{- if or $redis $customers $stripe }}
+{{- $hooks := and (eq .program "orders") $v.orderWebhooks.urls -}}
+{{- if or $redis $customers $stripe $hooks }}
 env:
 {{- if $redis }}
   - name: {{ ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (default false $v.redis.cluster) }}
@@ -97,12 +98,24 @@ env:
     valueFrom:
       secretKeyRef: {name: {{ $v.payments.stripeSecret.name }}, key: {{ $v.payments.stripeSecret.webhookSecretKey }}}
 {{- end }}
+{{- if $hooks }}
+  - name: ORDER_WEBHOOK_SECRET
+    valueFrom:
+      secretKeyRef: {name: {{ $v.orderWebhooks.secret.name }}, key: {{ $v.orderWebhooks.secret.key }}}
+{{- end }}
 {{- end }}
 {{- end -}}
 
 {{/* What no schema can say: checked at render, each with what to change. */}}
 {{- define "storefront.validate" -}}
 {{- $v := .Values -}}
+{{- if has $v.environment (list "production" "staging") -}}
+{{- range $v.orderWebhooks.urls -}}
+{{- if not (hasPrefix "https://" .) -}}
+{{- fail (printf "orderWebhooks.urls: %s is not https; production and staging deliver order events over https only" .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if and (eq $v.environment "production") (not $v.image.digest) (has (default "" $v.image.tag) (list "latest" "main" "master" "edge" "")) -}}
 {{- if $v.image.tag -}}
 {{- fail (printf "image.tag=%s is mutable: production runs a release tag or image.digest" $v.image.tag) -}}
@@ -148,6 +161,7 @@ env:
 {{- if eq $v.customers.captcha "recaptcha" }}{{ $names = append $names $v.customers.recaptchaSecret.name }}{{ end -}}
 {{- end -}}
 {{- if and (eq .program "payments") (eq $v.payments.provider "stripe") }}{{ $names = append $names $v.payments.stripeSecret.name }}{{ end -}}
+{{- if and (eq .program "orders") $v.orderWebhooks.urls }}{{ $names = append $names $v.orderWebhooks.secret.name }}{{ end -}}
 {{- range (get $v.programs .program).envFrom }}{{ with .secretRef }}{{ $names = append $names .name }}{{ end }}{{ end -}}
 {{- $data := dict -}}
 {{- range ($names | uniq | sortAlpha) }}

@@ -151,6 +151,8 @@ clients! {
         Write cancel_order(orders::CancelOrderRequest) -> orders::Order;
         Write advance_order(orders::AdvanceOrderRequest) -> orders::Order;
         Read list_order_updates(orders::ListOrderUpdatesRequest) -> orders::ListOrderUpdatesResponse;
+        Read list_order_events(orders::ListOrderEventsRequest) -> orders::ListOrderEventsResponse;
+        Read list_webhook_deliveries(orders::ListWebhookDeliveriesRequest) -> orders::ListWebhookDeliveriesResponse;
     }
 
     /// Full-text search and suggestions.

@@ -8,6 +8,7 @@
 //! OpenAPI document at `/internal/openapi.json`.
 
 mod catalog;
+mod events;
 mod maintenance;
 mod markets;
 mod orders;
@@ -140,6 +141,8 @@ fn routes(max_feed_bytes: usize) -> OpenApiRouter<InternalState> {
     let small = OpenApiRouter::new()
         .routes(routes!(orders::set_status))
         .routes(routes!(orders::updates))
+        .routes(routes!(events::list))
+        .routes(routes!(events::deliveries))
         .routes(routes!(maintenance::reindex))
         .routes(routes!(maintenance::reload_content))
         .routes(routes!(catalog::put_product, catalog::delete_product))

@@ -15,7 +15,7 @@ use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::model::orders::{OrderUpdates, OrderV2, StatusBody, parse_status};
 use crate::query::schema::optional_query;
-use crate::query::{invalid_parameter, timestamp};
+use crate::query::{feed_limit, invalid_parameter, timestamp};
 
 /// Fulfilment: PROCESSING, SHIPPED, DELIVERED, one step at a time.
 #[utoipa::path(put, path = "/internal/orders/{orderId}/status", tag = "Orders", security(("BearerAuth" = [])),
@@ -128,16 +128,7 @@ fn updates_request(raw: Option<&str>) -> Result<ListOrderUpdatesRequest, ApiErro
                 request.updated_since = Some(since);
             }
             "cursor" => request.cursor = value.into_owned(),
-            "limit" => {
-                request.limit = value
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|l| (1..=100).contains(l))
-                    .ok_or_else(|| {
-                        let message = "limit must be between 1 and 100".to_string();
-                        invalid_parameter("limit", codes::OUT_OF_RANGE, message)
-                    })?;
-            }
+            "limit" => request.limit = feed_limit(&value)?,
             _ => {}
         }
     }

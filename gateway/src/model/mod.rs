@@ -4,12 +4,11 @@
 pub mod bounded;
 pub mod cart;
 pub mod catalog;
-pub mod common;
 pub mod content;
 pub mod customers;
 pub mod merge;
-pub mod orders;
-pub mod payments;
 pub mod search;
 pub mod sessions;
-pub mod totals;
+pub mod webhooks;
+
+pub use storefront_json::{common, orders, payments, totals};

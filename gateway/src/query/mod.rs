@@ -31,6 +31,18 @@ pub struct ParsedQuery {
     pub list: ListQuery,
 }
 
+/// `limit` of an internal feed: 1 to 100.
+pub fn feed_limit(value: &str) -> Result<u32, ApiError> {
+    value
+        .parse::<u32>()
+        .ok()
+        .filter(|l| (1..=100).contains(l))
+        .ok_or_else(|| {
+            let message = "limit must be between 1 and 100".to_string();
+            invalid_parameter("limit", codes::OUT_OF_RANGE, message)
+        })
+}
+
 pub fn invalid_parameter(field: &str, code: &str, message: String) -> ApiError {
     ApiError::new(
         StatusCode::BAD_REQUEST,

@@ -83,7 +83,8 @@ impl Holds {
 
     /// Takes the session off the sweep's list.
     pub async fn unlist(&self, session_id: &str) -> Result<(), ServiceError> {
-        Ok(self.store.zset_remove(HOLDS, session_id).await?)
+        self.store.zset_remove(HOLDS, session_id).await?;
+        Ok(())
     }
 
     /// The sessions listed, earliest due first, at most `limit`.

@@ -24,6 +24,9 @@ pub struct OrdersConfig {
     /// gets its identity tokens.
     pub identity_tokens: TokenOrigin,
     pub grpc_timeout: Duration,
+    /// `ORDER_WEBHOOK_URLS`, `ORDER_WEBHOOK_SECRET`,
+    /// `ORDER_WEBHOOK_FIRST_RETRY_MS`: where order events are delivered.
+    pub webhooks: Option<crate::webhooks::Settings>,
 }
 
 impl OrdersConfig {
@@ -41,6 +44,10 @@ impl OrdersConfig {
             capture,
             identity_tokens: env.identity_tokens(service.program.environment, &dev_token_url)?,
             grpc_timeout: env.millis("GRPC_TIMEOUT_MS", 5_000)?,
+            webhooks: crate::webhooks::Settings::from_env(
+                env,
+                service.program.environment.refuses_dev_shortcuts(),
+            )?,
             redis,
             service,
         })

@@ -2,6 +2,7 @@
 //! cancelled by their customer and moved along by fulfilment.
 
 pub mod config;
+mod feed;
 mod kinds;
 mod orders;
 pub mod outbox;
@@ -10,6 +11,7 @@ mod restock;
 mod service;
 mod stored;
 mod updates;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -50,8 +52,18 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         capture: config.capture,
     };
     tokio::spawn(outbox.clone().sweep(shutdown.clone()));
+    let webhooks = match config.webhooks {
+        Some(settings) => {
+            let endpoints = settings.endpoints.clone();
+            let deliverer = webhooks::Deliverer::new(store.clone(), settings)?;
+            tokio::spawn(deliverer.run(shutdown.clone()));
+            endpoints
+        }
+        None => Vec::new(),
+    };
     let api = service::OrdersApi {
         orders: Arc::new(orders::Orders { store, outbox }),
+        webhooks: Arc::new(webhooks),
     };
     storefront_platform::server::serve_grpc(
         &config.service,

@@ -17,10 +17,13 @@ use storefront_proto::orders::v1::Order;
 use tokio_util::sync::CancellationToken;
 
 use crate::stored::{MAX_ATTEMPTS, order_key};
+use storefront_json::events::order_event;
 use storefront_proto::names::order_status as status_name;
 
 /// The Redis Stream the back office reads (`sf:order-events`).
 pub const STREAM: &str = "order-events";
+/// The field of a stream entry holding its CloudEvent (JSON).
+pub const CLOUDEVENT: &str = "cloudevent";
 /// The orders whose outbox may hold unpublished events.
 const PENDING: &str = "order-outbox-pending";
 /// Entries the stream keeps (about): weeks of orders for a large shop;
@@ -53,22 +56,32 @@ pub fn payment_event(kind: &str, order: &Order) -> OrderEvent {
     event
 }
 
-/// A stream entry's fields: readable ones for tools (`redis-cli`), and
-/// the whole order as `storefront.orders.v1.Order` protobuf bytes.
+/// A stream entry's fields: readable ones for tools (`redis-cli`), the
+/// event as a CloudEvent in JSON (`cloudevent`: the order as the public
+/// API shows it, for any back office), and the whole order as
+/// `storefront.orders.v1.Order` protobuf bytes.
 fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
     let order = event.order.clone().unwrap_or_default();
     let meta = order.meta.clone().unwrap_or_default();
     let occurred = event.occurred_at.map(|t| t.to_string()).unwrap_or_default();
-    vec![
+    let mut fields = vec![
         ("eventId", event.id.clone().into_bytes()),
         ("type", event.r#type.clone().into_bytes()),
         ("orderId", meta.id.into_bytes()),
         ("orderNumber", order.order_number.clone().into_bytes()),
         ("customerId", order.customer_id.clone().into_bytes()),
         ("status", status_name(order.status).as_bytes().to_vec()),
-        ("occurredAt", occurred.into_bytes()),
+        ("occurredAt", occurred.clone().into_bytes()),
         ("order", order.encode_to_vec()),
-    ]
+    ];
+    let cloud = order_event(event.id.clone(), &event.r#type, occurred, order)
+        .map_err(|e| e.to_string())
+        .and_then(|e| serde_json::to_vec(&e).map_err(|e| e.to_string()));
+    match cloud {
+        Ok(json) => fields.push((CLOUDEVENT, json)),
+        Err(e) => tracing::error!(error = %e, event = %event.id, "an order event without its JSON"),
+    }
+    fields
 }
 
 #[derive(Clone)]

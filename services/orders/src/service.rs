@@ -11,6 +11,8 @@ use crate::orders::Orders;
 #[derive(Clone)]
 pub struct OrdersApi {
     pub orders: Arc<Orders>,
+    /// The webhooks order events are delivered to (`ORDER_WEBHOOK_URLS`).
+    pub webhooks: Arc<Vec<reqwest::Url>>,
 }
 
 type Reply<T> = Result<Response<T>, Status>;
@@ -60,6 +62,25 @@ impl OrderService for OrdersApi {
         let req = request.into_inner();
         Ok(Response::new(
             crate::updates::list(&self.orders.store, &req).await?,
+        ))
+    }
+
+    async fn list_order_events(
+        &self,
+        request: Request<ListOrderEventsRequest>,
+    ) -> Reply<ListOrderEventsResponse> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            crate::feed::list(&self.orders.store, &req).await?,
+        ))
+    }
+
+    async fn list_webhook_deliveries(
+        &self,
+        _: Request<ListWebhookDeliveriesRequest>,
+    ) -> Reply<ListWebhookDeliveriesResponse> {
+        Ok(Response::new(
+            crate::webhooks::deliveries(&self.orders.store, &self.webhooks).await?,
         ))
     }
 }

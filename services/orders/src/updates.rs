@@ -28,6 +28,22 @@ pub async fn record(store: &Store, order: &Order) -> Result<(), StoreError> {
     store.zset_raise(UPDATED, &member, changed_ms(order)).await
 }
 
+/// A page's `limit`: 1 to 100, 0 the default 20.
+pub fn page_limit(limit: u32) -> Result<u32, ServiceError> {
+    match limit {
+        0 => Ok(DEFAULT_LIMIT),
+        n if n <= MAX_LIMIT => Ok(n),
+        _ => {
+            let message = format!("limit must be between 1 and {MAX_LIMIT}");
+            Err(ServiceError::new(
+                ErrorKind::BadRequest,
+                "INVALID_LIMIT",
+                message,
+            ))
+        }
+    }
+}
+
 fn invalid_cursor() -> ServiceError {
     ServiceError::new(
         ErrorKind::BadRequest,
@@ -50,18 +66,7 @@ pub async fn list(
     store: &Store,
     req: &ListOrderUpdatesRequest,
 ) -> Result<ListOrderUpdatesResponse, ServiceError> {
-    let limit = match req.limit {
-        0 => DEFAULT_LIMIT,
-        n if n <= MAX_LIMIT => n,
-        _ => {
-            let message = format!("limit must be between 1 and {MAX_LIMIT}");
-            return Err(ServiceError::new(
-                ErrorKind::BadRequest,
-                "INVALID_LIMIT",
-                message,
-            ));
-        }
-    } as usize;
+    let limit = page_limit(req.limit)? as usize;
     let (mut score, mut member) = if req.cursor.is_empty() {
         let since = req
             .updated_since

@@ -419,3 +419,43 @@ fn drains_finish_and_the_disruption_budget_is_a_setting() {
     let none = rendered("production", &["disruptionBudget.enabled=false"]);
     assert!(of_kind(&none, "PodDisruptionBudget").is_empty());
 }
+
+/// Order webhooks: the orders program alone gets the URLs and the signing
+/// secret (from its Secret, hashed into its checksum); production and
+/// staging refuse a URL that is not https.
+#[test]
+fn order_webhooks_reach_the_orders_program_alone() {
+    let url = "orderWebhooks.urls={https://erp.example.com/hooks}";
+    let docs = rendered("production", &[url]);
+    assert_eq!(
+        config(&docs, "orders")["ORDER_WEBHOOK_URLS"],
+        "https://erp.example.com/hooks"
+    );
+    let env = pod(deployment(&docs, "orders"))["containers"][0]["env"].to_string();
+    assert!(
+        env.contains("ORDER_WEBHOOK_SECRET") && env.contains("storefront-order-webhooks"),
+        "{env}"
+    );
+    for program in ["gateway", "cart", "payments"] {
+        assert!(
+            config(&docs, program).get("ORDER_WEBHOOK_URLS").is_none(),
+            "{program}"
+        );
+        let env = pod(deployment(&docs, program))["containers"][0]["env"].to_string();
+        assert!(!env.contains("ORDER_WEBHOOK_SECRET"), "{program}: {env}");
+    }
+    let off = rendered("production", &[]);
+    assert!(config(&off, "orders").get("ORDER_WEBHOOK_URLS").is_none());
+    for environment in ["production", "staging"] {
+        let plain = ["--set", "orderWebhooks.urls={http://erp.example.com/hooks}"];
+        let refused = render(environment, &plain).unwrap_err();
+        assert!(refused.contains("https only"), "{environment}: {refused}");
+    }
+    assert!(
+        render(
+            "development",
+            &["--set", "orderWebhooks.urls={http://erp.svc/hooks}"]
+        )
+        .is_ok()
+    );
+}

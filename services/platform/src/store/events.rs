@@ -193,20 +193,20 @@ impl Store {
         }
     }
 
-    /// Takes `member` out of the sorted set `key` (if there).
-    pub async fn zset_remove(&self, key: &str, member: &str) -> Result<(), StoreError> {
+    /// Takes `member` out of the sorted set `key`: whether it was there
+    /// (of replicas taking one member at once, exactly one hears true).
+    pub async fn zset_remove(&self, key: &str, member: &str) -> Result<bool, StoreError> {
         match self {
-            Store::Memory(m) => {
-                if let Some(z) = m.events().zsets.get_mut(key) {
-                    z.remove(member);
-                }
-                Ok(())
-            }
+            Store::Memory(m) => Ok(m
+                .events()
+                .zsets
+                .get_mut(key)
+                .is_some_and(|z| z.remove(member))),
             Store::Redis(r) => {
                 let key = r.key(key);
                 let mut cmd = redis::cmd("ZREM");
                 cmd.arg(&key).arg(member);
-                r.command::<i64>(&cmd, &key, true).await.map(drop)
+                r.command::<i64>(&cmd, &key, true).await.map(|n| n > 0)
             }
         }
     }
@@ -264,10 +264,11 @@ impl MemoryZset {
         }
     }
 
-    fn remove(&mut self, member: &str) {
-        if let Some(score) = self.scores.remove(member) {
-            self.order.remove(&(score, member.to_string()));
-        }
+    fn remove(&mut self, member: &str) -> bool {
+        let Some(score) = self.scores.remove(member) else {
+            return false;
+        };
+        self.order.remove(&(score, member.to_string()))
     }
 
     fn after(&self, (score, member): (i64, &str), limit: usize) -> Vec<(String, i64)> {
@@ -283,38 +284,46 @@ impl MemoryZset {
 /// XREADGROUP's answer: `[[stream, [[id, [field, value, ...]], ...]]]`
 /// (nil when nothing is new).
 fn entries(reply: Value) -> Vec<StreamEntry> {
-    let array = |v: Value| match v {
+    array(reply)
+        .into_iter()
+        .filter_map(|stream| array(stream).into_iter().nth(1))
+        .flat_map(entry_list)
+        .collect()
+}
+
+fn array(v: Value) -> Vec<Value> {
+    match v {
         Value::Array(items) => items,
         _ => Vec::new(),
-    };
+    }
+}
+
+/// XRANGE's answer, and each stream's part of XREADGROUP's:
+/// `[[id, [field, value, ...]], ...]`.
+pub(super) fn entry_list(items: Value) -> Vec<StreamEntry> {
     let text = |v: &Value| match v {
         Value::BulkString(b) => Some(b.clone()),
         Value::SimpleString(s) => Some(s.clone().into_bytes()),
         _ => None,
     };
     let mut out = Vec::new();
-    for stream in array(reply) {
-        let Some(items) = array(stream).into_iter().nth(1) else {
+    for entry in array(items) {
+        let mut parts = array(entry).into_iter();
+        let (Some(id), Some(fields)) = (parts.next(), parts.next()) else {
             continue;
         };
-        for entry in array(items) {
-            let mut parts = array(entry).into_iter();
-            let (Some(id), Some(fields)) = (parts.next(), parts.next()) else {
-                continue;
-            };
-            let Some(id) = text(&id).and_then(|id| String::from_utf8(id).ok()) else {
-                continue;
-            };
-            let flat = array(fields);
-            let fields = flat
-                .chunks(2)
-                .filter_map(|pair| {
-                    let name = String::from_utf8(text(pair.first()?)?).ok()?;
-                    Some((name, text(pair.get(1)?)?))
-                })
-                .collect();
-            out.push(StreamEntry { id, fields });
-        }
+        let Some(id) = text(&id).and_then(|id| String::from_utf8(id).ok()) else {
+            continue;
+        };
+        let flat = array(fields);
+        let fields = flat
+            .chunks(2)
+            .filter_map(|pair| {
+                let name = String::from_utf8(text(pair.first()?)?).ok()?;
+                Some((name, text(pair.get(1)?)?))
+            })
+            .collect();
+        out.push(StreamEntry { id, fields });
     }
     out
 }
@@ -322,15 +331,16 @@ fn entries(reply: Value) -> Vec<StreamEntry> {
 /// The in-process streams and sets of the memory store.
 #[derive(Default)]
 pub struct MemoryEvents {
-    streams: HashMap<String, MemoryStream>,
+    pub(super) streams: HashMap<String, MemoryStream>,
     pub(super) sets: HashMap<String, HashSet<String>>,
     zsets: HashMap<String, MemoryZset>,
     sequence: u64,
 }
 
 #[derive(Default)]
-struct MemoryStream {
-    entries: VecDeque<(u64, StreamEntry)>,
+pub(super) struct MemoryStream {
+    /// By sequence, which the id ends with (`<ms>-<sequence>`).
+    pub(super) entries: VecDeque<(u64, StreamEntry)>,
     /// Per group: the last sequence given, and what is unacknowledged.
     groups: HashMap<String, (u64, BTreeSet<String>)>,
 }

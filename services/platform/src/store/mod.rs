@@ -9,12 +9,14 @@ mod events;
 mod memory;
 mod redis_backend;
 mod replicas;
+mod stream_range;
 mod target;
 mod turn;
 mod update;
 
 pub use events::StreamEntry;
 pub use redis_backend::{GcraOutcome, RedisStore};
+pub use stream_range::is_position;
 pub use target::RedisTarget;
 pub use turn::Turn;
 pub use update::{Held, Updated};

@@ -364,8 +364,8 @@ async fn sorted_sets_page_from_a_cursor_and_scores_only_rise() {
                 .unwrap()
                 .is_empty()
         );
-        store.zset_remove("updated", "d/3").await.unwrap();
-        store.zset_remove("updated", "never-there").await.unwrap();
+        assert!(store.zset_remove("updated", "d/3").await.unwrap());
+        assert!(!store.zset_remove("updated", "never-there").await.unwrap());
         let left = store
             .zset_page("updated", (i64::MIN, ""), 10)
             .await

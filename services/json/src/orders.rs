@@ -6,11 +6,11 @@ use storefront_proto::common::v1 as cpb;
 use storefront_proto::orders::v1 as pb;
 use utoipa::ToSchema;
 
-use super::cart::{LineItem, ShippingAddress};
-use super::common::{Meta, Money};
-use super::payments::OrderPayment;
-pub use super::totals::{ShippingOption, TaxLine, Totals};
-use crate::error::ApiError;
+use crate::Invalid;
+use crate::common::{Meta, Money};
+use crate::lines::{LineItem, ShippingAddress};
+use crate::payments::OrderPayment;
+pub use crate::totals::{ShippingOption, TaxLine, Totals};
 
 pub use storefront_proto::names::{
     order_status as status_name, parse_order_status as parse_status,
@@ -80,15 +80,15 @@ struct Priced {
     shipping_tax: Option<cpb::Money>,
 }
 
-fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, ApiError> {
+fn money(m: Option<storefront_proto::common::v1::Money>) -> Result<Money, Invalid> {
     m.map(Money::from)
-        .ok_or_else(|| ApiError::bad_gateway("order total missing"))
+        .ok_or_else(|| Invalid::new("order total missing"))
 }
 
-fn split(o: pb::Order) -> Result<(OrderCommon, Priced), ApiError> {
+fn split(o: pb::Order) -> Result<(OrderCommon, Priced), Invalid> {
     let totals = o
         .totals
-        .ok_or_else(|| ApiError::bad_gateway("order without totals"))?;
+        .ok_or_else(|| Invalid::new("order without totals"))?;
     let common = OrderCommon {
         meta: Meta::from_proto(o.meta)?,
         order_number: o.order_number,
@@ -113,8 +113,8 @@ fn split(o: pb::Order) -> Result<(OrderCommon, Priced), ApiError> {
 }
 
 impl TryFrom<pb::Order> for OrderV1 {
-    type Error = ApiError;
-    fn try_from(o: pb::Order) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(o: pb::Order) -> Result<Self, Invalid> {
         let (common, priced) = split(o)?;
         Ok(Self {
             common,
@@ -124,8 +124,8 @@ impl TryFrom<pb::Order> for OrderV1 {
 }
 
 impl TryFrom<pb::Order> for OrderV2 {
-    type Error = ApiError;
-    fn try_from(o: pb::Order) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(o: pb::Order) -> Result<Self, Invalid> {
         let (common, priced) = split(o)?;
         let shipping_method = match priced.shipping_method {
             Some(method) => Some(OrderShipping {
@@ -173,9 +173,9 @@ pub struct OrderUpdates {
 }
 
 impl TryFrom<pb::ListOrderUpdatesResponse> for OrderUpdates {
-    type Error = ApiError;
+    type Error = Invalid;
 
-    fn try_from(page: pb::ListOrderUpdatesResponse) -> Result<Self, ApiError> {
+    fn try_from(page: pb::ListOrderUpdatesResponse) -> Result<Self, Invalid> {
         Ok(Self {
             results: page
                 .orders

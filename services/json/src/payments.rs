@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use storefront_proto::payments::v1 as pb;
 use utoipa::ToSchema;
 
-use super::common::Money;
-use crate::error::ApiError;
+use crate::Invalid;
+use crate::common::Money;
 
 /// The API's word for a payment's status.
 pub fn status_name(status: i32) -> &'static str {
@@ -61,12 +61,12 @@ pub struct Payment {
 }
 
 impl TryFrom<pb::Payment> for Payment {
-    type Error = ApiError;
-    fn try_from(p: pb::Payment) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(p: pb::Payment) -> Result<Self, Invalid> {
         let amount = p
             .amount
             .map(Money::from)
-            .ok_or_else(|| ApiError::bad_gateway("payment amount missing"))?;
+            .ok_or_else(|| Invalid::new("payment amount missing"))?;
         Ok(Self {
             id: p.id,
             provider: p.provider,
@@ -96,11 +96,11 @@ pub struct OrderPayment {
 }
 
 impl TryFrom<pb::Payment> for OrderPayment {
-    type Error = ApiError;
-    fn try_from(p: pb::Payment) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(p: pb::Payment) -> Result<Self, Invalid> {
         let authorized = p
             .amount
-            .ok_or_else(|| ApiError::bad_gateway("payment amount missing"))?;
+            .ok_or_else(|| Invalid::new("payment amount missing"))?;
         let part = |cents: i64| {
             Money::from(storefront_proto::common::v1::Money {
                 cent_amount: cents,

@@ -7,7 +7,7 @@ use storefront_proto::Timestamp;
 use storefront_proto::common::v1 as pb;
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use crate::Invalid;
 
 /// A value per IETF language tag (`en-AU`).
 pub type LocalizedString = BTreeMap<String, String>;
@@ -63,8 +63,8 @@ pub struct Meta {
 }
 
 impl Meta {
-    pub fn from_proto(meta: Option<pb::ResourceMeta>) -> Result<Self, ApiError> {
-        let m = meta.ok_or_else(|| ApiError::bad_gateway("resource without meta"))?;
+    pub fn from_proto(meta: Option<pb::ResourceMeta>) -> Result<Self, Invalid> {
+        let m = meta.ok_or_else(|| Invalid::new("resource without meta"))?;
         Ok(Self {
             id: m.id,
             version: m.version,
@@ -89,10 +89,10 @@ pub struct Paged<T: ToSchema> {
 }
 
 impl<T: ToSchema> Paged<T> {
-    pub fn new(page: Option<pb::PageInfo>, results: Vec<T>) -> Result<Self, ApiError> {
-        let page = page.ok_or_else(|| ApiError::bad_gateway("list reply without page info"))?;
+    pub fn new(page: Option<pb::PageInfo>, results: Vec<T>) -> Result<Self, Invalid> {
+        let page = page.ok_or_else(|| Invalid::new("list reply without page info"))?;
         if page.count as usize != results.len() {
-            return Err(ApiError::bad_gateway("page count does not match results"));
+            return Err(Invalid::new("page count does not match results"));
         }
         Ok(Self {
             limit: page.limit,

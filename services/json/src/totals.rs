@@ -5,12 +5,12 @@ use serde::Serialize;
 use storefront_proto::common::v1 as cpb;
 use utoipa::ToSchema;
 
-use super::common::{LocalizedString, Money, localized};
-use crate::error::ApiError;
+use crate::Invalid;
+use crate::common::{LocalizedString, Money, localized};
 
-fn money(m: Option<cpb::Money>, what: &str) -> Result<Money, ApiError> {
+fn money(m: Option<cpb::Money>, what: &str) -> Result<Money, Invalid> {
     m.map(Money::from)
-        .ok_or_else(|| ApiError::bad_gateway(format!("{what} missing")))
+        .ok_or_else(|| Invalid::new(format!("{what} missing")))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -27,8 +27,8 @@ pub struct Totals {
 }
 
 impl TryFrom<cpb::Totals> for Totals {
-    type Error = ApiError;
-    fn try_from(t: cpb::Totals) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(t: cpb::Totals) -> Result<Self, Invalid> {
         Ok(Self {
             subtotal: money(t.subtotal, "subtotal")?,
             discount: money(t.discount, "discount")?,
@@ -51,8 +51,8 @@ pub struct TaxLine {
 }
 
 impl TryFrom<cpb::TaxLine> for TaxLine {
-    type Error = ApiError;
-    fn try_from(l: cpb::TaxLine) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(l: cpb::TaxLine) -> Result<Self, Invalid> {
         Ok(Self {
             name: l.name,
             rate: l.rate_millionths as f64 / 1_000_000.0,
@@ -78,8 +78,8 @@ pub struct ShippingOption {
 }
 
 impl TryFrom<cpb::ShippingOption> for ShippingOption {
-    type Error = ApiError;
-    fn try_from(o: cpb::ShippingOption) -> Result<Self, ApiError> {
+    type Error = Invalid;
+    fn try_from(o: cpb::ShippingOption) -> Result<Self, Invalid> {
         Ok(Self {
             id: o.id,
             name: localized(o.name),
