@@ -28,6 +28,7 @@ mod openapi;
 pub mod policy;
 mod query;
 mod ratelimit;
+mod reference;
 mod routes;
 mod state;
 mod token_cache;
@@ -159,6 +160,7 @@ pub fn app(
         limits,
         ready,
         openapi,
+        root_to_docs: !config.program.environment.refuses_dev_shortcuts(),
     };
     let inner = router
         .route_layer(axum::middleware::from_fn(observe::matched_route))

@@ -158,6 +158,10 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
     vec![
         (prefix("/health/"), OPERATIONAL),
         (exact("/openapi.json"), OPERATIONAL),
+        // The reference and what leads to it: pages, not resources.
+        (exact("/"), OPERATIONAL),
+        (exact("/docs"), OPERATIONAL),
+        (prefix("/docs/"), OPERATIONAL),
         // A provider's deliveries carry no API version: their signature is
         // their authentication, checked before anything is applied. The
         // test provider's 3-D Secure page is a page, not a resource.

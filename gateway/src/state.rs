@@ -28,4 +28,6 @@ pub struct AppState {
     pub ready: Arc<AtomicBool>,
     /// The OpenAPI document, serialised once at start.
     pub openapi: Bytes,
+    /// `/` leads to the reference (local and development).
+    pub root_to_docs: bool,
 }

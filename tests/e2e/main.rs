@@ -34,6 +34,7 @@ mod journey;
 mod logs;
 mod markets;
 mod openapi;
+mod openapi_examples;
 mod orders;
 mod payments;
 mod processes;

@@ -74,10 +74,17 @@ async fn the_openapi_document_covers_every_route() {
             .map(|p| p["name"].as_str().unwrap())
             .collect();
         assert!(params.contains(&"Correlation-Id"), "{path}");
-        // Probes, the document, and what providers and their pages call
+        // Probes, the document and its reference page (and the root that
+        // leads there), and what providers and their pages call
         // (docs/payments.md): no API version.
-        let operational = ["/health", "/openapi.json", "/webhooks/", "/payments/test/"];
-        if operational.iter().any(|p| path.starts_with(p)) {
+        let operational = [
+            "/health",
+            "/openapi.json",
+            "/docs",
+            "/webhooks/",
+            "/payments/test/",
+        ];
+        if path == "/" || operational.iter().any(|p| path.starts_with(p)) {
             continue;
         }
         assert!(params.contains(&"X-Api-Version"), "{path}");
@@ -442,4 +449,45 @@ async fn empty_required_strings_are_documented_as_refused() {
         reply.error(422, "VALIDATION_ERROR");
         assert_eq!(reply.field_error(), (field, "REQUIRED"), "{path}");
     }
+}
+
+/// The reference: `/` leads to `/docs` locally; the page loads Redoc from
+/// this origin under a policy that allows nothing else; the bundle is
+/// cached and revalidated by its tag.
+#[tokio::test]
+async fn the_reference_is_served_from_the_gateway_itself() {
+    let t = crate::helpers::spawn_mesh().await;
+    let unfollowed = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let root = unfollowed.get(format!("{}/", t.base)).send().await.unwrap();
+    assert_eq!(root.status(), 307);
+    assert_eq!(root.headers()["location"], "/docs");
+    let page = t.http.get(format!("{}/docs", t.base)).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let policy = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        policy.starts_with("default-src 'none'; script-src 'self'"),
+        "{policy}"
+    );
+    let html = page.text().await.unwrap();
+    assert!(html.contains("spec-url=\"/openapi.json\""), "{html}");
+    assert!(
+        !html.contains("https://"),
+        "nothing from another origin: {html}"
+    );
+    let script = format!("{}/docs/redoc.standalone.js", t.base);
+    let bundle = t.http.get(&script).send().await.unwrap();
+    assert_eq!(bundle.status(), 200);
+    let tag = bundle.headers()["etag"].clone();
+    assert!(bundle.bytes().await.unwrap().len() > 1_000_000);
+    let again = t
+        .http
+        .get(&script)
+        .header("If-None-Match", tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
 }

@@ -228,6 +228,12 @@ pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<L
             crate::middleware::path_ids::bounded_ids,
         ))
         .route("/internal/openapi.json", get(internal_openapi))
+        .route("/docs", get(crate::reference::internal_page))
+        .route(crate::reference::SCRIPT, get(crate::reference::script))
+        .route(
+            crate::reference::INTERNAL_SCRIPT,
+            get(crate::reference::internal_script),
+        )
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
             limiter,

@@ -2,12 +2,14 @@
 //! completed here with what every operation shares: the version and
 //! correlation headers, and the errors any request can meet.
 
+mod examples;
 mod idempotency;
 mod links;
 mod params;
 mod patterns;
 mod schemas;
 pub mod settings;
+mod tags;
 
 use axum::extract::State;
 use axum::http::header;
@@ -295,6 +297,8 @@ pub fn complete(
     doc.info.version = "1.0".to_string();
     doc.info.description = Some(DESCRIPTION.to_string());
     settings.apply(doc);
+    tags::describe(doc);
+    examples::apply(doc);
     let policies = Policies::default();
     for (path, item) in doc.paths.paths.iter_mut() {
         let route = policies.of(path);
