@@ -95,7 +95,7 @@ const api = {
   tree: () => call("GET", "/categories/tree"),
   products: (query) => call("GET", `/products?${query}`),
   // Revalidated (its ETag: a 304 when unchanged), so the stock shown is now's.
-  product: (id) => call("GET", `/products/${encodeURIComponent(id)}`, undefined, undefined, "no-cache"),
+  product: (id, currency) => call("GET", `/products/${encodeURIComponent(id)}?currency=${currency}`, undefined, undefined, "no-cache"),
   search: (query) => call("GET", `/search?${query}`),
   suggest: (text) => call("GET", `/search/suggestions?query=${encodeURIComponent(text)}&limit=6`),
   signUp: (body) => call("POST", "/customers", body),
@@ -103,9 +103,12 @@ const api = {
   login: (body) => call("POST", "/auth/login", body, session.guest ? session.access : undefined),
   guest: () => call("POST", "/auth/guest"),
   logout: () => call("POST", "/auth/logout", { refreshToken: session.refresh || "" }, session.access),
-  newCart: () => customerCall("POST", "/carts"),
+  markets: () => call("GET", "/markets"),
+  newCart: (currencyCode) => customerCall("POST", "/carts", { currencyCode }),
   cart: (id) => customerCall("GET", `/carts/${id}`),
   addLine: (id, line) => customerCall("POST", `/carts/${id}/line-items`, line),
+  setQuantity: (id, line, quantity) => customerCall("PUT", `/carts/${id}/line-items/${line}`, { quantity }),
+  removeLine: (id, line) => customerCall("DELETE", `/carts/${id}/line-items/${line}`),
   applyCode: (id, code) => customerCall("PUT", `/carts/${id}`, { discountCode: code }),
   addAddress: (address) => customerCall("POST", "/customers/me/addresses", address),
   // `to`: { shippingAddressId } from the address book, or { shippingAddress }.
@@ -113,6 +116,9 @@ const api = {
   // The session's payment, confirmed with `paymentMethod` (the test
   // provider's cards locally; a PaymentMethod from Stripe.js with Stripe).
   pay: (sessionId, paymentMethod) => customerCall("POST", `/checkout/${sessionId}/payment`, { paymentMethod }),
+  // Another of the market's shipping methods: the session repriced.
+  ship: (sessionId, shippingMethodId) => customerCall("PUT", `/checkout/${sessionId}`, { shippingMethodId }),
   confirm: (sessionId) => customerCall("POST", `/checkout/${sessionId}/confirm`),
   orders: () => customerCall("GET", "/orders?limit=20"),
+  order: (id) => customerCall("GET", `/orders/${encodeURIComponent(id)}`),
 };

@@ -1,7 +1,6 @@
 // A shopper's journey over the API (api.js): browse, search, product,
 // account, cart, checkout, orders. Plain DOM, hash routes, no build step.
 
-const LOCALE = "en-AU";
 const PAGE = 12;
 const view = document.getElementById("view");
 const errorBox = document.getElementById("error");
@@ -15,8 +14,6 @@ const h = (tag, attrs = {}, ...children) => {
   el.append(...children.flat().filter((c) => c !== null && c !== undefined));
   return el;
 };
-const text = (localized) => (localized && (localized[LOCALE] || Object.values(localized)[0])) || "";
-const money = (m) => (m ? `${(m.centAmount / 100).toFixed(2)} ${m.currencyCode}` : "");
 const render = (...nodes) => view.replaceChildren(...nodes);
 
 // Errors from the API's body: its message and correlation id on top, each
@@ -64,7 +61,8 @@ function card(p) {
   return h("div", { class: "card" },
     media ? image(media) : null,
     h("a", { href: `#/product/${p.id}` }, text(p.name)),
-    h("div", {}, money(p.price)));
+    h("div", { class: "brand-name" }, p.brand || ""),
+    h("div", { class: "price" }, money(p.price)));
 }
 
 async function catalog(params) {
@@ -72,7 +70,7 @@ async function catalog(params) {
   const leaves = tree.roots.flatMap((r) => r.children.flatMap((c) => (c.children.length ? c.children : [c])));
   const category = params.get("category") || (leaves[0] && leaves[0].id);
   const offset = Number(params.get("offset") || 0);
-  const query = new URLSearchParams({ limit: PAGE, offset, status: "active", category });
+  const query = new URLSearchParams({ limit: PAGE, offset, status: "active", category, currency: shop.currency });
   if (params.get("brand")) query.set("brand", params.get("brand"));
   if (params.get("inStock") === "true") query.set("inStock", "true");
   const page = await api.products(query);
@@ -83,31 +81,39 @@ async function catalog(params) {
   };
   const select = h("select", { name: "category", onchange: (e) => go({ category: e.target.value, offset: 0 }) },
     leaves.map((c) => h("option", c.id === category ? { value: c.id, selected: "" } : { value: c.id }, text(c.name))));
-  const brand = h("input", { name: "brand", placeholder: "Brand", value: params.get("brand") || "" });
+  const brand = h("input", { name: "brand", placeholder: t("brand"), value: params.get("brand") || "" });
   const stock = h("input", params.get("inStock") === "true" ? { type: "checkbox", checked: "" } : { type: "checkbox" });
   const filters = h("form", { class: "filters", onsubmit: (e) => { e.preventDefault(); go({ brand: brand.value, inStock: stock.checked ? "true" : "", offset: 0 }); } },
-    select, brand, h("label", {}, stock, " In stock"), h("button", {}, "Filter"));
+    select, brand, h("label", {}, stock, ` ${t("inStock")}`), h("button", {}, t("filter")));
   const pager = h("div", { class: "pager" },
-    h("button", { disabled: offset === 0 ? "" : null, onclick: () => go({ offset: Math.max(0, offset - PAGE) }) }, "Previous"),
-    h("span", {}, `${page.total ? offset + 1 : 0}-${offset + page.count} of ${page.total}`),
-    h("button", { id: "next-page", disabled: offset + PAGE >= page.total ? "" : null, onclick: () => go({ offset: offset + PAGE }) }, "Next"));
+    h("button", { disabled: offset === 0 ? "" : null, onclick: () => go({ offset: Math.max(0, offset - PAGE) }) }, t("previous")),
+    h("span", {}, `${page.total ? offset + 1 : 0}-${offset + page.count} ${t("of")} ${page.total}`),
+    h("button", { id: "next-page", disabled: offset + PAGE >= page.total ? "" : null, onclick: () => go({ offset: offset + PAGE }) }, t("next")));
   render(filters, h("div", { class: "grid", id: "results" }, page.results.map(card)), pager);
 }
 
 async function search(params) {
-  const page = await api.search(new URLSearchParams({ query: params.get("q"), limit: PAGE }));
-  render(h("h2", {}, `${page.total} results for "${params.get("q")}"`), h("div", { class: "grid", id: "results" }, page.results.map(card)));
+  const page = await api.search(new URLSearchParams({ query: params.get("q"), limit: PAGE, currency: shop.currency }));
+  render(h("h2", {}, `${page.total} ${t("resultsFor")} "${params.get("q")}"`), h("div", { class: "grid", id: "results" }, page.results.map(card)));
 }
 
 async function product(id) {
-  const p = await api.product(id);
+  const p = await api.product(id, shop.currency);
   const variants = p.variants || [p.masterVariant];
   const firstInStock = (variants.find((v) => v.availability.quantity > 0) || variants[0]).id;
-  const variant = h("select", { name: "variantId" }, variants.map((v) =>
-    h("option", v.id === firstInStock ? { value: v.id, selected: "" } : { value: v.id },
-      `${Object.values(v.attributes).join(" / ")} - ${money(v.price)} (${v.availability.quantity} left)`)));
-  const quantity = h("input", { name: "quantity", type: "number", min: 1, max: 99, value: 1 });
-  const form = h("form", { class: "inline" }, variant, quantity, h("button", { id: "add-to-cart" }, "Add to cart"));
+  const label = (v) => `${Object.values(v.attributes).join(" / ")} - ${money(v.price)} (${v.availability.quantity} ${t("left")})`;
+  const variant = h("select", { name: "variantId", "aria-label": t("variant") }, variants.map((v) =>
+    h("option", v.id === firstInStock ? { value: v.id, selected: "" } : { value: v.id }, label(v))));
+  const quantity = h("input", { name: "quantity", type: "number", min: 1, max: 99, value: 1, "aria-label": t("quantity") });
+  const stock = h("p", { id: "stock" });
+  const showStock = () => {
+    const v = variants.find((x) => String(x.id) === variant.value);
+    stock.textContent = v.availability.quantity > 0 ? `${v.availability.quantity} ${t("left")}` : "0";
+    stock.className = v.availability.quantity > 0 ? "in-stock" : "sold-out";
+  };
+  variant.addEventListener("change", showStock);
+  showStock();
+  const form = h("form", { class: "inline" }, variant, quantity, h("button", { id: "add-to-cart" }, t("addToCart")));
   form.addEventListener("submit", guarded(async () => {
     // No account needed: a shopper without a session shops as a guest.
     if (!session.access) session.save(await api.guest());
@@ -116,15 +122,17 @@ async function product(id) {
     location.hash = "#/cart";
   }, form));
   const media = (p.media || []).filter((m) => m.type === "image");
-  render(h("h2", {}, text(p.name)), h("div", { class: "media" }, media.map(image)),
-    h("p", {}, text(p.description)), h("p", {}, p.brand, " - ", money(p.price)), form);
+  render(h("div", { class: "product" },
+    h("div", { class: "media" }, media.map(image)),
+    h("div", { class: "details" }, h("h2", {}, text(p.name)), h("p", { class: "brand-name" }, p.brand),
+      h("p", { class: "price" }, money(p.price)), h("p", {}, text(p.description)), stock, form)));
 }
 
 function account() {
-  const field = (name, type = "text") => h("label", {}, name, h("input", { name, type }));
-  const login = h("form", { id: "login" }, h("h2", {}, "Log in"), field("emailAddress", "email"), field("password", "password"), h("button", {}, "Log in"));
-  const signUp = h("form", { id: "sign-up" }, h("h2", {}, "Sign up"), field("emailAddress", "email"), field("password", "password"),
-    field("firstName"), field("lastName"), h("button", {}, "Sign up"));
+  const field = (name, type = "text") => h("label", {}, t(name), h("input", { name, type }));
+  const login = h("form", { id: "login" }, h("h2", {}, t("logIn")), field("emailAddress", "email"), field("password", "password"), h("button", {}, t("logIn")));
+  const signUp = h("form", { id: "sign-up" }, h("h2", {}, t("signUp")), field("emailAddress", "email"), field("password", "password"),
+    field("firstName"), field("lastName"), h("button", {}, t("signUp")));
   // The dev captcha accepts any response; a real shop renders reCAPTCHA here.
   const values = (form) => ({ ...Object.fromEntries(new FormData(form)), gRecaptchaResponse: "dev-captcha" });
   const start = async (credentials) => {
@@ -153,13 +161,13 @@ function account() {
       throw e;
     }
   }, signUp));
-  render(login, signUp);
+  render(h("div", { class: "columns" }, login, signUp));
 }
 
 async function currentCart() {
   let id = sessionStorage.getItem("cart");
   if (!id) {
-    id = (await api.newCart()).id;
+    id = (await api.newCart(shop.currency)).id;
     sessionStorage.setItem("cart", id);
   }
   return id;
@@ -176,58 +184,112 @@ function mergeNotice() {
     `${report.linesDropped.length} dropped${dropped.length ? ` (${dropped.join("; ")})` : ""}.`);
 }
 
+// Totals as a session or an order has them: each part, the tax by name
+// and rate (included in the prices, or added to them, as the market says).
+function totalsTable(totals, taxLines) {
+  const row = (label, m, attrs = {}) => h("tr", attrs, h("th", {}, label), h("td", {}, money(m)));
+  const included = shop.market && shop.market.prices === "taxIncluded" ? ` (${t("included")})` : "";
+  return h("table", { id: "totals", class: "totals" },
+    row(t("subtotal"), totals.subtotal),
+    totals.discount && totals.discount.centAmount ? row(t("discount"), totals.discount) : null,
+    row(t("shipping"), totals.shipping),
+    h("tbody", { id: "tax-lines" }, (taxLines || []).map((l) =>
+      row(`${l.name} ${percent(l.rate)}${included}`, l.amount, { class: "tax-line" }))),
+    row(t("total"), totals.total, { class: "grand-total" }));
+}
+
+const addressFields = ["firstName", "lastName", "streetName", "streetNumber", "city", "postalCode", "state"];
+
 async function cart() {
-  if (!session.access || !sessionStorage.getItem("cart")) { render(h("h2", {}, "Cart"), h("p", {}, "Your cart is empty.")); return; }
+  if (!session.access || !sessionStorage.getItem("cart")) { render(h("h2", {}, t("cart")), h("p", {}, t("empty"))); return; }
   const c = await api.cart(await currentCart());
-  const lines = h("table", { id: "lines" }, c.lineItems.map((l) =>
-    h("tr", {}, h("td", {}, text(l.name)), h("td", {}, `x ${l.quantity}`), h("td", {}, money(l.totalPrice)))));
-  const code = h("form", { class: "inline", id: "discount" }, h("input", { name: "discountCode", placeholder: "Discount code" }), h("button", {}, "Apply"));
+  const again = guarded(() => cart());
+  const lines = h("table", { id: "lines" }, c.lineItems.map((l) => {
+    const qty = h("input", { type: "number", min: 1, max: 99, value: l.quantity, name: `quantity-${l.id}`, "aria-label": t("quantity") });
+    qty.addEventListener("change", guarded(async () => { await api.setQuantity(c.id, l.id, Number(qty.value)); await again(); }));
+    const remove = h("button", { class: "remove", type: "button" }, t("remove"));
+    remove.addEventListener("click", guarded(async () => { await api.removeLine(c.id, l.id); await again(); }));
+    return h("tr", { "data-line": l.id }, h("td", {}, h("a", { href: `#/product/${l.productId}` }, text(l.name))),
+      h("td", {}, qty), h("td", {}, money(l.unitPrice)), h("td", {}, money(l.totalPrice)), h("td", {}, remove));
+  }));
+  const code = h("form", { class: "inline", id: "discount" }, h("input", { name: "discountCode", placeholder: t("discountCode") }), h("button", {}, t("apply")));
   code.addEventListener("submit", guarded(async () => {
     await api.applyCode(c.id, new FormData(code).get("discountCode"));
     await cart();
   }, code));
-  const field = (name, value = "") => h("label", {}, name, h("input", { name, value }));
-  const address = h("form", { id: "checkout" }, h("h3", {}, "Ship to"), field("firstName"), field("lastName"), field("streetName"),
-    field("city"), field("postalCode"), field("country", "AU"), h("button", {}, "Check out"));
+  const field = (name, value = "") => h("label", {}, t(name), h("input", { name, value }));
+  const countries = (shop.market ? shop.market.countries : ["AU"]).map((c) => h("option", { value: c }, c));
+  const address = h("form", { id: "checkout" }, h("h3", {}, t("shipTo")), addressFields.map((f) => field(f)),
+    h("label", {}, t("country"), h("select", { name: "country" }, countries)), h("button", {}, t("checkout")));
   address.addEventListener("submit", guarded(async () => {
-    const fields = Object.fromEntries(new FormData(address));
+    const fields = Object.fromEntries([...new FormData(address)].filter(([, v]) => v !== ""));
     // A guest has no address book: the address goes in the checkout body.
     const to = session.guest
       ? { shippingAddress: fields }
       : { shippingAddressId: (await api.addAddress(fields)).id };
     renderCheckout(await api.checkout(c.id, to));
   }, address));
-  render(h("h2", {}, "Cart"), lines, h("p", { id: "cart-total" }, `Discount ${money(c.discountTotal)}, total ${money(c.totalPrice)}`),
-    code, c.lineItems.length ? address : h("p", {}, "Your cart is empty."));
+  const summary = h("p", { id: "cart-total", "data-discount": c.discountTotal ? c.discountTotal.centAmount : 0 },
+    `${t("discount")} ${money(c.discountTotal)}, ${t("total")} ${money(c.totalPrice)}`);
+  render(h("h2", {}, t("cart")), lines, summary, code, c.lineItems.length ? address : h("p", {}, t("empty")));
 }
 
 // The test provider's cards (Stripe's test methods): what a shop running
 // PAYMENT_PROVIDER=test takes. A Stripe shop collects a card with Stripe.js.
-const TEST_CARDS = [["pm_card_visa", "Visa (authorizes)"], ["pm_card_visa_chargeDeclined", "Visa (declined)"]];
+const TEST_CARDS = [["pm_card_visa", "Visa •••• 4242"], ["pm_card_visa_chargeDeclined", "Visa •••• 0002 (declined)"]];
 
+// The session: its shipping methods (another one reprices it), its
+// totals and tax, the card, then pay and place the order.
 function renderCheckout(checkout) {
+  const options = h("fieldset", { id: "shipping" }, h("legend", {}, t("shipping")),
+    checkout.shippingOptions.map((o) => {
+      const radio = h("input", { type: "radio", name: "shipping", value: o.id, checked: o.id === checkout.shippingMethodId ? "" : null });
+      radio.addEventListener("change", guarded(async () => renderCheckout(await api.ship(checkout.id, o.id))));
+      return h("label", {}, radio, ` ${text(o.name)} (${o.minDays}-${o.maxDays} ${t("days")}) ${money(o.price)}`);
+    }));
   const card = h("select", { id: "card" }, TEST_CARDS.map(([id, label]) => h("option", { value: id }, label)));
-  const confirm = h("button", { id: "confirm" }, "Pay and place order");
+  const confirm = h("button", { id: "confirm" }, t("pay"));
   confirm.addEventListener("click", guarded(async () => {
     // A declined card answers 402 PAYMENT_DECLINED (shown): choose another.
     await api.pay(checkout.id, card.value);
     const done = await api.confirm(checkout.id);
     sessionStorage.removeItem("cart");
     // A guest has no order history: the confirmation is the receipt.
-    if (session.guest) render(h("h2", {}, "Thank you"), h("p", { id: "placed" }, `Order placed: ${done.orderId}`));
+    if (session.guest) render(h("h2", {}, t("thankYou")), h("p", { id: "placed" }, `${t("placed")}: ${done.orderId}`));
     else location.hash = `#/orders?placed=${done.orderId}`;
   }));
-  render(h("h2", {}, "Checkout"), h("p", {}, `Total ${money(checkout.totalPrice)}, open until ${checkout.expiresAt}`),
-    h("label", {}, "Card ", card), confirm);
+  render(h("h2", {}, t("checkout")), options, totalsTable(checkout.totals, checkout.taxLines),
+    h("p", { class: "hold" }, `${t("heldUntil")} ${when(checkout.expiresAt)}`),
+    h("label", {}, `${t("card")} `, card), confirm);
 }
 
 async function orders(params) {
   if (!session.customer) { location.hash = "#/account"; return; }
   const page = await api.orders();
   const placed = params.get("placed");
-  render(h("h2", {}, "Your orders"), placed ? h("p", { id: "placed" }, `Order placed: ${placed}`) : null,
-    h("table", { id: "orders" }, page.results.map((o) =>
-      h("tr", { "data-order": o.id }, h("td", {}, o.orderNumber), h("td", {}, o.status), h("td", {}, money(o.totals.total))))));
+  render(h("h2", {}, t("orders")), placed ? h("p", { id: "placed" }, `${t("placed")}: ${placed}`) : null,
+    h("table", { id: "orders" },
+      h("tr", {}, h("th", {}, t("order")), h("th", {}, t("date")), h("th", {}, t("status")), h("th", {}, t("total"))),
+      page.results.map((o) =>
+        h("tr", { "data-order": o.id }, h("td", {}, h("a", { href: `#/order/${o.id}` }, o.orderNumber)),
+          h("td", {}, when(o.createdAt)), h("td", {}, o.status), h("td", {}, money(o.totals.total))))));
+}
+
+// One order: what was bought, where it goes, how it was paid, and its totals.
+async function order(id) {
+  if (!session.customer) { location.hash = "#/account"; return; }
+  const o = await api.order(id);
+  const a = o.shippingAddress || {};
+  const shipping = o.shippingMethod ? `${text(o.shippingMethod.name)}, ${money(o.shippingMethod.price)}` : "";
+  render(h("div", { id: "order" },
+    h("h2", {}, `${t("order")} ${o.orderNumber}`),
+    h("p", { class: "status" }, `${t("status")}: ${o.status} · ${when(o.createdAt)}`),
+    h("table", { id: "order-lines" }, o.lineItems.map((l) =>
+      h("tr", {}, h("td", {}, text(l.name)), h("td", {}, `× ${l.quantity}`), h("td", {}, money(l.totalPrice))))),
+    totalsTable(o.totals, o.taxLines),
+    h("p", { class: "ship-to" }, `${t("shipTo")}: ${[a.firstName, a.lastName].join(" ")}, ${[a.streetNumber, a.streetName].join(" ").trim()}, ${a.city} ${a.postalCode} ${a.country}${shipping ? ` · ${shipping}` : ""}`),
+    o.payment ? h("p", { class: "payment" }, `${t("payment")}: ${o.payment.status}`) : null,
+    h("a", { href: "#/orders" }, t("back"))));
 }
 
 async function route() {
@@ -248,6 +310,7 @@ async function route() {
     else if (path === "/account") account();
     else if (path === "/cart") await cart();
     else if (path === "/orders") await orders(params);
+    else if (path.startsWith("/order/")) await order(decodeURIComponent(path.slice("/order/".length)));
     else await catalog(params);
   } catch (e) { showError(e); }
 }
@@ -266,5 +329,15 @@ document.getElementById("search-form").addEventListener("submit", (e) => {
 document.getElementById("logout").addEventListener("click", guarded(async () => {
   try { await api.logout(); } finally { session.clear(); location.hash = "#/"; route(); }
 }));
+// The market switch: another market is another currency, so another cart.
+const marketSelect = document.getElementById("market");
+marketSelect.addEventListener("change", () => {
+  useMarket(shop.markets.find((m) => m.id === marketSelect.value));
+  sessionStorage.removeItem("cart");
+  route();
+});
 window.addEventListener("hashchange", route);
-route();
+loadMarkets().then(() => {
+  marketSelect.replaceChildren(...shop.markets.map((m) =>
+    h("option", m.id === shop.market.id ? { value: m.id, selected: "" } : { value: m.id }, `${text(m.name)} (${m.currencies[0].code})`)));
+}).catch(showError).finally(route);

@@ -18,6 +18,7 @@ import uuid
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -63,6 +64,15 @@ def main():
         assert driver.execute_script("return API") == API, driver.execute_script("return API")
         driver.get(f"{SHOP}/?api={API}#/")
         present("#results .card")
+        # Money and labels as the market says: Australia (en-AU, AUD) first,
+        # then Germany (de-DE, EUR), then back.
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#market option"))
+        assert "$" in present("#results .card .price").text, present("#results .card .price").text
+        Select(seen("#market")).select_by_value("de")
+        wait.until(lambda d: "€" in d.find_element(By.CSS_SELECTOR, "#results .card .price").text)
+        assert seen(".filters button").text == "Filtern"
+        Select(seen("#market")).select_by_value("au")
+        wait.until(lambda d: "$" in d.find_element(By.CSS_SELECTOR, "#results .card .price").text)
         first = driver.find_element(By.CSS_SELECTOR, "#results .card a").text
         click("#next-page")
         wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#results .card a").text != first)
@@ -129,7 +139,15 @@ def main():
         code.clear()
         code.send_keys("WELCOME10")
         driver.find_element(By.CSS_SELECTOR, "#discount button").click()
-        wait.until(lambda d: "Discount 0.00" not in d.find_element(By.ID, "cart-total").text)
+        wait.until(lambda d: d.find_element(By.ID, "cart-total").get_attribute("data-discount") not in ("0", None))
+
+        # A line's quantity changed in place: the cart's total follows.
+        total = seen("#cart-total").text
+        quantity = driver.find_elements(By.CSS_SELECTOR, "#lines input[type=number]")[-1]
+        quantity.clear()
+        quantity.send_keys("2")
+        quantity.send_keys(Keys.TAB)
+        wait.until(lambda d: d.find_element(By.ID, "cart-total").text != total)
 
         # Let the access token expire (the mesh issues 30 s tokens here, and
         # the gateway allows 5 s of clock skew): checking out must refresh it.
@@ -141,6 +159,11 @@ def main():
                             ("city", "Sydney"), ("postalCode", "2000")):
             form.find_element(By.NAME, name).send_keys(value)
         form.find_element(By.TAG_NAME, "button").click()
+        # The market's shipping methods and its tax: another method reprices.
+        assert "GST" in seen("#tax-lines").text, seen("#tax-lines").text
+        total = seen("#totals .grand-total").text
+        click("#shipping input[value=express]")
+        wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#totals .grand-total").text != total)
         # Pay with the test provider's declined card: 402, shown, nothing placed;
         # then with the card that authorizes.
         Select(seen("#card")).select_by_value("pm_card_visa_chargeDeclined")
@@ -151,6 +174,12 @@ def main():
         placed = seen("#placed").text.split(": ")[1]
         present(f"#orders tr[data-order='{placed}']")
         driver.save_screenshot(SCREENSHOT)
+        # The order's own page: its lines, tax, shipping and payment.
+        click(f"#orders tr[data-order='{placed}'] a")
+        page = seen("#order").text
+        for expected in ("GST", "Express", "authorized"):
+            assert expected in page, (expected, page)
+        driver.save_screenshot(SCREENSHOT.replace("order-placed", "order"))
 
         # The units bought are gone from what everyone is shown.
         driver.get(product_url)
