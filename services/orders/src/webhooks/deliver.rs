@@ -24,6 +24,10 @@ const LONGEST_WAIT: Duration = Duration::from_secs(10 * 3600);
 const BATCH: usize = 32;
 const TICK: Duration = Duration::from_millis(250);
 const TIMEOUT: Duration = Duration::from_secs(10);
+/// An entry given this long ago and not acknowledged was left by a
+/// replica that stopped: past what a round takes (a batch's deliveries,
+/// each within `TIMEOUT`, to every endpoint at once).
+const UNACKNOWLEDGED: Duration = Duration::from_secs(BATCH as u64 * 10 + 60);
 
 #[derive(Clone)]
 pub struct Deliverer {
@@ -110,10 +114,16 @@ impl Deliverer {
     }
 
     async fn round(&self) -> Result<(), ServiceError> {
-        let entries = self
+        let mut entries = self
             .store
             .stream_read_group(STREAM, GROUP, &self.consumer, BATCH)
             .await?;
+        // What a replica that stopped was given and never acknowledged.
+        entries.extend(
+            self.store
+                .stream_claim_idle(STREAM, GROUP, &self.consumer, UNACKNOWLEDGED, BATCH)
+                .await?,
+        );
         let first_ms = now_ms();
         for entry in &entries {
             let (Some(id), Some(body)) = (entry.field("eventId"), entry.field(CLOUDEVENT)) else {

@@ -2,6 +2,8 @@
 //! back office paging through `GET /internal/events`, a webhook retry
 //! fetching the one event it retries. A position is an entry's id
 //! (`<ms>-<seq>`); anything else is refused before the store sees it.
+//! And what a group's reader that stopped left unacknowledged, claimed by
+//! another.
 
 use redis::Value;
 
@@ -71,6 +73,45 @@ impl Store {
                     .arg(1);
                 let reply: Value = time_store("stream_range", r.command(&cmd, &key, false)).await?;
                 Ok(entry_list(reply).into_iter().next())
+            }
+        }
+    }
+}
+
+impl Store {
+    /// Up to `count` entries of `stream` that `group` was given but has
+    /// not acknowledged for `min_idle` or longer (a reader stopped between
+    /// reading and acknowledging), now `consumer`'s. In memory a reader
+    /// stops only with its process, which takes the stream along: none.
+    pub async fn stream_claim_idle(
+        &self,
+        stream: &str,
+        group: &str,
+        consumer: &str,
+        min_idle: std::time::Duration,
+        count: usize,
+    ) -> Result<Vec<StreamEntry>, StoreError> {
+        match self {
+            Store::Memory(_) => Ok(Vec::new()),
+            Store::Redis(r) => {
+                let key = r.key(stream);
+                let mut cmd = redis::cmd("XAUTOCLAIM");
+                cmd.arg(&key).arg(group).arg(consumer);
+                cmd.arg(min_idle.as_millis() as u64)
+                    .arg("0-0")
+                    .arg("COUNT")
+                    .arg(count);
+                let reply: Value = match r.command(&cmd, &key, false).await {
+                    Ok(reply) => reply,
+                    // No group yet: nothing was ever given.
+                    Err(e) if e.to_string().contains("NOGROUP") => return Ok(Vec::new()),
+                    Err(e) => return Err(e),
+                };
+                // [next start, [entries], [ids deleted meanwhile]]
+                let Value::Array(parts) = reply else {
+                    return Ok(Vec::new());
+                };
+                Ok(parts.into_iter().nth(1).map(entry_list).unwrap_or_default())
             }
         }
     }

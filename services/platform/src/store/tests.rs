@@ -320,6 +320,27 @@ async fn streams_are_read_once_per_group_and_sets_hold_members_once() {
         assert_eq!(other.len(), 3, "{b}: another group gets every entry");
         let ids: Vec<String> = first.iter().map(|e| e.id.clone()).collect();
         store.stream_ack("events", "a", &ids).await.unwrap();
+        // What c2 was given and never acknowledged, claimed by c3 (a
+        // reader that stopped: in memory, its process took the stream).
+        let idle = std::time::Duration::ZERO;
+        let claimed = store
+            .stream_claim_idle("events", "a", "c3", idle, 10)
+            .await
+            .unwrap();
+        let expected = if b == "memory" { 0 } else { 1 };
+        assert_eq!(claimed.len(), expected, "{b}");
+        assert!(claimed.iter().all(|e| e.id == rest[0].id), "{b}");
+        // Read by position, as the back office pages through it.
+        let all = store.stream_after("events", "", 10).await.unwrap();
+        assert_eq!(all.len(), 3, "{b}");
+        let after = store.stream_after("events", &all[0].id, 10).await.unwrap();
+        assert_eq!(after.len(), 2, "{b}");
+        let at = store.stream_at("events", &all[1].id).await.unwrap();
+        assert_eq!(
+            at.and_then(|e| e.field("n").map(<[u8]>::to_vec)),
+            Some(b"1".to_vec()),
+            "{b}"
+        );
 
         store.set_add("pending", "x").await.unwrap();
         store.set_add("pending", "x").await.unwrap();
