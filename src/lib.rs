@@ -209,6 +209,11 @@ impl Mesh {
             "PAYMENTS_WEBHOOK_URL",
             format!("http://{gateway_addr}/webhooks/payments/test"),
         );
+        // The demo catalog's pictures, drawn by this mesh's own gateway.
+        env.set_default(
+            "DEMO_MEDIA_BASE",
+            format!("http://{gateway_addr}/media/demo"),
+        );
         let redis = env.redis(env.environment()?, "the mesh's state")?;
         let store = Store::open(redis.as_ref(), "sf:").await?;
         // Who may call whom, and which methods, is each service's default

@@ -27,7 +27,7 @@ def handler(apis):
     policy = "; ".join([
         "default-src 'self'",
         "connect-src 'self' " + " ".join(apis),
-        "img-src 'self' data: https:",
+        "img-src 'self' data: https: " + " ".join(apis),
         "frame-ancestors 'none'",
         "base-uri 'none'",
         "form-action 'self'",

@@ -14,6 +14,7 @@ mod budget;
 
 pub mod config;
 pub mod cors;
+mod demo_media;
 pub mod downstream;
 pub mod error;
 /// Entry points for `fuzz/`, which turns on the `testsuite` feature; never
@@ -160,7 +161,7 @@ pub fn app(
         limits,
         ready,
         openapi,
-        root_to_docs: !config.program.environment.refuses_dev_shortcuts(),
+        local_pages: !config.program.environment.refuses_dev_shortcuts(),
     };
     let inner = router
         .route_layer(axum::middleware::from_fn(observe::matched_route))

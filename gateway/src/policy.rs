@@ -162,6 +162,8 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
         (exact("/"), OPERATIONAL),
         (exact("/docs"), OPERATIONAL),
         (prefix("/docs/"), OPERATIONAL),
+        // Pictures an <img> loads: no version header to send.
+        (prefix("/media/demo/"), OPERATIONAL),
         // A provider's deliveries carry no API version: their signature is
         // their authentication, checked before anything is applied. The
         // test provider's 3-D Secure page is a page, not a resource.

@@ -134,7 +134,7 @@ pub async fn script(headers: HeaderMap) -> Response {
         (status = 404, description = "NOT_FOUND in production and staging", body = crate::error::ErrorBody),
     ))]
 pub async fn root(State(state): State<AppState>) -> Response {
-    if state.root_to_docs {
+    if state.local_pages {
         return Redirect::temporary("/docs").into_response();
     }
     crate::error::ApiError::not_found("no resource here").into_response()

@@ -28,6 +28,7 @@ pub struct AppState {
     pub ready: Arc<AtomicBool>,
     /// The OpenAPI document, serialised once at start.
     pub openapi: Bytes,
-    /// `/` leads to the reference (local and development).
-    pub root_to_docs: bool,
+    /// Local and development: `/` leads to the reference, and the demo
+    /// catalog's pictures are drawn (`demo_media`).
+    pub local_pages: bool,
 }

@@ -92,7 +92,7 @@ def main():
         assert "results for" in driver.find_element(By.TAG_NAME, "h2").text
 
         # As a guest (no account yet): a product, what is left of it, its
-        # images (placeholders: the demo's host does not exist), the cart.
+        # pictures (drawn by the mesh for the demo catalog), the cart.
         # (The second product: the customer buys the first one later.)
         driver.get(f"{SHOP}/?api={API}#/?inStock=true")
         click("#results .card:nth-child(2) a")
@@ -105,6 +105,9 @@ def main():
         wait.until(lambda d: d.execute_script(
             "const i = [...document.querySelectorAll('.media img')];"
             "return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0);"))
+        # The demo's pictures come from the mesh itself (never a placeholder).
+        sources = driver.execute_script("return [...document.querySelectorAll('.media img')].map(x => x.src)")
+        assert all(src.startswith(f"{API}/media/demo/") for src in sources), sources
         driver.find_element(By.ID, "add-to-cart").click()
         seen("#lines tr")
         assert not driver.find_element(By.ID, "account-link").get_attribute("hidden"), "still a guest"

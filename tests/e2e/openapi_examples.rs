@@ -18,7 +18,8 @@ use crate::journey::buyable;
 const FILE: &str = "gateway/src/openapi/examples.json";
 /// Operations whose answer is no JSON resource: the document itself, the
 /// reference page and its script, the root's redirect.
-const NOT_JSON: [&str; 4] = [
+const NOT_JSON: [&str; 5] = [
+    "GET /media/demo/{key}/{file}",
     "GET /openapi.json",
     "GET /docs",
     "GET /docs/redoc.standalone.js",

@@ -299,8 +299,16 @@ async fn product_detail_variants_and_media() {
     let media = t.ok(&format!("/products/{id}/media?limit=1")).await;
     assert_eq!(media["count"], 1);
     let m = &media["results"][0];
-    assert!(m["url"].as_str().unwrap().starts_with("https://"));
+    // The demo's media are this mesh's own pictures (DEMO_MEDIA_BASE).
+    let url = m["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{}/media/demo/", t.base)), "{url}");
     assert!(m["type"] == "image" || m["type"] == "video");
+    if m["type"] == "image" {
+        let picture = t.http.get(url).send().await.unwrap();
+        assert_eq!(picture.status(), 200);
+        assert_eq!(picture.headers()["content-type"], "image/svg+xml");
+        assert!(picture.text().await.unwrap().starts_with("<svg"));
+    }
     assert!(m["alt"]["en-AU"].is_string());
 
     for path in [

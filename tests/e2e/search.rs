@@ -108,8 +108,13 @@ async fn stems_synonyms_and_typos_find_the_products() {
 /// filters and sorts.
 #[tokio::test]
 async fn searches_answer_alike_inline_and_on_the_blocking_pool() {
-    let inline = spawn_mesh().await;
-    let pooled = spawn_mesh_with(&[("SEARCH_INLINE_POSTINGS", "0")]).await;
+    // One place for both catalogs' pictures: each mesh would name its own.
+    let media = (
+        "DEMO_MEDIA_BASE",
+        "https://images.storefront.example/products",
+    );
+    let inline = spawn_mesh_with(&[media]).await;
+    let pooled = spawn_mesh_with(&[("SEARCH_INLINE_POSTINGS", "0"), media]).await;
     for (text, extra) in [
         ("shirt", "limit=20"),
         ("linen shirt", "limit=5&offset=3"),

@@ -41,6 +41,7 @@ pub fn api(cache: &CachePolicies) -> OpenApiRouter<AppState> {
         .routes(routes!(crate::reference::public_page))
         .routes(routes!(crate::reference::script))
         .routes(routes!(crate::reference::root))
+        .routes(routes!(crate::demo_media::demo_picture))
         .routes(routes!(payments::payment_webhook))
         .routes(routes!(payments::test_authenticate))
         .merge(customer())

@@ -22,7 +22,14 @@ pub enum Origin {
     Feed(Source),
     /// The deterministic demo generator (`CATALOG_SIZE`, `CATALOG_SEED`):
     /// local and development only.
-    Generated { size: usize, seed: u64 },
+    /// `DEMO_MEDIA_BASE`: where its media are served (the all-in-one
+    /// mesh: its own gateway's `/media/demo`); None: a host that does
+    /// not exist.
+    Generated {
+        size: usize,
+        seed: u64,
+        media: Option<String>,
+    },
     /// Production and staging without a feed: nothing until an import.
     Empty,
 }
@@ -85,9 +92,19 @@ impl CatalogConfig {
                         format!("must be between 1 and {MAX_SIZE}"),
                     ));
                 }
+                let media = env
+                    .raw("DEMO_MEDIA_BASE")
+                    .map(|b| b.trim().trim_end_matches('/').to_string());
+                if media
+                    .as_deref()
+                    .is_some_and(|b| !(b.starts_with("http://") || b.starts_with("https://")))
+                {
+                    return Err(ConfigError::new("DEMO_MEDIA_BASE", "an http(s) URL"));
+                }
                 Origin::Generated {
                     size,
                     seed: env.parse("CATALOG_SEED", 42)?,
+                    media,
                 }
             }
         };
@@ -147,7 +164,8 @@ mod tests {
             origin(&[]),
             Ok(Origin::Generated {
                 size: 1000,
-                seed: 42
+                seed: 42,
+                media: None
             })
         );
         assert_eq!(origin(&[("APP_ENV", "production")]), Ok(Origin::Empty));

@@ -135,8 +135,9 @@ async fn build(origin: &Origin, limits: FeedLimits) -> anyhow::Result<store::Cat
     // Every core for a while: off the async workers.
     let catalog = storefront_platform::cpu::run_once("catalog-build", move || {
         let parts = match (from, reader) {
-            (Origin::Generated { size, seed }, _) => {
-                generate::generate_in(size, seed, limits.currencies.clone())
+            (Origin::Generated { size, seed, media }, _) => {
+                let media = media.as_deref().unwrap_or(generate::IMAGE_BASE);
+                generate::generate_in(size, seed, limits.currencies.clone(), media)
             }
             (Origin::Feed(source), Some(reader)) => feed::read(reader, limits)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", source.shown()))?,

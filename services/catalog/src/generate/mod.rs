@@ -25,25 +25,28 @@ use storefront_domain::currencies::Currencies;
 const EARLIEST: i64 = 1_704_067_200;
 /// 2026-11-01T00:00:00Z.
 const LATEST: i64 = 1_793_491_200;
-const IMAGE_BASE: &str = "https://images.storefront.example/products";
+/// Where the demo's media are said to be, unless the mesh serves them
+/// (`DEMO_MEDIA_BASE`): a host that does not exist.
+pub const IMAGE_BASE: &str = "https://images.storefront.example/products";
 
 /// Products come in chunks of `CHUNK`, each from its own random sequence
 /// (derived from the seed and the chunk's number), so every core generates,
 /// encodes and compresses chunks at once and the catalog is still the same
 /// for a seed. Products are never held as structs beyond their chunk.
 pub fn generate(size: usize, seed: u64) -> Parts {
-    generate_in(size, seed, Arc::new(Currencies::demo()))
+    generate_in(size, seed, Arc::new(Currencies::demo()), IMAGE_BASE)
 }
 
-/// As `generate`, each product priced in every one of `currencies`.
-pub fn generate_in(size: usize, seed: u64, currencies: Arc<Currencies>) -> Parts {
+/// As `generate`, each product priced in every one of `currencies`, its
+/// media under `media` (`/{key}/{file}`).
+pub fn generate_in(size: usize, seed: u64, currencies: Arc<Currencies>, media: &str) -> Parts {
     const CHUNK: usize = 1_000;
     let mut rng = fastrand::Rng::with_seed(seed);
     let (categories, leaves) = categories(&mut rng);
     let chunk_rng =
         |c: u64| fastrand::Rng::with_seed(seed ^ (c + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     // Compressed against a product of its own sequence, not in the catalog.
-    let cx = (&leaves[..], &*currencies);
+    let cx = (&leaves[..], &*currencies, media);
     let empty = StoredProducts::new(&product(&mut chunk_rng(u64::MAX - 1), 0, cx));
     let chunks = storefront_domain::cores::map_on_cores(size.div_ceil(CHUNK), |c| {
         let mut rng = chunk_rng(c as u64);
@@ -229,11 +232,12 @@ fn categories(rng: &mut fastrand::Rng) -> (Vec<Category>, Vec<LeafRef>) {
     (all, leaves)
 }
 
-fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32) -> Media {
+fn image(id: String, at: (&str, &str), file: &str, alt: LocalizedString, position: u32) -> Media {
+    let (base, key) = at;
     Media {
         id,
         r#type: MediaType::Image as i32,
-        url: format!("{IMAGE_BASE}/{key}/{file}.jpg"),
+        url: format!("{base}/{key}/{file}.jpg"),
         alt: Some(alt),
         width: 1200,
         height: 1500,
@@ -244,7 +248,7 @@ fn image(id: String, key: &str, file: &str, alt: LocalizedString, position: u32)
 fn product(
     rng: &mut fastrand::Rng,
     n: usize,
-    (leaves, currencies): (&[LeafRef], &Currencies),
+    (leaves, currencies, media_base): (&[LeafRef], &Currencies, &str),
 ) -> Product {
     let leaf = &leaves[rng.usize(..leaves.len())];
     let adjective = ADJECTIVES[rng.usize(..ADJECTIVES.len())];
@@ -277,13 +281,21 @@ fn product(
     let sold_out = rng.u8(..100) < 12;
     let base_dollars = rng.i64(9..300);
     let mut media: Vec<Media> = (0..rng.u32(1..4))
-        .map(|i| image(id(rng), &key, &format!("{}", i + 1), name.clone(), i))
+        .map(|i| {
+            image(
+                id(rng),
+                (media_base, &key),
+                &format!("{}", i + 1),
+                name.clone(),
+                i,
+            )
+        })
         .collect();
     if rng.u8(..100) < 5 {
         media.push(Media {
             id: id(rng),
             r#type: MediaType::Video as i32,
-            url: format!("{IMAGE_BASE}/{key}/video.mp4"),
+            url: format!("{media_base}/{key}/video.mp4"),
             alt: Some(name.clone()),
             width: 1920,
             height: 1080,
@@ -291,7 +303,7 @@ fn product(
         });
     }
     let priced = (base_dollars, currencies);
-    let variants = variants(rng, &key, leaf.leaf, priced, sold_out, &name);
+    let variants = variants(rng, (media_base, &key), leaf.leaf, priced, sold_out, &name);
     let in_stock = variants
         .iter()
         .any(|v| v.availability.is_some_and(|a| a.in_stock));
@@ -316,7 +328,7 @@ fn product(
 
 fn variants(
     rng: &mut fastrand::Rng,
-    key: &str,
+    (media_base, key): (&str, &str),
     leaf: &Leaf,
     (base_dollars, currencies): (i64, &Currencies),
     sold_out: bool,
@@ -357,7 +369,7 @@ fn variants(
                     quantity,
                     held: 0,
                 }),
-                media: vec![image(id(rng), key, &file, name.clone(), 0)],
+                media: vec![image(id(rng), (media_base, key), &file, name.clone(), 0)],
                 sku,
             }
         })
