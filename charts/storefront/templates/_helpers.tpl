@@ -106,9 +106,27 @@ env:
 {{- end }}
 {{- end -}}
 
+{{/* The OTLP collector an endpoint names: its namespace from a host
+     <service>.<namespace>[.svc[.cluster.local]], its port from the URL;
+     otherwise networkPolicy.egress.otlp's. JSON: {namespace, port}. */}}
+{{- define "storefront.otlpCollector" -}}
+{{- $rest := regexReplaceAll "^[a-zA-Z]+://" .endpoint "" | splitList "/" | first -}}
+{{- $host := $rest | splitList ":" | first -}}
+{{- $port := .otlp.port -}}
+{{- if regexMatch ":[0-9]+$" $rest }}{{ $port = regexFind "[0-9]+$" $rest | atoi }}{{ end -}}
+{{- $labels := splitList "." $host -}}
+{{- $namespace := .otlp.namespace -}}
+{{- if and (ge (len $labels) 2) (not (regexMatch "^[0-9.]+$" $host)) (or (eq (len $labels) 2) (eq (index $labels 2) "svc")) }}{{ $namespace = index $labels 1 }}{{ end -}}
+{{- dict "namespace" $namespace "port" $port | toJson -}}
+{{- end -}}
+
 {{/* What no schema can say: checked at render, each with what to change. */}}
 {{- define "storefront.validate" -}}
 {{- $v := .Values -}}
+{{- $clusterJwks := regexMatch "^https://kubernetes\\.default" (default "" $v.identity.jwksUrl) -}}
+{{- if and $v.networkPolicy.enabled $v.networkPolicy.egress.enabled (include "storefront.projected" .) $clusterJwks (not $v.networkPolicy.egress.apiServer.cidrs) -}}
+{{- fail "identity.jwksUrl is the cluster's API server and egress policies are on: set networkPolicy.egress.apiServer.cidrs to its addresses, or every identity check (and so every call) would fail" -}}
+{{- end -}}
 {{- if has $v.environment (list "production" "staging") -}}
 {{- range $v.orderWebhooks.urls -}}
 {{- if not (hasPrefix "https://" .) -}}

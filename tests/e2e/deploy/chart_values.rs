@@ -459,3 +459,69 @@ fn order_webhooks_reach_the_orders_program_alone() {
         .is_ok()
     );
 }
+
+/// Egress values are derived where they can be and refused where they
+/// would render a policy that blocks the programs (issue 50, item 8).
+#[test]
+fn egress_values_are_derived_and_checked() {
+    let egress_of = |docs: &[Value], program: &str| -> Vec<Value> {
+        let policy = named(docs, "NetworkPolicy", &format!("{RELEASE}-{program}"));
+        policy["spec"]["egress"].as_array().unwrap().clone()
+    };
+    let on = "networkPolicy.egress.enabled=true";
+    // The collector's namespace and port come from its endpoint.
+    let endpoint = "telemetry.otlpEndpoint=http://otel-collector.tracing.svc.cluster.local:4318";
+    let rules = egress_of(&rendered("production", &[on, endpoint]), "cart");
+    let otlp = rules
+        .iter()
+        .find(|r| {
+            r["to"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                == "tracing"
+        })
+        .unwrap_or_else(|| panic!("no rule to the tracing namespace: {rules:?}"));
+    assert_eq!(otlp["ports"][0]["port"], 4318);
+    // An endpoint outside the cluster: the configured namespace and port.
+    let outside = "telemetry.otlpEndpoint=https://otlp.example.com";
+    let rules = egress_of(&rendered("production", &[on, outside]), "cart");
+    assert!(rules.iter().any(|r| r["ports"][0]["port"] == 4317));
+    // Every Redis port, and both API server ports.
+    let ports = "networkPolicy.egress.redis.ports={7000,7001}";
+    let api = "networkPolicy.egress.apiServer.cidrs={10.0.0.1/32}";
+    let rules = egress_of(&rendered("production", &[on, ports, api]), "cart");
+    let numbers = |r: &Value| -> Vec<u64> {
+        r["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["port"].as_u64().unwrap())
+            .collect()
+    };
+    assert!(
+        rules.iter().any(|r| numbers(r) == [7000, 7001]),
+        "{rules:?}"
+    );
+    let to_api = rules
+        .iter()
+        .find(|r| r["to"][0]["ipBlock"]["cidr"] == "10.0.0.1/32")
+        .unwrap();
+    assert_eq!(numbers(to_api), [443, 6443]);
+    // The cluster's own JWKS with egress on and no API server addresses:
+    // refused, naming the value to set.
+    let projected = [
+        "--set",
+        on,
+        "--set",
+        "identity.source=projected",
+        "--set",
+        "identity.issuer=https://kubernetes.default.svc",
+        "--set",
+        "identity.jwksUrl=https://kubernetes.default.svc/openid/v1/jwks",
+        "--set",
+        "identity.projected.jwksCaConfigMap=kube-root-ca.crt",
+    ];
+    let refused = render("production", &projected).unwrap_err();
+    assert!(
+        refused.contains("networkPolicy.egress.apiServer.cidrs"),
+        "{refused}"
+    );
+}
