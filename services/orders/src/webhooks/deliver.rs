@@ -23,6 +23,8 @@ const ATTEMPTS: u32 = 10;
 const LONGEST_WAIT: Duration = Duration::from_secs(10 * 3600);
 const BATCH: usize = 32;
 const TICK: Duration = Duration::from_millis(250);
+/// After a round that failed (the store away), before the next.
+const PAUSE: Duration = Duration::from_secs(5);
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// An entry given this long ago and not acknowledged was left by a
 /// replica that stopped: past what a round takes (a batch's deliveries,
@@ -108,7 +110,12 @@ impl Deliverer {
                 _ = tokio::time::sleep(TICK) => {}
             }
             if let Err(e) = self.round().await {
-                tracing::warn!(error = %e, "webhook delivery paused until the next round");
+                // The store away: one line per pause, not four a second.
+                tracing::warn!(error = %e, "webhook delivery paused for {PAUSE:?}");
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep(PAUSE) => {}
+                }
             }
         }
     }
