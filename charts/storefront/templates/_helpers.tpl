@@ -134,7 +134,7 @@ env:
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- if and (eq $v.environment "production") (not $v.image.digest) (has (default "" $v.image.tag) (list "latest" "main" "master" "edge" "")) -}}
+{{- if and (eq $v.environment "production") (not $v.image.digest) (has (default "" $v.image.tag) (list "latest" "main" "master" "edge" "stable" "prod" "production" "release" "current" "")) -}}
 {{- if $v.image.tag -}}
 {{- fail (printf "image.tag=%s is mutable: production runs a release tag or image.digest" $v.image.tag) -}}
 {{- end -}}

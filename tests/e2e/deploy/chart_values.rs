@@ -226,6 +226,14 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
             "schema",
         ),
         ("production", "programs.gateway.slowStart=true", "schema"),
+        // 250 cores, not 250m (issue 50, item 9).
+        (
+            "production",
+            "programs.cart.resources.requests.cpu=250",
+            "schema",
+        ),
+        ("production", "image.tag=stable", "mutable"),
+        ("production", "image.tag=prod", "mutable"),
         ("production", "programs.catalog.env.feed=x", "schema"),
         (
             "production",
@@ -236,6 +244,22 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
         let refused = render(env, &["--set", set]).expect_err(&format!("{env} {set}"));
         assert!(refused.contains(says), "{env} {set}: {refused}");
     }
+    // Quantities given as strings: a bare "256" is 256 bytes, "250" is
+    // 250 cores.
+    for set in [
+        "programs.cart.resources.limits.memory=256",
+        "programs.cart.resources.requests.cpu=250",
+    ] {
+        let refused = render("production", &["--set-string", set]).expect_err(set);
+        assert!(refused.contains("schema"), "{set}: {refused}");
+    }
+    assert!(
+        render(
+            "production",
+            &["--set-string", "programs.cart.resources.requests.cpu=250m"]
+        )
+        .is_ok()
+    );
     let out = std::process::Command::new(super::tool("helm"))
         .args(["template", &long])
         .arg(super::root().join("charts/storefront"))
