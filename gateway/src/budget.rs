@@ -28,10 +28,12 @@ pub enum Scope {
     /// One maintenance route (reindex, reload) per calling account: the
     /// least interval between two runs.
     Maintenance,
+    /// An agent of the Agentic Commerce Protocol facade (`/acp/`).
+    Agent,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 13] = [
+    pub const ALL: [Scope; 14] = [
         Scope::Ip,
         Scope::Session,
         Scope::Search,
@@ -45,6 +47,7 @@ impl Scope {
         Scope::CheckoutSession,
         Scope::Service,
         Scope::Maintenance,
+        Scope::Agent,
     ];
 
     pub fn from_name(name: &str) -> Option<Scope> {
@@ -80,6 +83,7 @@ impl Scope {
             Scope::CheckoutSession => "checkout-session",
             Scope::Service => "service",
             Scope::Maintenance => "maintenance",
+            Scope::Agent => "agent",
         }
     }
 }

@@ -90,6 +90,7 @@ fn rate_limits(env: &EnvReader) -> Result<RateLimitConfig, ConfigError> {
         ),
         (Scope::Service, "RATE_LIMIT_SERVICE", "6000/60s"),
         (Scope::Maintenance, "RATE_LIMIT_MAINTENANCE", "1/10s"),
+        (Scope::Agent, "RATE_LIMIT_AGENT", "1200/60s"),
     ] {
         let raw = env.string(var, default);
         if raw != "off" {
@@ -205,6 +206,43 @@ pub struct GatewayConfig {
     /// `CATALOG_IMPORT_MAX_BYTES` (4 GiB): the largest feed
     /// `POST /internal/catalog/import` streams in (413 beyond).
     pub import_max_bytes: usize,
+    /// The Agentic Commerce Protocol facade: `ACP_AGENTS`, `ACP_BASE_URL`,
+    /// `ACP_ORDER_URL` (docs/agents.md).
+    pub acp: AcpSettings,
+}
+
+#[derive(Debug, Clone)]
+pub struct AcpSettings {
+    pub agents: crate::acp::agents::Agents,
+    pub base_url: String,
+    pub order_url: String,
+}
+
+impl AcpSettings {
+    /// Production and staging with agents: https URLs for agents to show
+    /// buyers.
+    fn from_env(env: &EnvReader, environment: AppEnvironment) -> Result<Self, ConfigError> {
+        let settings = AcpSettings {
+            agents: crate::acp::agents::Agents::from_env(env, environment)?,
+            base_url: env.string("ACP_BASE_URL", "http://127.0.0.1:8080/acp"),
+            order_url: env.string("ACP_ORDER_URL", "http://127.0.0.1:8080/orders/{orderId}"),
+        };
+        // Deployed with agents: the addresses they show buyers are the shop's.
+        let deployed = environment.refuses_dev_shortcuts() && !settings.agents.is_empty();
+        for (var, url) in [
+            ("ACP_BASE_URL", &settings.base_url),
+            ("ACP_ORDER_URL", &settings.order_url),
+        ] {
+            let https = url.starts_with("https://") || (!deployed && url.starts_with("http://"));
+            if !https {
+                return Err(ConfigError::new(var, "must be an https:// URL"));
+            }
+        }
+        if !settings.order_url.contains("{orderId}") {
+            return Err(ConfigError::new("ACP_ORDER_URL", "must contain {orderId}"));
+        }
+        Ok(settings)
+    }
 }
 
 /// `IDEMPOTENCY_MAX_*`, each above 0.
@@ -269,6 +307,7 @@ impl GatewayConfig {
             idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
             idempotency_allowances: idempotency_allowances(env)?,
             import_max_bytes: env.parse("CATALOG_IMPORT_MAX_BYTES", 4usize << 30)?,
+            acp: AcpSettings::from_env(env, environment)?,
             program,
         };
         config.validate()?;

@@ -9,6 +9,7 @@
 //! paths before routing; it resolves the route's [`policy`] on the path it
 //! routes, once, for every layer inside it.
 
+mod acp;
 mod bff_token;
 mod budget;
 
@@ -148,13 +149,23 @@ pub fn app(
         store: store.clone(),
         ttl: config.idempotency_ttl,
         allowed: middleware::idempotency_allowance::Allowed {
-            store,
+            store: store.clone(),
             ttl: config.idempotency_ttl,
             limits: config.idempotency_allowances,
         },
         auth: auth.clone(),
     });
+    let acp_guard = Arc::new(acp::guard::Guard {
+        agents: config.acp.agents.clone(),
+        limiter: limits.limiter.clone(),
+    });
+    let facade = Arc::new(acp::sessions::Facade {
+        store: store.clone(),
+        order_url: config.acp.order_url.clone(),
+        base_url: config.acp.base_url.clone(),
+    });
     let state = AppState {
+        acp: facade,
         downstreams,
         redis,
         auth,
@@ -164,6 +175,7 @@ pub fn app(
         local_pages: !config.program.environment.refuses_dev_shortcuts(),
     };
     let inner = router
+        .merge(acp::routes())
         .route_layer(axum::middleware::from_fn(observe::matched_route))
         .route_layer(axum::middleware::from_fn(path_ids::bounded_ids))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -172,6 +184,11 @@ pub fn app(
         .layer(axum::middleware::from_fn_with_state(
             idempotency,
             middleware::idempotency::idempotency,
+        ))
+        // Outside idempotency: an agent's keys are its own.
+        .layer(axum::middleware::from_fn_with_state(
+            acp_guard,
+            acp::guard::guard,
         ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

@@ -113,6 +113,15 @@ const OPERATIONAL: RoutePolicy = RoutePolicy {
     ..RESOURCE
 };
 
+/// The Agentic Commerce Protocol facade: the protocol's own `API-Version`
+/// and its agents' budgets (`acp::guard`), not the storefront's; its
+/// writes keep their `Idempotency-Key` answers, per agent.
+const AGENT: RoutePolicy = RoutePolicy {
+    operational: true,
+    idempotent: true,
+    ..RESOURCE
+};
+
 /// Sessions: tokens are never replayed.
 const TOKENS: RoutePolicy = RoutePolicy {
     idempotent: false,
@@ -169,6 +178,8 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
         // test provider's 3-D Secure page is a page, not a resource.
         (prefix("/webhooks/"), OPERATIONAL),
         (prefix("/payments/test/"), OPERATIONAL),
+        (prefix("/acp/"), AGENT),
+        (exact("/.well-known/acp.json"), OPERATIONAL),
         // `/search` and `/search/suggestions`: the costliest public reads.
         (
             prefix("/search"),

@@ -31,4 +31,6 @@ pub struct AppState {
     /// Local and development: `/` leads to the reference, and the demo
     /// catalog's pictures are drawn (`demo_media`).
     pub local_pages: bool,
+    /// The Agentic Commerce Protocol facade's own (`acp`).
+    pub acp: Arc<crate::acp::sessions::Facade>,
 }

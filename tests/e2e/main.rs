@@ -1,6 +1,7 @@
 //! End-to-end tests: the whole mesh in-process on loopback ports, spoken to
 //! over real HTTP and real gRPC, as storefronts and services do.
 
+mod acp;
 mod auth_tokens;
 mod balancing;
 mod bounded_state;

@@ -139,6 +139,7 @@ clients! {
         Write confirm_checkout(cart::ConfirmCheckoutRequest) -> cart::ConfirmCheckoutReply;
         Write update_checkout(cart::UpdateCheckoutRequest) -> cart::CheckoutSession;
         Write extend_checkout(cart::ExtendCheckoutRequest) -> cart::CheckoutSession;
+        Write release_checkout(cart::ReleaseCheckoutRequest) -> cart::CheckoutSession;
         Write pay_checkout(cart::PayCheckoutRequest) -> cart::PayCheckoutReply;
         Write payment_changed(cart::PaymentChangedRequest) -> cart::PaymentChangedReply;
         Write merge_carts(cart::MergeCartsRequest) -> cart::MergeReport;

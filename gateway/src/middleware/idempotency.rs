@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use storefront_platform::store::Store;
 
 use super::idempotency_allowance::{Allowed, Holders, unavailable};
+use crate::acp::guard::AgentCaller;
 use crate::bff_token::{SharedAuth, TOKEN_HEADER, VerifiedToken};
 use crate::error::ApiError;
 use crate::middleware::json_body::MAX_BODY_BYTES;
@@ -115,11 +116,15 @@ fn unquote(quoted: &str) -> Option<String> {
     Some(out)
 }
 
-/// Who the key belongs to: the token's subject, or the client's network;
-/// and the network's own allowance holder.
+/// Who the key belongs to: the agent (the protocol facade's callers), the
+/// token's subject, or the client's network; and the network's own
+/// allowance holder (an agent's is itself).
 fn principal(req: &Request) -> (String, String) {
     let network = req.extensions().get::<ClientNetwork>();
     let network = format!("net:{}", network.map_or("", |n| n.0.as_str()));
+    if let Some(AgentCaller(agent)) = req.extensions().get::<AgentCaller>() {
+        return (format!("agent:{}", agent.id), network);
+    }
     if let Some(VerifiedToken(claims)) = req.extensions().get::<VerifiedToken>() {
         return (format!("sub:{}", claims.sub), network);
     }

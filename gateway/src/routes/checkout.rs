@@ -163,6 +163,7 @@ pub async fn get_checkout(
     let message = GetCheckoutRequest {
         customer_id: customer.id().to_string(),
         session_id,
+        cart_id: String::new(),
     };
     Ok(Json(CheckoutSession::try_from(
         state

@@ -128,6 +128,12 @@ impl CartService for CartApi {
 
     async fn get_checkout(&self, request: Request<GetCheckoutRequest>) -> Reply<CheckoutSession> {
         let req = request.into_inner();
+        if req.session_id.is_empty() && !req.cart_id.is_empty() {
+            return ok(self
+                .checkout
+                .current(&req.customer_id, &req.cart_id)
+                .await?);
+        }
         ok(self.checkout.get(&req.customer_id, &req.session_id).await?)
     }
 
@@ -179,6 +185,17 @@ impl CartService for CartApi {
         ok(self
             .checkout
             .extend(&req.customer_id, &req.session_id)
+            .await?)
+    }
+
+    async fn release_checkout(
+        &self,
+        request: Request<ReleaseCheckoutRequest>,
+    ) -> Reply<CheckoutSession> {
+        let req = request.into_inner();
+        ok(self
+            .checkout
+            .release(&req.customer_id, &req.session_id)
             .await?)
     }
 

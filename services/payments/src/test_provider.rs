@@ -18,6 +18,11 @@ use crate::provider::{Answer, PaymentProvider};
 use crate::webhook::{self, Event};
 
 pub const VISA: &str = "pm_card_visa";
+/// An agent's delegated payment token (the Agentic Commerce Protocol's
+/// shared payment tokens, `spt_...`): any authorizes as Visa but these,
+/// which are declined and need 3-D Secure as their cards are.
+pub const SPT_DECLINED: &str = "spt_test_declined";
+pub const SPT_THREE_D_SECURE: &str = "spt_test_3ds";
 pub const DECLINED: &str = "pm_card_visa_chargeDeclined";
 pub const THREE_D_SECURE: &str = "pm_card_threeDSecure2Required";
 /// The longest payment method id taken.
@@ -41,6 +46,17 @@ struct State {
 pub struct TestProvider {
     secret: String,
     state: Mutex<State>,
+}
+
+/// The test card a method stands for: delegated tokens as the cards they
+/// act as; a card as itself.
+fn as_test_card(method: &str) -> &str {
+    match method {
+        SPT_DECLINED => DECLINED,
+        SPT_THREE_D_SECURE => THREE_D_SECURE,
+        m if m.starts_with("spt_") => VISA,
+        m => m,
+    }
 }
 
 fn now_secs() -> i64 {
@@ -163,7 +179,7 @@ impl TestProvider {
         }
         payment.payment_method = Some(method.to_string());
         payment.decline_code = None;
-        let (kind, outcome) = match method {
+        let (kind, outcome) = match as_test_card(method) {
             VISA => {
                 payment.status = PaymentStatus::Authorized;
                 ("payment_intent.amount_capturable_updated", Ok(()))
@@ -185,7 +201,8 @@ impl TestProvider {
                 ("payment_intent.requires_action", Ok(()))
             }
             _ => {
-                let known = [VISA, DECLINED, THREE_D_SECURE].join(", ");
+                let known =
+                    [VISA, DECLINED, THREE_D_SECURE, "spt_... (an agent's token)"].join(", ");
                 return Err(invalid(format!("the test provider takes {known}")));
             }
         };

@@ -16,6 +16,9 @@ use crate::env::{AppEnvironment, ConfigError, EnvReader};
 /// Every setting of every program, sorted.
 pub const SETTINGS: &[&str] = &[
     "ACCESS_TOKEN_TTL_SECS",
+    "ACP_AGENTS",
+    "ACP_BASE_URL",
+    "ACP_ORDER_URL",
     "ALLOWED_CALLERS",
     "APP_ENV",
     "ARGON2_ITERATIONS",
@@ -108,6 +111,7 @@ pub const SETTINGS: &[&str] = &[
     "PAYMENT_CAPTURE",
     "PAYMENT_PROVIDER",
     "PROMOTIONS_FILE",
+    "RATE_LIMIT_AGENT",
     "RATE_LIMIT_CHECKOUT",
     "RATE_LIMIT_CHECKOUT_SESSION",
     "RATE_LIMIT_FAIL_CLOSED",

@@ -24,6 +24,7 @@ mod paid;
 mod pay;
 mod payment_event;
 mod refusal;
+mod release;
 mod runner;
 mod sweep;
 mod update;
