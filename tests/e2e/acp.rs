@@ -102,6 +102,10 @@ impl<'a> Agent<'a> {
         request
     }
 
+    async fn post(&mut self, path: &str, body: &Value, key: &str) -> Reply {
+        self.call(Method::POST, path, Some(body), Some(key)).await
+    }
+
     /// Sends, and keeps the answer as the schema definition it must meet.
     async fn call(
         &mut self,
@@ -146,6 +150,10 @@ async fn variant_of(api: &Api, product: &str) -> (String, u64) {
 
 async fn held_stock(api: &Api, product: &str) -> u64 {
     variant_of(api, product).await.1
+}
+
+fn path_of(session: &Value) -> String {
+    format!("/acp/checkout_sessions/{}", session["id"].as_str().unwrap())
 }
 
 fn validated(answers: Vec<Value>) {
@@ -197,12 +205,7 @@ async fn a_whole_session_by_the_protocol(backend: Backend) {
     // Create: the protocol's example (one item to an address in the US).
     let create = example("create_checkout_session_request", &item);
     let created = agent
-        .call(
-            Method::POST,
-            "/acp/checkout_sessions",
-            Some(&create),
-            Some("create-1"),
-        )
+        .post("/acp/checkout_sessions", &create, "create-1")
         .await;
     assert_eq!(created.status, 201, "{}", created.body);
     assert_eq!(created.header("request-id"), Some("req-1"));
@@ -222,23 +225,13 @@ async fn a_whole_session_by_the_protocol(backend: Backend) {
 
     // The same key: the same answer; another body: the protocol's conflict.
     let again = agent
-        .call(
-            Method::POST,
-            "/acp/checkout_sessions",
-            Some(&create),
-            Some("create-1"),
-        )
+        .post("/acp/checkout_sessions", &create, "create-1")
         .await;
     assert_eq!(again.header("idempotent-replayed"), Some("true"));
     assert_eq!(again.body, created.body);
     let other = json!({"currency": "usd", "line_items": [{"id": item, "quantity": 2}]});
     let conflict = agent
-        .call(
-            Method::POST,
-            "/acp/checkout_sessions",
-            Some(&other),
-            Some("create-1"),
-        )
+        .post("/acp/checkout_sessions", &other, "create-1")
         .await;
     assert_eq!(
         (conflict.status.as_u16(), conflict.body["code"].as_str()),
@@ -250,9 +243,7 @@ async fn a_whole_session_by_the_protocol(backend: Backend) {
     // Update: the example's shipping choice, made one of ours.
     let mut update = example("update_checkout_session_request", &item);
     update["selected_fulfillment_options"][0]["option_id"] = json!(options[1]);
-    let updated = agent
-        .call(Method::POST, &path, Some(&update), Some("update-1"))
-        .await;
+    let updated = agent.post(&path, &update, "update-1").await;
     assert_eq!(updated.status, 200, "{}", updated.body);
     assert_eq!(
         updated.body["selected_fulfillment_options"][0]["option_id"],
@@ -277,12 +268,7 @@ async fn a_whole_session_by_the_protocol(backend: Backend) {
     // Complete: the example's delegated token pays; an order exists.
     let complete = example("complete_checkout_session_request", &item);
     let completed = agent
-        .call(
-            Method::POST,
-            &format!("{path}/complete"),
-            Some(&complete),
-            Some("complete-1"),
-        )
+        .post(&format!("{path}/complete"), &complete, "complete-1")
         .await;
     assert_eq!(completed.status, 200, "{}", completed.body);
     assert_eq!(completed.body["status"], "completed");
@@ -294,12 +280,7 @@ async fn a_whole_session_by_the_protocol(backend: Backend) {
             .contains(&order)
     );
     let retried = agent
-        .call(
-            Method::POST,
-            &format!("{path}/complete"),
-            Some(&complete),
-            Some("complete-2"),
-        )
+        .post(&format!("{path}/complete"), &complete, "complete-2")
         .await;
     assert_eq!(
         retried.body["order"]["id"],
@@ -354,12 +335,7 @@ async fn canceled_and_short(t: &Api, agent: &mut Agent<'_>, product: &str) {
     let address = example("create_checkout_session_request", &item)["fulfillment_details"].clone();
     let body = json!({"currency": "usd", "line_items": [{"id": item, "quantity": 2}], "fulfillment_details": address});
     let created = agent
-        .call(
-            Method::POST,
-            "/acp/checkout_sessions",
-            Some(&body),
-            Some("create-2"),
-        )
+        .post("/acp/checkout_sessions", &body, "create-2")
         .await;
     assert_eq!(
         created.body["status"], "ready_for_payment",
@@ -367,18 +343,10 @@ async fn canceled_and_short(t: &Api, agent: &mut Agent<'_>, product: &str) {
         created.body
     );
     assert_eq!(held_stock(t, product).await, stock - 2, "held");
-    let path = format!(
-        "/acp/checkout_sessions/{}",
-        created.body["id"].as_str().unwrap()
-    );
+    let path = path_of(&created.body);
     let cancel = example("cancel_checkout_session_request", &item);
     let canceled = agent
-        .call(
-            Method::POST,
-            &format!("{path}/cancel"),
-            Some(&cancel),
-            Some("cancel-2"),
-        )
+        .post(&format!("{path}/cancel"), &cancel, "cancel-2")
         .await;
     assert_eq!(canceled.body["status"], "canceled", "{}", canceled.body);
     assert_eq!(held_stock(t, product).await, stock, "released at once");
@@ -386,19 +354,12 @@ async fn canceled_and_short(t: &Api, agent: &mut Agent<'_>, product: &str) {
         agent.call(Method::GET, &path, None, None).await.body["status"],
         "canceled"
     );
-    let after = agent
-        .call(Method::POST, &path, Some(&json!({})), Some("update-2"))
-        .await;
+    let after = agent.post(&path, &json!({}), "update-2").await;
     assert_eq!(after.status, 405, "{}", after.body);
 
     let many = json!({"currency": "usd", "line_items": [{"id": item, "quantity": stock + 1}], "fulfillment_details": address});
     let short = agent
-        .call(
-            Method::POST,
-            "/acp/checkout_sessions",
-            Some(&many),
-            Some("create-3"),
-        )
+        .post("/acp/checkout_sessions", &many, "create-3")
         .await;
     assert_eq!(short.status, 201, "{}", short.body);
     assert_ne!(short.body["status"], "ready_for_payment", "{}", short.body);
@@ -410,18 +371,10 @@ async fn canceled_and_short(t: &Api, agent: &mut Agent<'_>, product: &str) {
         short.body
     );
     assert_eq!(message["param"], "$.line_items[0].id");
-    let path = format!(
-        "/acp/checkout_sessions/{}",
-        short.body["id"].as_str().unwrap()
-    );
+    let path = path_of(&short.body);
     let complete = example("complete_checkout_session_request", &item);
     let refused = agent
-        .call(
-            Method::POST,
-            &format!("{path}/complete"),
-            Some(&complete),
-            Some("complete-3"),
-        )
+        .post(&format!("{path}/complete"), &complete, "complete-3")
         .await;
     assert_eq!(
         refused.status, 400,

@@ -182,22 +182,24 @@ pub async fn get(
     Ok(Json(shown(&owner, &id, Vec::new()).await?))
 }
 
+/// 405 `session_{how}`: the session is completed or canceled.
+fn ended(how: &str) -> ApiError {
+    let message = format!("the checkout session is {how}");
+    acp(AcpError::invalid(
+        StatusCode::METHOD_NOT_ALLOWED,
+        &format!("session_{how}"),
+        message,
+    ))
+}
+
 /// 405 for a session that is completed or canceled.
 async fn writable(owner: &Owner<'_>, id: &str) -> Answer<Cart> {
     let cart = owner.cart().await?;
     if cart.state == CartState::Ordered as i32 {
-        return Err(acp(AcpError::invalid(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "session_completed",
-            "the checkout session is completed",
-        )));
+        return Err(ended("completed"));
     }
     if is_canceled(owner.state, id).await? {
-        return Err(acp(AcpError::invalid(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "session_canceled",
-            "the checkout session is canceled",
-        )));
+        return Err(ended("canceled"));
     }
     Ok(cart)
 }
@@ -277,11 +279,7 @@ pub async fn complete(
 ) -> Answer<Json<Session>> {
     let owner = owner(&state, &correlation, &agent, &id).map_err(acp)?;
     if is_canceled(&state, &id).await? {
-        return Err(acp(AcpError::invalid(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "session_canceled",
-            "the checkout session is canceled",
-        )));
+        return Err(ended("canceled"));
     }
     let Some(session) = owner.checkout().await? else {
         let message = "the session needs a fulfillment address before payment";
