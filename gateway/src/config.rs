@@ -213,7 +213,7 @@ pub struct GatewayConfig {
 
 #[derive(Debug, Clone)]
 pub struct AcpSettings {
-    pub agents: crate::acp::agents::Agents,
+    pub agents: storefront_platform::agents::Agents,
     pub base_url: String,
     pub order_url: String,
 }
@@ -222,26 +222,17 @@ impl AcpSettings {
     /// Production and staging with agents: https URLs for agents to show
     /// buyers.
     fn from_env(env: &EnvReader, environment: AppEnvironment) -> Result<Self, ConfigError> {
-        let settings = AcpSettings {
-            agents: crate::acp::agents::Agents::from_env(env, environment)?,
-            base_url: env.string("ACP_BASE_URL", "http://127.0.0.1:8080/acp"),
-            order_url: env.string("ACP_ORDER_URL", "http://127.0.0.1:8080/orders/{orderId}"),
-        };
-        // Deployed with agents: the addresses they show buyers are the shop's.
-        let deployed = environment.refuses_dev_shortcuts() && !settings.agents.is_empty();
-        for (var, url) in [
-            ("ACP_BASE_URL", &settings.base_url),
-            ("ACP_ORDER_URL", &settings.order_url),
-        ] {
-            let https = url.starts_with("https://") || (!deployed && url.starts_with("http://"));
-            if !https {
-                return Err(ConfigError::new(var, "must be an https:// URL"));
-            }
+        let agents = storefront_platform::agents::Agents::from_env(env, environment)?;
+        let deployed = environment.refuses_dev_shortcuts() && !agents.is_empty();
+        let base_url = env.string("ACP_BASE_URL", "http://127.0.0.1:8080/acp");
+        if !(base_url.starts_with("https://") || (!deployed && base_url.starts_with("http://"))) {
+            return Err(ConfigError::new("ACP_BASE_URL", "must be an https:// URL"));
         }
-        if !settings.order_url.contains("{orderId}") {
-            return Err(ConfigError::new("ACP_ORDER_URL", "must contain {orderId}"));
-        }
-        Ok(settings)
+        Ok(AcpSettings {
+            order_url: storefront_platform::agents::order_url(env, deployed)?,
+            agents,
+            base_url,
+        })
     }
 }
 

@@ -16,20 +16,25 @@ use serde_json::{Value, json};
 use crate::helpers::{Api, Backend, Reply, spawn_mesh_on};
 use crate::journey::buyable;
 
-const VERSION: &str = "2026-04-17";
-const SIGNER_KEY: &str = "acp_test_signer_key";
-const SIGNER_SECRET: &str = "acp_test_signer_secret";
+pub const VERSION: &str = "2026-04-17";
+pub const SIGNER_KEY: &str = "acp_test_signer_key";
+pub const SIGNER_SECRET: &str = "acp_test_signer_secret";
 const DEMO_KEY: &str = "acp_demo_local_key";
 
-fn hex(bytes: &[u8]) -> String {
+pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `ACP_AGENTS` with one agent that must sign (the demo agent is added).
-fn agents() -> String {
+/// `ACP_AGENTS` with one agent that must sign (the demo agent is added),
+/// its order webhooks to `hook` when given.
+pub fn agents_with(hook: Option<&str>) -> String {
     let hash = hex(digest(&SHA256, SIGNER_KEY.as_bytes()).as_ref());
-    json!([{"id": "signer", "keySha256": hash, "signingSecret": SIGNER_SECRET, "signs": true}])
-        .to_string()
+    let mut agent =
+        json!({"id": "signer", "keySha256": hash, "signingSecret": SIGNER_SECRET, "signs": true});
+    if let Some(url) = hook {
+        agent["webhookUrl"] = json!(url);
+    }
+    json!([agent]).to_string()
 }
 
 fn timestamp(skew_secs: i64) -> String {
@@ -53,15 +58,15 @@ fn signature(secret: &str, at: &str, method: &Method, path: &str, body: &[u8]) -
 }
 
 /// An agent's client; every answer it gets is kept for the schema check.
-struct Agent<'a> {
+pub struct Agent<'a> {
     api: &'a Api,
     key: &'static str,
     secret: Option<&'static str>,
-    answers: Vec<Value>,
+    pub answers: Vec<Value>,
 }
 
 impl<'a> Agent<'a> {
-    fn new(api: &'a Api, key: &'static str, secret: Option<&'static str>) -> Self {
+    pub fn new(api: &'a Api, key: &'static str, secret: Option<&'static str>) -> Self {
         Agent {
             api,
             key,
@@ -102,12 +107,12 @@ impl<'a> Agent<'a> {
         request
     }
 
-    async fn post(&mut self, path: &str, body: &Value, key: &str) -> Reply {
+    pub async fn post(&mut self, path: &str, body: &Value, key: &str) -> Reply {
         self.call(Method::POST, path, Some(body), Some(key)).await
     }
 
     /// Sends, and keeps the answer as the schema definition it must meet.
-    async fn call(
+    pub async fn call(
         &mut self,
         method: Method,
         path: &str,
@@ -131,7 +136,7 @@ impl<'a> Agent<'a> {
 }
 
 /// The protocol's example request `name`, its item ids made ours.
-fn example(name: &str, item: &str) -> Value {
+pub fn example(name: &str, item: &str) -> Value {
     let path = format!(
         "{}/tests/acp/examples.agentic_checkout.json",
         env!("CARGO_MANIFEST_DIR")
@@ -141,7 +146,7 @@ fn example(name: &str, item: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
-async fn variant_of(api: &Api, product: &str) -> (String, u64) {
+pub async fn variant_of(api: &Api, product: &str) -> (String, u64) {
     let detail = api.ok(&format!("/products/{product}")).await;
     let master = &detail["masterVariant"];
     let id = format!("{product}:{}", master["id"]);
@@ -152,11 +157,11 @@ async fn held_stock(api: &Api, product: &str) -> u64 {
     variant_of(api, product).await.1
 }
 
-fn path_of(session: &Value) -> String {
+pub fn path_of(session: &Value) -> String {
     format!("/acp/checkout_sessions/{}", session["id"].as_str().unwrap())
 }
 
-fn validated(answers: Vec<Value>) {
+pub fn validated(answers: Vec<Value>) {
     let script = format!("{}/tests/acp/validate.py", env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new("python3")
         .arg(script)
@@ -182,7 +187,7 @@ fn validated(answers: Vec<Value>) {
 }
 
 async fn a_whole_session_by_the_protocol(backend: Backend) {
-    let t = spawn_mesh_on(backend, &[("ACP_AGENTS", &agents())]).await;
+    let t = spawn_mesh_on(backend, &[("ACP_AGENTS", &agents_with(None))]).await;
     let products = buyable(&t, 5).await;
     let (item, _) = variant_of(&t, &products[0].0).await;
     let mut agent = Agent::new(&t, SIGNER_KEY, Some(SIGNER_SECRET));

@@ -18,12 +18,12 @@ use base64::Engine;
 use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
 use serde::Deserialize;
 
-use super::agents::{Agent, Agents};
 use super::wire::AcpError;
 use crate::budget::Scope;
 use crate::middleware::json_body::MAX_BODY_BYTES;
 use crate::ratelimit::Limiter;
 use crate::ratelimit::middleware::ClientNetwork;
+use storefront_platform::agents::{Agent, Agents};
 
 /// The protocol versions served, newest first.
 pub const VERSIONS: [&str; 1] = ["2026-04-17"];

@@ -5,11 +5,11 @@ use axum::http::StatusCode;
 use storefront_domain::markets::MarketSet;
 use storefront_proto::cart::v1::GetMarketsRequest;
 
-use super::agents::Agent;
 use super::wire::FulfillmentDetails;
 use crate::error::ApiError;
 use crate::middleware::call_context::CallContext;
 use crate::state::AppState;
+use storefront_platform::agents::Agent;
 
 pub async fn markets(state: &AppState, correlation: &CallContext) -> Result<MarketSet, ApiError> {
     let reply = state

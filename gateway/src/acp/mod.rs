@@ -4,7 +4,6 @@
 //! API makes. The protocol's own OpenAPI document is its contract, served
 //! at `/acp/openapi.json`; `/.well-known/acp.json` is its discovery.
 
-pub mod agents;
 pub mod guard;
 mod markets;
 mod render;

@@ -12,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use prost::Message as _;
+use storefront_platform::agents;
 use storefront_platform::store::Store;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{
@@ -58,17 +59,11 @@ fn owner<'a>(
     agent: &AgentCaller,
     id: &str,
 ) -> Result<Owner<'a>, AcpError> {
-    let rest = id.strip_prefix("cs_").ok_or_else(not_found)?;
-    let (nonce, cart_id) = rest.split_once('_').ok_or_else(not_found)?;
-    let well_formed =
-        nonce.len() == 32 && nonce.bytes().all(|b| b.is_ascii_hexdigit()) && !cart_id.is_empty();
-    if !well_formed {
-        return Err(not_found());
-    }
+    let (nonce, cart_id) = agents::session_of(id).ok_or_else(not_found)?;
     Ok(Owner {
         state,
         correlation,
-        customer_id: format!("guest-acp-{}-{nonce}", agent.0.id),
+        customer_id: agents::buyer_id(&agent.0.id, nonce),
         cart_id: cart_id.to_string(),
         network: format!("agent:{}", agent.0.id),
     })
@@ -136,7 +131,7 @@ pub async fn create(
     )
     .await?;
     let nonce = uuid::Uuid::new_v4().simple().to_string();
-    let customer_id = format!("guest-acp-{}-{nonce}", agent.0.id);
+    let customer_id = agents::buyer_id(&agent.0.id, &nonce);
     let message = CreateCartRequest {
         customer_id,
         currency_code: body.currency.to_ascii_uppercase(),
@@ -148,7 +143,7 @@ pub async fn create(
         .await?;
     let cart = Cart::decode(bytes).map_err(ApiError::bad_gateway)?;
     let cart_id = cart.meta.as_ref().map(|m| m.id.clone()).unwrap_or_default();
-    let id = format!("cs_{nonce}_{cart_id}");
+    let id = agents::session_id(&nonce, &cart_id);
     let owner = owner(&state, &correlation, &agent, &id).map_err(acp)?;
     let mut messages = Vec::new();
     owner

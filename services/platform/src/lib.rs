@@ -5,6 +5,7 @@
 //! pool and telemetry. The storefront's shared domain is
 //! `storefront_domain`'s.
 
+pub mod agents;
 pub mod call_context;
 pub mod client;
 pub mod cpu;

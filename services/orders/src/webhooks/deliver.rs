@@ -7,11 +7,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_lc_rs::digest;
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::Store;
+use storefront_platform::store::{Store, StreamEntry};
 use tokio_util::sync::CancellationToken;
 
 use super::state::{self, now};
-use super::{Settings, shown};
+use super::{AgentHook, Settings, shown};
 use crate::outbox::{CLOUDEVENT, STREAM};
 
 /// The stream's consumer group of webhook delivery.
@@ -133,17 +133,20 @@ impl Deliverer {
         );
         let first_ms = now_ms();
         for entry in &entries {
-            let (Some(id), Some(body)) = (entry.field("eventId"), entry.field(CLOUDEVENT)) else {
+            let Some(id) = entry.field("eventId") else {
                 continue;
             };
             let id = String::from_utf8_lossy(id);
-            let sends = self.settings.endpoints.iter().map(|url| {
+            let targets = self.targets();
+            let bodies: Vec<(Target<'_>, Vec<u8>)> =
+                targets.filter_map(|t| Some((t, t.body(entry)?))).collect();
+            let sends = bodies.iter().map(|(target, body)| {
                 let event = Event {
                     id: &id,
                     body,
                     position: &entry.id,
                 };
-                self.attempt(url, event, 1, first_ms)
+                self.attempt(*target, event, 1, first_ms)
             });
             for sent in futures::future::join_all(sends).await {
                 sent?;
@@ -152,6 +155,12 @@ impl Deliverer {
         let ids: Vec<String> = entries.into_iter().map(|e| e.id).collect();
         self.store.stream_ack(STREAM, GROUP, &ids).await?;
         self.retries().await
+    }
+
+    /// Every endpoint: the back office's, then the agents'.
+    fn targets(&self) -> impl Iterator<Item = Target<'_>> {
+        let office = self.settings.endpoints.iter().map(Target::BackOffice);
+        office.chain(self.settings.agents.iter().map(Target::Agent))
     }
 
     /// The retries due now, each taken by this replica alone.
@@ -168,15 +177,11 @@ impl Deliverer {
             let Some(retry) = Retry::parse(&member) else {
                 continue;
             };
-            let endpoint = self
-                .settings
-                .endpoints
-                .iter()
-                .find(|u| tag(u) == retry.endpoint);
-            let Some(url) = endpoint else {
+            let endpoint = self.targets().find(|t| tag(t.url()) == retry.endpoint);
+            let Some(target) = endpoint else {
                 continue; // no longer configured
             };
-            let shown_url = shown(url);
+            let shown_url = shown(target.url());
             state::record(&self.store, &shown_url, |s| {
                 s.retrying = s.retrying.saturating_sub(1)
             })
@@ -184,7 +189,7 @@ impl Deliverer {
             let entry = self.store.stream_at(STREAM, retry.position).await?;
             let fields = entry
                 .as_ref()
-                .and_then(|e| Some((e.field("eventId")?, e.field(CLOUDEVENT)?)));
+                .and_then(|e| Some((e.field("eventId")?, target.body(e)?)));
             let Some((id, body)) = fields else {
                 let gone = "the event is no longer on the stream".to_string();
                 self.given_up(&shown_url, gone).await;
@@ -193,10 +198,10 @@ impl Deliverer {
             let id = String::from_utf8_lossy(id);
             let event = Event {
                 id: &id,
-                body,
+                body: &body,
                 position: retry.position,
             };
-            self.attempt(url, event, retry.attempt, retry.first_ms)
+            self.attempt(target, event, retry.attempt, retry.first_ms)
                 .await?;
         }
         Ok(())
@@ -206,13 +211,14 @@ impl Deliverer {
     /// the last attempt is given up.
     async fn attempt(
         &self,
-        url: &reqwest::Url,
+        target: Target<'_>,
         event: Event<'_>,
         attempt: u32,
         first_ms: i64,
     ) -> Result<(), ServiceError> {
+        let url = target.url();
         let shown_url = shown(url);
-        let error = match self.send(url, &event).await {
+        let error = match self.send(target, &event).await {
             Ok(()) => {
                 state::record(&self.store, &shown_url, |s| {
                     s.delivered += 1;
@@ -253,19 +259,25 @@ impl Deliverer {
 
     /// POSTs the event, signed; Ok on a 2xx. The error names a status or
     /// a transport failure, never the URL (it may hold a credential).
-    async fn send(&self, url: &reqwest::Url, event: &Event<'_>) -> Result<(), String> {
+    async fn send(&self, target: Target<'_>, event: &Event<'_>) -> Result<(), String> {
         let timestamp = now_ms() / 1000;
-        let signature = self.settings.secret.sign(event.id, timestamp, event.body);
-        let sent = self
-            .client
-            .post(url.clone())
-            .header("content-type", storefront_json::events::MEDIA_TYPE)
-            .header("webhook-id", event.id)
-            .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", signature)
-            .body(event.body.to_vec())
-            .send()
-            .await;
+        let request = self.client.post(target.url().clone());
+        let request = match (target, &self.settings.secret) {
+            (Target::BackOffice(_), Some(secret)) => request
+                .header("content-type", storefront_json::events::MEDIA_TYPE)
+                .header("webhook-id", event.id)
+                .header("webhook-timestamp", timestamp.to_string())
+                .header(
+                    "webhook-signature",
+                    secret.sign(event.id, timestamp, event.body),
+                ),
+            (Target::BackOffice(_), None) => return Err("no ORDER_WEBHOOK_SECRET".into()),
+            (Target::Agent(hook), _) => request
+                .header("content-type", "application/json")
+                .header("request-id", event.id)
+                .header("merchant-signature", hook.sign(timestamp, event.body)),
+        };
+        let sent = request.body(event.body.to_vec()).send().await;
         let mut error = match sent {
             Ok(reply) if reply.status().is_success() => return Ok(()),
             Ok(reply) => format!("answered {}", reply.status()),
@@ -273,6 +285,35 @@ impl Deliverer {
         };
         error.truncate(error.floor_char_boundary(200));
         Err(error)
+    }
+}
+
+/// Where a delivery goes, and so what it carries.
+#[derive(Clone, Copy)]
+enum Target<'a> {
+    /// Every event, as its CloudEvent.
+    BackOffice(&'a reqwest::Url),
+    /// The events of the agent's buyers' orders, in the protocol's shape.
+    Agent(&'a AgentHook),
+}
+
+impl Target<'_> {
+    fn url(&self) -> &reqwest::Url {
+        match self {
+            Target::BackOffice(url) => url,
+            Target::Agent(hook) => &hook.url,
+        }
+    }
+
+    /// What this endpoint is sent of `entry`; None: nothing.
+    fn body(&self, entry: &StreamEntry) -> Option<Vec<u8>> {
+        match self {
+            Target::BackOffice(_) => entry.field(CLOUDEVENT).map(<[u8]>::to_vec),
+            Target::Agent(hook) => {
+                let kind = std::str::from_utf8(entry.field("type")?).ok()?;
+                hook.body(kind, entry.field("order")?)
+            }
+        }
     }
 }
 

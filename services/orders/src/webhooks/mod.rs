@@ -10,7 +10,12 @@
 //! Every orders replica delivers: new events come to one of them through
 //! the stream's consumer group `webhooks`, and a retry is taken from the
 //! shared list by exactly one.
+//!
+//! The same loop sends an agent (`ACP_AGENTS` with a `webhookUrl`) the
+//! events of the orders its buyers placed, in the Agentic Commerce
+//! Protocol's shape and signature (`agent_hook`).
 
+mod agent_hook;
 mod deliver;
 mod sign;
 mod state;
@@ -19,9 +24,11 @@ use std::time::Duration;
 
 use storefront_platform::env::{ConfigError, EnvReader};
 
+pub use agent_hook::AgentHook;
 pub use deliver::Deliverer;
 pub use sign::Secret;
 pub use state::list as deliveries;
+use storefront_platform::agents::Agents;
 
 /// Endpoints at most.
 const MAX_ENDPOINTS: usize = 10;
@@ -29,15 +36,48 @@ const MAX_ENDPOINTS: usize = 10;
 /// The webhooks' settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The back office's, each sent every event (Standard Webhooks).
     pub endpoints: Vec<reqwest::Url>,
-    pub secret: Secret,
+    pub secret: Option<Secret>,
+    /// The agents', each sent its buyers' orders' events.
+    pub agents: Vec<AgentHook>,
     pub first_retry: Duration,
 }
 
 impl Settings {
-    /// None without `ORDER_WEBHOOK_URLS`. Deployed shops (`https_only`)
-    /// deliver over https alone.
+    /// None without `ORDER_WEBHOOK_URLS` and without an agent's webhook.
+    /// Deployed shops (`https_only`) deliver over https alone.
     pub fn from_env(env: &EnvReader, https_only: bool) -> Result<Option<Self>, ConfigError> {
+        let environment = env.environment()?;
+        let agents = Agents::from_env(env, environment)?;
+        let deployed = environment.refuses_dev_shortcuts() && !agents.is_empty();
+        let order_url = storefront_platform::agents::order_url(env, deployed)?;
+        let hooks = AgentHook::all(&agents, &order_url)?;
+        let endpoints = Self::endpoints(env, https_only)?;
+        if endpoints.is_empty() && hooks.is_empty() {
+            return Ok(None);
+        }
+        const SECRET: &str = "ORDER_WEBHOOK_SECRET";
+        let secret = match env.raw(SECRET) {
+            _ if endpoints.is_empty() => None,
+            None => return Err(ConfigError::new(SECRET, "required with ORDER_WEBHOOK_URLS")),
+            Some(s) => Some(Secret::parse(s.trim()).map_err(|m| ConfigError::new(SECRET, m))?),
+        };
+        const FIRST: &str = "ORDER_WEBHOOK_FIRST_RETRY_MS";
+        let first_retry = env.millis(FIRST, 5_000)?;
+        if !(Duration::from_millis(100)..=Duration::from_secs(600)).contains(&first_retry) {
+            return Err(ConfigError::new(FIRST, "100 to 600000"));
+        }
+        Ok(Some(Self {
+            endpoints,
+            secret,
+            agents: hooks,
+            first_retry,
+        }))
+    }
+
+    /// `ORDER_WEBHOOK_URLS`: http(s) URLs, comma-separated, 10 at most.
+    fn endpoints(env: &EnvReader, https_only: bool) -> Result<Vec<reqwest::Url>, ConfigError> {
         const URLS: &str = "ORDER_WEBHOOK_URLS";
         let raw = env.string(URLS, "");
         let listed: Vec<&str> = raw
@@ -45,9 +85,6 @@ impl Settings {
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .collect();
-        if listed.is_empty() {
-            return Ok(None);
-        }
         if listed.len() > MAX_ENDPOINTS {
             return Err(ConfigError::new(URLS, "at most 10 endpoints"));
         }
@@ -65,21 +102,7 @@ impl Settings {
             }
             endpoints.push(parsed);
         }
-        const SECRET: &str = "ORDER_WEBHOOK_SECRET";
-        let secret = env
-            .raw(SECRET)
-            .ok_or_else(|| ConfigError::new(SECRET, "required with ORDER_WEBHOOK_URLS"))
-            .and_then(|s| Secret::parse(s.trim()).map_err(|m| ConfigError::new(SECRET, m)))?;
-        const FIRST: &str = "ORDER_WEBHOOK_FIRST_RETRY_MS";
-        let first_retry = env.millis(FIRST, 5_000)?;
-        if !(Duration::from_millis(100)..=Duration::from_secs(600)).contains(&first_retry) {
-            return Err(ConfigError::new(FIRST, "100 to 600000"));
-        }
-        Ok(Some(Self {
-            endpoints,
-            secret,
-            first_retry,
-        }))
+        Ok(endpoints)
     }
 }
 

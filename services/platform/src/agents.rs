@@ -5,13 +5,17 @@
 //! webhook URL, and the markets it may sell in. Local and development add
 //! the demo agent; production and staging add none, and refuse an agent
 //! that declares signing without a secret or a webhook over plain HTTP.
+//! The gateway serves them; the orders service sends their webhooks. Both
+//! name an agent's buyers and sessions as [`buyer_id`] and
+//! [`session_id`] say.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use aws_lc_rs::digest::{SHA256, digest};
 use serde::Deserialize;
-use storefront_platform::env::{AppEnvironment, ConfigError, EnvReader};
+
+use crate::env::{AppEnvironment, ConfigError, EnvReader};
 
 /// The demo agent's key, in docs/agents.md like the demo customers'
 /// passwords: local and development only.
@@ -53,6 +57,52 @@ pub struct Agent {
 #[derive(Debug, Clone, Default)]
 pub struct Agents {
     by_key: HashMap<[u8; 32], Arc<Agent>>,
+}
+
+/// The guest who buys through one session of `agent`'s: `guest-` so that
+/// the cart and checkout treat it as a guest (its checkout time, its hold
+/// limits).
+pub fn buyer_id(agent: &str, nonce: &str) -> String {
+    format!("guest-acp-{agent}-{nonce}")
+}
+
+/// The agent and nonce of a buyer id, if it is an agent's buyer.
+pub fn buyer_of(customer_id: &str) -> Option<(&str, &str)> {
+    let rest = customer_id.strip_prefix("guest-acp-")?;
+    let (agent, nonce) = rest.rsplit_once('-')?;
+    (!agent.is_empty() && is_nonce(nonce)).then_some((agent, nonce))
+}
+
+/// A session's id: the nonce of its buyer and its cart.
+pub fn session_id(nonce: &str, cart_id: &str) -> String {
+    format!("cs_{nonce}_{cart_id}")
+}
+
+/// The nonce and cart id of a session id.
+pub fn session_of(id: &str) -> Option<(&str, &str)> {
+    let (nonce, cart_id) = id.strip_prefix("cs_")?.split_once('_')?;
+    (is_nonce(nonce) && !cart_id.is_empty()).then_some((nonce, cart_id))
+}
+
+/// 32 hex digits (a simple UUID).
+fn is_nonce(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `ACP_ORDER_URL`: the buyer's page of an order, `{orderId}` replaced;
+/// https where deployed with agents.
+pub fn order_url(env: &EnvReader, deployed_with_agents: bool) -> Result<String, ConfigError> {
+    const VAR: &str = "ACP_ORDER_URL";
+    let url = env.string(VAR, "http://127.0.0.1:8080/orders/{orderId}");
+    let https =
+        url.starts_with("https://") || (!deployed_with_agents && url.starts_with("http://"));
+    if !https {
+        return Err(ConfigError::new(VAR, "must be an https:// URL"));
+    }
+    if !url.contains("{orderId}") {
+        return Err(ConfigError::new(VAR, "must contain {orderId}"));
+    }
+    Ok(url)
 }
 
 fn sha256(key: &str) -> [u8; 32] {
@@ -154,6 +204,12 @@ impl Agent {
                 d.id
             )));
         }
+        if d.webhook_url.is_some() && secret.is_none() {
+            return Err(refused(format!(
+                "{}: a webhookUrl needs the signingSecret its deliveries are signed with",
+                d.id
+            )));
+        }
         if let Some(url) = &d.webhook_url {
             let https = url.starts_with("https://");
             if !https && (environment.refuses_dev_shortcuts() || !url.starts_with("http://")) {
@@ -191,6 +247,17 @@ mod tests {
         assert!(agents.by_key("k2").is_none());
         let production = Agents::from_env(&env(&list), AppEnvironment::Production).unwrap();
         assert!(production.by_key(DEMO_KEY).is_none());
+    }
+
+    #[test]
+    fn buyers_and_sessions_name_their_agent_nonce_and_cart() {
+        let nonce = "0123456789abcdef0123456789abcdef";
+        let buyer = buyer_id("shop-agent", nonce);
+        assert_eq!(buyer_of(&buyer), Some(("shop-agent", nonce)));
+        assert_eq!(buyer_of("guest-1234"), None);
+        let id = session_id(nonce, "c-1_2");
+        assert_eq!(session_of(&id), Some((nonce, "c-1_2")));
+        assert_eq!(session_of("cs_nope"), None);
     }
 
     #[test]
