@@ -216,6 +216,8 @@ pub struct AcpSettings {
     pub agents: storefront_platform::agents::Agents,
     pub base_url: String,
     pub order_url: String,
+    /// `ACP_PRODUCT_URL`: a product's page in the feed for agents.
+    pub product_url: String,
 }
 
 impl AcpSettings {
@@ -228,7 +230,20 @@ impl AcpSettings {
         if !(base_url.starts_with("https://") || (!deployed && base_url.starts_with("http://"))) {
             return Err(ConfigError::new("ACP_BASE_URL", "must be an https:// URL"));
         }
+        let product_url = env.string(
+            "ACP_PRODUCT_URL",
+            "http://127.0.0.1:8080/products/{productId}",
+        );
+        if !(product_url.starts_with("https://")
+            || (!deployed && product_url.starts_with("http://")))
+        {
+            return Err(ConfigError::new(
+                "ACP_PRODUCT_URL",
+                "must be an https:// URL",
+            ));
+        }
         Ok(AcpSettings {
+            product_url,
             order_url: storefront_platform::agents::order_url(env, deployed)?,
             agents,
             base_url,

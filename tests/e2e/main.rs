@@ -2,6 +2,7 @@
 //! over real HTTP and real gRPC, as storefronts and services do.
 
 mod acp;
+mod acp_feed;
 mod acp_hooks;
 mod auth_tokens;
 mod balancing;

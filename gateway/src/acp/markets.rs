@@ -6,14 +6,18 @@ use storefront_domain::markets::MarketSet;
 use storefront_proto::cart::v1::GetMarketsRequest;
 
 use super::wire::FulfillmentDetails;
+use crate::downstream::Downstreams;
 use crate::error::ApiError;
 use crate::middleware::call_context::CallContext;
 use crate::state::AppState;
 use storefront_platform::agents::Agent;
 
-pub async fn markets(state: &AppState, correlation: &CallContext) -> Result<MarketSet, ApiError> {
-    let reply = state
-        .downstreams
+/// The shop's markets as the cart service holds them.
+pub async fn markets(
+    downstreams: &Downstreams,
+    correlation: &CallContext,
+) -> Result<MarketSet, ApiError> {
+    let reply = downstreams
         .cart()
         .get_markets(correlation, GetMarketsRequest {})
         .await?;
@@ -29,7 +33,7 @@ pub async fn allowed(
     currency: &str,
     to: Option<&FulfillmentDetails>,
 ) -> Result<(), ApiError> {
-    let set = markets(state, correlation).await?;
+    let set = markets(&state.downstreams, correlation).await?;
     let country = to
         .and_then(|f| f.address.as_ref())
         .map(|a| a.country.to_ascii_uppercase());

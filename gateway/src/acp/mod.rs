@@ -6,6 +6,7 @@
 
 pub mod guard;
 mod markets;
+pub use markets::markets;
 mod render;
 pub mod sessions;
 mod steps;
@@ -53,7 +54,7 @@ async fn discovery(
     State(state): State<AppState>,
     correlation: CallContext,
 ) -> Result<impl IntoResponse, ApiError> {
-    let set = markets::markets(&state, &correlation).await?;
+    let set = markets::markets(&state.downstreams, &correlation).await?;
     let mut currencies: Vec<String> = set
         .markets
         .iter()

@@ -10,15 +10,15 @@ use storefront_proto::error::codes;
 use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use storefront_platform::client::call::CallScope;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
-    ChangeReply, DeleteProductRequest, ExportFeedRequest, FeedChunk, ImportReply,
-    PutProductRequest, SetStockRequest, StockLevel, stock_level,
+    ChangeReply, DeleteProductRequest, FeedChunk, ImportReply, PutProductRequest, SetStockRequest,
+    StockLevel, stock_level,
 };
 use utoipa::{IntoParams, ToSchema};
 
@@ -29,7 +29,7 @@ use crate::middleware::json_body::ApiJson;
 use crate::model::bounded::Id;
 
 /// How long an import or export may take.
-const FEED_DEADLINE: Duration = Duration::from_secs(30 * 60);
+pub(super) const FEED_DEADLINE: Duration = Duration::from_secs(30 * 60);
 /// Stock changes one request may carry.
 const MAX_STOCK_CHANGES: usize = 10_000;
 
@@ -319,36 +319,4 @@ pub async fn import(
         to_delete: reply.to_delete,
     })
     .into_response()
-}
-
-/// The catalog as a feed (NDJSON, docs/feed.md), streamed from one
-/// version.
-#[utoipa::path(get, path = "/internal/catalog/export", tag = "Catalog", security(("BearerAuth" = [])),
-    responses(
-        (status = 200, description = "The feed", content_type = "application/x-ndjson", body = String),
-        (status = 401, description = "No valid identity token", body = ErrorBody),
-        (status = 403, description = "The account may not call `export`", body = ErrorBody),
-        (status = 429, description = "RATE_LIMIT_EXCEEDED (RATE_LIMIT_SERVICE)", body = ErrorBody),
-    ))]
-pub async fn export(
-    State(state): State<InternalState>,
-    correlation: CallContext,
-    _caller: ServiceCaller,
-) -> Response {
-    let peer = &state.downstreams.catalog.caller.peer;
-    let id = correlation.correlation();
-    let request = match peer.request_with(id.as_ref(), ExportFeedRequest {}).await {
-        Ok(mut r) => {
-            r.set_timeout(FEED_DEADLINE);
-            r
-        }
-        Err(e) => return ApiError::unavailable("catalog", e).into_response(),
-    };
-    let mut client = CatalogServiceClient::new(peer.long_running(FEED_DEADLINE));
-    let stream = match client.export_feed(request).await {
-        Ok(reply) => reply.into_inner(),
-        Err(status) => return ApiError::from(status).into_response(),
-    };
-    let body = Body::from_stream(stream.map(|chunk| chunk.map(|c| c.data)));
-    ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response()
 }

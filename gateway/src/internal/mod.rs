@@ -9,6 +9,7 @@
 
 mod catalog;
 mod events;
+mod export;
 mod maintenance;
 mod markets;
 mod orders;
@@ -47,6 +48,8 @@ pub struct InternalState {
     limiter: Arc<Limiter>,
     /// The port's OpenAPI document, for its callers alone.
     doc: Arc<String>,
+    /// `ACP_PRODUCT_URL`: product pages in the feed for agents.
+    product_url: Arc<str>,
 }
 
 /// A verified calling service account.
@@ -147,7 +150,7 @@ fn routes(max_feed_bytes: usize) -> OpenApiRouter<InternalState> {
         .routes(routes!(maintenance::reload_content))
         .routes(routes!(catalog::put_product, catalog::delete_product))
         .routes(routes!(catalog::set_stock))
-        .routes(routes!(catalog::export))
+        .routes(routes!(export::export))
         .routes(routes!(promotions::set_promotions))
         .routes(routes!(markets::set_markets))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES));
@@ -236,6 +239,7 @@ pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<L
         )
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
+            product_url: config.acp.product_url.as_str().into(),
             limiter,
             downstreams,
             verifier,

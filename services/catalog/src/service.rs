@@ -305,10 +305,27 @@ impl CatalogService for CatalogApi {
 
     type ExportFeedStream = Pin<Box<dyn Stream<Item = Result<FeedChunk, Status>> + Send>>;
 
-    async fn export_feed(&self, _: Request<ExportFeedRequest>) -> Reply<Self::ExportFeedStream> {
+    async fn export_feed(
+        &self,
+        request: Request<ExportFeedRequest>,
+    ) -> Reply<Self::ExportFeedStream> {
+        let req = request.into_inner();
+        let acp = match req.format.as_str() {
+            "" => None,
+            "acp" if req.currency.len() == 3 => Some(crate::feed::acp::Target {
+                currency: req.currency.to_ascii_uppercase(),
+                locale: req.locale,
+                product_url: req.product_url,
+            }),
+            _ => {
+                return Err(Status::invalid_argument(
+                    "format is empty or acp, with a currency",
+                ));
+            }
+        };
         let catalog = self.read();
         let (send, chunks) = tokio::sync::mpsc::channel(8);
-        tokio::task::spawn_blocking(move || writes::export(catalog, send));
+        tokio::task::spawn_blocking(move || writes::export(catalog, acp, send));
         let stream = tokio_stream::wrappers::ReceiverStream::new(chunks);
         Ok(Response::new(Box::pin(stream)))
     }

@@ -242,9 +242,14 @@ pub fn changes_since(catalog: &Catalog, version: u64) -> ChangesReply {
     reply
 }
 
-/// Writes `catalog` as a feed into 256 KB chunks on `send`, on the
-/// calling (blocking) thread.
-pub fn export(catalog: Arc<Catalog>, send: mpsc::Sender<Result<FeedChunk, tonic::Status>>) {
+/// Writes `catalog` as a feed (or, with `acp`, one market's product feed
+/// for agents) into 256 KB chunks on `send`, on the calling (blocking)
+/// thread.
+pub fn export(
+    catalog: Arc<Catalog>,
+    acp: Option<feed::acp::Target>,
+    send: mpsc::Sender<Result<FeedChunk, tonic::Status>>,
+) {
     struct Sink {
         buf: Vec<u8>,
         send: mpsc::Sender<Result<FeedChunk, tonic::Status>>,
@@ -274,12 +279,18 @@ pub fn export(catalog: Arc<Catalog>, send: mpsc::Sender<Result<FeedChunk, tonic:
         buf: Vec::with_capacity(256 << 10),
         send,
     };
-    let written = feed::write(
-        &catalog.categories,
-        &catalog.products,
-        &catalog.collections,
-        &mut sink,
-    );
+    let written = match acp {
+        Some(target) => {
+            feed::acp::write(&catalog.categories, &catalog.products, &target, &mut sink)
+                .and_then(|_| std::io::Write::flush(&mut sink))
+        }
+        None => feed::write(
+            &catalog.categories,
+            &catalog.products,
+            &catalog.collections,
+            &mut sink,
+        ),
+    };
     if let Err(e) = written
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {

@@ -19,6 +19,7 @@ pub const SETTINGS: &[&str] = &[
     "ACP_AGENTS",
     "ACP_BASE_URL",
     "ACP_ORDER_URL",
+    "ACP_PRODUCT_URL",
     "ALLOWED_CALLERS",
     "APP_ENV",
     "ARGON2_ITERATIONS",

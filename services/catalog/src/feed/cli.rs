@@ -1,5 +1,5 @@
-//! `storefront catalog export [--size N] [--seed S]` and
-//! `storefront catalog check FILE`.
+//! `storefront catalog export [--size N] [--seed S] [--format acp --market ID]`
+//! and `storefront catalog check FILE`.
 
 use std::io::{BufReader, IsTerminal, Write};
 
@@ -9,8 +9,7 @@ use super::load::{FeedLimits, Loader};
 use crate::config::{DEFAULT_SIZE, MAX_SIZE};
 use crate::generate;
 
-const USAGE: &str =
-    "usage: storefront catalog export [--size N] [--seed S]\n       storefront catalog check FILE";
+const USAGE: &str = "usage: storefront catalog export [--size N] [--seed S] [--format feed|acp] [--market ID]\n       storefront catalog check FILE";
 
 /// Runs a `catalog` subcommand; its exit status.
 pub fn run(args: &[String]) -> anyhow::Result<i32> {
@@ -26,6 +25,7 @@ pub fn run(args: &[String]) -> anyhow::Result<i32> {
 
 fn export(args: &[String]) -> anyhow::Result<()> {
     let (mut size, mut seed) = (DEFAULT_SIZE, 42u64);
+    let (mut format, mut market) = ("feed".to_string(), None);
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         let value = args
@@ -34,6 +34,8 @@ fn export(args: &[String]) -> anyhow::Result<()> {
         match flag.as_str() {
             "--size" => size = value.parse()?,
             "--seed" => seed = value.parse()?,
+            "--format" => format.clone_from(value),
+            "--market" => market = Some(value.clone()),
             _ => anyhow::bail!("unknown option {flag}\n{USAGE}"),
         }
     }
@@ -41,20 +43,65 @@ fn export(args: &[String]) -> anyhow::Result<()> {
         (1..=MAX_SIZE).contains(&size),
         "--size must be between 1 and {MAX_SIZE}"
     );
+    let target = match (format.as_str(), market) {
+        ("feed", None) => None,
+        ("acp", Some(market)) => Some(acp_target(&market)?),
+        ("acp", None) => anyhow::bail!(
+            "--format acp needs --market (a market id of MARKETS_FILE's, or the demo's)"
+        ),
+        _ => {
+            anyhow::bail!("--format is feed (the default) or acp; --market goes with acp\n{USAGE}")
+        }
+    };
     let parts = generate::generate(size, seed);
     let stdout = std::io::stdout().lock();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout);
-    match super::write(
-        &parts.categories,
-        &parts.products,
-        &parts.collections,
-        &mut out,
-    ) {
+    let written = match target {
+        Some(target) => {
+            super::acp::write(&parts.categories, &parts.products, &target, &mut out).map(drop)
+        }
+        None => super::write(
+            &parts.categories,
+            &parts.products,
+            &parts.collections,
+            &mut out,
+        ),
+    };
+    match written {
         // A reader that has seen enough (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         done => Ok(done?),
     }
 }
+
+/// Market `id` of `MARKETS_FILE` (the demo's without it) as a feed's
+/// target; `ACP_PRODUCT_URL` the product pages.
+fn acp_target(id: &str) -> anyhow::Result<super::acp::Target> {
+    let env = storefront_platform::env::EnvReader::from_process();
+    let file = env.raw("MARKETS_FILE");
+    let (_, set) = storefront_domain::markets::load(file, false).map_err(|e| anyhow::anyhow!(e))?;
+    let market = set.markets.iter().find(|m| m.id == id).ok_or_else(|| {
+        let ids: Vec<&str> = set.markets.iter().map(|m| m.id.as_str()).collect();
+        anyhow::anyhow!("no market {id}: the markets are {}", ids.join(", "))
+    })?;
+    Ok(super::acp::Target {
+        currency: market
+            .currencies
+            .first()
+            .map(|c| c.code.clone())
+            .unwrap_or_default(),
+        locale: market
+            .locales
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "en".into()),
+        product_url: env.string("ACP_PRODUCT_URL", DEFAULT_PRODUCT_URL),
+    })
+}
+
+/// Where a product's page is, when the shop does not say
+/// (`ACP_PRODUCT_URL`).
+pub const DEFAULT_PRODUCT_URL: &str = "http://127.0.0.1:8080/products/{productId}";
 
 /// Prints every problem of `file` as `line N: field: message`; 1 when
 /// there is any, else 0 and what the feed holds.

@@ -3,6 +3,7 @@
 //! internal export route, read at start (`CATALOG_FEED`), by
 //! `storefront catalog check` and by an import.
 
+pub mod acp;
 pub(crate) mod batch;
 pub mod cli;
 pub mod convert;
