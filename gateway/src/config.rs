@@ -221,6 +221,15 @@ pub struct AcpSettings {
 }
 
 impl AcpSettings {
+    /// The host agents reach the shop by (`ACP_BASE_URL`'s), for the MCP
+    /// server's `Host` check.
+    pub fn hosts(&self) -> Vec<String> {
+        let uri: Option<axum::http::Uri> = self.base_url.parse().ok();
+        uri.and_then(|u| u.host().map(str::to_string))
+            .into_iter()
+            .collect()
+    }
+
     /// Production and staging with agents: https URLs for agents to show
     /// buyers.
     fn from_env(env: &EnvReader, environment: AppEnvironment) -> Result<Self, ConfigError> {

@@ -174,8 +174,11 @@ pub fn app(
         openapi,
         local_pages: !config.program.environment.refuses_dev_shortcuts(),
     };
+    // The MCP tools call the whole app in process: it is set once built.
+    let whole: acp::mcp::AppHandle = Arc::new(std::sync::OnceLock::new());
     let inner = router
         .merge(acp::routes())
+        .nest_service("/mcp", acp::mcp::service(whole.clone(), config.acp.hosts()))
         .route_layer(axum::middleware::from_fn(observe::matched_route))
         .route_layer(axum::middleware::from_fn(path_ids::bounded_ids))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -195,12 +198,14 @@ pub fn app(
             rate_limit,
         ))
         .with_state(state);
-    Ok(with_edge_layers(
+    let app = with_edge_layers(
         inner,
         &config.cors,
         &config.rate_limits.trusted_proxies,
         &config.policies,
-    ))
+    );
+    let _ = whole.set(app.clone());
+    Ok(app)
 }
 
 /// Runs the gateway as its own program, configured by `env`, until

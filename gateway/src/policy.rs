@@ -180,6 +180,9 @@ fn built_in() -> Vec<(Paths, RoutePolicy)> {
         (prefix("/payments/test/"), OPERATIONAL),
         (prefix("/acp/"), AGENT),
         (exact("/.well-known/acp.json"), OPERATIONAL),
+        // The MCP server: agents' keys and budgets (`acp::guard`); each
+        // tool call is then its REST request, through every layer.
+        (prefix("/mcp"), OPERATIONAL),
         // `/search` and `/search/suggestions`: the costliest public reads.
         (
             prefix("/search"),

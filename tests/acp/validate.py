@@ -17,10 +17,12 @@ import sys
 from jsonschema import Draft202012Validator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The checkout schema is the gateway's too (the MCP tools' input schemas).
+SCHEMAS = {"schema.agentic_checkout.json": "../../gateway/assets/acp/schema.agentic_checkout.json"}
 
 
 def validator(bundle_file, definition):
-    with open(os.path.join(HERE, bundle_file), encoding="utf-8") as f:
+    with open(os.path.join(HERE, SCHEMAS.get(bundle_file, bundle_file)), encoding="utf-8") as f:
         bundle = json.load(f)
     schema = {"$schema": bundle["$schema"], "$defs": bundle["$defs"], "$ref": f"#/$defs/{definition}"}
     return Draft202012Validator(schema)

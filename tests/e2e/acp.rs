@@ -37,7 +37,7 @@ pub fn agents_with(hook: Option<&str>) -> String {
     json!([agent]).to_string()
 }
 
-fn timestamp(skew_secs: i64) -> String {
+pub fn timestamp(skew_secs: i64) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -50,7 +50,7 @@ fn timestamp(skew_secs: i64) -> String {
 }
 
 /// docs/agents.md: HMAC-SHA256 over timestamp, method, path and body.
-fn signature(secret: &str, at: &str, method: &Method, path: &str, body: &[u8]) -> String {
+pub fn signature(secret: &str, at: &str, method: &Method, path: &str, body: &[u8]) -> String {
     let key = hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes());
     let mut text = format!("{at}\n{method}\n{path}\n").into_bytes();
     text.extend_from_slice(body);

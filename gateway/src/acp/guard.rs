@@ -28,6 +28,7 @@ use storefront_platform::agents::{Agent, Agents};
 /// The protocol versions served, newest first.
 pub const VERSIONS: [&str; 1] = ["2026-04-17"];
 pub const PREFIX: &str = "/acp/";
+pub const MCP: &str = "/mcp";
 /// How far a `Timestamp` may be from now, either way.
 const SKEW_SECS: i64 = 300;
 /// Errors and answers larger than this are passed as they are.
@@ -44,7 +45,20 @@ pub struct Guard {
 pub struct AgentCaller(pub Arc<Agent>);
 
 pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) -> Response {
-    if !req.uri().path().starts_with(PREFIX) {
+    let path = req.uri().path();
+    if path == MCP || path.starts_with("/mcp/") {
+        // The connection's agent and budget; each tool call is checked
+        // again as the REST request it makes.
+        let agent = match agent_of(&guard.agents, req.headers()) {
+            Ok(agent) => agent,
+            Err(refused) => return refused.into_response(),
+        };
+        return match within_budget(&guard, &agent).await {
+            Ok(()) => next.run(req).await,
+            Err(refused) => refused,
+        };
+    }
+    if !path.starts_with(PREFIX) {
         return next.run(req).await;
     }
     let echo = [
@@ -70,22 +84,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
 async fn admit(guard: &Guard, req: Request) -> Result<Request, Response> {
     let agent = agent_of(&guard.agents, req.headers()).map_err(IntoResponse::into_response)?;
     version(req.headers()).map_err(IntoResponse::into_response)?;
-    if let Some(decision) = guard.limiter.check(Scope::Agent, &agent.id).await
-        && !decision.allowed
-    {
-        let mut refused = AcpError::invalid(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
-            format!(
-                "too many requests from this agent; retry after {} s",
-                decision.retry_after.max(1)
-            ),
-        )
-        .into_response();
-        let after = HeaderValue::from(decision.retry_after.max(1));
-        refused.headers_mut().insert(header::RETRY_AFTER, after);
-        return Err(refused);
-    }
+    within_budget(guard, &agent).await?;
     if req.method() == Method::POST && !req.headers().contains_key("idempotency-key") {
         return Err(AcpError::invalid(
             StatusCode::BAD_REQUEST,
@@ -117,6 +116,24 @@ async fn admit(guard: &Guard, req: Request) -> Result<Request, Response> {
         .insert(ClientNetwork(format!("agent:{}", agent.id)));
     parts.extensions.insert(AgentCaller(agent));
     Ok(Request::from_parts(parts, Body::from(body)))
+}
+
+/// 429 `rate_limited` past the agent's budget (`RATE_LIMIT_AGENT`).
+async fn within_budget(guard: &Guard, agent: &Agent) -> Result<(), Response> {
+    let Some(decision) = guard.limiter.check(Scope::Agent, &agent.id).await else {
+        return Ok(());
+    };
+    if decision.allowed {
+        return Ok(());
+    }
+    let after = decision.retry_after.max(1);
+    let message = format!("too many requests from this agent; retry after {after} s");
+    let mut refused =
+        AcpError::invalid(StatusCode::TOO_MANY_REQUESTS, "rate_limited", message).into_response();
+    refused
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(after));
+    Err(refused)
 }
 
 fn unauthorized(message: &'static str) -> AcpError {

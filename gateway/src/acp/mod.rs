@@ -6,10 +6,13 @@
 
 pub mod guard;
 mod markets;
+pub mod mcp;
 pub use markets::markets;
 mod render;
 pub mod sessions;
+mod shown;
 mod steps;
+mod tools;
 pub mod wire;
 
 use axum::Router;
@@ -76,7 +79,7 @@ async fn discovery(
             "supported_versions": guard::VERSIONS,
         },
         "api_base_url": state.acp.base_url,
-        "transports": ["rest"],
+        "transports": ["rest", "mcp"],
         "capabilities": {
             "services": ["checkout"],
             "supported_currencies": currencies,

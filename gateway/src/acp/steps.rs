@@ -62,12 +62,23 @@ impl Owner<'_> {
             customer_id: self.customer_id.clone(),
             cart_id: self.cart_id.clone(),
         };
-        let bytes = self
+        let found = self
             .state
             .downstreams
             .cart()
             .get_cart_bytes(self.correlation, message)
-            .await?;
+            .await;
+        // No such cart of this buyer's: no such session (the cart is ours to know of).
+        let bytes = found
+            .map_err(ApiError::from)
+            .map_err(|e| match e.status.as_u16() {
+                404 => ApiError::new(
+                    e.status,
+                    "not_found",
+                    "no such checkout session of this agent's",
+                ),
+                _ => e,
+            })?;
         decoded(bytes)
     }
 
