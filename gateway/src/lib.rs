@@ -83,6 +83,7 @@ pub fn with_edge_layers(
     Router::new().fallback_service(inner).layer(
         ServiceBuilder::new()
             .layer(axum::middleware::from_fn(errors::security_headers))
+            .layer(axum::middleware::from_fn(acp::guard::protocol_errors))
             .layer(cors.layer())
             .layer(axum::middleware::from_fn(errors::normalize))
             .layer(axum::middleware::from_fn(call_context::correlation_id))

@@ -2,9 +2,11 @@
 //! idempotency layer (so that keys are the agent's): the agent by its
 //! `Authorization: Bearer` key, the protocol's `API-Version`, the agent's
 //! rate budget (`RATE_LIMIT_AGENT`), its `Signature` over a fresh
-//! `Timestamp` where it signs, and an `Idempotency-Key` on every POST. On
-//! the way out every error is put in the protocol's shape (`type`, `code`,
-//! `message`, `param`) and `Request-Id` and `Idempotency-Key` are echoed.
+//! `Timestamp` where it signs, and an `Idempotency-Key` on every POST; at
+//! `/mcp`, the connection's key and budget. Outermost of all the edge's
+//! layers, `protocol_errors` puts every `/acp/` error in the protocol's
+//! shape (`type`, `code`, `message`, `param`) and echoes `Request-Id` and
+//! `Idempotency-Key`.
 
 use std::sync::Arc;
 
@@ -29,6 +31,7 @@ use storefront_platform::agents::{Agent, Agents};
 pub const VERSIONS: [&str; 1] = ["2026-04-17"];
 pub const PREFIX: &str = "/acp/";
 pub const MCP: &str = "/mcp";
+pub const CONTRACT: &str = "/acp/openapi.json";
 /// How far a `Timestamp` may be from now, either way.
 const SKEW_SECS: i64 = 300;
 /// Errors and answers larger than this are passed as they are.
@@ -58,7 +61,21 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
             Err(refused) => refused,
         };
     }
-    if !path.starts_with(PREFIX) {
+    // The protocol's document is for anyone to read.
+    if !path.starts_with(PREFIX) || path == CONTRACT {
+        return next.run(req).await;
+    }
+    match admit(&guard, req).await {
+        Ok(req) => next.run(req).await,
+        Err(refused) => refused,
+    }
+}
+
+/// The outermost layer for `/acp/`: every error answer, whichever layer
+/// made it (the edge's checks of a request's text included), in the
+/// protocol's shape, and `Request-Id` and `Idempotency-Key` echoed.
+pub async fn protocol_errors(req: Request, next: Next) -> Response {
+    if !req.uri().path().starts_with(PREFIX) {
         return next.run(req).await;
     }
     let echo = [
@@ -68,11 +85,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, req: Request, next: Next) ->
             req.headers().get("idempotency-key").cloned(),
         ),
     ];
-    let response = match admit(&guard, req).await {
-        Ok(req) => next.run(req).await,
-        Err(refused) => refused,
-    };
-    let mut response = in_protocol_shape(response).await;
+    let mut response = in_protocol_shape(next.run(req).await).await;
     for (name, value) in echo {
         if let Some(value) = value {
             response.headers_mut().insert(name, value);

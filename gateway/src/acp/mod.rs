@@ -43,7 +43,7 @@ pub fn routes() -> Router<AppState> {
             post(sessions::complete),
         )
         .route("/acp/checkout_sessions/{id}/cancel", post(sessions::cancel))
-        .route("/acp/openapi.json", get(contract))
+        .route(guard::CONTRACT, get(contract))
         .route("/.well-known/acp.json", get(discovery))
 }
 
