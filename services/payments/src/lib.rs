@@ -15,6 +15,8 @@ pub mod payment;
 pub mod provider;
 pub mod service;
 pub mod stripe;
+#[cfg(test)]
+mod stripe_tests;
 pub mod test_provider;
 pub mod webhook;
 

@@ -159,6 +159,9 @@ fn refusal(status: reqwest::StatusCode, body: &[u8]) -> PaymentError {
     PaymentError::State(message)
 }
 
+/// Stripe's shared payment tokens, granted to the shop by an agent.
+const SHARED_TOKEN_PREFIX: &str = "spt_";
+
 impl StripeProvider {
     pub fn new(base: &str, secret_key: &str, webhook_secret: &str) -> Self {
         let http = reqwest::Client::builder()
@@ -243,6 +246,18 @@ impl StripeProvider {
     ) -> Result<Payment, PaymentError> {
         check_method(method)?;
         let path = format!("/v1/payment_intents/{}", path_id(id)?);
+        if method.starts_with(SHARED_TOKEN_PREFIX) {
+            // An agent's shared payment token (the Agentic Commerce
+            // Protocol's delegated payment): Stripe takes it as the
+            // confirm's `payment_method_data[shared_payment_granted_token]`.
+            let confirm = [(
+                "payment_method_data[shared_payment_granted_token]",
+                method.to_string(),
+            )];
+            return self
+                .intent(&format!("{path}/confirm"), Some(&confirm), Some(key))
+                .await;
+        }
         let update = [("payment_method", method.to_string())];
         self.intent(&path, Some(&update), Some(&format!("{key}-method")))
             .await?;
