@@ -160,7 +160,7 @@ pub fn app(
         agents: config.acp.agents.clone(),
         limiter: limits.limiter.clone(),
     });
-    let facade = Arc::new(acp::sessions::Facade {
+    let facade = Arc::new(acp::facade::Facade {
         store: store.clone(),
         order_url: config.acp.order_url.clone(),
         base_url: config.acp.base_url.clone(),

@@ -32,5 +32,5 @@ pub struct AppState {
     /// catalog's pictures are drawn (`demo_media`).
     pub local_pages: bool,
     /// The Agentic Commerce Protocol facade's own (`acp`).
-    pub acp: Arc<crate::acp::sessions::Facade>,
+    pub acp: Arc<crate::acp::facade::Facade>,
 }

@@ -4,6 +4,7 @@
 //! API makes. The protocol's own OpenAPI document is its contract, served
 //! at `/acp/openapi.json`; `/.well-known/acp.json` is its discovery.
 
+pub mod facade;
 pub mod guard;
 mod markets;
 pub mod mcp;

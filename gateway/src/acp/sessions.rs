@@ -13,7 +13,6 @@ use axum::http::StatusCode;
 use axum::{Extension, Json};
 use prost::Message as _;
 use storefront_platform::agents;
-use storefront_platform::store::Store;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{
     Cart, CartState, CheckoutStatus, ConfirmCheckoutRequest, CreateCartRequest, PayCheckoutRequest,
@@ -28,16 +27,6 @@ use crate::error::ApiError;
 use crate::middleware::call_context::CallContext;
 use crate::middleware::json_body::ApiJson;
 use crate::state::AppState;
-
-/// What the facade keeps of its own.
-pub struct Facade {
-    /// Canceled sessions, for as long as a cart lives idle.
-    pub store: Store,
-    /// `ACP_ORDER_URL`: the buyer's page of an order, `{orderId}` replaced.
-    pub order_url: String,
-    /// `ACP_BASE_URL`: where agents reach the facade (discovery's `api_base_url`).
-    pub base_url: String,
-}
 
 const CANCELED_FOR: Duration = Duration::from_secs(30 * 86_400);
 
