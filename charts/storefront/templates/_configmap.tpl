@@ -49,8 +49,10 @@ data:
   {{- if and $root.Values.ingress.enabled (not (hasKey $root.Values.gatewayEnv "OPENAPI_SERVERS")) }}
   OPENAPI_SERVERS: {{ printf "https://%s" $root.Values.ingress.host | quote }}
   {{- end }}
+  {{- if not .chartOnly }}
   {{- range $k, $v := $root.Values.gatewayEnv }}
   {{ $k }}: {{ $v | quote }}
+  {{- end }}
   {{- end }}
   {{- else }}
   LISTEN_ADDR: {{ printf "0.0.0.0:%s" (include "storefront.grpcPort" $root) | quote }}
@@ -101,7 +103,9 @@ data:
   {{- if and (eq $program "content") $root.Values.content.configMap }}
   CONTENT_DIR: "/content"
   {{- end }}
+  {{- if not .chartOnly }}
   {{- range $k, $v := $p.env }}
   {{ $k }}: {{ $v | quote }}
+  {{- end }}
   {{- end }}
 {{- end -}}

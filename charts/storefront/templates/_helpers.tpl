@@ -139,10 +139,26 @@ env:
 {{- fail (printf "image.tag=%s is mutable: production runs a release tag or image.digest" $v.image.tag) -}}
 {{- end -}}
 {{- end -}}
+{{- if has (int $v.telemetry.metricsPort) (list 8080 8081 50051) -}}
+{{- fail (printf "telemetry.metricsPort=%v is a port the programs serve on (8080 and 8081 the gateway's, 50051 each service's gRPC): choose another, such as 9090" $v.telemetry.metricsPort) -}}
+{{- end -}}
+{{- if and $v.podMonitor.enabled (not $v.podMonitor.managed) (not (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/PodMonitor")) -}}
+{{- fail "podMonitor.enabled: this cluster has no PodMonitor (monitoring.coreos.com/v1, the Prometheus operator's CRD): install the operator first, or use podMonitor.managed on GKE's managed Prometheus, or the prometheus.io annotations" -}}
+{{- end -}}
+{{- if and $v.podMonitor.managed (not (.Capabilities.APIVersions.Has "monitoring.googleapis.com/v1/PodMonitoring")) -}}
+{{- fail "podMonitor.managed: this cluster has no PodMonitoring (monitoring.googleapis.com/v1, GKE's managed Prometheus): enable managed collection first" -}}
+{{- end -}}
+{{- if eq $v.environment "production" -}}
+{{- $placeholders := regexFindAll "[A-Za-z0-9.-]*example\\.(com|org|net)[A-Za-z0-9./-]*" (toJson (omit $v "networkPolicy")) -1 | uniq -}}
+{{- if $placeholders -}}
+{{- fail (printf "production values still name placeholders (%s): set the shop's own addresses" (join ", " $placeholders)) -}}
+{{- end -}}
+{{- end -}}
 {{- range $program, $p := $v.programs -}}
 {{- if gt (int $p.autoscaling.minReplicas) (int $p.autoscaling.maxReplicas) -}}
 {{- fail (printf "programs.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $program $p.autoscaling.minReplicas $p.autoscaling.maxReplicas) -}}
 {{- end -}}
+{{- include "storefront.validateProgram" (dict "root" $ "program" $program) -}}
 {{- $request := include "storefront.bytes" $p.resources.requests.memory | int64 -}}
 {{- $limit := include "storefront.bytes" $p.resources.limits.memory | int64 -}}
 {{- if gt $request $limit -}}
@@ -155,6 +171,49 @@ env:
 {{- if gt (len .Release.Name) 46 -}}
 {{- fail (printf "the release name %q is %d characters: at most 46 leave room for -gateway-internal in a 63-character Service name" .Release.Name (len .Release.Name)) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* One program's values that no schema can check (issue 50, item 9):
+     each refusal names the value and what to change. */}}
+{{- define "storefront.validateProgram" -}}
+{{- $v := .root.Values -}}
+{{- $program := .program -}}
+{{- $p := get $v.programs $program -}}
+{{- /* A name the chart already sets would be a second key: one would win. */ -}}
+{{- $chart := include "storefront.configmap" (dict "root" .root "program" $program "chartOnly" true) -}}
+{{- $secrets := include "storefront.secretEnv" . -}}
+{{- $given := dict -}}
+{{- if eq $program "gateway" }}{{ $given = merge (dict) $v.gatewayEnv }}{{ end -}}
+{{- range $k, $_ := $p.env }}{{ $_ := set $given $k true }}{{ end -}}
+{{- range concat (default list $v.extras.env) (default list ($p.extras | default dict).env) }}{{ $_ := set $given .name true }}{{ end -}}
+{{- range $k, $_ := $given -}}
+{{- if or (regexMatch (printf "(?m)^  %s:" $k) $chart) (regexMatch (printf "(?m)- name: %s$" $k) $secrets) -}}
+{{- fail (printf "programs.%s: the env name %s (in programs.%s.env, gatewayEnv or extras.env) is one the chart sets itself (from other values or a Secret): set the value it comes from instead" $program $k $program) -}}
+{{- end -}}
+{{- end -}}
+{{- /* A limit below the request: the pod is refused by the API server. */ -}}
+{{- with $p.resources.limits.cpu -}}
+{{- $limit := include "storefront.millicores" . | int64 -}}
+{{- $request := include "storefront.millicores" (default "0" $p.resources.requests.cpu) | int64 -}}
+{{- if gt $request $limit -}}
+{{- fail (printf "programs.%s.resources: the CPU request (%v) is above the limit (%v)" $program $p.resources.requests.cpu .) -}}
+{{- end -}}
+{{- end -}}
+{{- /* A selector label in podLabels: the Deployment would not select its pods. */ -}}
+{{- $selector := include "storefront.selectorLabels" (dict "root" .root "program" $program) | fromYaml -}}
+{{- range $labels := list $v.scheduling.podLabels (($p.scheduling | default dict).podLabels) -}}
+{{- range $k, $_ := $labels -}}
+{{- if hasKey $selector $k -}}
+{{- fail (printf "podLabels.%s (programs.%s): the chart selects pods by this label; choose another name" $k $program) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* A CPU quantity (250m, 0.5, 2) in millicores. */}}
+{{- define "storefront.millicores" -}}
+{{- $q := toString . -}}
+{{- if hasSuffix "m" $q -}}{{ trimSuffix "m" $q | int64 }}{{- else -}}{{ mulf ($q | float64) 1000 | int64 }}{{- end -}}
 {{- end -}}
 
 {{/* A memory quantity (the schema's pattern: 512Mi, 2Gi, 1.5G) in bytes. */}}

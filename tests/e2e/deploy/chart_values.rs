@@ -260,6 +260,7 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
         )
         .is_ok()
     );
+    mistakes_are_refused_by_name();
     let out = std::process::Command::new(super::tool("helm"))
         .args(["template", &long])
         .arg(super::root().join("charts/storefront"))
@@ -267,6 +268,50 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("at most 46"), "{err}");
+}
+
+/// Issue 50 item 9's mistakes that rendered: each refused with a message
+/// naming the value (the schema's own words for typos and sizes).
+fn mistakes_are_refused_by_name() {
+    for (set, says) in [
+        ("programs.gateway.env.LISTEN_ADDR=x", "programs.gateway: the env name LISTEN_ADDR"),
+        ("programs.cart.env.RUST_LOG=debug", "programs.cart: the env name RUST_LOG"),
+        ("extras.env[0].name=REDIS_URL", "the env name REDIS_URL"),
+        ("programs.cart.resources.limits.cpu=10m", "the CPU request (100m) is above the limit (10m)"),
+        ("scheduling.podLabels.app\\.kubernetes\\.io/component=x", "podLabels.app.kubernetes.io/component"),
+        ("scheduling.tolerations[0].efect=NoSchedule", "additional properties 'efect' not allowed"),
+        ("scheduling.affinity.nodeAfinity.x=1", "additional properties 'nodeAfinity' not allowed"),
+        ("telemetry.metricsPort=8080", "telemetry.metricsPort=8080 is a port the programs serve on"),
+        ("podMonitor.enabled=true", "this cluster has no PodMonitor"),
+        ("ingress.host=api.example.com", "production values still name placeholders (api.example.com)"),
+    ] {
+        let refused = render("production", &["--set", set]).expect_err(set);
+        assert!(refused.contains(says), "{set}: {refused}");
+    }
+    let env: serde_json::Map<String, Value> = (0..201).map(|i| (format!("K{i}"), Value::from("v"))).collect();
+    let big = std::env::temp_dir().join(format!("big-env-{}.json", std::process::id()));
+    std::fs::write(&big, serde_json::json!({"programs": {"cart": {"env": env}}}).to_string()).unwrap();
+    let refused = render("production", &["-f", big.to_str().unwrap()]).expect_err("201 names");
+    assert!(refused.contains("maxProperties: got 201, want 200"), "{refused}");
+    // What the refusals must not refuse: the CRD present, the same label
+    // names elsewhere, an env name the chart does not set.
+    let fine: [&[&str]; 3] = [
+        &["--set", "podMonitor.enabled=true", "--api-versions", "monitoring.coreos.com/v1/PodMonitor"],
+        &["--set", "scheduling.podLabels.team=shop"],
+        &["--set", "programs.cart.env.HOLD_LIMIT_TOTAL=200"],
+    ];
+    for args in fine {
+        assert!(render("production", args).is_ok(), "{args:?}");
+    }
+    let placeholders = std::process::Command::new(super::tool("helm"))
+        .args(["template", "shop"])
+        .arg(super::root().join("charts/storefront"))
+        .arg("-f")
+        .arg(super::root().join("charts/storefront/values-production.yaml"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&placeholders.stderr);
+    assert!(said.contains("still name placeholders (shop.example.com"), "{said}");
 }
 
 /// With egress denied by default, each program may reach DNS, what it

@@ -5,6 +5,7 @@
 //! promise. Needs `helm` and `kubernetes-validate` (`scripts/test` installs both).
 
 mod chart;
+mod chart_extras;
 mod chart_values;
 mod compose;
 
