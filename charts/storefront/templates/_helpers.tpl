@@ -123,6 +123,12 @@ env:
 {{/* What no schema can say: checked at render, each with what to change. */}}
 {{- define "storefront.validate" -}}
 {{- $v := .Values -}}
+{{- /* The longest name the chart makes is <release>-gateway-internal (a
+       Service: at most 63 characters); a cut name would no longer be the
+       one the programs' URLs and NetworkPolicies name. */ -}}
+{{- if gt (len .Release.Name) 46 -}}
+{{- fail (printf "the release name %q is %d characters: at most 46 leave room for -gateway-internal in a 63-character Service name" .Release.Name (len .Release.Name)) -}}
+{{- end -}}
 {{- $clusterJwks := regexMatch "^https://kubernetes\\.default" (default "" $v.identity.jwksUrl) -}}
 {{- if and $v.networkPolicy.enabled $v.networkPolicy.egress.enabled (include "storefront.projected" .) $clusterJwks (not $v.networkPolicy.egress.apiServer.cidrs) -}}
 {{- fail "identity.jwksUrl is the cluster's API server and egress policies are on: set networkPolicy.egress.apiServer.cidrs to its addresses, or every identity check (and so every call) would fail" -}}
@@ -164,12 +170,6 @@ env:
 {{- if gt $request $limit -}}
 {{- fail (printf "programs.%s.resources: the memory request (%s) is above the limit (%s)" $program $p.resources.requests.memory $p.resources.limits.memory) -}}
 {{- end -}}
-{{- end -}}
-{{- /* The longest name the chart makes is <release>-gateway-internal (a
-       Service: at most 63 characters); a cut name would no longer be the
-       one the programs' URLs and NetworkPolicies name. */ -}}
-{{- if gt (len .Release.Name) 46 -}}
-{{- fail (printf "the release name %q is %d characters: at most 46 leave room for -gateway-internal in a 63-character Service name" .Release.Name (len .Release.Name)) -}}
 {{- end -}}
 {{- end -}}
 

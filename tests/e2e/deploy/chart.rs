@@ -44,7 +44,10 @@ pub(super) fn render(environment: &str, extra: &[&str]) -> Result<String, String
         .arg(chart())
         .arg("-f")
         .arg(values)
-        .args(shop.iter().flat_map(|s| [std::ffi::OsStr::new("-f"), s.as_os_str()]))
+        .args(
+            shop.iter()
+                .flat_map(|s| [std::ffi::OsStr::new("-f"), s.as_os_str()]),
+        )
         .args(extra)
         .output()
         .expect("helm runs");
@@ -103,13 +106,16 @@ pub(super) fn valid_for_kubernetes(rendered: &str, what: &str) {
 #[test]
 fn every_environment_lints_renders_and_validates() {
     for env in ENVIRONMENTS {
-        let shop = (env == "production").then(|| chart().join("ci/shop.yaml"));
+        let shop = (*env == "production").then(|| chart().join("ci/shop.yaml"));
         let lint = Command::new(tool("helm"))
             .args(["lint", "--strict"])
             .arg(chart())
             .arg("-f")
             .arg(chart().join(format!("values-{env}.yaml")))
-            .args(shop.iter().flat_map(|s| [std::ffi::OsStr::new("-f"), s.as_os_str()]))
+            .args(
+                shop.iter()
+                    .flat_map(|s| [std::ffi::OsStr::new("-f"), s.as_os_str()]),
+            )
             .output()
             .expect("helm runs");
         assert!(

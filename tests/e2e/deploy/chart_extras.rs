@@ -24,7 +24,9 @@ const EXTRAS: &str = r#"{
 }"#;
 
 fn names(list: &Value) -> Vec<&str> {
-    list.as_array().map(|l| l.iter().filter_map(|x| x["name"].as_str()).collect()).unwrap_or_default()
+    list.as_array()
+        .map(|l| l.iter().filter_map(|x| x["name"].as_str()).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -37,8 +39,14 @@ fn extras_join_every_program_then_each_its_own() {
     let gateway = named(&docs, "Deployment", &format!("{RELEASE}-gateway"));
     let cart = named(&docs, "Deployment", &format!("{RELEASE}-cart"));
     assert_eq!(gateway["metadata"]["annotations"]["team"], "edge");
-    assert_eq!(gateway["metadata"]["annotations"]["reloader.stakater.com/auto"], "true");
-    assert!(cart["metadata"]["annotations"].get("team").is_none(), "the gateway's own only");
+    assert_eq!(
+        gateway["metadata"]["annotations"]["reloader.stakater.com/auto"],
+        "true"
+    );
+    assert!(
+        cart["metadata"]["annotations"].get("team").is_none(),
+        "the gateway's own only"
+    );
     let pod = |d: &Value| d["spec"]["template"]["spec"].clone();
     assert_eq!(names(&pod(gateway)["containers"]), ["gateway", "proxy"]);
     assert_eq!(names(&pod(gateway)["initContainers"]), ["wait"]);
@@ -47,13 +55,31 @@ fn extras_join_every_program_then_each_its_own() {
         let main = &pod(d)["containers"][0];
         assert!(names(&main["env"]).contains(&"SHOP_REGION"), "{main}");
         assert!(names(&pod(d)["volumes"]).contains(&"keys"));
-        let mounts: Vec<&str> = main["volumeMounts"].as_array().unwrap().iter().filter_map(|m| m["mountPath"].as_str()).collect();
+        let mounts: Vec<&str> = main["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["mountPath"].as_str())
+            .collect();
         assert!(mounts.contains(&"/etc/shop/keys"), "{mounts:?}");
     }
     // The Secrets' env stays beside the operator's (production's Redis URL).
     assert!(names(&pod(cart)["containers"][0]["env"]).contains(&"REDIS_URL"));
-    let refused = render("production", &["--set", "extras.env[0].name=RUST_LOG", "--set", "extras.env[0].value=x"]).expect_err("a name the chart sets");
+    let refused = render(
+        "production",
+        &[
+            "--set",
+            "extras.env[0].name=RUST_LOG",
+            "--set",
+            "extras.env[0].value=x",
+        ],
+    )
+    .expect_err("a name the chart sets");
     assert!(refused.contains("the env name RUST_LOG"), "{refused}");
-    let typo = render("production", &["--set", "extras.sidecars[0].name=x"]).expect_err("no such hook");
-    assert!(typo.contains("additional properties 'sidecars' not allowed"), "{typo}");
+    let typo =
+        render("production", &["--set", "extras.sidecars[0].name=x"]).expect_err("no such hook");
+    assert!(
+        typo.contains("additional properties 'sidecars' not allowed"),
+        "{typo}"
+    );
 }

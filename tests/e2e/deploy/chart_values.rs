@@ -19,8 +19,16 @@ fn config<'a>(docs: &'a [Value], program: &str) -> &'a Value {
     &named(docs, "ConfigMap", &format!("{RELEASE}-{program}"))["data"]
 }
 
+/// Rendered for a cluster that has the monitoring resources (the Prometheus
+/// operator's PodMonitor, GKE's PodMonitoring).
 fn rendered(environment: &str, sets: &[&str]) -> Vec<Value> {
-    let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+    let mut args: Vec<&str> = sets.iter().flat_map(|s| ["--set", *s]).collect();
+    args.extend([
+        "--api-versions",
+        "monitoring.coreos.com/v1/PodMonitor",
+        "--api-versions",
+        "monitoring.googleapis.com/v1/PodMonitoring",
+    ]);
     documents(&render(environment, &args).unwrap_or_else(|e| panic!("{sets:?}: {e}")))
 }
 
@@ -29,7 +37,7 @@ fn scheduling_probes_and_settings_follow_values() {
     let docs = rendered(
         "production",
         &[
-            "programs.catalog.env.CATALOG_FEED=https://files.example.com/feed.ndjson",
+            "programs.catalog.env.CATALOG_FEED=https://files.shop.test/feed.ndjson",
             "programs.catalog.envFrom[0].secretRef.name=feed-credentials",
             "programs.search.scheduling.nodeSelector.pool=search",
             "scheduling.priorityClassName=storefront",
@@ -42,7 +50,7 @@ fn scheduling_probes_and_settings_follow_values() {
     );
     assert_eq!(
         config(&docs, "catalog")["CATALOG_FEED"],
-        "https://files.example.com/feed.ndjson"
+        "https://files.shop.test/feed.ndjson"
     );
     let catalog = &pod(deployment(&docs, "catalog"))["containers"][0];
     assert_eq!(
@@ -274,29 +282,67 @@ fn the_schema_and_the_render_refuse_what_cannot_run() {
 /// naming the value (the schema's own words for typos and sizes).
 fn mistakes_are_refused_by_name() {
     for (set, says) in [
-        ("programs.gateway.env.LISTEN_ADDR=x", "programs.gateway: the env name LISTEN_ADDR"),
-        ("programs.cart.env.RUST_LOG=debug", "programs.cart: the env name RUST_LOG"),
+        (
+            "programs.gateway.env.LISTEN_ADDR=x",
+            "programs.gateway: the env name LISTEN_ADDR",
+        ),
+        (
+            "programs.cart.env.RUST_LOG=debug",
+            "programs.cart: the env name RUST_LOG",
+        ),
         ("extras.env[0].name=REDIS_URL", "the env name REDIS_URL"),
-        ("programs.cart.resources.limits.cpu=10m", "the CPU request (100m) is above the limit (10m)"),
-        ("scheduling.podLabels.app\\.kubernetes\\.io/component=x", "podLabels.app.kubernetes.io/component"),
-        ("scheduling.tolerations[0].efect=NoSchedule", "additional properties 'efect' not allowed"),
-        ("scheduling.affinity.nodeAfinity.x=1", "additional properties 'nodeAfinity' not allowed"),
-        ("telemetry.metricsPort=8080", "telemetry.metricsPort=8080 is a port the programs serve on"),
+        (
+            "programs.cart.resources.limits.cpu=10m",
+            "the CPU request (100m) is above the limit (10m)",
+        ),
+        (
+            "scheduling.podLabels.app\\.kubernetes\\.io/component=x",
+            "podLabels.app.kubernetes.io/component",
+        ),
+        (
+            "scheduling.tolerations[0].efect=NoSchedule",
+            "additional properties 'efect' not allowed",
+        ),
+        (
+            "scheduling.affinity.nodeAfinity.x=1",
+            "additional properties 'nodeAfinity' not allowed",
+        ),
+        (
+            "telemetry.metricsPort=8080",
+            "telemetry.metricsPort=8080 is a port the programs serve on",
+        ),
         ("podMonitor.enabled=true", "this cluster has no PodMonitor"),
-        ("ingress.host=api.example.com", "production values still name placeholders (api.example.com)"),
+        (
+            "ingress.host=api.example.com",
+            "production values still name placeholders (api.example.com)",
+        ),
     ] {
         let refused = render("production", &["--set", set]).expect_err(set);
         assert!(refused.contains(says), "{set}: {refused}");
     }
-    let env: serde_json::Map<String, Value> = (0..201).map(|i| (format!("K{i}"), Value::from("v"))).collect();
+    let env: serde_json::Map<String, Value> = (0..201)
+        .map(|i| (format!("K{i}"), Value::from("v")))
+        .collect();
     let big = std::env::temp_dir().join(format!("big-env-{}.json", std::process::id()));
-    std::fs::write(&big, serde_json::json!({"programs": {"cart": {"env": env}}}).to_string()).unwrap();
+    std::fs::write(
+        &big,
+        serde_json::json!({"programs": {"cart": {"env": env}}}).to_string(),
+    )
+    .unwrap();
     let refused = render("production", &["-f", big.to_str().unwrap()]).expect_err("201 names");
-    assert!(refused.contains("maxProperties: got 201, want 200"), "{refused}");
+    assert!(
+        refused.contains("maxProperties: got 201, want 200"),
+        "{refused}"
+    );
     // What the refusals must not refuse: the CRD present, the same label
     // names elsewhere, an env name the chart does not set.
     let fine: [&[&str]; 3] = [
-        &["--set", "podMonitor.enabled=true", "--api-versions", "monitoring.coreos.com/v1/PodMonitor"],
+        &[
+            "--set",
+            "podMonitor.enabled=true",
+            "--api-versions",
+            "monitoring.coreos.com/v1/PodMonitor",
+        ],
         &["--set", "scheduling.podLabels.team=shop"],
         &["--set", "programs.cart.env.HOLD_LIMIT_TOTAL=200"],
     ];
@@ -311,7 +357,10 @@ fn mistakes_are_refused_by_name() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&placeholders.stderr);
-    assert!(said.contains("still name placeholders (shop.example.com"), "{said}");
+    assert!(
+        said.contains("still name placeholders (shop.example.com"),
+        "{said}"
+    );
 }
 
 /// With egress denied by default, each program may reach DNS, what it
@@ -494,11 +543,11 @@ fn drains_finish_and_the_disruption_budget_is_a_setting() {
 /// staging refuse a URL that is not https.
 #[test]
 fn order_webhooks_reach_the_orders_program_alone() {
-    let url = "orderWebhooks.urls={https://erp.example.com/hooks}";
+    let url = "orderWebhooks.urls={https://erp.shop.test/hooks}";
     let docs = rendered("production", &[url]);
     assert_eq!(
         config(&docs, "orders")["ORDER_WEBHOOK_URLS"],
-        "https://erp.example.com/hooks"
+        "https://erp.shop.test/hooks"
     );
     let env = pod(deployment(&docs, "orders"))["containers"][0]["env"].to_string();
     assert!(
@@ -516,7 +565,7 @@ fn order_webhooks_reach_the_orders_program_alone() {
     let off = rendered("production", &[]);
     assert!(config(&off, "orders").get("ORDER_WEBHOOK_URLS").is_none());
     for environment in ["production", "staging"] {
-        let plain = ["--set", "orderWebhooks.urls={http://erp.example.com/hooks}"];
+        let plain = ["--set", "orderWebhooks.urls={http://erp.shop.test/hooks}"];
         let refused = render(environment, &plain).unwrap_err();
         assert!(refused.contains("https only"), "{environment}: {refused}");
     }
@@ -550,7 +599,7 @@ fn egress_values_are_derived_and_checked() {
         .unwrap_or_else(|| panic!("no rule to the tracing namespace: {rules:?}"));
     assert_eq!(otlp["ports"][0]["port"], 4318);
     // An endpoint outside the cluster: the configured namespace and port.
-    let outside = "telemetry.otlpEndpoint=https://otlp.example.com";
+    let outside = "telemetry.otlpEndpoint=https://otlp.shop.test";
     let rules = egress_of(&rendered("production", &[on, outside]), "cart");
     assert!(rules.iter().any(|r| r["ports"][0]["port"] == 4317));
     // Every Redis port, and both API server ports.
