@@ -31,10 +31,23 @@ fn feed_holds(path: &str, every: usize) -> String {
     printed
 }
 
-fn temp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("acp-feed-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+/// A file in a directory of its own, removed with it (a 100,000-product
+/// feed is 164 MB).
+struct Temp(std::path::PathBuf);
+
+impl Temp {
+    fn new(name: &str) -> (Temp, String) {
+        let dir = std::env::temp_dir().join(format!("acp-feed-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name).to_string_lossy().into_owned();
+        (Temp(dir), file)
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 #[tokio::test]
@@ -46,7 +59,7 @@ async fn the_live_catalog_as_a_feed_agents_buy_from() {
     assert_eq!(reply.header("content-type"), Some("application/json"));
     let products = reply.body["products"].as_array().unwrap();
     assert!(products.len() > 100, "{}", products.len());
-    let file = temp("live.json");
+    let (_dir, file) = Temp::new("live.json");
     std::fs::write(&file, serde_json::to_vec(&reply.body).unwrap()).unwrap();
     let report = tokio::task::spawn_blocking(move || feed_holds(&file, 1))
         .await
@@ -98,7 +111,7 @@ async fn the_live_catalog_as_a_feed_agents_buy_from() {
 #[tokio::test]
 async fn the_command_line_writes_the_feed_for_a_market() {
     for (size, every) in [(1_000, 1), (100_000, 100)] {
-        let file = temp("cli.json");
+        let (_dir, file) = Temp::new("cli.json");
         let written = std::fs::File::create(&file).unwrap();
         let status = Command::new(env!("CARGO_BIN_EXE_storefront"))
             .args([

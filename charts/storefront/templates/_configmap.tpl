@@ -82,7 +82,7 @@ data:
   IDENTITY_TOKEN_URL: {{ $root.Values.identity.tokenUrl | quote }}
   {{- end }}
   {{- range $downstreams }}
-  {{ upper . }}_URL: {{ printf "http://%s:%s" (include "storefront.name" (dict "root" $root "program" .)) (include "storefront.grpcPort" $root) | quote }}
+  {{ upper . }}_URL: {{ printf "http://%s:%s" (include "storefront.serviceName" (dict "root" $root "program" .)) (include "storefront.grpcPort" $root) | quote }}
   {{- end }}
   {{- end }}
   {{- if eq $program "customers" }}

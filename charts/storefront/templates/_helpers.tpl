@@ -3,6 +3,16 @@
 {{- printf "%s-%s" .root.Release.Name .program | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/* A program's Service: the gateway's is <release>-gateway; a gRPC
+     service's, headless, <release>-<program>-grpc (chart 0.2.0). */}}
+{{- define "storefront.serviceName" -}}
+{{- if eq .program "gateway" -}}
+{{ include "storefront.name" . }}
+{{- else -}}
+{{ include "storefront.name" . }}-grpc
+{{- end -}}
+{{- end -}}
+
 {{- define "storefront.selectorLabels" -}}
 app.kubernetes.io/name: storefront
 app.kubernetes.io/instance: {{ .root.Release.Name }}

@@ -555,7 +555,7 @@ fn every_environment_wires_the_topology() {
             for callee in program.downstreams() {
                 let url = data[&callee.url_var()].as_str().unwrap();
                 assert!(
-                    url.starts_with(&format!("http://{RELEASE}-{}:", callee.name)),
+                    url.starts_with(&format!("http://{RELEASE}-{}-grpc:", callee.name)),
                     "{env} {}: {url}",
                     program.name
                 );
@@ -619,9 +619,55 @@ fn a_redis_cluster_is_configured_by_its_nodes() {
 fn grpc_services_are_headless() {
     let docs = manifests("production");
     for program in deployed() {
-        let service = named(&docs, "Service", &format!("{RELEASE}-{program}"));
+        let name = match program {
+            "gateway" => format!("{RELEASE}-gateway"),
+            _ => format!("{RELEASE}-{program}-grpc"),
+        };
+        let service = named(&docs, "Service", &name);
         let headless = service["spec"]["clusterIP"] == "None";
         assert_eq!(headless, program != "gateway", "{program}");
+    }
+}
+
+/// Issue 50 item 2: an upgrade from chart 0.1.0 changes no immutable field
+/// of a Service. `previous-services.json` holds the Services 0.1.0 rendered
+/// in its two shapes (before and after its callee Services went headless,
+/// commits d31e1fc and 79d982b, production values): a Service of the same
+/// name now keeps its `type` and whether it is headless. (The old callee
+/// names are re-rendered as the cluster holds them, through `lookup`, which
+/// `helm template` cannot show: none here.)
+#[test]
+fn an_upgrade_from_the_previous_chart_changes_no_immutable_field() {
+    let previous: Value = serde_json::from_str(include_str!("previous-services.json")).unwrap();
+    let docs = manifests("production");
+    let now: Vec<&Value> = of_kind(&docs, "Service");
+    for (shape, services) in previous.as_object().unwrap() {
+        for old in services.as_array().unwrap() {
+            let name = old["name"]
+                .as_str()
+                .unwrap()
+                .replace("shop-", &format!("{RELEASE}-"));
+            let Some(new) = now.iter().find(|s| s["metadata"]["name"] == name.as_str()) else {
+                continue; // removed at upgrade: nothing to change in place
+            };
+            let headless = |clusterip: &Value| clusterip == "None";
+            assert_eq!(
+                (headless(&old["clusterIP"]), old["type"].as_str()),
+                (
+                    headless(&new["spec"]["clusterIP"]),
+                    new["spec"]["type"].as_str()
+                ),
+                "{shape}: {name}"
+            );
+        }
+    }
+    for program in deployed().filter(|p| *p != "gateway") {
+        let old_name = format!("{RELEASE}-{program}");
+        assert!(
+            now.iter()
+                .all(|s| s["metadata"]["name"] != old_name.as_str()),
+            "{old_name} is rendered"
+        );
     }
 }
 
