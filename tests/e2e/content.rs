@@ -133,3 +133,48 @@ async fn edited_files_are_served_after_a_reload() {
     assert_eq!(t.ok("/content/footer").await["title"], "Second");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 50 item 6: every replica follows its content folder (a mounted
+/// ConfigMap the kubelet swaps), so an edit reaches each one without a
+/// reload call landing on it; a broken edit leaves the last good content.
+#[tokio::test]
+async fn each_replica_follows_its_content_folder() {
+    let dir = std::env::temp_dir().join(format!("content-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let footer = |title: &str| {
+        format!(
+            r#"{{"kind": "footer", "locale": "en-AU", "title": "{title}", "sections": [{{"type": "text", "markdown": "hi"}}]}}"#
+        )
+    };
+    std::fs::write(dir.join("footer.json"), footer("First")).unwrap();
+    let vars = [
+        ("CONTENT_DIR", dir.to_str().unwrap()),
+        ("CONTENT_WATCH_SECS", "1"),
+    ];
+    let t = spawn_mesh_on(Backend::Memory, &vars).await;
+    assert_eq!(t.ok("/content/footer").await["title"], "First");
+    let until = |want: &'static str| {
+        let t = &t;
+        async move {
+            for _ in 0..50 {
+                if t.ok("/content/footer").await["title"] == want {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            panic!("the footer never became {want}");
+        }
+    };
+    std::fs::write(dir.join("footer.json"), footer("Followed")).unwrap();
+    until("Followed").await;
+    std::fs::write(dir.join("footer.json"), "{\"kind\": \"footer\"").unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    assert_eq!(
+        t.ok("/content/footer").await["title"],
+        "Followed",
+        "the last good content"
+    );
+    std::fs::write(dir.join("footer.json"), footer("Fixed")).unwrap();
+    until("Fixed").await;
+    let _ = std::fs::remove_dir_all(&dir);
+}

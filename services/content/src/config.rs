@@ -16,6 +16,9 @@ pub struct ContentConfig {
     pub dir: Option<PathBuf>,
     /// `CONTENT_FALLBACKS`: `locale:fallback` pairs; every chain ends at en-AU.
     pub fallbacks: HashMap<String, String>,
+    /// `CONTENT_WATCH_SECS` (10; 0: off): how often the folder is checked
+    /// for changes, each replica reloading by itself.
+    pub watch: Option<std::time::Duration>,
 }
 
 impl ContentConfig {
@@ -50,10 +53,15 @@ impl ContentConfig {
                 format!("{} is not a folder", d.display()),
             ));
         }
+        let watch_secs: u64 = env.parse("CONTENT_WATCH_SECS", 10)?;
+        if watch_secs > 3600 {
+            return Err(ConfigError::new("CONTENT_WATCH_SECS", "0 (off) to 3600"));
+        }
         Ok(Self {
             service,
             dir,
             fallbacks,
+            watch: (watch_secs > 0).then(|| std::time::Duration::from_secs(watch_secs)),
         })
     }
 }

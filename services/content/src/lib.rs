@@ -6,6 +6,7 @@ pub mod config;
 mod files;
 mod library;
 mod service;
+mod watch;
 
 use std::sync::{Arc, RwLock};
 
@@ -34,6 +35,10 @@ pub async fn serve(config: ContentConfig, serving: Serving) -> anyhow::Result<()
     let library = api.load()?;
     tracing::info!(documents = library.len(), "content loaded");
     api.library = Arc::new(RwLock::new(Arc::new(library)));
+    if let (Some(dir), Some(every)) = (&config.dir, config.watch) {
+        let dir: Arc<std::path::Path> = Arc::from(dir.as_path());
+        tokio::spawn(watch::follow(api.clone(), dir, every, shutdown.clone()));
+    }
     storefront_platform::server::serve_grpc(
         &config.service,
         ContentServiceServer::new(api),

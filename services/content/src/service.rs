@@ -36,6 +36,11 @@ impl ContentApi {
         Library::new(entries, self.fallbacks.clone())
     }
 
+    /// Serves `library` from now on.
+    pub fn replace(&self, library: Library) {
+        *self.library.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(library);
+    }
+
     fn current(&self) -> Arc<Library> {
         self.library
             .read()
@@ -99,7 +104,7 @@ impl ContentService for ContentApi {
             )
         })?;
         let documents = library.len() as u64;
-        *self.library.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(library);
+        self.replace(library);
         tracing::info!(documents, "content reloaded");
         Ok(Response::new(ReloadResponse { documents }))
     }
