@@ -11,24 +11,17 @@ use serde_json::Value;
 
 use crate::acp::{Agent, SIGNER_KEY, SIGNER_SECRET, agents_with, example};
 use crate::catalog_changes::internal;
-use crate::helpers::{Backend, spawn_mesh_on};
+use crate::helpers::{Backend, python, spawn_mesh_on};
 
 const MERCHANDISING: &str = "merchandising@storefront.iam.gserviceaccount.com";
 
 /// `validate.py --feed` on `path`, checking every `every`th product; its report.
 fn feed_holds(path: &str, every: usize) -> String {
-    let script = format!("{}/tests/acp/validate.py", env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new("python3")
-        .args([script.as_str(), "--feed", path, &every.to_string()])
-        .output()
-        .expect("python3 with jsonschema (scripts/test installs it)");
-    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{printed}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    printed
+    python(
+        "tests/acp/validate.py",
+        &["--feed", path, &every.to_string()],
+        &[],
+    )
 }
 
 /// A file in a directory of its own, removed with it (a 100,000-product

@@ -5,35 +5,18 @@
 //! the facade does not serve is the binding's error with the protocol's
 //! in `data`; a wrong key is refused.
 
-use std::process::Command;
-
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::acp::{
     SIGNER_KEY, SIGNER_SECRET, agents_with, example, signature, timestamp, variant_of,
 };
-use crate::helpers::{Backend, spawn_mesh_on};
+use crate::helpers::{Backend, python, spawn_mesh_on};
 use crate::journey::buyable;
 
 fn client(base: &str, args: &[&str]) -> Vec<Value> {
-    let script = format!(
-        "{}/examples/agents/mcp_client.py",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .env("STOREFRONT", base)
-        .env("ACP_KEY", "acp_demo_local_key")
-        .output()
-        .expect("python3 with the mcp package (scripts/test installs it)");
-    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{printed}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let env = [("STOREFRONT", base), ("ACP_KEY", "acp_demo_local_key")];
+    let printed = python("examples/agents/mcp_client.py", args, &env);
     printed
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

@@ -87,16 +87,24 @@ async fn only_banners_inside_their_schedule_are_served() {
     assert!(au.body["results"][0]["image"]["alt"].is_string());
 }
 
-#[tokio::test]
-async fn edited_files_are_served_after_a_reload() {
+/// A footer document in en-AU titled `title`.
+fn footer(title: &str) -> String {
+    format!(
+        r#"{{"kind": "footer", "locale": "en-AU", "title": "{title}", "sections": [{{"type": "text", "markdown": "hi"}}]}}"#
+    )
+}
+
+/// A content folder of the test's own, holding a footer titled `First`.
+fn content_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("content-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let footer = |title: &str| {
-        format!(
-            r#"{{"kind": "footer", "locale": "en-AU", "title": "{title}", "sections": [{{"type": "text", "markdown": "hi"}}]}}"#
-        )
-    };
     std::fs::write(dir.join("footer.json"), footer("First")).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn edited_files_are_served_after_a_reload() {
+    let dir = content_dir();
     // Two reloads in a row: no interval between maintenance runs here.
     let vars = [
         ("CONTENT_DIR", dir.to_str().unwrap()),
@@ -139,14 +147,7 @@ async fn edited_files_are_served_after_a_reload() {
 /// reload call landing on it; a broken edit leaves the last good content.
 #[tokio::test]
 async fn each_replica_follows_its_content_folder() {
-    let dir = std::env::temp_dir().join(format!("content-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let footer = |title: &str| {
-        format!(
-            r#"{{"kind": "footer", "locale": "en-AU", "title": "{title}", "sections": [{{"type": "text", "markdown": "hi"}}]}}"#
-        )
-    };
-    std::fs::write(dir.join("footer.json"), footer("First")).unwrap();
+    let dir = content_dir();
     let vars = [
         ("CONTENT_DIR", dir.to_str().unwrap()),
         ("CONTENT_WATCH_SECS", "1"),

@@ -369,3 +369,24 @@ where
     tokio::spawn(serve(&env, serving));
     (url, stop)
 }
+
+/// Runs the repository's Python script `script` (a path from the
+/// repository's root) with `args` and `env`, on the test's PATH (the
+/// virtual environment `scripts/test` makes); its standard output, or a
+/// panic showing both of its outputs. Blocking: call it off the runtime.
+pub fn python(script: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+    let path = format!("{}/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(&path)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("python3 with the packages scripts/test installs");
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{script}: {printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    printed
+}

@@ -88,22 +88,14 @@ async fn export_request(
         ("feed", None) => Ok((ExportFeedRequest::default(), "application/x-ndjson")),
         ("acp", Some(id)) => {
             let set = crate::acp::markets(&state.downstreams, correlation).await?;
-            let Some(market) = set.markets.iter().find(|m| m.id == id) else {
-                let ids: Vec<&str> = set.markets.iter().map(|m| m.id.as_str()).collect();
-                return Err(bad(format!("market is one of {}", ids.join(", "))));
-            };
+            let market = set
+                .market(&id)
+                .map_err(|ids| bad(format!("market is one of {ids}")))?;
+            let (currency, locale) = market.feed_view();
             let message = ExportFeedRequest {
                 format: "acp".into(),
-                currency: market
-                    .currencies
-                    .first()
-                    .map(|c| c.code.clone())
-                    .unwrap_or_default(),
-                locale: market
-                    .locales
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| "en".into()),
+                currency,
+                locale,
                 product_url: state.product_url.to_string(),
             };
             Ok((message, "application/json"))

@@ -80,21 +80,13 @@ fn acp_target(id: &str) -> anyhow::Result<super::acp::Target> {
     let env = storefront_platform::env::EnvReader::from_process();
     let file = env.raw("MARKETS_FILE");
     let (_, set) = storefront_domain::markets::load(file, false).map_err(|e| anyhow::anyhow!(e))?;
-    let market = set.markets.iter().find(|m| m.id == id).ok_or_else(|| {
-        let ids: Vec<&str> = set.markets.iter().map(|m| m.id.as_str()).collect();
-        anyhow::anyhow!("no market {id}: the markets are {}", ids.join(", "))
-    })?;
+    let market = set
+        .market(id)
+        .map_err(|ids| anyhow::anyhow!("no market {id}: the markets are {ids}"))?;
+    let (currency, locale) = market.feed_view();
     Ok(super::acp::Target {
-        currency: market
-            .currencies
-            .first()
-            .map(|c| c.code.clone())
-            .unwrap_or_default(),
-        locale: market
-            .locales
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "en".into()),
+        currency,
+        locale,
         product_url: env.string("ACP_PRODUCT_URL", DEFAULT_PRODUCT_URL),
     })
 }

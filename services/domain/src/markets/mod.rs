@@ -160,6 +160,31 @@ impl MarketSet {
     }
 }
 
+impl MarketSet {
+    /// Market `id`; else the ids there are, comma-separated, for a
+    /// refusal that names them.
+    pub fn market(&self, id: &str) -> Result<&Market, String> {
+        self.markets.iter().find(|m| m.id == id).ok_or_else(|| {
+            let ids: Vec<&str> = self.markets.iter().map(|m| m.id.as_str()).collect();
+            ids.join(", ")
+        })
+    }
+}
+
+impl Market {
+    /// What one market's product feed for agents shows: prices in its
+    /// first currency, strings in its first locale (`en` without one).
+    pub fn feed_view(&self) -> (String, String) {
+        let currency = self
+            .currencies
+            .first()
+            .map(|c| c.code.clone())
+            .unwrap_or_default();
+        let locale = self.locales.first().cloned().unwrap_or_else(|| "en".into());
+        (currency, locale)
+    }
+}
+
 /// Reads and checks a document (JSON, or YAML when it does not start with
 /// `{`): the markets, or a 422 naming each problem by its path.
 pub fn parse(document: &[u8]) -> Result<MarketSet, ServiceError> {
