@@ -59,11 +59,14 @@ pub struct CustomersConfig {
 }
 
 /// Hashes at once that fit half the container's memory limit (cgroup v2
-/// `memory.max`), each taking `memory_kib`; without a limit, two per core.
+/// `memory.max`, or v1's `memory.limit_in_bytes` on older nodes), each
+/// taking `memory_kib`; without a limit, two per core.
 fn derived_concurrency(memory_kib: u32) -> usize {
-    let limit = std::fs::read_to_string("/sys/fs/cgroup/memory.max")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok());
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let limit = memory_limit(
+        read("/sys/fs/cgroup/memory.max"),
+        read("/sys/fs/cgroup/memory/memory.limit_in_bytes"),
+    );
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     match limit {
         Some(bytes) => {
@@ -71,6 +74,17 @@ fn derived_concurrency(memory_kib: u32) -> usize {
             ((bytes / 2) / per_hash).clamp(1, 256) as usize
         }
         None => 2 * cores,
+    }
+}
+
+/// The container's memory limit from cgroup v2's `memory.max` (`max`: none)
+/// or else v1's `memory.limit_in_bytes`, where no limit reads as a number
+/// near 2^63.
+fn memory_limit(v2: Option<String>, v1: Option<String>) -> Option<u64> {
+    let parsed = |s: Option<String>| s.and_then(|s| s.trim().parse::<u64>().ok());
+    match v2 {
+        Some(v2) => parsed(Some(v2)),
+        None => parsed(v1).filter(|bytes| *bytes < 1 << 60),
     }
 }
 
@@ -200,6 +214,24 @@ impl CustomersConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memory_limit_is_read_from_cgroup_v2_or_v1() {
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(memory_limit(some("536870912\n"), None), Some(536_870_912));
+        assert_eq!(
+            memory_limit(some("max\n"), some("536870912")),
+            None,
+            "v2 says none"
+        );
+        assert_eq!(memory_limit(None, some("268435456\n")), Some(268_435_456));
+        assert_eq!(
+            memory_limit(None, some("9223372036854771712")),
+            None,
+            "v1 unlimited"
+        );
+        assert_eq!(memory_limit(None, None), None);
+    }
 
     #[test]
     fn staging_refuses_the_dev_captcha_like_production() {
