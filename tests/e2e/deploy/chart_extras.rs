@@ -2,7 +2,8 @@
 //! `extras` (global, then each program's own): env, envFrom, volumes and
 //! their mounts (a Secret as files), sidecars, init containers and
 //! Deployment annotations; rendered where they belong and valid for the
-//! cluster, an env name the chart sets refused.
+//! cluster, an env name the chart sets refused. Also the sizes for a
+//! million products, autoscaler behavior and scrape relabelings.
 
 use serde_json::Value;
 
@@ -80,6 +81,64 @@ fn extras_join_every_program_then_each_its_own() {
         render("production", &["--set", "extras.sidecars[0].name=x"]).expect_err("no such hook");
     assert!(
         typo.contains("additional properties 'sidecars' not allowed"),
+        "{typo}"
+    );
+}
+
+/// Issue 50 item 10's rest: `values-large.yaml` sizes the catalog and
+/// search for 1,000,000 products (from measured RSS), an autoscaler takes
+/// `behavior`, a PodMonitor its relabelings.
+#[test]
+fn large_catalogs_autoscaler_behavior_and_relabelings_render() {
+    let large = super::root().join("charts/storefront/values-large.yaml");
+    let text = render("production", &["-f", large.to_str().unwrap()]).expect("renders");
+    valid_for_kubernetes(&text, "production with values-large.yaml");
+    let docs = documents(&text);
+    for (program, limit) in [("catalog", "3Gi"), ("search", "3584Mi")] {
+        let d = named(&docs, "Deployment", &format!("{RELEASE}-{program}"));
+        let resources = &d["spec"]["template"]["spec"]["containers"][0]["resources"];
+        assert_eq!(resources["limits"]["memory"], limit, "{program}");
+        assert_eq!(resources["requests"]["memory"], "2Gi", "{program}");
+    }
+    let sets = [
+        "--set",
+        "programs.gateway.autoscaling.behavior.scaleDown.stabilizationWindowSeconds=600",
+        "--set",
+        "podMonitor.enabled=true",
+        "--set",
+        "podMonitor.relabelings[0].action=labeldrop",
+        "--set",
+        "podMonitor.relabelings[0].regex=pod_template_hash",
+        "--api-versions",
+        "monitoring.coreos.com/v1/PodMonitor",
+    ];
+    let docs = documents(&render("production", &sets).expect("renders"));
+    let hpa = named(
+        &docs,
+        "HorizontalPodAutoscaler",
+        &format!("{RELEASE}-gateway"),
+    );
+    assert_eq!(
+        hpa["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"],
+        600
+    );
+    let monitor = named(&docs, "PodMonitor", &format!("{RELEASE}-gateway"));
+    let endpoint = &monitor["spec"]["podMetricsEndpoints"][0];
+    assert_eq!(
+        endpoint["relabelings"][0]["action"], "labeldrop",
+        "{endpoint}"
+    );
+    assert_eq!(endpoint["port"], "metrics");
+    let typo = render(
+        "production",
+        &[
+            "--set",
+            "programs.gateway.autoscaling.behavior.scaleDwn.x=1",
+        ],
+    )
+    .expect_err("a typo");
+    assert!(
+        typo.contains("additional properties 'scaleDwn' not allowed"),
         "{typo}"
     );
 }
