@@ -130,9 +130,57 @@ env:
 {{- dict "namespace" $namespace "port" $port | toJson -}}
 {{- end -}}
 
+{{/* networkPolicy.sources entries as NetworkPolicy peers (issue 50, item
+     5): a namespace by name, Kubernetes' own selectors, or addresses. */}}
+{{- define "storefront.peers" -}}
+{{- range . }}
+{{- if .cidr }}
+- ipBlock:
+    cidr: {{ .cidr }}
+    {{- with .except }}
+    except: {{ toJson . }}
+    {{- end }}
+{{- else }}
+- {{- if .namespace }}
+  namespaceSelector:
+    matchLabels: {kubernetes.io/metadata.name: {{ .namespace | quote }}}
+  {{- else if .namespaceSelector }}
+  namespaceSelector: {{ toJson .namespaceSelector }}
+  {{- end }}
+  {{- with .podSelector }}
+  podSelector: {{ toJson . }}
+  {{- end }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/* Sources a NetworkPolicy peer cannot hold together, named. */}}
+{{- define "storefront.validateSources" -}}
+{{- $np := .Values.networkPolicy -}}
+{{- range $old, $key := dict "ingressNamespace" "public" "internalCallersNamespace" "internal" "prometheusNamespace" "metrics" -}}
+{{- with index $np $old -}}
+{{- fail (printf "networkPolicy.%s is chart 0.1.0's: write networkPolicy.sources.%s: [{namespace: %s}] instead" $old $key .) -}}
+{{- end -}}
+{{- end -}}
+{{- range $port, $list := $np.sources -}}
+{{- range $i, $s := $list -}}
+{{- if and $s.cidr (or $s.namespace $s.namespaceSelector $s.podSelector) -}}
+{{- fail (printf "networkPolicy.sources.%s[%d]: cidr names addresses and cannot be combined with namespace or selectors; make them two sources" $port $i) -}}
+{{- end -}}
+{{- if and $s.namespace $s.namespaceSelector -}}
+{{- fail (printf "networkPolicy.sources.%s[%d]: namespace and namespaceSelector both choose the namespace; keep one" $port $i) -}}
+{{- end -}}
+{{- if and $s.except (not $s.cidr) -}}
+{{- fail (printf "networkPolicy.sources.%s[%d]: except narrows a cidr; this source has none" $port $i) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
 {{/* What no schema can say: checked at render, each with what to change. */}}
 {{- define "storefront.validate" -}}
 {{- $v := .Values -}}
+{{- include "storefront.validateSources" . -}}
 {{- /* The longest name the chart makes is <release>-gateway-internal (a
        Service: at most 63 characters); a cut name would no longer be the
        one the programs' URLs and NetworkPolicies name. */ -}}

@@ -6,6 +6,7 @@
 
 mod chart;
 mod chart_extras;
+mod chart_network;
 mod chart_values;
 mod compose;
 
