@@ -46,6 +46,7 @@ mod products;
 mod query_errors;
 mod ratelimit;
 mod reflection;
+mod reindex;
 mod relevance;
 mod resilience;
 mod search;

@@ -136,6 +136,12 @@ impl CatalogService for Records {
     async fn list_changes(&self, _: Request<pb::ListChangesRequest>) -> Reply<pb::ChangesReply> {
         absent()
     }
+    async fn request_reindex(
+        &self,
+        _: Request<pb::RequestReindexRequest>,
+    ) -> Reply<pb::RequestReindexReply> {
+        absent()
+    }
     async fn adjust_stock(
         &self,
         _: Request<pb::AdjustStockRequest>,

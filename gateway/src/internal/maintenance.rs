@@ -41,7 +41,9 @@ pub struct Reloaded {
     pub documents: u64,
 }
 
-/// Rebuilds the search index from the catalog now.
+/// Rebuilds the search index from the catalog now: the replica this call
+/// reaches at once (its counts answered), every other search replica at its
+/// next follow of the catalog (within about a second).
 #[utoipa::path(post, path = "/internal/search/reindex", tag = "Maintenance", security(("BearerAuth" = [])),
     responses(
         (status = 200, description = "Rebuilt", body = Reindexed),

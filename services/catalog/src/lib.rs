@@ -10,6 +10,7 @@ mod generate;
 mod imports;
 mod live;
 mod oplog;
+mod reindex;
 mod service;
 mod shared;
 mod stock;

@@ -39,6 +39,8 @@ pub struct Live {
     pub(crate) stock: StockQueue,
     /// What an import may make of its categories.
     pub(crate) feed_limits: FeedLimits,
+    /// The reindex generation without a shared store (`reindex`).
+    pub(crate) reindex: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Live {
@@ -53,6 +55,7 @@ impl Live {
             shared,
             stock: Default::default(),
             feed_limits: Default::default(),
+            reindex: Arc::new(1.into()),
         }
     }
 

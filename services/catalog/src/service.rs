@@ -338,7 +338,18 @@ impl CatalogService for CatalogApi {
 
     async fn list_changes(&self, request: Request<ListChangesRequest>) -> Reply<ChangesReply> {
         let since = request.into_inner().since_version;
-        Ok(Response::new(writes::changes_since(&self.read(), since)))
+        let mut reply = writes::changes_since(&self.read(), since);
+        reply.reindex_generation = self.reindex_generation().await;
+        Ok(Response::new(reply))
+    }
+
+    async fn request_reindex(
+        &self,
+        _: Request<RequestReindexRequest>,
+    ) -> Reply<RequestReindexReply> {
+        Ok(Response::new(RequestReindexReply {
+            reindex_generation: self.raise_reindex_generation().await?,
+        }))
     }
 }
 

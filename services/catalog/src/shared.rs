@@ -73,6 +73,10 @@ impl Shared {
         Self { store, limits }
     }
 
+    pub(crate) fn store(&self) -> &Store {
+        &self.store
+    }
+
     pub async fn head(&self) -> Result<Option<Head>, ServiceError> {
         Ok(self.store.get_message::<Head>(HEAD).await?.map(|h| h.value))
     }

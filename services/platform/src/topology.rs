@@ -147,7 +147,12 @@ pub const ORDERS: Program = Program {
 pub const SEARCH: Program = Program {
     calls: &[Call {
         callee: "catalog",
-        methods: Methods::Only(&["ListChanges", "ListCategories", "ExportProducts"]),
+        methods: Methods::Only(&[
+            "ListChanges",
+            "ListCategories",
+            "ExportProducts",
+            "RequestReindex",
+        ]),
     }],
     ..service("search", 50055, "search@storefront.iam.gserviceaccount.com")
 };
@@ -347,7 +352,7 @@ mod tests {
             "gateway@storefront.iam.gserviceaccount.com,\
              orders@storefront.iam.gserviceaccount.com=AdjustStock,\
              cart@storefront.iam.gserviceaccount.com=AdjustStock|GetProduct|GetProducts|ListCategories,\
-             search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts"
+             search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts|RequestReindex"
         );
         assert_eq!(
             ORDERS.dev_allowed_callers(),

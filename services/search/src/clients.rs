@@ -7,7 +7,7 @@ use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
     ChangesReply, ExportProductsRequest, ListCategoriesRequest, ListCategoriesResponse,
-    ListChangesRequest,
+    ListChangesRequest, RequestReindexReply, RequestReindexRequest,
 };
 use storefront_proto::encoded::ProductBatch;
 use storefront_proto::error::codes;
@@ -18,6 +18,7 @@ typed_client! {
         Read list_changes(ListChangesRequest) -> ChangesReply;
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
         Read export_products(ExportProductsRequest) -> tonic::Streaming<ProductBatch>;
+        Write request_reindex(RequestReindexRequest) -> RequestReindexReply;
     }
 }
 

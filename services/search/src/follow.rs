@@ -46,6 +46,15 @@ impl SearchApi {
             .list_changes(&Current, since)
             .await
             .map_err(unavailable)?;
+        if self.reindex_asked(changes.reindex_generation) {
+            let generation = changes.reindex_generation;
+            tracing::info!(
+                generation,
+                "a reindex was asked (of another replica): rebuilding"
+            );
+            self.rebuild_now().await?;
+            return Ok(true);
+        }
         // A currency the catalog added (its markets did): indexed afresh.
         let theirs = changes.currencies.iter().map(String::as_str);
         let theirs = theirs.zip(changes.minor_units.iter().copied());

@@ -11,6 +11,7 @@ mod facets;
 mod follow;
 mod index;
 mod passes;
+mod reindex;
 mod search;
 mod service;
 mod suggest;
@@ -62,6 +63,7 @@ pub async fn serve(config: SearchConfig, serving: Serving) -> anyhow::Result<()>
         updating: Arc::default(),
         built: Arc::new(tokio::sync::watch::Sender::new(false)),
         currencies: Arc::new(RwLock::new(currencies)),
+        reindexed: Arc::default(),
     };
     // Listening at once, alive and not ready, while the first index is
     // built: a catalog away for long keeps search pods waiting, not

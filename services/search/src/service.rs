@@ -45,6 +45,9 @@ pub struct SearchApi {
     /// The currencies prices are indexed in: the markets' at start, and
     /// any the catalog adds since (`ListChanges`).
     pub currencies: Arc<RwLock<Arc<Currencies>>>,
+    /// The catalog's reindex generation this index reflects; 0 until the
+    /// first follow (`reindex`).
+    pub reindexed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl SearchApi {
@@ -246,6 +249,6 @@ impl SearchService for SearchApi {
         &self,
         _: Request<ReindexRequest>,
     ) -> Result<Response<ReindexResponse>, Status> {
-        Ok(Response::new(self.rebuild().await?))
+        Ok(Response::new(self.reindex_everywhere().await?))
     }
 }
