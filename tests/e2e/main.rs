@@ -50,6 +50,7 @@ mod reindex;
 mod relevance;
 mod resilience;
 mod search;
+mod secret_files;
 mod sessions;
 mod shipping;
 mod shop_promotions;

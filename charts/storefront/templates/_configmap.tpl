@@ -9,6 +9,7 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{ include "storefront.name" $ctx }}
+  namespace: {{ $root.Release.Namespace | quote }}
   labels:
     {{- include "storefront.labels" $ctx | nindent 4 }}
 data:

@@ -72,46 +72,55 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- define "storefront.grpcPort" -}}50051{{- end -}}
 
 {{/* Environment read from Secrets: never rendered from values. */}}
-{{- define "storefront.secretEnv" -}}
+{{/* The Secrets' keys a program reads, as JSON [{env, secret, key,
+     optional}]: the variable each sets and where it comes from. */}}
+{{- define "storefront.secretRefs" -}}
 {{- $v := .root.Values -}}
-{{- $redis := and (include "storefront.usesRedis" .) (not $v.redis.deploy) -}}
-{{- $customers := eq .program "customers" -}}
-{{- $stripe := and (eq .program "payments") (eq $v.payments.provider "stripe") -}}
-{{- $hooks := and (eq .program "orders") $v.orderWebhooks.urls -}}
-{{- if or $redis $customers $stripe $hooks }}
+{{- $refs := list -}}
+{{- if and (include "storefront.usesRedis" .) (not $v.redis.deploy) -}}
+{{- $refs = append $refs (dict "env" (ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (default false $v.redis.cluster)) "secret" $v.redis.existingSecret "key" $v.redis.secretKey) -}}
+{{- end -}}
+{{- if eq .program "customers" -}}
+{{- with $v.customers.signingKey.name -}}
+{{- $refs = append $refs (dict "env" "TOKEN_SIGNING_KEY" "secret" . "key" $v.customers.signingKey.key) -}}
+{{- with $v.customers.signingKey.previousKey -}}
+{{- $refs = append $refs (dict "env" "TOKEN_PREVIOUS_SIGNING_KEY" "secret" $v.customers.signingKey.name "key" . "optional" true) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $v.customers.captcha "recaptcha" -}}
+{{- $refs = append $refs (dict "env" "RECAPTCHA_SECRET" "secret" $v.customers.recaptchaSecret.name "key" $v.customers.recaptchaSecret.key) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .program "payments") (eq $v.payments.provider "stripe") -}}
+{{- $refs = append $refs (dict "env" "STRIPE_SECRET_KEY" "secret" $v.payments.stripeSecret.name "key" $v.payments.stripeSecret.secretKey) -}}
+{{- $refs = append $refs (dict "env" "STRIPE_WEBHOOK_SECRET" "secret" $v.payments.stripeSecret.name "key" $v.payments.stripeSecret.webhookSecretKey) -}}
+{{- end -}}
+{{- if and (eq .program "orders") $v.orderWebhooks.urls -}}
+{{- $refs = append $refs (dict "env" "ORDER_WEBHOOK_SECRET" "secret" $v.orderWebhooks.secret.name "key" $v.orderWebhooks.secret.key) -}}
+{{- end -}}
+{{- toJson $refs -}}
+{{- end -}}
+
+{{/* Where secret files are mounted (secretsAsFiles). */}}
+{{- define "storefront.secretDir" -}}/var/run/secrets/storefront{{- end -}}
+
+{{/* The Secrets as env entries: each file's path (<NAME>_FILE, re-read
+     by the program when the kubelet updates it), or with secretsAsFiles
+     off the value itself. */}}
+{{- define "storefront.secretEnv" -}}
+{{- $files := .root.Values.secretsAsFiles -}}
+{{- $refs := include "storefront.secretRefs" . | fromJsonArray -}}
+{{- if $refs }}
 env:
-{{- if $redis }}
-  - name: {{ ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (default false $v.redis.cluster) }}
+{{- range $refs }}
+{{- if $files }}
+  - name: {{ .env }}_FILE
+    value: {{ printf "%s/%s" (include "storefront.secretDir" $) .env }}
+{{- else }}
+  - name: {{ .env }}
     valueFrom:
-      secretKeyRef: {name: {{ $v.redis.existingSecret }}, key: {{ $v.redis.secretKey }}}
+      secretKeyRef: {name: {{ .secret }}, key: {{ .key }}{{ if .optional }}, optional: true{{ end }}}
 {{- end }}
-{{- if and $customers $v.customers.signingKey.name }}
-  - name: TOKEN_SIGNING_KEY
-    valueFrom:
-      secretKeyRef: {name: {{ $v.customers.signingKey.name }}, key: {{ $v.customers.signingKey.key }}}
-  {{- with $v.customers.signingKey.previousKey }}
-  - name: TOKEN_PREVIOUS_SIGNING_KEY
-    valueFrom:
-      secretKeyRef: {name: {{ $v.customers.signingKey.name }}, key: {{ . }}, optional: true}
-  {{- end }}
-{{- end }}
-{{- if and $customers (eq $v.customers.captcha "recaptcha") }}
-  - name: RECAPTCHA_SECRET
-    valueFrom:
-      secretKeyRef: {name: {{ $v.customers.recaptchaSecret.name }}, key: {{ $v.customers.recaptchaSecret.key }}}
-{{- end }}
-{{- if $stripe }}
-  - name: STRIPE_SECRET_KEY
-    valueFrom:
-      secretKeyRef: {name: {{ $v.payments.stripeSecret.name }}, key: {{ $v.payments.stripeSecret.secretKey }}}
-  - name: STRIPE_WEBHOOK_SECRET
-    valueFrom:
-      secretKeyRef: {name: {{ $v.payments.stripeSecret.name }}, key: {{ $v.payments.stripeSecret.webhookSecretKey }}}
-{{- end }}
-{{- if $hooks }}
-  - name: ORDER_WEBHOOK_SECRET
-    valueFrom:
-      secretKeyRef: {name: {{ $v.orderWebhooks.secret.name }}, key: {{ $v.orderWebhooks.secret.key }}}
 {{- end }}
 {{- end }}
 {{- end -}}
@@ -245,7 +254,7 @@ env:
 {{- range $k, $_ := $p.env }}{{ $_ := set $given $k true }}{{ end -}}
 {{- range concat (default list $v.extras.env) (default list ($p.extras | default dict).env) }}{{ $_ := set $given .name true }}{{ end -}}
 {{- range $k, $_ := $given -}}
-{{- if or (regexMatch (printf "(?m)^  %s:" $k) $chart) (regexMatch (printf "(?m)- name: %s$" $k) $secrets) -}}
+{{- if or (regexMatch (printf "(?m)^  %s:" $k) $chart) (regexMatch (printf "(?m)- name: %s(_FILE)?$" (trimSuffix "_FILE" $k)) $secrets) -}}
 {{- fail (printf "programs.%s: the env name %s (in programs.%s.env, gatewayEnv or extras.env) is one the chart sets itself (from other values or a Secret): set the value it comes from instead" $program $k $program) -}}
 {{- end -}}
 {{- end -}}
@@ -283,25 +292,33 @@ env:
 {{- mulf $n (get $units $unit | default 1) | int64 -}}
 {{- end -}}
 
-{{/* A hash of the Secrets a program reads, as the cluster holds them when
-     the release is installed or upgraded (lookup; `helm template` reads
-     none): a rotated key or Redis URL restarts the programs that read it
-     at the next upgrade, and only those. */}}
+{{/* What rolls a program's pods when what it reads changes outside its
+     ConfigMap: rollout.secretsChecksum when the tool that changes Secrets
+     feeds it (Argo CD, Flux, External Secrets cannot be read by lookup);
+     otherwise a hash of the resourceVersions (never the values) of the
+     Secrets and ConfigMaps it reads, as the cluster holds them at install
+     or upgrade (`helm template` reads none). Secret files are re-read
+     without a restart; the hash restarts what cannot be (a moved Redis). */}}
 {{- define "storefront.secretsChecksum" -}}
 {{- $v := .root.Values -}}
-{{- $names := list -}}
-{{- if and (include "storefront.usesRedis" .) (not $v.redis.deploy) }}{{ $names = append $names $v.redis.existingSecret }}{{ end -}}
-{{- if eq .program "customers" -}}
-{{- with $v.customers.signingKey.name }}{{ $names = append $names . }}{{ end -}}
-{{- if eq $v.customers.captcha "recaptcha" }}{{ $names = append $names $v.customers.recaptchaSecret.name }}{{ end -}}
+{{- if $v.rollout.secretsChecksum -}}
+{{- $v.rollout.secretsChecksum | toString | sha256sum -}}
+{{- else -}}
+{{- $secrets := list -}}
+{{- range (include "storefront.secretRefs" . | fromJsonArray) }}{{ $secrets = append $secrets .secret }}{{ end -}}
+{{- range (get $v.programs .program).envFrom }}{{ with .secretRef }}{{ $secrets = append $secrets .name }}{{ end }}{{ end -}}
+{{- $maps := list -}}
+{{- if and (include "storefront.projected" .root) $v.identity.projected.jwksCaConfigMap }}{{ $maps = append $maps $v.identity.projected.jwksCaConfigMap }}{{ end -}}
+{{- if and $v.redis.caConfigMap (include "storefront.usesRedis" .) }}{{ $maps = append $maps $v.redis.caConfigMap }}{{ end -}}
+{{- if and (has .program (list "catalog" "search" "cart" "customers")) $v.markets.configMap }}{{ $maps = append $maps $v.markets.configMap }}{{ end -}}
+{{- $versions := dict -}}
+{{- range $kind, $names := dict "Secret" $secrets "ConfigMap" $maps -}}
+{{- range ($names | uniq | sortAlpha) -}}
+{{- $found := lookup "v1" $kind $.root.Release.Namespace . | default dict -}}
+{{- $meta := get $found "metadata" | default dict -}}
+{{- $_ := set $versions (printf "%s/%s" $kind .) (get $meta "resourceVersion" | default "") -}}
 {{- end -}}
-{{- if and (eq .program "payments") (eq $v.payments.provider "stripe") }}{{ $names = append $names $v.payments.stripeSecret.name }}{{ end -}}
-{{- if and (eq .program "orders") $v.orderWebhooks.urls }}{{ $names = append $names $v.orderWebhooks.secret.name }}{{ end -}}
-{{- range (get $v.programs .program).envFrom }}{{ with .secretRef }}{{ $names = append $names .name }}{{ end }}{{ end -}}
-{{- $data := dict -}}
-{{- range ($names | uniq | sortAlpha) }}
-{{- $secret := lookup "v1" "Secret" $.root.Release.Namespace . | default dict -}}
-{{- $_ := set $data . (get $secret "data" | default dict) -}}
 {{- end -}}
-{{- $data | toJson | sha256sum -}}
+{{- $versions | toJson | sha256sum -}}
+{{- end -}}
 {{- end -}}

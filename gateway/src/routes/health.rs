@@ -57,7 +57,7 @@ async fn redis_answers(redis: Option<&Store>) -> Option<bool> {
     responses(
         (status = 200, description = "Ready for traffic; `checks.redis` is `degraded` while a Redis Cluster shard has no connected replica (its writes are not waited for until one is back)", body = Health),
         (status = 400, description = "INVALID_QUERY_PARAMETER: downstreams is not true or false", body = ErrorBody),
-        (status = 503, description = "NOT_READY: shutting down, or the failing downstreams (and `redis`, when it does not answer) are named in `errors`", body = ErrorBody),
+        (status = 503, description = "NOT_READY: shutting down; the file REDIS_URL came from names another server (restart: the message says which), even with `downstreams=false`; or the failing downstreams (and `redis`, when it does not answer) are named in `errors`", body = ErrorBody),
     ))]
 pub async fn ready(
     State(state): State<AppState>,
@@ -68,6 +68,15 @@ pub async fn ready(
             StatusCode::SERVICE_UNAVAILABLE,
             "NOT_READY",
             "the gateway is shutting down",
+        ));
+    }
+    // Its Redis address changed under it: out of rotation until restarted,
+    // whatever the probe asks (two gateways on two servers split carts).
+    if let Some(why) = state.redis.as_deref().and_then(Store::refusal) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "NOT_READY",
+            why,
         ));
     }
     if query.downstreams == Some(false) {

@@ -56,6 +56,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         store,
         shutdown,
     } = serving;
+    let refusals = store.refusals();
     let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
     let peer = |c: &PeerConfig| {
         Peer::new(
@@ -123,11 +124,12 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         merge: config.merge,
         markets,
     };
-    storefront_platform::server::serve_grpc(
+    storefront_platform::server::serve_grpc_on(
         &config.service,
         raw::CartServer::new(api),
         listener,
         shutdown,
+        refusals,
     )
     .await
 }

@@ -60,6 +60,7 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
         store,
         shutdown,
     } = serving;
+    let refusals = store.refusals();
     // In memory the catalog is this process's alone: nothing to share.
     let markets_store = store.clone();
     let shared = match store {
@@ -92,7 +93,14 @@ pub async fn serve(config: CatalogConfig, serving: Serving) -> anyhow::Result<()
         });
     }
     let service = CatalogServiceServer::new(api);
-    storefront_platform::server::serve_grpc(&config.service, service, listener, shutdown).await
+    storefront_platform::server::serve_grpc_on(
+        &config.service,
+        service,
+        listener,
+        shutdown,
+        refusals,
+    )
+    .await
 }
 
 /// The catalog the shared store holds; or, the first time, the one built

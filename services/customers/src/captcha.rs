@@ -7,6 +7,7 @@ use storefront_proto::error::codes;
 
 use serde::Deserialize;
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_platform::secret_files::{Followed, Swap};
 
 use crate::config::CaptchaConfig;
 
@@ -24,6 +25,8 @@ struct SiteVerify {
 
 pub struct Captcha {
     config: CaptchaConfig,
+    /// reCAPTCHA's secret as last taken (its file followed: `follow`).
+    secret: Swap<String>,
     http: reqwest::Client,
 }
 
@@ -42,7 +45,28 @@ impl Captcha {
             .timeout(Duration::from_secs(5))
             .build()
             .unwrap_or_default();
-        Self { config, http }
+        let secret = match &config {
+            CaptchaConfig::Recaptcha { secret, .. } => secret.expose().to_string(),
+            CaptchaConfig::Dev => String::new(),
+        };
+        Self {
+            config,
+            secret: Swap::new(secret),
+            http,
+        }
+    }
+
+    /// reCAPTCHA's secret file, when it came from one.
+    pub fn follow(&self) -> Option<Followed> {
+        let CaptchaConfig::Recaptcha { secret, .. } = &self.config else {
+            return None;
+        };
+        let swap = self.secret.clone();
+        let take = move |text: &str| {
+            swap.set(text.to_string());
+            Ok(())
+        };
+        Followed::of("RECAPTCHA_SECRET", secret, Box::new(take))
     }
 
     pub async fn verify(&self, response: &str) -> Result<(), ServiceError> {
@@ -60,9 +84,9 @@ impl Captcha {
         }
         let CaptchaConfig::Recaptcha {
             verify_url,
-            secret,
             hostnames,
             min_score,
+            ..
         } = &self.config
         else {
             return Ok(());
@@ -78,7 +102,10 @@ impl Captcha {
         let reply: SiteVerify = self
             .http
             .post(verify_url)
-            .form(&[("secret", secret.expose()), ("response", response)])
+            .form(&[
+                ("secret", self.secret.get().as_str()),
+                ("response", response),
+            ])
             .send()
             .await
             .and_then(|r| r.error_for_status())

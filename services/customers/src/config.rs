@@ -93,7 +93,7 @@ fn captcha(env: &EnvReader) -> Result<CaptchaConfig, ConfigError> {
         "dev" => Ok(CaptchaConfig::Dev),
         "recaptcha" => Ok(CaptchaConfig::Recaptcha {
             verify_url: env.url("RECAPTCHA_VERIFY_URL", DEFAULT_RECAPTCHA_URL)?,
-            secret: Secret::new(env.required("RECAPTCHA_SECRET")?),
+            secret: env.required_secret("RECAPTCHA_SECRET")?,
             hostnames: env.list("RECAPTCHA_HOSTNAMES", ""),
             min_score: env.parse("RECAPTCHA_MIN_SCORE", 0.5)?,
         }),
@@ -112,8 +112,8 @@ impl CustomersConfig {
             audience: env.string("TOKEN_AUDIENCE", "storefront-bff"),
             access_ttl: Duration::from_secs(env.parse("ACCESS_TOKEN_TTL_SECS", 900)?),
             refresh_ttl: Duration::from_secs(env.parse("REFRESH_TOKEN_TTL_SECS", 30 * 86_400)?),
-            signing_key: env.raw("TOKEN_SIGNING_KEY").map(Secret::new),
-            previous_key: env.raw("TOKEN_PREVIOUS_SIGNING_KEY").map(Secret::new),
+            signing_key: env.secret("TOKEN_SIGNING_KEY")?,
+            previous_key: env.optional_secret("TOKEN_PREVIOUS_SIGNING_KEY")?,
         };
         let argon2 = Argon2Params {
             // OWASP's argon2id baseline: 19 MiB, 2 iterations, 1 lane.

@@ -67,7 +67,13 @@ pub async fn serve(config: CustomersConfig, serving: Serving) -> anyhow::Result<
         store,
         shutdown,
     } = serving;
+    let refusals = store.refusals();
     let api = api(&config, store.clone())?;
+    let accounts = &api.accounts;
+    let mut followed = accounts.signer.follow(&config.tokens);
+    followed.extend(accounts.captcha.follow());
+    let every = config.service.program.secrets_watch;
+    storefront_platform::secret_files::watch(followed, every, shutdown.clone());
     tokio::spawn(follow_currencies(
         api.profiles.currencies.clone(),
         store,
@@ -81,11 +87,12 @@ pub async fn serve(config: CustomersConfig, serving: Serving) -> anyhow::Result<
         );
         seed(&api).await?;
     }
-    storefront_platform::server::serve_grpc(
+    storefront_platform::server::serve_grpc_on(
         &config.service,
         CustomerServiceServer::new(api),
         listener,
         shutdown,
+        refusals,
     )
     .await
 }

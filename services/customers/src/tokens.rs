@@ -1,6 +1,7 @@
 //! Customer tokens: short-lived ES256 access JWTs with a `kid`, and opaque
 //! refresh tokens stored only as their SHA-256.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use aws_lc_rs::digest::{SHA256, digest};
@@ -10,7 +11,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use storefront_domain::customer_token::{CustomerClaims, GUEST_SCOPE, low_s};
+use storefront_platform::env::Secret;
 use storefront_platform::error::ServiceError;
+use storefront_platform::secret_files::{Followed, Swap};
 use storefront_proto::customers::v1::{SigningKey, SigningKeys};
 
 use crate::config::TokenConfig;
@@ -19,6 +22,15 @@ pub struct Signer {
     issuer: String,
     audience: String,
     pub access_ttl: Duration,
+    /// Replaced whole when a key file changes (`follow`).
+    keys: Swap<Keys>,
+    /// The current and previous keys' PEM as last taken, from which a
+    /// changed one rebuilds `keys`.
+    pems: Arc<Mutex<[Option<String>; 2]>>,
+}
+
+/// The key that signs and the keys published for verifiers.
+struct Keys {
     kid: String,
     key: EncodingKey,
     published: Vec<SigningKey>,
@@ -42,37 +54,76 @@ fn from_pem(pem: &str) -> anyhow::Result<EncodingKey> {
         .map_err(|e| anyhow::anyhow!("not a P-256 PKCS#8 PEM key: {e}"))
 }
 
+/// The current key (`pems[0]`, or without one a key of this process's
+/// own) signs; both are published.
+fn keys(pems: &[Option<String>; 2]) -> anyhow::Result<Keys> {
+    let key = match &pems[0] {
+        Some(pem) => from_pem(pem)?,
+        None => {
+            let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING)
+                .map_err(|_| anyhow::anyhow!("key generation failed"))?;
+            let pkcs8 = pair
+                .to_pkcs8v1()
+                .map_err(|_| anyhow::anyhow!("key export failed"))?;
+            EncodingKey::from_ec_der(pkcs8.as_ref())
+        }
+    };
+    let current = published(&key)?;
+    let mut published_keys = vec![current.clone()];
+    if let Some(previous) = &pems[1] {
+        published_keys.push(published(&from_pem(previous)?)?);
+    }
+    Ok(Keys {
+        kid: current.kid,
+        key,
+        published: published_keys,
+    })
+}
+
 impl Signer {
     pub fn new(config: &TokenConfig) -> anyhow::Result<Self> {
-        let key = match &config.signing_key {
-            Some(pem) => from_pem(pem.expose())?,
-            None => {
-                let pair = EcdsaKeyPair::generate(&ECDSA_P256_SHA256_FIXED_SIGNING)
-                    .map_err(|_| anyhow::anyhow!("key generation failed"))?;
-                let pkcs8 = pair
-                    .to_pkcs8v1()
-                    .map_err(|_| anyhow::anyhow!("key export failed"))?;
-                EncodingKey::from_ec_der(pkcs8.as_ref())
-            }
-        };
-        let current = published(&key)?;
-        let mut keys = vec![current.clone()];
-        if let Some(previous) = &config.previous_key {
-            keys.push(published(&from_pem(previous.expose())?)?);
-        }
+        let pem = |s: &Option<Secret>| s.as_ref().map(|s| s.expose().to_string());
+        let pems = [pem(&config.signing_key), pem(&config.previous_key)];
         Ok(Self {
             issuer: config.issuer.clone(),
             audience: config.audience.clone(),
             access_ttl: config.access_ttl,
-            kid: current.kid,
-            key,
-            published: keys,
+            keys: Swap::new(keys(&pems)?),
+            pems: Arc::new(Mutex::new(pems)),
         })
+    }
+
+    /// The key files, when the keys came from files: a changed one is
+    /// taken when both keys then parse (the last good pair stays
+    /// otherwise). To rotate without a token the gateway cannot yet
+    /// verify, publish first: the new key as the previous one, then, once
+    /// every replica has it, the new key as current and the old as previous
+    /// (docs/security.md).
+    pub fn follow(&self, config: &TokenConfig) -> Vec<Followed> {
+        let files = [
+            ("TOKEN_SIGNING_KEY", &config.signing_key),
+            ("TOKEN_PREVIOUS_SIGNING_KEY", &config.previous_key),
+        ];
+        let mut followed = Vec::new();
+        for (slot, (name, source)) in files.into_iter().enumerate() {
+            let Some(source) = source else { continue };
+            let (swap, pems) = (self.keys.clone(), self.pems.clone());
+            let take = move |text: &str| {
+                let mut pems = pems.lock().unwrap_or_else(|p| p.into_inner());
+                let mut next = pems.clone();
+                next[slot] = Some(text.to_string());
+                swap.set(keys(&next).map_err(|e| e.to_string())?);
+                *pems = next;
+                Ok(())
+            };
+            followed.extend(Followed::of(name, source, Box::new(take)));
+        }
+        followed
     }
 
     pub fn signing_keys(&self) -> SigningKeys {
         SigningKeys {
-            keys: self.published.clone(),
+            keys: self.keys.get().published.clone(),
             issuer: self.issuer.clone(),
             audience: self.audience.clone(),
         }
@@ -97,9 +148,10 @@ impl Signer {
             exp: now + self.access_ttl.as_secs(),
             scope: guest.then(|| GUEST_SCOPE.to_string()),
         };
+        let keys = self.keys.get();
         let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        jsonwebtoken::encode(&header, &claims, &self.key)
+        header.kid = Some(keys.kid.clone());
+        jsonwebtoken::encode(&header, &claims, &keys.key)
             .map(low_s::normalise)
             .map_err(|_| ServiceError::internal("token signing failed"))
     }

@@ -35,6 +35,7 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         store,
         shutdown,
     } = serving;
+    let refusals = store.refusals();
     let tokens = Arc::new(TokenSource::new(config.identity_tokens.clone()));
     let peer = |c: &storefront_platform::topology::PeerConfig| {
         Peer::new(
@@ -55,6 +56,9 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
     let webhooks = match config.webhooks {
         Some(settings) => {
             let endpoints = settings.endpoints.clone();
+            let every = config.service.program.secrets_watch;
+            let followed = settings.follow_secret().into_iter().collect();
+            storefront_platform::secret_files::watch(followed, every, shutdown.clone());
             let deliverer = webhooks::Deliverer::new(store.clone(), settings)?;
             tokio::spawn(deliverer.run(shutdown.clone()));
             endpoints
@@ -65,11 +69,12 @@ pub async fn serve(config: OrdersConfig, serving: Serving) -> anyhow::Result<()>
         orders: Arc::new(orders::Orders { store, outbox }),
         webhooks: Arc::new(webhooks),
     };
-    storefront_platform::server::serve_grpc(
+    storefront_platform::server::serve_grpc_on(
         &config.service,
         OrderServiceServer::new(api),
         listener,
         shutdown,
+        refusals,
     )
     .await
 }

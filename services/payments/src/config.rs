@@ -66,8 +66,8 @@ impl PaymentsConfig {
                 }
                 ProviderConfig::Stripe {
                     api_base,
-                    secret_key: Secret::new(env.required("STRIPE_SECRET_KEY")?),
-                    webhook_secret: Secret::new(env.required("STRIPE_WEBHOOK_SECRET")?),
+                    secret_key: env.required_secret("STRIPE_SECRET_KEY")?,
+                    webhook_secret: env.required_secret("STRIPE_WEBHOOK_SECRET")?,
                 }
             }
             other => {

@@ -22,6 +22,7 @@ pub mod webhook;
 
 use std::sync::Arc;
 
+use storefront_platform::secret_files::{self, Followed};
 use storefront_platform::service::Serving;
 use storefront_platform::topology;
 use storefront_proto::payments::v1::payment_service_server::PaymentServiceServer;
@@ -73,14 +74,35 @@ pub async fn serve(config: PaymentsConfig, serving: Serving) -> anyhow::Result<(
             api_base,
             secret_key,
             webhook_secret,
-        } => service::PaymentsApi {
-            provider: Arc::new(stripe::StripeProvider::new(
-                api_base,
-                secret_key.expose(),
-                webhook_secret.expose(),
-            )),
-            test: None,
-        },
+        } => {
+            let stripe =
+                stripe::StripeProvider::new(api_base, secret_key.expose(), webhook_secret.expose());
+            // A rolled key (Stripe lets both work for a while) or a new
+            // endpoint secret is used from the next call on.
+            let followed = [
+                ("STRIPE_SECRET_KEY", secret_key, stripe.secret_key.clone()),
+                (
+                    "STRIPE_WEBHOOK_SECRET",
+                    webhook_secret,
+                    stripe.webhook_secret.clone(),
+                ),
+            ]
+            .into_iter()
+            .filter_map(|(name, source, swap)| {
+                let take = move |text: &str| {
+                    swap.set(text.to_string());
+                    Ok(())
+                };
+                Followed::of(name, source, Box::new(take))
+            })
+            .collect();
+            let every = config.service.program.secrets_watch;
+            secret_files::watch(followed, every, shutdown.clone());
+            service::PaymentsApi {
+                provider: Arc::new(stripe),
+                test: None,
+            }
+        }
     };
     tracing::info!(provider = api.provider.name(), "payments ready");
     storefront_platform::server::serve_grpc(

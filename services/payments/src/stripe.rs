@@ -19,11 +19,14 @@ pub const API_BASE: &str = "https://api.stripe.com";
 /// How long a call to Stripe may take before the shopper is told to retry.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
+use storefront_platform::secret_files::Swap;
+
 pub struct StripeProvider {
     http: reqwest::Client,
     base: String,
-    secret_key: String,
-    webhook_secret: String,
+    /// Replaced when their files change (`lib::follow_keys`).
+    pub(crate) secret_key: Swap<String>,
+    pub(crate) webhook_secret: Swap<String>,
 }
 
 #[derive(Deserialize)]
@@ -171,8 +174,8 @@ impl StripeProvider {
         Self {
             http,
             base: base.trim_end_matches('/').to_string(),
-            secret_key: secret_key.to_string(),
-            webhook_secret: webhook_secret.to_string(),
+            secret_key: Swap::new(secret_key.to_string()),
+            webhook_secret: Swap::new(webhook_secret.to_string()),
         }
     }
 
@@ -188,7 +191,7 @@ impl StripeProvider {
             Some(form) => self.http.post(url).form(form),
             None => self.http.get(url),
         };
-        let mut request = request.bearer_auth(&self.secret_key);
+        let mut request = request.bearer_auth(self.secret_key.get());
         if let Some(key) = key {
             request = request.header("Idempotency-Key", key);
         }
@@ -382,7 +385,7 @@ impl PaymentProvider for StripeProvider {
     }
 
     fn webhook(&self, signature: &str, body: &[u8], now_secs: i64) -> Result<Event, PaymentError> {
-        webhook::verify(&self.webhook_secret, signature, body, now_secs)?;
+        webhook::verify(&self.webhook_secret.get(), signature, body, now_secs)?;
         webhook::parse(body)
     }
 }

@@ -77,16 +77,28 @@ impl fmt::Display for AppEnvironment {
     }
 }
 
-/// A secret value that never appears in `Debug` or `Display` output.
+/// A secret value that never appears in `Debug` or `Display` output: the
+/// variable's value, or the text of the file `<NAME>_FILE` names (a
+/// mounted Secret's key), which `secret_files::watch` re-reads.
 #[derive(Clone, Default)]
-pub struct Secret(String);
+pub struct Secret {
+    value: String,
+    file: Option<std::path::PathBuf>,
+}
 
 impl Secret {
     pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+        Self {
+            value: value.into(),
+            file: None,
+        }
     }
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.value
+    }
+    /// The file it was read from, which may change while the program runs.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.file.as_deref()
     }
 }
 
@@ -160,6 +172,45 @@ impl EnvReader {
             .filter(|v| !v.is_empty())
     }
 
+    /// `var`'s value, or the text of the file `<var>_FILE` names (trimmed;
+    /// both set is refused, as is an unreadable or empty file).
+    pub fn secret(&self, var: &str) -> Result<Option<Secret>, ConfigError> {
+        let file_var = format!("{var}_FILE");
+        match (self.raw(var), self.raw(&file_var)) {
+            (Some(_), Some(_)) => Err(ConfigError::new(
+                var,
+                format!("set either {var} or {file_var}, not both"),
+            )),
+            (Some(value), None) => Ok(Some(Secret::new(value))),
+            (None, Some(path)) => {
+                let value = crate::secret_files::read(std::path::Path::new(path))
+                    .map_err(|m| ConfigError::new(&file_var, m))?;
+                Ok(Some(Secret {
+                    value,
+                    file: Some(path.into()),
+                }))
+            }
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// As `secret`, for a key a Secret may lack (mounted `optional`): a
+    /// file that does not exist is no value. One added later is read at
+    /// the next start.
+    pub fn optional_secret(&self, var: &str) -> Result<Option<Secret>, ConfigError> {
+        let file = self.raw(&format!("{var}_FILE")).map(std::path::Path::new);
+        if file.is_some_and(|f| !f.exists()) && self.raw(var).is_none() {
+            return Ok(None);
+        }
+        self.secret(var)
+    }
+
+    /// As `secret`, required.
+    pub fn required_secret(&self, var: &str) -> Result<Secret, ConfigError> {
+        self.secret(var)?
+            .ok_or_else(|| ConfigError::new(var, format!("is required (or {var}_FILE)")))
+    }
+
     pub fn string(&self, var: &str, default: &str) -> String {
         self.raw(var).unwrap_or(default).to_string()
     }
@@ -220,17 +271,25 @@ impl EnvReader {
         environment: AppEnvironment,
         holds: &str,
     ) -> Result<Option<RedisTarget>, ConfigError> {
-        let url = match (self.raw("REDIS_URL"), self.raw("REDIS_CLUSTER_NODES")) {
+        let (one, cluster) = (
+            self.secret("REDIS_URL")?,
+            self.secret("REDIS_CLUSTER_NODES")?,
+        );
+        let (var, secret) = match (one, cluster) {
             (Some(_), Some(_)) => {
                 return Err(ConfigError::new(
                     "REDIS_CLUSTER_NODES",
                     "set REDIS_URL (one server) or REDIS_CLUSTER_NODES (a cluster), not both",
                 ));
             }
-            (Some(url), None) => Some(redis_url(url)?),
-            (None, Some(nodes)) => Some(cluster_urls(nodes)?),
-            (None, None) => None,
+            (Some(url), None) => ("REDIS_URL", Some(url)),
+            (None, Some(nodes)) => ("REDIS_CLUSTER_NODES", Some(nodes)),
+            (None, None) => ("REDIS_URL", None),
         };
+        let url = secret
+            .as_ref()
+            .map(|s| redis_text(var, s.expose()))
+            .transpose()?;
         let Some(url) = url else {
             if environment.refuses_dev_shortcuts() {
                 return Err(ConfigError::new(
@@ -241,6 +300,10 @@ impl EnvReader {
             return Ok(None);
         };
         let mut target = RedisTarget::new(url);
+        let every = crate::secret_files::every(self)?;
+        if let (Some(file), Some(every)) = (secret.as_ref().and_then(Secret::file), every) {
+            target.source = Some((var, file.to_path_buf(), every));
+        }
         if let Some(path) = self.raw("REDIS_CA_FILE") {
             target.ca_pem = Some(ca_bundle(path, &target)?);
         }
@@ -334,6 +397,16 @@ fn ca_bundle(path: &str, target: &RedisTarget) -> Result<Vec<u8>, ConfigError> {
         return Err(invalid(format!("{path} holds no PEM certificate")));
     }
     Ok(pem)
+}
+
+/// `REDIS_URL`'s or `REDIS_CLUSTER_NODES`' text as the URL (or node URLs)
+/// connected to: what a followed file's new text is read as.
+pub fn redis_text(var: &str, text: &str) -> Result<String, ConfigError> {
+    if var == "REDIS_CLUSTER_NODES" {
+        cluster_urls(text)
+    } else {
+        redis_url(text)
+    }
 }
 
 /// `REDIS_CLUSTER_NODES` as the store's comma-separated node URLs: each

@@ -18,6 +18,7 @@ pub mod known_settings;
 pub mod process;
 pub mod recent;
 pub mod reply;
+pub mod secret_files;
 pub mod server;
 pub mod service;
 pub mod settings;

@@ -66,8 +66,27 @@ where
         listener,
         shutdown,
         None::<std::future::Ready<()>>,
+        None,
     )
     .await
+}
+
+/// As `serve_grpc`, for a service keeping its state in a store that may
+/// refuse (`Store::refusals`: its Redis moved): NOT_SERVING from then on,
+/// with why in the log.
+pub async fn serve_grpc_on<S>(
+    settings: &ServiceSettings,
+    service: S,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+    refusals: tokio::sync::watch::Receiver<Option<String>>,
+) -> anyhow::Result<()>
+where
+    S: GrpcService,
+    S::Future: Send + 'static,
+{
+    let ready = None::<std::future::Ready<()>>;
+    serve(settings, service, listener, shutdown, ready, Some(refusals)).await
 }
 
 /// As `serve_grpc`, for a service that listens before it can answer:
@@ -85,7 +104,7 @@ where
     S::Future: Send + 'static,
     R: std::future::Future<Output = ()> + Send + 'static,
 {
-    serve(settings, service, listener, shutdown, Some(ready)).await
+    serve(settings, service, listener, shutdown, Some(ready), None).await
 }
 
 /// Both of the above: `ready` None when the service answers at once.
@@ -95,6 +114,7 @@ async fn serve<S, R>(
     listener: TcpListener,
     shutdown: CancellationToken,
     ready: Option<R>,
+    refusals: Option<tokio::sync::watch::Receiver<Option<String>>>,
 ) -> anyhow::Result<()>
 where
     S: GrpcService,
@@ -102,6 +122,9 @@ where
     R: std::future::Future<Output = ()> + Send + 'static,
 {
     let (reporter, health) = tonic_health::server::health_reporter();
+    if let Some(refusals) = refusals {
+        tokio::spawn(refuse_when_told::<S>(reporter.clone(), refusals));
+    }
     let now = match ready {
         None => ServingStatus::Serving,
         Some(_) => ServingStatus::NotServing,
@@ -185,4 +208,22 @@ where
     }
     tracing::info!(service = settings.name, "grpc service stopped");
     Ok(())
+}
+
+/// NOT_SERVING (the service and `""`, what readiness asks) once `refusals`
+/// says why, for good: the process is restarted rather than put back.
+async fn refuse_when_told<S: NamedService>(
+    reporter: tonic_health::server::HealthReporter,
+    mut refusals: tokio::sync::watch::Receiver<Option<String>>,
+) {
+    let why = match refusals.wait_for(Option::is_some).await {
+        Ok(why) => why.clone().unwrap_or_default(),
+        Err(_) => return,
+    };
+    tracing::error!(service = S::NAME, reason = %why, "not serving");
+    for name in [S::NAME, ""] {
+        reporter
+            .set_service_status(name, ServingStatus::NotServing)
+            .await;
+    }
 }

@@ -34,6 +34,9 @@ pub struct ProgramSettings {
     /// while its health reports not serving, so that callers and
     /// Kubernetes take it out of rotation before it stops listening.
     pub shutdown_delay: Duration,
+    /// `SECRETS_WATCH_SECS` (10; 0: never): how often secrets read from
+    /// files (`<NAME>_FILE`) are checked for a change (`secret_files`).
+    pub secrets_watch: Option<Duration>,
 }
 
 impl ProgramSettings {
@@ -48,6 +51,7 @@ impl ProgramSettings {
             identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
             identity_jwks_ca: env.raw("IDENTITY_JWKS_CA_FILE").map(jwks_ca).transpose()?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
+            secrets_watch: crate::secret_files::every(env)?,
             shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
         if settings.environment.refuses_dev_shortcuts() {

@@ -356,6 +356,15 @@ fn pod_is_locked_down(deployment: &Value) {
 
 /// A program's environment as the pod gets it: ConfigMap plus Secrets
 /// (with stand-in values: the real ones never pass through the chart).
+/// What a Secret's key holds in these renders: a URL where one is read.
+fn stand_in(var: &str) -> &'static str {
+    match var {
+        "REDIS_URL" => "rediss://redis.example:6380/",
+        "REDIS_CLUSTER_NODES" => "redis-0.example:6379,redis-1.example:6379",
+        _ => "stand-in",
+    }
+}
+
 fn pod_env(docs: &[Value], program: &str) -> EnvReader {
     let name = format!("{RELEASE}-{program}");
     let data = named(docs, "ConfigMap", &name)["data"]
@@ -367,21 +376,38 @@ fn pod_env(docs: &[Value], program: &str) -> EnvReader {
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
     );
     let deployment = named(docs, "Deployment", &name);
-    for var in deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+    let pod = &deployment["spec"]["template"]["spec"];
+    // A Secret's key is a file the kubelet writes (each file named for its
+    // variable); the stand-in written where the pod would read it.
+    let files: Vec<&str> = pod["volumes"]
         .as_array()
         .into_iter()
         .flatten()
-    {
-        assert!(
-            var["value"].is_null(),
-            "{name}: {} is set from a Secret, not inline",
-            var["name"]
-        );
-        assert!(var["valueFrom"]["secretKeyRef"]["name"].is_string());
-        env.set(var["name"].as_str().unwrap(), "stand-in");
-    }
-    if env.raw("REDIS_URL") == Some("stand-in") {
-        env.set("REDIS_URL", "rediss://redis.example:6380/");
+        .filter(|v| v["name"] == "secrets")
+        .flat_map(|v| v["projected"]["sources"].as_array().unwrap())
+        .map(|s| {
+            assert!(s["secret"]["name"].is_string(), "{name}: {s}");
+            s["secret"]["items"][0]["path"].as_str().unwrap()
+        })
+        .collect();
+    for var in pod["containers"][0]["env"].as_array().into_iter().flatten() {
+        let var_name = var["name"].as_str().unwrap();
+        let Some(base) = var_name.strip_suffix("_FILE") else {
+            assert!(
+                var["value"].is_null(),
+                "{name}: {var_name} is set from a Secret, not inline"
+            );
+            assert!(var["valueFrom"]["secretKeyRef"]["name"].is_string());
+            env.set(var_name, stand_in(var_name));
+            continue;
+        };
+        assert!(files.contains(&base), "{name}: {base} is not mounted");
+        let path = var["value"].as_str().unwrap();
+        assert_eq!(path, format!("/var/run/secrets/storefront/{base}"));
+        let file =
+            std::env::temp_dir().join(format!("chart-{program}-{base}-{}", std::process::id()));
+        std::fs::write(&file, stand_in(base)).unwrap();
+        env.set(var_name, file.display().to_string());
     }
     if env.raw("REDIS_CA_FILE").is_some() {
         // The mounted ConfigMap's certificate, as the pod would read it.
@@ -400,12 +426,6 @@ fn pod_env(docs: &[Value], program: &str) -> EnvReader {
             "/services/domain/src/markets/demo.json"
         );
         env.set("MARKETS_FILE", demo);
-    }
-    if env.raw("REDIS_CLUSTER_NODES") == Some("stand-in") {
-        env.set(
-            "REDIS_CLUSTER_NODES",
-            "redis-0.example:6379,redis-1.example:6379",
-        );
     }
     if env.raw("CONTENT_DIR").is_some() {
         env.set("CONTENT_DIR", std::env::temp_dir().display().to_string());
@@ -606,8 +626,8 @@ fn a_redis_cluster_is_configured_by_its_nodes() {
     let mut clustered = 0;
     for program in deployed() {
         let env = pod_env(&docs, program);
-        assert!(env.raw("REDIS_URL").is_none(), "{program}");
-        clustered += usize::from(env.raw("REDIS_CLUSTER_NODES").is_some());
+        assert!(env.raw("REDIS_URL_FILE").is_none(), "{program}");
+        clustered += usize::from(env.raw("REDIS_CLUSTER_NODES_FILE").is_some());
         config_accepts(program, &env).unwrap_or_else(|e| panic!("{program}: {e}"));
     }
     assert_eq!(clustered, 5, "gateway, catalog, customers, cart, orders");

@@ -64,8 +64,10 @@ fn extras_join_every_program_then_each_its_own() {
             .collect();
         assert!(mounts.contains(&"/etc/shop/keys"), "{mounts:?}");
     }
-    // The Secrets' env stays beside the operator's (production's Redis URL).
-    assert!(names(&pod(cart)["containers"][0]["env"]).contains(&"REDIS_URL"));
+    // The Secrets' env stays beside the operator's (production's Redis URL,
+    // a file's path), their volume beside the operator's.
+    assert!(names(&pod(cart)["containers"][0]["env"]).contains(&"REDIS_URL_FILE"));
+    assert!(names(&pod(cart)["volumes"]).contains(&"secrets"));
     let refused = render(
         "production",
         &[

@@ -549,10 +549,12 @@ fn order_webhooks_reach_the_orders_program_alone() {
         config(&docs, "orders")["ORDER_WEBHOOK_URLS"],
         "https://erp.shop.test/hooks"
     );
-    let env = pod(deployment(&docs, "orders"))["containers"][0]["env"].to_string();
+    let orders = pod(deployment(&docs, "orders"));
+    let env = orders["containers"][0]["env"].to_string();
+    let volumes = orders["volumes"].to_string();
     assert!(
-        env.contains("ORDER_WEBHOOK_SECRET") && env.contains("storefront-order-webhooks"),
-        "{env}"
+        env.contains("ORDER_WEBHOOK_SECRET_FILE") && volumes.contains("storefront-order-webhooks"),
+        "{env} {volumes}"
     );
     for program in ["gateway", "cart", "payments"] {
         assert!(

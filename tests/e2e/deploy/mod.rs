@@ -7,8 +7,10 @@
 mod chart;
 mod chart_extras;
 mod chart_network;
+mod chart_secrets;
 mod chart_values;
 mod compose;
+mod roll;
 
 use std::path::{Path, PathBuf};
 

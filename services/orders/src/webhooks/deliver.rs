@@ -269,7 +269,7 @@ impl Deliverer {
                 .header("webhook-timestamp", timestamp.to_string())
                 .header(
                     "webhook-signature",
-                    secret.sign(event.id, timestamp, event.body),
+                    secret.get().sign(event.id, timestamp, event.body),
                 ),
             (Target::BackOffice(_), None) => return Err("no ORDER_WEBHOOK_SECRET".into()),
             (Target::Agent(hook), _) => request

@@ -23,6 +23,7 @@ mod state;
 use std::time::Duration;
 
 use storefront_platform::env::{ConfigError, EnvReader};
+use storefront_platform::secret_files::{Followed, Swap};
 
 pub use agent_hook::AgentHook;
 pub use deliver::Deliverer;
@@ -38,7 +39,9 @@ const MAX_ENDPOINTS: usize = 10;
 pub struct Settings {
     /// The back office's, each sent every event (Standard Webhooks).
     pub endpoints: Vec<reqwest::Url>,
-    pub secret: Option<Secret>,
+    pub secret: Option<Swap<Secret>>,
+    /// Where it was read from: a file is followed (`follow_secret`).
+    pub secret_source: Option<storefront_platform::env::Secret>,
     /// The agents', each sent its buyers' orders' events.
     pub agents: Vec<AgentHook>,
     pub first_retry: Duration,
@@ -58,11 +61,16 @@ impl Settings {
             return Ok(None);
         }
         const SECRET: &str = "ORDER_WEBHOOK_SECRET";
-        let secret = match env.raw(SECRET) {
+        let secret_source = match env.secret(SECRET)? {
             _ if endpoints.is_empty() => None,
             None => return Err(ConfigError::new(SECRET, "required with ORDER_WEBHOOK_URLS")),
-            Some(s) => Some(Secret::parse(s.trim()).map_err(|m| ConfigError::new(SECRET, m))?),
+            Some(s) => Some(s),
         };
+        let secret = secret_source
+            .as_ref()
+            .map(|s| Secret::parse(s.expose()).map(Swap::new))
+            .transpose()
+            .map_err(|m| ConfigError::new(SECRET, m))?;
         const FIRST: &str = "ORDER_WEBHOOK_FIRST_RETRY_MS";
         let first_retry = env.millis(FIRST, 5_000)?;
         if !(Duration::from_millis(100)..=Duration::from_secs(600)).contains(&first_retry) {
@@ -71,9 +79,22 @@ impl Settings {
         Ok(Some(Self {
             endpoints,
             secret,
+            secret_source,
             agents: hooks,
             first_retry,
         }))
+    }
+
+    /// The signing secret's file, when it came from one: a rotated secret
+    /// signs the next delivery (one that is not `whsec_...` is refused,
+    /// the last one kept).
+    pub fn follow_secret(&self) -> Option<Followed> {
+        let (source, swap) = (self.secret_source.as_ref()?, self.secret.clone()?);
+        let take = move |text: &str| {
+            swap.set(Secret::parse(text)?);
+            Ok(())
+        };
+        Followed::of("ORDER_WEBHOOK_SECRET", source, Box::new(take))
     }
 
     /// `ORDER_WEBHOOK_URLS`: http(s) URLs, comma-separated, 10 at most.

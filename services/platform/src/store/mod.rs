@@ -7,6 +7,7 @@
 
 mod events;
 mod memory;
+mod moved;
 mod redis_backend;
 mod replicas;
 mod stream_range;
@@ -96,6 +97,23 @@ impl Store {
         match self {
             Store::Redis(r) => r.primaries_without_replica(),
             Store::Memory(_) => 0,
+        }
+    }
+
+    /// Why this process refuses to serve on its Redis, when it does: the
+    /// file its address came from now names another server (`moved`).
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            Store::Memory(_) => None,
+            Store::Redis(r) => r.retired.borrow().clone(),
+        }
+    }
+
+    /// The refusal as it changes (never, in memory).
+    pub fn refusals(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        match self {
+            Store::Memory(_) => tokio::sync::watch::Sender::new(None).subscribe(),
+            Store::Redis(r) => r.retired.subscribe(),
         }
     }
 

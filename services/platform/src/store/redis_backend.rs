@@ -96,6 +96,8 @@ pub struct RedisStore {
     turns: Arc<Turns>,
     /// Which cluster shards have a replica to wait for (`replicas`).
     replicas: Arc<ReplicaHealth>,
+    /// Why this process no longer serves on this Redis (`moved`).
+    pub(super) retired: Arc<tokio::sync::watch::Sender<Option<String>>>,
 }
 
 fn unavailable(e: redis::RedisError) -> StoreError {
@@ -148,12 +150,17 @@ impl RedisStore {
             insert_indexed: Script::new(INSERT_INDEXED),
             replace: Script::new(REPLACE),
         };
+        let retired = Arc::new(tokio::sync::watch::Sender::new(None));
+        if let Some(source) = &target.source {
+            super::moved::follow(target.endpoint(), source.clone(), &retired);
+        }
         Ok(Self {
             conn,
             prefix: prefix.into(),
             scripts: Arc::new(scripts),
             turns: Arc::new(Turns::default()),
             replicas: Arc::default(),
+            retired,
         })
     }
 
@@ -356,6 +363,9 @@ impl RedisStore {
     }
 
     pub async fn ping(&self) -> Result<(), StoreError> {
+        if let Some(why) = self.retired.borrow().clone() {
+            return Err(StoreError::Unavailable(why));
+        }
         let mut conn = self.conn.clone();
         let _: String = redis::cmd("PING")
             .query_async(&mut conn)
