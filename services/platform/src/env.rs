@@ -183,7 +183,7 @@ impl EnvReader {
             )),
             (Some(value), None) => Ok(Some(Secret::new(value))),
             (None, Some(path)) => {
-                let value = crate::secret_files::read(std::path::Path::new(path))
+                let value = read_secret_file(std::path::Path::new(path))
                     .map_err(|m| ConfigError::new(&file_var, m))?;
                 Ok(Some(Secret {
                     value,
@@ -203,6 +203,16 @@ impl EnvReader {
             return Ok(None);
         }
         self.secret(var)
+    }
+
+    /// `SECRETS_WATCH_SECS`: how often secret files are checked (10; 0:
+    /// never, None).
+    pub fn secrets_watch(&self) -> Result<Option<Duration>, ConfigError> {
+        let secs: u64 = self.parse("SECRETS_WATCH_SECS", 10)?;
+        if secs > 3600 {
+            return Err(ConfigError::new("SECRETS_WATCH_SECS", "0 (never) to 3600"));
+        }
+        Ok((secs > 0).then(|| Duration::from_secs(secs)))
     }
 
     /// As `secret`, required.
@@ -300,7 +310,7 @@ impl EnvReader {
             return Ok(None);
         };
         let mut target = RedisTarget::new(url);
-        let every = crate::secret_files::every(self)?;
+        let every = self.secrets_watch()?;
         if let (Some(file), Some(every)) = (secret.as_ref().and_then(Secret::file), every) {
             target.source = Some((var, file.to_path_buf(), every));
         }
@@ -397,6 +407,28 @@ fn ca_bundle(path: &str, target: &RedisTarget) -> Result<Vec<u8>, ConfigError> {
         return Err(invalid(format!("{path} holds no PEM certificate")));
     }
     Ok(pem)
+}
+
+/// Largest secret file read: a key or a URL, never a megabyte.
+const MAX_BYTES: u64 = 64 * 1024;
+
+/// A secret file's text, trimmed; refused unreadable, empty or too large.
+pub fn read_secret_file(path: &std::path::Path) -> Result<String, String> {
+    let shown = path.display();
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{shown} cannot be read: {e}"))?
+        .len();
+    if size > MAX_BYTES {
+        return Err(format!(
+            "{shown} is {size} bytes; a secret is at most {MAX_BYTES}"
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown} cannot be read: {e}"))?;
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(format!("{shown} is empty"));
+    }
+    Ok(text.to_string())
 }
 
 /// `REDIS_URL`'s or `REDIS_CLUSTER_NODES`' text as the URL (or node URLs)

@@ -7,12 +7,12 @@
 //! which takes it or refuses it (the last good value stays, logged by
 //! name, never by value).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::env::{ConfigError, EnvReader, Secret};
+use crate::env::{Secret, read_secret_file as read};
 
 /// What a secret became (a parsed key, a client's credential), replaced
 /// whole when its file changes; readers take the current one and keep it
@@ -45,28 +45,6 @@ impl<T> Swap<T> {
     pub fn set(&self, value: T) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = std::sync::Arc::new(value);
     }
-}
-
-/// Largest secret file read: a key or a URL, never a megabyte.
-const MAX_BYTES: u64 = 64 * 1024;
-
-/// A secret file's text, trimmed; refused unreadable, empty or too large.
-pub fn read(path: &Path) -> Result<String, String> {
-    let shown = path.display();
-    let size = std::fs::metadata(path)
-        .map_err(|e| format!("{shown} cannot be read: {e}"))?
-        .len();
-    if size > MAX_BYTES {
-        return Err(format!(
-            "{shown} is {size} bytes; a secret is at most {MAX_BYTES}"
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{shown} cannot be read: {e}"))?;
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(format!("{shown} is empty"));
-    }
-    Ok(text.to_string())
 }
 
 /// What takes a changed secret: Ok when in use, Err (why) when refused.
@@ -114,15 +92,6 @@ impl Followed {
     }
 }
 
-/// `SECRETS_WATCH_SECS`: how often secret files are checked (10; 0: never).
-pub fn every(env: &EnvReader) -> Result<Option<Duration>, ConfigError> {
-    let secs: u64 = env.parse("SECRETS_WATCH_SECS", 10)?;
-    if secs > 3600 {
-        return Err(ConfigError::new("SECRETS_WATCH_SECS", "0 (never) to 3600"));
-    }
-    Ok((secs > 0).then(|| Duration::from_secs(secs)))
-}
-
 /// Checks `files` every `every` until `shutdown` (nothing to do without
 /// any, or with `every` None).
 pub fn watch(files: Vec<Followed>, every: Option<Duration>, shutdown: CancellationToken) {
@@ -149,6 +118,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::env::EnvReader;
 
     #[test]
     fn a_changed_file_is_handed_over_and_a_refused_one_leaves_the_last() {

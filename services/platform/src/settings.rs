@@ -51,7 +51,7 @@ impl ProgramSettings {
             identity_jwks_url: env.url("IDENTITY_JWKS_URL", &topology::dev_jwks_url())?,
             identity_jwks_ca: env.raw("IDENTITY_JWKS_CA_FILE").map(jwks_ca).transpose()?,
             drain_timeout: env.millis("DRAIN_TIMEOUT_MS", 10_000)?,
-            secrets_watch: crate::secret_files::every(env)?,
+            secrets_watch: env.secrets_watch()?,
             shutdown_delay: env.millis("SHUTDOWN_DELAY_MS", 0)?,
         };
         if settings.environment.refuses_dev_shortcuts() {

@@ -46,7 +46,7 @@ pub(super) fn follow(
 /// Why the file now names another server, if it does (unreadable or
 /// invalid text is not a move: the next check reads it again).
 fn moved(endpoint: &[String], var: &str, path: &std::path::Path) -> Option<String> {
-    let text = crate::secret_files::read(path).ok()?;
+    let text = crate::env::read_secret_file(path).ok()?;
     let url = crate::env::redis_text(var, &text).ok()?;
     let now = crate::store::RedisTarget::new(url).endpoint();
     (now != endpoint).then(|| {
