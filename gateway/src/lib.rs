@@ -16,6 +16,7 @@ mod budget;
 pub mod config;
 pub mod cors;
 mod demo_media;
+mod documents;
 pub mod downstream;
 pub mod error;
 /// Entry points for `fuzz/`, which turns on the `testsuite` feature; never
@@ -121,6 +122,7 @@ pub fn app(
     store: Store,
     limiter: Arc<Limiter>,
     ready: Arc<AtomicBool>,
+    tree: Arc<documents::TreeDocument>,
 ) -> anyhow::Result<Router> {
     let (router, mut doc) = routes::api(&config.cache)
         .routes(routes!(openapi::document))
@@ -166,6 +168,7 @@ pub fn app(
         base_url: config.acp.base_url.clone(),
     });
     let state = AppState {
+        tree,
         acp: facade,
         downstreams,
         redis,
@@ -251,14 +254,16 @@ pub async fn serve(
     let rl = &config.rate_limits;
     let limiter = Limiter::new(rl.quotas.clone(), &store, rl.fail_closed.clone());
     prune_on_a_timer(limiter.clone(), shutdown.clone());
+    let tree = Arc::new(documents::TreeDocument::default());
     let app = app(
         &config,
         downstreams.clone(),
         store,
         limiter.clone(),
         ready.clone(),
+        tree.clone(),
     )?;
-    let internal_app = internal::app(&config, downstreams, limiter);
+    let internal_app = internal::app(&config, downstreams, limiter, tree);
     tracing::info!(
         addr = %listener.local_addr()?,
         internal = %internal.local_addr()?,

@@ -31,6 +31,8 @@ pub struct AppState {
     /// Local and development: `/` leads to the reference, and the demo
     /// catalog's pictures are drawn (`demo_media`).
     pub local_pages: bool,
+    /// The category tree's JSON, held (`documents`).
+    pub tree: Arc<crate::documents::TreeDocument>,
     /// The Agentic Commerce Protocol facade's own (`acp`).
     pub acp: Arc<crate::acp::facade::Facade>,
 }

@@ -80,13 +80,13 @@ pub async fn put_product(
         product_id,
         record: record.into(),
     };
-    change(
-        state
-            .downstreams
-            .catalog()
-            .put_product(&correlation, message)
-            .await?,
-    )
+    let reply = state
+        .downstreams
+        .catalog()
+        .put_product(&correlation, message)
+        .await;
+    state.tree.forget();
+    change(reply?)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -120,13 +120,13 @@ pub async fn delete_product(
         product_id,
         expected_version: expected.version,
     };
-    change(
-        state
-            .downstreams
-            .catalog()
-            .delete_product(&correlation, message)
-            .await?,
-    )
+    let reply = state
+        .downstreams
+        .catalog()
+        .delete_product(&correlation, message)
+        .await;
+    state.tree.forget();
+    change(reply?)
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -303,7 +303,9 @@ pub async fn import(
     };
     let mut client = CatalogServiceClient::new(peer.long_running(FEED_DEADLINE))
         .max_decoding_message_size(64 << 20);
-    let reply = match client.import_feed(request).await {
+    let reply = client.import_feed(request).await;
+    state.tree.forget();
+    let reply = match reply {
         Ok(reply) => reply.into_inner(),
         Err(status) => return ApiError::from(status).into_response(),
     };

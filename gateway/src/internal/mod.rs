@@ -50,6 +50,8 @@ pub struct InternalState {
     doc: Arc<String>,
     /// `ACP_PRODUCT_URL`: product pages in the feed for agents.
     product_url: Arc<str>,
+    /// The public port's category tree, forgotten by each catalog change.
+    tree: Arc<crate::documents::TreeDocument>,
 }
 
 /// A verified calling service account.
@@ -222,7 +224,12 @@ async fn no_store(req: axum::extract::Request, next: axum::middleware::Next) -> 
     response
 }
 
-pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<Limiter>) -> Router {
+pub fn app(
+    config: &GatewayConfig,
+    downstreams: Arc<Downstreams>,
+    limiter: Arc<Limiter>,
+    tree: Arc<crate::documents::TreeDocument>,
+) -> Router {
     let verifier = Arc::new(IdentityVerifier::new(config.internal_identity.clone()));
     let (router, doc) = routes(config.import_max_bytes).split_for_parts();
     let doc = Arc::new(document(doc).to_pretty_json().unwrap_or_default());
@@ -239,6 +246,7 @@ pub fn app(config: &GatewayConfig, downstreams: Arc<Downstreams>, limiter: Arc<L
         )
         .fallback(|| async { ApiError::for_status(StatusCode::NOT_FOUND) })
         .with_state(InternalState {
+            tree,
             product_url: config.acp.product_url.as_str().into(),
             limiter,
             downstreams,
