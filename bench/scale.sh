@@ -15,7 +15,9 @@
 # own floor. ROUTES=customer runs
 # only the floors and the customer routes (for work on the write path);
 # ROUTES=search the floors, the plain listing and the search routes;
-# ROUTES=reads those and the filtered listing (bench/markets.sh).
+# ROUTES=reads those and the filtered listing (bench/markets.sh);
+# ROUTES=documents the floors, the listing whole and with one locale's
+# strings (localeProjection), suggestions, the tree and typos.
 # STOREFRONT_BIN measures another build of the storefront binary (an
 # older one, for a before/after; the floor is this tree's).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
@@ -121,7 +123,18 @@ mapfile -t ids < <(for o in 0 100 200; do curl -sf "${H[@]}" "$base/products?lim
   | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]')
 for i in $(seq 0 499); do echo "/products/${ids[RANDOM % ${#ids[@]}]}"; done >"$work/detail"
 printf '%s\n' "${ids[@]}" >"$work/stocked"
+sed 's/$/\&localeProjection=de-DE/' "$work/list" >"$work/list-de"
 echo "/categories/tree" >"$work/tree"
+if [ "$only" = documents ] || [ "$only" = all ]; then
+  # Mean bytes of a listing page (the first 50 of the list), with every
+  # locale's strings and with one locale's.
+  page_bytes() {
+    local n=0 u
+    while read -r u; do n=$(( n + $(curl -sf "${H[@]}" "$base$u" | wc -c) )); done < <(head -50 "$1")
+    echo $(( n / 50 ))
+  }
+  echo "listing page bytes: every locale $(page_bytes "$work/list"), localeProjection=de-DE $(page_bytes "$work/list-de")" >&2
+fi
 echo "/json" >"$work/json"
 echo "/hop" >"$work/hop"
 
@@ -202,6 +215,12 @@ for c in "${conns[@]}"; do
   measure "floor: bare axum JSON" "$work/json" "$c" "http://127.0.0.1:$floor_port"
   measure "floor: axum -> tonic -> JSON" "$work/hop" "$c" "http://127.0.0.1:$floor_port"
   [ "$only" = customer ] || measure "/products?limit=20" "$work/list" "$c" "$base"
+  if [ "$only" = documents ]; then
+    measure "/products?limit=20 localeProjection" "$work/list-de" "$c" "$base"
+    measure "/search typo" "$work/typo" "$c" "$base"
+    measure "/search/suggestions" "$work/suggest" "$c" "$base"
+    measure "/categories/tree" "$work/tree" "$c" "$base"
+  fi
   if [ "$only" = all ]; then
     measure "/products/{id}" "$work/detail" "$c" "$base"
   fi
@@ -211,7 +230,7 @@ for c in "${conns[@]}"; do
   if [ "$only" = all ]; then
     measure "/products deep page (offset>=5000)" "$work/deep" "$c" "$base"
   fi
-  if [ "$only" != customer ]; then
+  if [ "$only" != customer ] && [ "$only" != documents ]; then
     measure "/search one word" "$work/word" "$c" "$base"
     measure "/search typo" "$work/typo" "$c" "$base"
     measure "/search two words" "$work/two" "$c" "$base"
@@ -219,13 +238,14 @@ for c in "${conns[@]}"; do
   if [ "$only" = all ]; then
     measure "/search/suggestions" "$work/suggest" "$c" "$base"
     measure "/categories/tree" "$work/tree" "$c" "$base"
+    measure "/products?limit=20 localeProjection" "$work/list-de" "$c" "$base"
   fi
-  [ "$only" = search ] || [ "$only" = reads ] || routes $port memory "$c"
+  [ "$only" = search ] || [ "$only" = reads ] || [ "$only" = documents ] || routes $port memory "$c"
   r=$(rss "$mesh"); [ "$r" -gt "$peak_rss" ] && peak_rss=$r
 done
 
 redis_note="redis-server not installed: customer routes on Redis skipped"
-if [ "$only" = search ] || [ "$only" = reads ]; then
+if [ "$only" = search ] || [ "$only" = reads ] || [ "$only" = documents ]; then
   redis_note="ROUTES=$only: customer routes skipped"
 elif command -v redis-server >/dev/null 2>&1; then
   redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &

@@ -35,6 +35,7 @@ mod hostile_fields;
 mod idempotency;
 mod identity;
 mod journey;
+mod locale_projection;
 mod logs;
 mod markets;
 mod openapi;

@@ -6,6 +6,7 @@ pub mod cart;
 pub mod catalog;
 pub mod content;
 pub mod customers;
+pub mod locale;
 pub mod merge;
 pub mod search;
 pub mod sessions;

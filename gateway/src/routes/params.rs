@@ -67,11 +67,26 @@ pub struct Locale(
 );
 extract_with!(Locale, locale);
 
+/// One locale's strings in place of every locale's.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Query, names("localeProjection"))]
+pub struct LocaleProjection(
+    /// xx-XX: each localised field (name, description, slug, media `alt`) carries only the string a reader of this locale is shown, still as an object by locale: the locale's own, else another of its language, else the shop's default (en-AU), else the first there is. Absent: every locale's.
+    #[param(required = false, pattern = "^[a-z]{2}-[A-Z]{2}$")]
+    pub Option<String>,
+);
+extract_with!(LocaleProjection, |raw| {
+    match single_param(raw, "localeProjection") {
+        None => Ok(None),
+        Some(value) => checked_locale(value, "localeProjection").map(Some),
+    }
+});
+
 /// The shopper's search words, trimmed and validated.
 #[derive(IntoParams)]
 #[into_params(parameter_in = Query, names("query"))]
 pub struct SearchText(
-    /// The shopper's words (for suggestions, what has been typed so far), 1 to 200 characters and at most 10 words separated by white space: stemmed, with synonyms; typos are forgiven (none under 5 letters, one up to 8, two beyond) only in words no product has, and only when the words as typed find nothing. Nothing in it is query syntax.
+    /// The shopper's words (for suggestions, what has been typed so far), 1 to 200 characters and at most 10 words separated by white space: stemmed, with synonyms; typos are forgiven (none under 4 letters, one up to 8, two beyond) only in words no product has, and only when the words as typed find nothing. Nothing in it is query syntax.
     #[param(
         min_length = 1,
         max_length = 200,
@@ -134,6 +149,11 @@ pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
     let Some(locale) = single_param(raw, "locale") else {
         return Ok(DEFAULT_LOCALE.into());
     };
+    checked_locale(locale, "locale")
+}
+
+/// `locale` if it is of the form xx-XX; else 400 naming `param`.
+fn checked_locale(locale: String, param: &str) -> Result<String, ApiError> {
     let b = locale.as_bytes();
     let ok = b.len() == 5
         && b[..2].iter().all(u8::is_ascii_lowercase)
@@ -141,9 +161,9 @@ pub fn locale(raw: Option<&str>) -> Result<String, ApiError> {
         && b[3..].iter().all(u8::is_ascii_uppercase);
     if !ok {
         return Err(invalid_parameter(
-            "locale",
+            param,
             "INVALID_FORMAT",
-            "locale must match ^[a-z]{2}-[A-Z]{2}$, e.g. en-AU".into(),
+            format!("{param} must match ^[a-z]{{2}}-[A-Z]{{2}}$, e.g. en-AU"),
         ));
     }
     Ok(locale)

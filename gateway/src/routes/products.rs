@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use storefront_proto::catalog::v1::{GetProductRequest, ListProductsRequest};
 use storefront_proto::common::v1::PageRequest;
 
-use super::params::Currency;
+use super::params::{Currency, LocaleProjection};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Media, Product, Variant};
@@ -15,7 +15,7 @@ use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
 /// Lists products, filtered, sorted and paged.
-#[utoipa::path(get, path = "/products", tag = "Products", params(Listing<Products>, Currency),
+#[utoipa::path(get, path = "/products", tag = "Products", params(Listing<Products>, Currency, LocaleProjection),
     responses(
         (status = 200, description = "A page of product summaries (no `variants`)", body = Paged<Product>),
         (status = 400, description = "INVALID_QUERY_PARAMETER, INVALID_SORT_FIELD, INVALID_FILTER or INVALID_API_VERSION", body = ErrorBody),
@@ -25,6 +25,7 @@ pub async fn list_products(
     correlation: CallContext,
     Listing(parsed, _): Listing<Products>,
     Currency(currency_code): Currency,
+    LocaleProjection(locale): LocaleProjection,
 ) -> Result<JsonBytes, ApiError> {
     let message = ListProductsRequest {
         query: Some(parsed.list),
@@ -35,7 +36,7 @@ pub async fn list_products(
         .catalog()
         .list_products(&correlation, message)
         .await?;
-    transcode::paged(reply.page, &reply.products)
+    transcode::paged(reply.page, &reply.products, locale.as_deref())
 }
 
 async fn fetch_product(
@@ -58,7 +59,7 @@ async fn fetch_product(
 
 /// A product with all its variants.
 #[utoipa::path(get, path = "/products/{productId}", tag = "Products",
-    params(("productId" = String, Path, description = "Product id"), Currency),
+    params(("productId" = String, Path, description = "Product id"), Currency, LocaleProjection),
     responses(
         (status = 200, description = "The product", body = Product),
         (status = 400, description = "Invalid currency", body = ErrorBody),
@@ -69,10 +70,13 @@ pub async fn get_product(
     correlation: CallContext,
     Path(product_id): Path<String>,
     Currency(currency): Currency,
+    LocaleProjection(locale): LocaleProjection,
 ) -> Result<Json<Product>, ApiError> {
-    Ok(Json(
-        fetch_product(&state, &correlation, product_id, currency).await?,
-    ))
+    let mut product = fetch_product(&state, &correlation, product_id, currency).await?;
+    if let Some(locale) = locale {
+        product.project(&locale);
+    }
+    Ok(Json(product))
 }
 
 /// Pages a list held in full (variants, media).

@@ -4,7 +4,7 @@ use axum::extract::State;
 use storefront_proto::error::codes;
 use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
 
-use super::params::{Currency, Locale, SearchText, SuggestLimit};
+use super::params::{Currency, Locale, LocaleProjection, SearchText, SuggestLimit};
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::search::{Facets, SearchResult, Suggestions};
@@ -13,9 +13,9 @@ use crate::state::AppState;
 use crate::transcode::{self, JsonBytes};
 
 /// Searches products.
-#[utoipa::path(get, path = "/search", tag = "Search", params(SearchText, Locale, Currency, Listing<Search>),
+#[utoipa::path(get, path = "/search", tag = "Search", params(SearchText, Locale, Currency, Listing<Search>, LocaleProjection),
     responses(
-        (status = 200, description = "A page of product hits with facets. Ranked by relevance unless sorted: more of the query's words matched, fewer typos (Damerau-Levenshtein: a transposition is one; none in words under 5 letters, at most one under 9, two beyond; forgiven only in words no product has, when the words as typed find nothing), then how many pairs of consecutive query words stand within one word of each other, in order, in the name, then the field matched (name, brand, category, description), then exact over prefix (a last word no product has, two letters or more, matches as the start of a name word: `linen sh`) over fuzzy, then popularity. Synonyms apply to stemmed words. A query that matches nothing whole drops its last words until something matches (`droppedWords`); nothing even then is still 200 with an empty page, and `didYouMean` when a close spelling exists.", body = SearchResult),
+        (status = 200, description = "A page of product hits with facets. Ranked by relevance unless sorted: more of the query's words matched, fewer typos (Damerau-Levenshtein: a transposition is one; none in words under 4 letters, at most one under 9, two beyond; forgiven only in words no product has, when the words as typed find nothing), then how many pairs of consecutive query words stand within one word of each other, in order, in the name, then the field matched (name, brand, category, description), then exact over prefix (a last word no product has, two letters or more, matches as the start of a name word: `linen sh`) over fuzzy, then popularity. Synonyms apply to stemmed words. A query that matches nothing whole drops its last words until something matches (`droppedWords`); nothing even then is still 200 with an empty page, and `didYouMean` when a close spelling exists.", body = SearchResult),
         (status = 400, description = "INVALID_QUERY_PARAMETER (query empty, over 200 characters or 10 words, or with control characters; bad locale, limit...), INVALID_SORT_FIELD or INVALID_FILTER", body = ErrorBody),
     ))]
 pub async fn search(
@@ -25,6 +25,7 @@ pub async fn search(
     Locale(locale): Locale,
     Currency(currency_code): Currency,
     Listing(parsed, _): Listing<Search>,
+    LocaleProjection(projection): LocaleProjection,
 ) -> Result<JsonBytes, ApiError> {
     let message = SearchRequest {
         text,
@@ -39,11 +40,17 @@ pub async fn search(
         .await?;
     let facets = Facets::from(reply.facets.unwrap_or_default());
     let relaxed = (reply.dropped_words.as_slice(), reply.did_you_mean.as_str());
-    transcode::search(reply.page, &reply.products, &facets, relaxed)
+    transcode::search(
+        reply.page,
+        &reply.products,
+        &facets,
+        relaxed,
+        projection.as_deref(),
+    )
 }
 
 /// Completions and matching products for a partial query.
-#[utoipa::path(get, path = "/search/suggestions", tag = "Search", params(SearchText, SuggestLimit, Locale, Currency),
+#[utoipa::path(get, path = "/search/suggestions", tag = "Search", params(SearchText, SuggestLimit, Locale, Currency, LocaleProjection),
     responses(
         (status = 200, description = "Completions and the top matching products", body = Suggestions),
         (status = 400, description = codes::INVALID_QUERY_PARAMETER, body = ErrorBody),
@@ -55,6 +62,7 @@ pub async fn suggestions(
     SuggestLimit(limit): SuggestLimit,
     Locale(locale): Locale,
     Currency(currency_code): Currency,
+    LocaleProjection(projection): LocaleProjection,
 ) -> Result<JsonBytes, ApiError> {
     let message = SuggestRequest {
         text,
@@ -67,5 +75,5 @@ pub async fn suggestions(
         .search()
         .suggest(&correlation, message)
         .await?;
-    transcode::suggestions(&reply.completions, &reply.products)
+    transcode::suggestions(&reply.completions, &reply.products, projection.as_deref())
 }

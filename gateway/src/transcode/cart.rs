@@ -169,7 +169,7 @@ fn line_item(out: &mut Vec<u8>, l: &Message<'_>) -> Result<()> {
     key(out, false, "sku");
     text(out, sku)?;
     key(out, false, "name");
-    localized(out, &name)?;
+    localized(out, &name, None)?;
     key(out, false, "quantity");
     integer(out, quantity);
     key(out, false, "unitPrice");

@@ -9,6 +9,8 @@ mod cart;
 mod product;
 mod wire;
 
+pub use product::Projection;
+
 #[cfg(test)]
 mod tests;
 
@@ -54,7 +56,7 @@ fn field<T: Serialize + ?Sized>(out: &mut Vec<u8>, first: bool, name: &str, valu
 
 /// The products of a client-side reply (kept encoded) as a JSON array;
 /// returns how many.
-fn array(out: &mut Vec<u8>, products: &Products) -> Result<u32, ApiError> {
+fn array(out: &mut Vec<u8>, products: &Products, locale: Projection<'_>) -> Result<u32, ApiError> {
     if !products.products.is_empty() {
         // Decoded replies never carry structs (see `encoded::Products`).
         return Err(ApiError::bad_gateway("products decoded as structs"));
@@ -64,22 +66,26 @@ fn array(out: &mut Vec<u8>, products: &Products) -> Result<u32, ApiError> {
         if i > 0 {
             out.push(b',');
         }
-        one(out, p)?;
+        one(out, p, locale)?;
     }
     out.push(b']');
     Ok(products.encoded.len() as u32)
 }
 
-fn one(out: &mut Vec<u8>, p: &EncodedProduct) -> Result<(), ApiError> {
+fn one(out: &mut Vec<u8>, p: &EncodedProduct, locale: Projection<'_>) -> Result<(), ApiError> {
     let mut message = wire::Message::new(&p.body);
     if !p.tail.is_empty() {
         message.merge(&p.tail);
     }
-    product::product(out, &message).map_err(ApiError::bad_gateway)
+    product::product(out, &message, locale).map_err(ApiError::bad_gateway)
 }
 
 /// `model::common::Paged<Product>`.
-pub fn paged(page: Option<PageInfo>, products: &Products) -> Result<JsonBytes, ApiError> {
+pub fn paged(
+    page: Option<PageInfo>,
+    products: &Products,
+    locale: Projection<'_>,
+) -> Result<JsonBytes, ApiError> {
     let page = page.ok_or_else(|| ApiError::bad_gateway("list reply without page info"))?;
     if page.count as usize != products.encoded.len() + products.products.len() {
         return Err(ApiError::bad_gateway("page count does not match results"));
@@ -91,7 +97,7 @@ pub fn paged(page: Option<PageInfo>, products: &Products) -> Result<JsonBytes, A
     field(&mut out, false, "count", &page.count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products)?;
+    array(&mut out, products, locale)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }
@@ -103,6 +109,7 @@ pub fn search(
     products: &Products,
     facets: &impl Serialize,
     relaxed: (&[String], &str),
+    locale: Projection<'_>,
 ) -> Result<JsonBytes, ApiError> {
     let (dropped_words, did_you_mean) = relaxed;
     let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
@@ -115,7 +122,7 @@ pub fn search(
     field(&mut out, false, "count", &count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products)?;
+    array(&mut out, products, locale)?;
     field(&mut out, false, "facets", facets);
     if !dropped_words.is_empty() {
         field(&mut out, false, "droppedWords", dropped_words);
@@ -128,12 +135,16 @@ pub fn search(
 }
 
 /// `model::search::Suggestions`.
-pub fn suggestions(completions: &[String], products: &Products) -> Result<JsonBytes, ApiError> {
+pub fn suggestions(
+    completions: &[String],
+    products: &Products,
+    locale: Projection<'_>,
+) -> Result<JsonBytes, ApiError> {
     let mut out = buffer(products);
     out.push(b'{');
     field(&mut out, true, "completions", completions);
     out.extend_from_slice(b",\"products\":");
-    array(&mut out, products)?;
+    array(&mut out, products, locale)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }

@@ -100,7 +100,7 @@ pub(super) fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result
 }
 
 /// The listing form of one product: everything but `variants`.
-pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
+pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut meta, mut name, mut description, mut slug) = Default::default();
     let (mut price, mut master) = (Message::default(), Message::default());
     let (mut key_, mut brand, mut status): (&[u8], &[u8], i32) = (b"", b"", 0);
@@ -139,7 +139,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
         ("slug", &slug),
     ] {
         key(out, false, name_);
-        localized(out, text)?;
+        localized(out, text, locale)?;
     }
     key(out, false, "brand");
     text(out, brand)?;
@@ -163,9 +163,9 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>) -> Result<()> {
     key(out, false, "price");
     money(out, price)?;
     key(out, false, "masterVariant");
-    variant(out, master)?;
+    variant(out, master, locale)?;
     key(out, false, "media");
-    media_list(out, p, 15)?;
+    media_list(out, p, 15, locale)?;
     out.push(b'}');
     Ok(())
 }
@@ -218,9 +218,34 @@ fn timestamp(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     Ok(())
 }
 
-/// A `LocalizedString` (one map field, 1) as a JSON object.
-pub(super) fn localized(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
-    map(out, m, 1)
+/// Which locale's strings an answer carries: every one (None), or one
+/// (`localeProjection`, `model::locale`).
+pub type Projection<'a> = Option<&'a str>;
+
+/// A `LocalizedString` (one map field, 1) as a JSON object: whole, or
+/// with the one entry a reader of the projected locale is shown.
+pub(super) fn localized(out: &mut Vec<u8>, m: &Message<'_>, locale: Projection<'_>) -> Result<()> {
+    let Some(locale) = locale else {
+        return map(out, m, 1);
+    };
+    let mut best: Option<(u8, &[u8], &[u8])> = None;
+    for entry in m.repeated(1) {
+        let (k, v) = map_entry(entry?.bytes()?)?;
+        let rank = crate::model::locale::rank(k, locale);
+        // The first of equals in key order; a repeated key's last value.
+        let better = best.is_none_or(|(r, bk, _)| rank < r || (rank == r && k <= bk));
+        if better {
+            best = Some((rank, k, v));
+        }
+    }
+    out.push(b'{');
+    if let Some((_, k, v)) = best {
+        text(out, k)?;
+        out.push(b':');
+        text(out, v)?;
+    }
+    out.push(b'}');
+    Ok(())
 }
 
 fn map_entry(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
@@ -311,7 +336,7 @@ pub(super) fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     Ok(())
 }
 
-fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
+fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut id, mut sku): (u32, &[u8]) = (0, b"");
     let (mut price, mut availability) = (Message::default(), Message::default());
     for field in v.fields() {
@@ -362,25 +387,30 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>) -> Result<()> {
     integer(out, quantity);
     out.push(b'}');
     key(out, false, "media");
-    media_list(out, v, 7)?;
+    media_list(out, v, 7, locale)?;
     out.push(b'}');
     Ok(())
 }
 
 /// Repeated `Media` field `number` of `m`, as a JSON array.
-fn media_list(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
+fn media_list(
+    out: &mut Vec<u8>,
+    m: &Message<'_>,
+    number: u32,
+    locale: Projection<'_>,
+) -> Result<()> {
     out.push(b'[');
     for (i, item) in m.repeated(number).enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        media(out, &Message::new(item?.bytes()?))?;
+        media(out, &Message::new(item?.bytes()?), locale)?;
     }
     out.push(b']');
     Ok(())
 }
 
-fn media(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
+fn media(out: &mut Vec<u8>, m: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut id, mut url, mut video): (&[u8], &[u8], bool) = (b"", b"", false);
     let (mut width, mut height, mut position) = (0u32, 0u32, 0u32);
     let mut alt = Message::default();
@@ -404,7 +434,7 @@ fn media(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
     key(out, false, "type");
     string(out, if video { "video" } else { "image" });
     key(out, false, "alt");
-    localized(out, &alt)?;
+    localized(out, &alt, locale)?;
     key(out, false, "width");
     integer(out, width);
     key(out, false, "height");

@@ -129,7 +129,7 @@ fn by_model(p: &EncodedProduct) -> Option<Vec<u8>> {
 
 fn by_transcoder(p: &EncodedProduct) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::new();
-    one(&mut out, p)?;
+    one(&mut out, p, None)?;
     Ok(out)
 }
 
@@ -260,10 +260,10 @@ fn envelopes_are_the_models_envelopes() {
         total: 40,
     };
     let want = serde_json::to_vec(&Paged::new(Some(page), models(&list)).unwrap()).unwrap();
-    assert_eq!(paged(Some(page), &list).unwrap().as_bytes(), want);
+    assert_eq!(paged(Some(page), &list, None).unwrap().as_bytes(), want);
     let wrong_count = PageInfo { count: 2, ..page };
     assert_eq!(
-        paged(Some(wrong_count), &list).unwrap_err().status,
+        paged(Some(wrong_count), &list, None).unwrap_err().status,
         axum::http::StatusCode::BAD_GATEWAY
     );
 
@@ -292,7 +292,7 @@ fn envelopes_are_the_models_envelopes() {
         dropped_words: Vec::new(),
         did_you_mean: String::new(),
     };
-    let got = search(Some(page), &list, &facets, (&[], "")).unwrap();
+    let got = search(Some(page), &list, &facets, (&[], ""), None).unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&result).unwrap());
     let relaxed = SearchResult {
         dropped_words: vec!["unicorn".into(), "say \"hi\"".into()],
@@ -304,6 +304,7 @@ fn envelopes_are_the_models_envelopes() {
         &list,
         &facets,
         (&relaxed.dropped_words, &relaxed.did_you_mean),
+        None,
     )
     .unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&relaxed).unwrap());
@@ -313,9 +314,9 @@ fn envelopes_are_the_models_envelopes() {
         completions: completions.clone(),
         products: models(&list),
     };
-    let got = suggestions(&completions, &list).unwrap();
+    let got = suggestions(&completions, &list, None).unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&want).unwrap());
-    let empty = suggestions(&[], &products(0)).unwrap();
+    let empty = suggestions(&[], &products(0), None).unwrap();
     assert_eq!(empty.as_bytes(), br#"{"completions":[],"products":[]}"#);
 }
 
@@ -339,4 +340,40 @@ fn maps_merged_out_of_order_keep_the_last_value_in_key_order() {
         String::from_utf8(got).unwrap(),
         String::from_utf8(want).unwrap()
     );
+}
+
+/// `localeProjection`: the transcoder's one entry per localised field is
+/// the model's after `Product::project`, for locales of every rank (own,
+/// its language, the default, none of those) and maps merged out of order.
+#[test]
+fn a_projection_writes_what_the_projected_model_writes() {
+    let mut later = Product {
+        name: text(&[("en-NZ", "later NZ"), ("de-DE", "später")]),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    later.extend_from_slice(&tail());
+    let mut body = full(1);
+    body.name = text(&[
+        ("en-NZ", "first NZ"),
+        ("zz-ZZ", "only"),
+        ("de-AT", "Österreich"),
+    ]);
+    for p in [
+        encoded(full(1).encode_to_vec(), tail()),
+        encoded(body.encode_to_vec(), later),
+    ] {
+        for locale in ["de-DE", "de-CH", "en-NZ", "en-US", "fr-FR", "zz-ZZ"] {
+            let mut model = Model::from_proto(p.decode().unwrap(), false).unwrap();
+            model.project(locale);
+            let want = serde_json::to_vec(&model).unwrap();
+            let mut got = Vec::new();
+            one(&mut got, &p, Some(locale)).unwrap();
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap(),
+                "{locale}"
+            );
+        }
+    }
 }
