@@ -14,8 +14,40 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use storefront_platform::recent::Recent;
 
 use crate::error::ApiError;
+
+/// How long a suggestion answer is reused: the search index follows the
+/// catalog every 500 ms, so a change still reaches suggestions well
+/// within the 2 s promised; clients may cache them far longer
+/// (`CACHE_SEARCH`, 30 s).
+pub const SUGGESTIONS_FOR: Duration = Duration::from_millis(500);
+/// Suggestion answers held, over all keys: about 20 KB each (8 products),
+/// so at most about 10 MB.
+pub const SUGGESTIONS_HELD: usize = 512;
+
+/// Suggestion answers by their whole request (words, locale, currency,
+/// limit, projection): a storefront's search box asks for the same few
+/// short prefixes again and again (`s`, `sh`, `shi`...), so the hottest
+/// are answered from memory for half a second; any other costs as before.
+pub struct Suggestions(Recent<Bytes>);
+
+impl Default for Suggestions {
+    fn default() -> Self {
+        Self(Recent::new(SUGGESTIONS_FOR, SUGGESTIONS_HELD))
+    }
+}
+
+impl Suggestions {
+    pub fn get(&self, key: &str) -> Option<Bytes> {
+        self.0.get(key)
+    }
+
+    pub fn put(&self, key: &str, json: Bytes) {
+        self.0.put(key, json);
+    }
+}
 
 /// How long a tree read from the catalog is served as it is.
 pub const FRESH_FOR: Duration = Duration::from_secs(1);

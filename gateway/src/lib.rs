@@ -169,6 +169,7 @@ pub fn app(
     });
     let state = AppState {
         tree,
+        suggestions: Arc::default(),
         acp: facade,
         downstreams,
         redis,

@@ -33,6 +33,8 @@ pub struct AppState {
     pub local_pages: bool,
     /// The category tree's JSON, held (`documents`).
     pub tree: Arc<crate::documents::TreeDocument>,
+    /// Suggestion answers reused for half a second (`documents`).
+    pub suggestions: Arc<crate::documents::Suggestions>,
     /// The Agentic Commerce Protocol facade's own (`acp`).
     pub acp: Arc<crate::acp::facade::Facade>,
 }

@@ -444,3 +444,33 @@ async fn a_line_may_be_priced_a_moment_late_but_a_checkout_never_is() {
         session.body
     );
 }
+
+/// Suggestions are reused for half a second (`documents::Suggestions`):
+/// a product deleted just after they were asked for is gone from them
+/// within the 2 s promised all the same.
+#[tokio::test]
+async fn suggestions_follow_a_deletion_within_two_seconds() {
+    let t = crate::helpers::spawn_mesh().await;
+    let ids = async |t: &TestMesh| -> Vec<String> {
+        let found = t.ok("/search/suggestions?query=shi").await;
+        let products = found["products"].as_array().unwrap();
+        products
+            .iter()
+            .map(|p| p["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = ids(&t).await[0].clone();
+    assert_eq!(ids(&t).await[0], first, "asked again: the same answer");
+    let path = format!("/internal/catalog/products/{first}");
+    let deleted = t
+        .send(internal(&t, MERCHANDISING, Method::DELETE, &path))
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+    for _ in 0..20 {
+        if !ids(&t).await.contains(&first) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{first} still suggested 2 s after it was deleted");
+}

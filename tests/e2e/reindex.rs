@@ -38,17 +38,12 @@ async fn search_replica(t: &TestMesh) -> tokio_util::sync::CancellationToken {
     stop
 }
 
-async fn reindex(t: &TestMesh) {
-    let token = t
-        .mesh
-        .issuer
-        .mint("ops@storefront.iam.gserviceaccount.com", "gateway-internal")
-        .unwrap();
-    let url = format!("http://{}/internal/search/reindex", t.mesh.internal_addr);
-    let reply = t
-        .send(t.http.request(Method::POST, &url).bearer_auth(&token))
-        .await;
-    assert_eq!(reply.status, 200, "{}", reply.body);
+/// `POST /internal/search/reindex` as the ops account; its answer.
+pub async fn reindex(t: &TestMesh) -> crate::helpers::Reply {
+    let ops = "ops@storefront.iam.gserviceaccount.com";
+    let path = "/internal/search/reindex";
+    t.send(crate::catalog_changes::internal(t, ops, Method::POST, path))
+        .await
 }
 
 #[tokio::test]
@@ -60,7 +55,8 @@ async fn a_reindex_reaches_every_search_replica() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     // A fresh Redis holds no generation: 1; each reindex raises it by one.
     for generation in [2, 3] {
-        reindex(&t).await;
+        let reply = reindex(&t).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
         for _ in 0..100 {
             if follower_rebuilds(generation) >= 2 {
                 break;

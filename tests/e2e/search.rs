@@ -377,15 +377,7 @@ async fn the_index_follows_catalog_changes() {
 
     // An explicit reindex on the internal port.
     rename(&t, first, "Zanzibar Lantern").await;
-    let token = t
-        .mesh
-        .issuer
-        .mint("ops@storefront.iam.gserviceaccount.com", "gateway-internal")
-        .unwrap();
-    let url = format!("http://{}/internal/search/reindex", t.mesh.internal_addr);
-    let reindex = t
-        .send(t.http.request(Method::POST, &url).bearer_auth(&token))
-        .await;
+    let reindex = crate::reindex::reindex(&t).await;
     assert_eq!(reindex.status, 200, "{}", reindex.body);
     assert_eq!(reindex.body["documents"], 1000);
     let found = search(&t, "zanzibar", "").await;
@@ -393,6 +385,7 @@ async fn the_index_follows_catalog_changes() {
         (found["total"].as_u64(), found["results"][0]["id"].as_str()),
         (Some(1), Some(first))
     );
+    let url = format!("http://{}/internal/search/reindex", t.mesh.internal_addr);
     t.send(t.http.request(Method::POST, &url))
         .await
         .error(401, "UNAUTHORIZED");

@@ -1,6 +1,9 @@
 //! Full-text search and suggestions (public).
 
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use storefront_proto::error::codes;
 use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
 
@@ -63,7 +66,13 @@ pub async fn suggestions(
     Locale(locale): Locale,
     Currency(currency_code): Currency,
     LocaleProjection(projection): LocaleProjection,
-) -> Result<JsonBytes, ApiError> {
+) -> Result<Response, ApiError> {
+    // Every part of the request, each bounded by its parameter's checks.
+    let projected = projection.as_deref().unwrap_or_default();
+    let key = format!("{text}\0{locale}\0{currency_code}\0{limit}\0{projected}");
+    if let Some(json) = state.suggestions.get(&key) {
+        return Ok(json_response(json));
+    }
     let message = SuggestRequest {
         text,
         locale,
@@ -75,5 +84,12 @@ pub async fn suggestions(
         .search()
         .suggest(&correlation, message)
         .await?;
-    transcode::suggestions(&reply.completions, &reply.products, projection.as_deref())
+    let json = transcode::suggestions(&reply.completions, &reply.products, projection.as_deref())?;
+    let json = Bytes::from(json.into_bytes());
+    state.suggestions.put(&key, json.clone());
+    Ok(json_response(json))
+}
+
+fn json_response(json: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], json).into_response()
 }

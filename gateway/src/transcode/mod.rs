@@ -31,6 +31,10 @@ impl JsonBytes {
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
 }
 
 impl IntoResponse for JsonBytes {
