@@ -41,7 +41,7 @@ const PREFIX_LETTERS: usize = 2;
 pub fn typos(word: &str) -> u8 {
     match word.chars().count() {
         0..=3 => 0,
-        5..=8 => 1,
+        4..=8 => 1,
         _ => 2,
     }
 }
@@ -332,7 +332,7 @@ mod tests {
             typos("shrit"),
             typos("sneakres"),
         ];
-        assert_eq!(counts, [0, 0, 1, 1]);
+        assert_eq!(counts, [0, 1, 1, 1]);
         assert_eq!(typos("sneakeres"), 2);
     }
 }
