@@ -170,6 +170,10 @@ async fn category_feeds_are_bounded_and_the_tree_stays_servable() {
     import(&t, bare, false).await.error(422, "INVALID_FEED");
     assert_eq!(t.ok("/categories?limit=1").await["total"], 52, "unchanged");
 
+    // The tree is held by the gateway: read just before the import, it
+    // must still be the new one just after (the import forgets it).
+    let held = t.ok("/categories/tree").await;
+    assert_ne!(held["roots"].as_array().map(Vec::len), Some(1), "{held}");
     let applied = import(&t, chain(12), false).await;
     assert_eq!(applied.status, 200, "{}", applied.body);
     let tree = t.ok("/categories/tree").await;
