@@ -4,6 +4,8 @@
 //! German's stemmer would fold the umlaut anyway), then stemmed (English
 //! or German Snowball, as tantivy's own `en_stem`). Stems are cached per analyzer: a catalog's text repeats a
 //! small vocabulary, and stemming was an eighth of building the index.
+//! Names are also indexed folded but unstemmed (`FOLDED`), so that a word
+//! as typed outranks another that only shares its stem.
 
 use std::borrow::Cow;
 
@@ -22,6 +24,10 @@ pub const GERMAN: &str = "german";
 /// The pairs of stemmed words of a name (`pairs`), per language.
 pub const ENGLISH_PAIRS: &str = "english_pairs";
 pub const GERMAN_PAIRS: &str = "german_pairs";
+/// Words split, lower-cased and folded as the stemming analyzers do, not
+/// stemmed: names as spelled (`Schale` is not `Schal`, whose German stem
+/// it shares).
+pub const FOLDED: &str = "folded";
 
 /// Words cached by one analyzer at most; the cache starts over beyond it.
 const MAX_CACHED: usize = 100_000;
@@ -48,7 +54,17 @@ pub fn stemming(slot: usize) -> TextAnalyzer {
     stemmed(slot).build()
 }
 
+/// Words split and folded as `stemmed` does, unstemmed.
+fn folded() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(40))
+        .filter(LowerCaser)
+        .filter(AsciiFoldingFilter)
+        .build()
+}
+
 pub fn register(index: &tantivy::Index) {
+    index.tokenizers().register(FOLDED, folded());
     for (slot, (name, _)) in LANGUAGES.iter().enumerate() {
         index.tokenizers().register(name, stemming(slot));
     }
@@ -174,5 +190,12 @@ mod tests {
         assert_eq!(terms(&mut pairs, "Linen SHIRTS"), ["linen shirt"]);
         let mut pairs = index.tokenizers().get(GERMAN_PAIRS).unwrap();
         assert_eq!(terms(&mut pairs, "Häuser und"), ["haus und"]);
+        // Folded as the stems are, but whole.
+        let mut folded = index.tokenizers().get(FOLDED).unwrap();
+        assert_eq!(
+            terms(&mut folded, "Keramik-Schale CAFÉ"),
+            ["keramik", "schale", "cafe"]
+        );
+        assert_eq!(terms(&mut german, "Schale Schal"), ["schal", "schal"]);
     }
 }

@@ -90,6 +90,7 @@ pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> Tan
     {
         doc.add_text(lang.name, local(p.name.as_ref(), locale));
         doc.add_text(lang.pairs, local(p.name.as_ref(), locale));
+        doc.add_text(lang.words, local(p.name.as_ref(), locale));
         doc.add_text(lang.description, local(p.description.as_ref(), locale));
         for names in p
             .category_ids

@@ -32,6 +32,10 @@ pub struct LanguageFields {
     /// The name's pairs of words within one word of each other
     /// (`analyzer::pair`).
     pub pairs: Field,
+    /// The name's words unstemmed (`analyzer::FOLDED`): scored, never
+    /// matched by (`text_query`), so that a word as typed ranks above one
+    /// sharing its stem.
+    pub words: Field,
     pub description: Field,
     pub category: Field,
     /// Which of the index's per-language tables (`vocabularies`) it uses.
@@ -142,6 +146,7 @@ fn language(
     LanguageFields {
         name: field("name", stem, IndexRecordOption::WithFreqs),
         pairs: field("pairs", pairs, IndexRecordOption::Basic),
+        words: field("words", analyzer::FOLDED, IndexRecordOption::WithFreqs),
         description: field("description", stem, IndexRecordOption::WithFreqs),
         category: field("category", stem, IndexRecordOption::WithFreqs),
         slot,

@@ -5,7 +5,9 @@
 //! through a synonym (compared stemmed, so "trainers" is "trainer"), or,
 //! when no product has the word: as the start of a name word when it is
 //! the last ("linen sh"), and (in a name, category or brand) within its
-//! typos, one typo scoring above two; exact over prefix over fuzzy.
+//! typos, one typo scoring above two; exact over prefix over fuzzy. A
+//! word as typed scores again where a name has it unstemmed, so that it
+//! ranks above a name word only sharing its stem (`Schale` above `Schal`).
 
 use tantivy::Term;
 use tantivy::query::{BoostQuery, ConstScoreQuery, FuzzyTermQuery, TermQuery};
@@ -33,6 +35,9 @@ const COMPLETIONS: usize = 8;
 /// Letters a last word needs to be taken as the start of a name word:
 /// one letter ("vitamin c") is more often a word of its own.
 const PREFIX_LETTERS: usize = 2;
+/// The weight of a word found in a name as typed, on top of its stem's:
+/// the name's own weight.
+const AS_TYPED: f32 = 3.0;
 
 /// Typos forgiven (Damerau-Levenshtein: a transposition is one): none in
 /// words under 4 letters, one up to 8, two beyond (issue 51: from 4
@@ -64,20 +69,22 @@ pub struct Analyzers {
     /// Lower-cased words, unstemmed.
     pub words: TextAnalyzer,
     pub stem: TextAnalyzer,
+    /// Words folded as the stems are, unstemmed (`analyzer::FOLDED`).
+    pub folded: TextAnalyzer,
 }
 
 impl Analyzers {
     pub fn new(indexed: &Indexed, lang: LanguageFields) -> tantivy::Result<Self> {
+        let tokenizers = indexed.live.index.tokenizers();
+        let get = |name: &str| {
+            tokenizers
+                .get(name)
+                .ok_or_else(|| tantivy::TantivyError::InternalError(format!("no {name} tokenizer")))
+        };
         Ok(Self {
-            words: indexed
-                .live
-                .index
-                .tokenizers()
-                .get("default")
-                .ok_or_else(|| {
-                    tantivy::TantivyError::InternalError("no default tokenizer".into())
-                })?,
+            words: get("default")?,
             stem: indexed.live.index.tokenizer_for_field(lang.name)?,
+            folded: get(crate::analyzer::FOLDED)?,
         })
     }
 
@@ -99,6 +106,14 @@ impl Analyzers {
 
     pub fn stem(&mut self, word: &str) -> String {
         tokens(&mut self.stem, word)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| word.to_string())
+    }
+
+    /// `word` folded as names' words are indexed unstemmed.
+    pub fn fold(&mut self, word: &str) -> String {
+        tokens(&mut self.folded, word)
             .into_iter()
             .next()
             .unwrap_or_else(|| word.to_string())
@@ -250,6 +265,7 @@ impl Clauses<'_> {
         let spelled = Spelled { word, stem };
         let mut any = Union::default();
         any.terms.extend(exact_terms(fields, lang, spelled, 2.0));
+        any.loose.extend(self.as_typed(analyzers, word, stem));
         // Asked only where it matters (four term lookups): the last word
         // may be a prefix, and a pass within typos forgives unknown words.
         let unknown =
@@ -298,6 +314,19 @@ impl Clauses<'_> {
             self.entry(entry, &mut any);
         }
         any
+    }
+
+    /// The name word as typed (`word`, of stem `stem`), weighted, scoring
+    /// where a match's name has it: never matched by (its documents are
+    /// among its stem's). Only where it tells matches apart: some name
+    /// has it, and some other name only a word sharing its stem.
+    fn as_typed(&self, analyzers: &mut Analyzers, word: &str, stem: &str) -> Option<(Term, f32)> {
+        let searcher = &self.indexed.searcher;
+        let typed = Term::from_field_text(self.lang.words, &analyzers.fold(word));
+        let spelled = searcher.doc_freq(&typed).unwrap_or(0);
+        let stemmed = Term::from_field_text(self.lang.name, stem);
+        let shared = searcher.doc_freq(&stemmed).unwrap_or(0);
+        (spelled > 0 && spelled < shared).then_some((typed, AS_TYPED))
     }
 
     /// A synonym entry (stemmed words, one space between) into `any`: a

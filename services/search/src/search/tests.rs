@@ -698,3 +698,65 @@ fn a_last_word_no_product_has_is_the_start_of_a_name_word() {
     let words = |text: &str| text_query::words(&indexed, lang, text).unwrap();
     assert!(text_query::postings(&indexed, lang, &words("linen sh")).unwrap() > 0);
 }
+
+/// A word as typed ranks above a name word only sharing its stem, in each
+/// language's stemmer (English `running`/`runs`, German `Schale`/`Schal`),
+/// matching as many as before; on every path a page may take.
+#[test]
+fn a_word_as_typed_ranks_above_one_sharing_its_stem() {
+    let mut products: Vec<Product> = (0..50).map(product).collect();
+    for (i, p) in products.iter_mut().enumerate() {
+        let name = match i {
+            0..10 => "runs mug",
+            10..20 => "running shoe",
+            20..30 => "keramik schale",
+            30..40 => "woll schal",
+            _ => "vase",
+        };
+        p.name = localized(name);
+        p.description = localized("a product");
+    }
+    let indexed = index_of(products);
+    let list = ListQuery {
+        page: Some(PageRequest {
+            limit: 10,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut plan = Plan::new(&indexed, &list, 0).unwrap();
+    let rows = |range: std::ops::Range<u32>| -> Vec<Bytes> {
+        let mut rows: Vec<Bytes> = range.map(|row| indexed.summary(row).unwrap()).collect();
+        rows.sort();
+        rows
+    };
+    let cases = [
+        ("en-AU", "running", 10..20),
+        ("en-AU", "runs", 0..10),
+        ("de-DE", "Schale", 20..30),
+        ("de-DE", "schal", 30..40),
+    ];
+    let modes = [(Some(false), None), (Some(true), None), (None, Some(0))];
+    for ((locale, text, first), (each, seek_max)) in cases
+        .into_iter()
+        .flat_map(|case| modes.map(|mode| (case.clone(), mode)))
+    {
+        plan.each = each;
+        plan.seek_max = seek_max;
+        let lang = indexed.fields.for_locale(locale);
+        let query = text_query::build(&indexed, lang, &Synonyms::default(), text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        let answer = plan.answer(plan.run(Some(&query)).unwrap()).unwrap();
+        // Both forms match, as their stem does.
+        assert_eq!(answer.page.as_ref().unwrap().total, 20, "{text}");
+        let mut got: Vec<Bytes> = (answer.products.encoded.iter())
+            .map(|p| p.body.clone())
+            .collect();
+        got.sort();
+        assert_eq!(got, rows(first), "{locale} {text}");
+    }
+    let none = Synonyms::default();
+    let (page, _, _) = plain(&indexed, ("running", Typos::Exact, &none), &list, 0);
+    assert!(page.iter().all(|row| (10..20).contains(row)), "{page:?}");
+}
