@@ -5,6 +5,7 @@ mod acp;
 mod acp_feed;
 mod acp_hooks;
 mod acp_mcp;
+mod attributes;
 mod auth_tokens;
 mod balancing;
 mod bounded_state;

@@ -31,8 +31,10 @@ fn typed(kind: FieldKind, raw: &str) -> Result<Kind, (&'static str, String)> {
         )
     };
     match kind {
-        FieldKind::Text | FieldKind::Id if raw.is_empty() => Err(invalid("a non-empty value")),
-        FieldKind::Text | FieldKind::Id => Ok(Kind::Text(raw.to_string())),
+        FieldKind::Text | FieldKind::Id | FieldKind::Attribute if raw.is_empty() => {
+            Err(invalid("a non-empty value"))
+        }
+        FieldKind::Text | FieldKind::Id | FieldKind::Attribute => Ok(Kind::Text(raw.to_string())),
         FieldKind::Integer => raw
             .parse()
             .map(Kind::Integer)
@@ -138,10 +140,24 @@ pub fn structured(param: &str, raw: &str, spec: &CollectionSpec) -> Result<Filte
             (field, op)
         }
     };
-    let Some(&(_, kind)) = spec.filter_fields.iter().find(|(name, _)| *name == field) else {
-        let fields: Vec<&str> = spec.filter_fields.iter().map(|(n, _)| *n).collect();
+    // `attributes.colour`: the attributes field, by one attribute's name.
+    let (field, attribute) = match field.split_once('.') {
+        Some((field, name)) => (field, Some(name)),
+        None => (field, None),
+    };
+    let declared = spec.filter_fields.iter().find(|(name, _)| *name == field);
+    let Some(&(_, kind)) = declared.filter(|(_, kind)| {
+        (*kind == FieldKind::Attribute) == attribute.is_some_and(|name| !name.is_empty())
+    }) else {
+        let fields: Vec<String> = (spec.filter_fields.iter())
+            .map(|&(name, kind)| match kind {
+                FieldKind::Attribute => format!("{name}.<attribute>"),
+                _ => name.to_string(),
+            })
+            .collect();
         let message = format!(
-            "cannot filter by {field:?}; filterable fields: {}",
+            "cannot filter by {}; filterable fields: {}",
+            filter_field(inner),
             fields.join(", ")
         );
         return Err(invalid_filter(param, codes::UNSUPPORTED, message));
@@ -161,5 +177,21 @@ pub fn structured(param: &str, raw: &str, spec: &CollectionSpec) -> Result<Filte
         ));
     }
     let value = typed(kind, raw).map_err(|(code, message)| invalid_filter(param, code, message))?;
+    let value = match (value, attribute) {
+        (Kind::Text(value), Some(name)) => {
+            Kind::Text(storefront_domain::catalog::attribute(name, &value))
+        }
+        (value, _) => value,
+    };
     Ok(filter(field, op, value))
+}
+
+/// The field a refused `filter[...]` names, quoted, cut to 64 characters:
+/// what is echoed of a client's parameter stays bounded.
+fn filter_field(inner: &str) -> String {
+    let field = inner.split('[').next().unwrap_or_default();
+    match field.char_indices().nth(64) {
+        Some((cut, _)) => format!("{:?}...", &field[..cut]),
+        None => format!("{field:?}"),
+    }
 }

@@ -87,7 +87,10 @@ fn filter_description(spec: &CollectionSpec) -> String {
         spec.filter_fields
             .iter()
             .filter(|(_, kind)| keep(*kind))
-            .map(|(name, _)| *name)
+            .map(|&(name, kind)| match kind {
+                FieldKind::Attribute => format!("{name}.<attribute>"),
+                _ => name.to_string(),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -99,6 +102,17 @@ fn filter_description(spec: &CollectionSpec) -> String {
     let equality = names(|kind| !kind.allows(FilterOperator::Lt));
     if !equality.is_empty() {
         description.push_str(&format!(" {equality}: eq and ne only."));
+    }
+    if spec
+        .filter_fields
+        .iter()
+        .any(|&(_, k)| k == FieldKind::Attribute)
+    {
+        description.push_str(
+            " `filter[attributes.colour]=Navy`: products with a variant whose attribute `colour` \
+             is `Navy` (ne: with none), compared as spelled; an attribute no product has matches \
+             nothing.",
+        );
     }
     description
 }
@@ -135,10 +149,41 @@ fn filter(spec: &CollectionSpec) -> Option<Schema> {
         .schema_type(Type::Object)
         .max_properties(Some(MAX_STRUCTURED_FILTERS))
         .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+    let mut named = Vec::new();
     for &(field, kind) in spec.filter_fields {
+        if kind == FieldKind::Attribute {
+            // `filter[attributes.colour]`: one property per attribute
+            // name, any name (the pattern shows the usual ones), a text.
+            named.push(format!(r"{field}\.[A-Za-z0-9_-]{{1,64}}"));
+            let text: Schema = value(kind).into();
+            object = object.additional_properties(Some(AdditionalProperties::RefOr(text.into())));
+            continue;
+        }
+        named.push(regex_escape(field));
         object = object.property(field, value(kind));
     }
+    if spec
+        .filter_fields
+        .iter()
+        .any(|&(_, k)| k == FieldKind::Attribute)
+    {
+        let pattern = format!("^({})$", named.join("|"));
+        let names = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(pattern));
+        object = object.property_names(Some(names));
+    }
     Some(object.into())
+}
+
+/// A field name as a regular expression matching only it.
+fn regex_escape(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| match c.is_ascii_alphanumeric() {
+            true => vec![c],
+            false => vec!['\\', c],
+        })
+        .collect()
 }
 
 /// One filter value of `kind`, as `query::filter::typed` accepts it.
@@ -151,7 +196,7 @@ fn value(kind: FieldKind) -> ObjectBuilder {
             .maximum(Some(i64::MAX))
     };
     match kind {
-        FieldKind::Text | FieldKind::Id => ObjectBuilder::new()
+        FieldKind::Text | FieldKind::Id | FieldKind::Attribute => ObjectBuilder::new()
             .schema_type(Type::String)
             .min_length(Some(1))
             .max_length(Some(MAX_VALUE_CHARS))

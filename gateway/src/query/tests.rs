@@ -194,3 +194,58 @@ fn endpoints_only_accept_their_own_fields() {
         "INVALID_FILTER"
     );
 }
+
+/// `filter[attributes.colour]=Navy`: the attributes field, its member
+/// `colour` U+001F `Navy`; eq and ne only; a name is required, and only
+/// the attributes field takes one.
+#[test]
+fn attribute_filters_name_their_attribute() {
+    let q = parse(
+        Some("filter[attributes.colour]=Navy&filter[attributes.size[ne]]=X.L"),
+        &PRODUCTS,
+    )
+    .unwrap();
+    let members: Vec<(String, FilterOperator, Option<Kind>)> = (q.list.filters.iter())
+        .map(|f| (f.field.clone(), f.operator(), f.value.clone().unwrap().kind))
+        .collect();
+    assert_eq!(
+        members,
+        [
+            (
+                "attributes".to_string(),
+                FilterOperator::Eq,
+                Some(Kind::Text("colour\u{1f}Navy".into()))
+            ),
+            (
+                "attributes".to_string(),
+                FilterOperator::Ne,
+                Some(Kind::Text("size\u{1f}X.L".into()))
+            ),
+        ]
+    );
+    assert_eq!(
+        first_error("filter[attributes.colour[gt]]=Navy"),
+        (
+            400,
+            "INVALID_FILTER".into(),
+            "filter[attributes.colour[gt]]".into(),
+            "UNSUPPORTED".into()
+        )
+    );
+    assert_eq!(first_error("filter[attributes]=Navy").3, "UNSUPPORTED");
+    assert_eq!(first_error("filter[attributes.]=Navy").3, "UNSUPPORTED");
+    assert_eq!(first_error("filter[brand.colour]=Navy").3, "UNSUPPORTED");
+    assert_eq!(first_error("filter[attributes.colour]=").3, "INVALID_VALUE");
+    let e = err("filter[attributes]=Navy");
+    assert!(
+        e.message.contains("attributes.<attribute>"),
+        "{}",
+        e.message
+    );
+    // The parameter is echoed once (the request's own limit bounds it),
+    // the field it names cut to 64 characters.
+    let e = err(&format!("filter[{}]=1", "x".repeat(900)));
+    assert!(e.message.len() < 900 + 300, "{}", e.message.len());
+    // Categories take no attribute.
+    assert!(parse(Some("filter[attributes.colour]=Navy"), &CATEGORIES).is_err());
+}

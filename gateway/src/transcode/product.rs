@@ -123,6 +123,10 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
             (14, v) => {
                 v.bytes()?;
             }
+            // Search's index reads them; no representation shows them.
+            (16, v) => {
+                utf8(v.text()?)?;
+            }
             _ => {}
         }
     }

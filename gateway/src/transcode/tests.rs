@@ -97,6 +97,8 @@ fn full(status: i32) -> Product {
         }),
         variants: Vec::new(),
         media: vec![media("a", 1), media("b", 2), media("c", 0)],
+        // For search's index only: in neither representation.
+        variant_attributes: vec!["colour\u{1f}Navy".into()],
     }
 }
 

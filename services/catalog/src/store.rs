@@ -21,6 +21,9 @@ use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collec
 /// into `variants`, so that the two concatenated are the product. Takes
 /// the product so that nothing is cloned.
 pub fn encode_stored(mut p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u8>) {
+    // The summary names its variants' attributes: search filters by them
+    // and reads summaries alone.
+    p.variant_attributes = storefront_domain::catalog::variant_attributes(&p);
     let list = std::mem::take(&mut p.variants);
     p.price = None;
     if let Some(v) = p.master_variant.as_mut() {

@@ -44,7 +44,44 @@ pub const PRODUCT_FIELDS: &[&str] = &[
     "category",
     "brand",
     "key",
+    "attributes",
 ];
+
+/// Between an attribute's name and value in the `attributes` column's
+/// members: a control character, which the gateway refuses in filters,
+/// so no name or value ends early.
+pub const ATTRIBUTE_SEPARATOR: char = '\u{1f}';
+
+/// The `attributes` member of a variant's attribute `name` = `value`.
+pub fn attribute(name: &str, value: &str) -> String {
+    let mut member = String::with_capacity(name.len() + value.len() + 1);
+    member.push_str(name);
+    member.push(ATTRIBUTE_SEPARATOR);
+    member.push_str(value);
+    member
+}
+
+/// The name and value of an `attributes` member.
+pub fn split_attribute(member: &str) -> Option<(&str, &str)> {
+    member.split_once(ATTRIBUTE_SEPARATOR)
+}
+
+/// Every attribute (`attribute`) of a product's variants, once each, in
+/// order: a product has `colour=Navy` when any of its variants does. What
+/// a product's listing summary carries as `variant_attributes`.
+pub fn variant_attributes(p: &Product) -> Vec<String> {
+    let variants = match (&p.variants[..], &p.master_variant) {
+        ([], Some(master)) => std::slice::from_ref(master),
+        (all, _) => all,
+    };
+    let mut out: Vec<String> = variants
+        .iter()
+        .flat_map(|v| v.attributes.iter().map(|(k, v)| attribute(k, v)))
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
 
 /// What filtering and sorting need of a product, without its text,
 /// variants and media: what indexes are built from.
@@ -63,6 +100,8 @@ pub struct ProductFacts {
     pub created_at: Option<(i64, i32)>,
     /// The master variant's prices, by currency.
     pub prices: Vec<(Code, i64)>,
+    /// Every variant's attributes (`attribute`), sorted, once each.
+    pub attributes: Vec<String>,
 }
 
 impl ProductFacts {
@@ -92,6 +131,10 @@ impl ProductFacts {
                 .iter()
                 .filter_map(|m| Some((Code::parse(&m.currency_code)?, m.cent_amount)))
                 .collect(),
+            attributes: match p.variant_attributes.is_empty() {
+                true => variant_attributes(p),
+                false => p.variant_attributes.clone(),
+            },
         }
     }
 }
@@ -108,6 +151,7 @@ pub enum ProductField {
     Category,
     Brand,
     Key,
+    Attributes,
 }
 
 pub struct ProductSchema;
@@ -131,6 +175,7 @@ impl Schema for ProductSchema {
             "category" => (F::Category, FieldType::TextSet),
             "brand" => (F::Brand, FieldType::Text),
             "key" => (F::Key, FieldType::Text),
+            "attributes" => (F::Attributes, FieldType::TextSet),
             _ => return None,
         })
     }
@@ -157,6 +202,7 @@ impl Schema for ProductSchema {
             ProductField::Category => Value::TextSet(&p.category_ids),
             ProductField::Brand => Value::Text(&p.brand),
             ProductField::Key => Value::Text(&p.key),
+            ProductField::Attributes => Value::TextSet(&p.attributes),
         }
     }
 
@@ -209,6 +255,7 @@ pub fn summary(p: &Product) -> Product {
         price: None,
         master_variant: master,
         variants: Vec::new(),
+        variant_attributes: variant_attributes(p),
         ..p.clone()
     }
 }

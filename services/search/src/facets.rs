@@ -319,6 +319,7 @@ mod tests {
             .zip(codes())
             .filter_map(|(cents, code)| Some((code, cents?)))
             .collect(),
+            attributes: Vec::new(),
         }
     }
 

@@ -1,7 +1,8 @@
-//! What indexing reads of an exported product: the text searched and the
-//! facts listings filter and sort by. Everything else (slugs, media, the
-//! master variant's SKU, attributes and media) is skipped by protobuf
-//! rather than decoded into strings and maps only to be dropped.
+//! What indexing reads of an exported product (a listing summary): the
+//! text searched and the facts listings filter and sort by, its variants'
+//! attributes among them. Everything else (slugs, media, the master
+//! variant's SKU, attributes and media) is skipped by protobuf rather
+//! than decoded into strings and maps only to be dropped.
 
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
@@ -31,6 +32,8 @@ pub struct IndexedProduct {
     pub in_stock: bool,
     #[prost(message, optional, tag = "13")]
     pub master_variant: Option<VariantPrices>,
+    #[prost(string, repeated, tag = "16")]
+    pub variant_attributes: Vec<String>,
 }
 
 /// `storefront.catalog.v1.Variant`, its prices only.
@@ -57,6 +60,7 @@ impl From<IndexedProduct> for Product {
                 prices: v.prices,
                 ..Default::default()
             }),
+            variant_attributes: p.variant_attributes,
             ..Default::default()
         }
     }
@@ -123,7 +127,8 @@ mod tests {
             media: vec![media],
             ..Default::default()
         };
-        let bytes = p.encode_to_vec();
+        // As exported: a listing summary, its variants' attributes beside it.
+        let bytes = storefront_domain::catalog::summary(&p).encode_to_vec();
         let view: Product = IndexedProduct::decode(bytes.as_slice()).unwrap().into();
         assert_eq!(ProductFacts::of(&view), ProductFacts::of(&p));
         assert_eq!(

@@ -323,6 +323,8 @@ fn product(
         master_variant: variants.first().cloned(),
         variants,
         media,
+        // Listing summaries carry them (`catalog::summary`).
+        variant_attributes: Vec::new(),
     }
 }
 

@@ -27,6 +27,13 @@ fn priced(prices: [Option<i64>; 2]) -> Vec<(Code, i64)> {
 
 const BRANDS: &[&str] = &["Acme", "Bolt", "Cedar"];
 const CATEGORIES: &[&str] = &["c1", "c2", "c3", "c4"];
+/// Variant attributes as the `attributes` column holds them (sorted).
+const ATTRIBUTES: &[&str] = &[
+    "colour\u{1f}Navy",
+    "colour\u{1f}Sand",
+    "size\u{1f}L",
+    "size\u{1f}M",
+];
 
 fn facts() -> impl Strategy<Value = ProductFacts> {
     (
@@ -43,9 +50,15 @@ fn facts() -> impl Strategy<Value = ProductFacts> {
             proptest::option::of(0i64..5),
             proptest::option::of(0i64..5),
         ),
+        proptest::collection::btree_set(0usize..4, 0..3),
     )
         .prop_map(
-            |((id, name, brand), (cats, status, featured, pop), (stock, created, aud, nzd))| {
+            |(
+                (id, name, brand),
+                (cats, status, featured, pop),
+                (stock, created, aud, nzd),
+                attrs,
+            )| {
                 ProductFacts {
                     id: format!("id-{id:05}"),
                     key: format!("key-{}", id % 7),
@@ -58,6 +71,7 @@ fn facts() -> impl Strategy<Value = ProductFacts> {
                     in_stock: stock,
                     created_at: created.map(|d| (1_700_000_000 + d * 86_400, 0)),
                     prices: priced([aud.map(|p| p * 1000), nzd.map(|p| p * 1000)]),
+                    attributes: attrs.iter().map(|&a| ATTRIBUTES[a].to_string()).collect(),
                 }
             },
         )
@@ -79,6 +93,10 @@ fn filter() -> impl Strategy<Value = Filter> {
         )
             .prop_map(|(f, v)| (f, Kind::Text(v))),
         ("(category)", "c[0-5]").prop_map(|(f, v)| (f, Kind::Text(v))),
+        ("(attributes)", 0usize..5).prop_map(|(f, a)| {
+            let member = ATTRIBUTES.get(a).map_or("colour\u{1f}Rust", |m| m);
+            (f, Kind::Text(member.to_string()))
+        }),
         ("(price|popularity)", 0i64..6000).prop_map(|(f, v)| (f, Kind::Integer(v / 1000 * 1000))),
         ("(featured|inStock)", any::<bool>()).prop_map(|(f, v)| (f, Kind::Boolean(v))),
         ("(createdAt)", 0i64..5).prop_map(|(f, d)| (
@@ -193,6 +211,7 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
             in_stock: i % 8 != 0,
             created_at: Some((1_700_000_000 + i as i64, 0)),
             prices: priced([Some((i as i64 % 300) * 100), None]),
+            attributes: vec![ATTRIBUTES[i % 4].to_string()],
         })
         .collect();
     let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());

@@ -21,6 +21,10 @@ pub enum FieldKind {
     Enum(&'static [&'static str]),
     /// An opaque identifier.
     Id,
+    /// A product's variant attributes, filtered by name:
+    /// `filter[attributes.colour]=Navy` (eq: some variant has it; ne: none
+    /// has).
+    Attribute,
 }
 
 impl FieldKind {
@@ -86,6 +90,7 @@ pub const PRODUCTS: CollectionSpec = CollectionSpec {
         ("category", FieldKind::Id),
         ("brand", FieldKind::Text),
         ("key", FieldKind::Text),
+        ("attributes", FieldKind::Attribute),
     ],
     explicit: &[
         Explicit {
@@ -190,6 +195,7 @@ impl FieldKind {
             FieldKind::Boolean => ty == FieldType::Boolean,
             FieldKind::Timestamp => ty == FieldType::Timestamp,
             FieldKind::Id => matches!(ty, FieldType::Text | FieldType::TextSet),
+            FieldKind::Attribute => ty == FieldType::TextSet,
         }
     }
 }

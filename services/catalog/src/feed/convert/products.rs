@@ -219,6 +219,8 @@ pub fn product(
             .enumerate()
             .map(|(i, m)| p.at("media", i, |p| media(m, p)))
             .collect(),
+        // Listing summaries carry them (`catalog::summary`).
+        variant_attributes: Vec::new(),
     }
 }
 

@@ -1,0 +1,114 @@
+//! `filter[attributes.<name>]` on listings and search (issue 51, target
+//! 5): a product is kept when any of its variants has the attribute, the
+//! master or another; eq and ne partition the catalog; an attribute no
+//! product has keeps nothing.
+
+use serde_json::Value;
+
+use crate::helpers::{TestMesh, spawn_mesh};
+
+fn encoded(path: &str) -> String {
+    path.replace('[', "%5B").replace(']', "%5D")
+}
+
+async fn total(t: &TestMesh, path: &str) -> u64 {
+    t.ok(&encoded(path)).await["total"].as_u64().unwrap()
+}
+
+/// The colours of a product's variants (its detail).
+async fn colours(t: &TestMesh, id: &str) -> Vec<String> {
+    let detail = t.ok(&format!("/products/{id}")).await;
+    (detail["variants"].as_array().unwrap().iter())
+        .filter_map(|v| v["attributes"]["colour"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test]
+async fn attribute_filters_keep_products_with_a_variant_that_has_it() {
+    let t = spawn_mesh().await;
+    let all = total(&t, "/products?limit=1").await;
+    let navy = total(&t, "/products?limit=1&filter[attributes.colour]=Navy").await;
+    let not_navy = total(&t, "/products?limit=1&filter[attributes.colour[ne]]=Navy").await;
+    assert!(navy > 0 && not_navy > 0);
+    assert_eq!(navy + not_navy, all);
+    assert_eq!(
+        total(&t, "/products?limit=1&filter[attributes.colour]=Mauve").await,
+        0
+    );
+    assert_eq!(
+        total(&t, "/products?limit=1&filter[attributes.flavour]=Navy").await,
+        0
+    );
+    // Every product kept has a navy variant.
+    let page = t
+        .ok(&encoded(
+            "/products?limit=20&filter[attributes.colour]=Navy",
+        ))
+        .await;
+    for p in page["results"].as_array().unwrap() {
+        let id = p["id"].as_str().unwrap();
+        assert!(colours(&t, id).await.iter().any(|c| c == "Navy"), "{id}");
+    }
+    // A product whose navy variant is not its master is kept, by listings
+    // and by search (whose index reads listing summaries, which have no
+    // variants); one with no navy variant is not.
+    let listed = t.ok("/products?limit=60").await;
+    let (mut other, mut none): (Option<Value>, Option<Value>) = (None, None);
+    for p in listed["results"].as_array().unwrap() {
+        let found = colours(&t, p["id"].as_str().unwrap()).await;
+        let master = p["masterVariant"]["attributes"]["colour"].as_str();
+        if master != Some("Navy") && found.iter().any(|c| c == "Navy") {
+            other.get_or_insert(p.clone());
+        } else if !found.iter().any(|c| c == "Navy") {
+            none.get_or_insert(p.clone());
+        }
+    }
+    let (other, none) = (other.expect("a navy variant not the master"), none.unwrap());
+    for (p, kept) in [(&other, 1), (&none, 0)] {
+        let key = p["key"].as_str().unwrap();
+        let filtered = format!("filter[key]={key}&filter[attributes.colour]=Navy");
+        assert_eq!(
+            total(&t, &format!("/products?{filtered}")).await,
+            kept,
+            "{key}"
+        );
+        let word = p["name"]["en-AU"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next_back()
+            .unwrap();
+        let search = format!("/search?query={word}&{filtered}");
+        assert_eq!(total(&t, &search).await, kept, "search {key}");
+    }
+}
+
+#[tokio::test]
+async fn search_narrows_by_attributes_as_listings_do() {
+    let t = spawn_mesh().await;
+    let query = "/search?query=shirt&limit=1";
+    let all = total(&t, query).await;
+    let sand = total(&t, &format!("{query}&filter[attributes.colour]=Sand")).await;
+    let not_sand = total(&t, &format!("{query}&filter[attributes.colour[ne]]=Sand")).await;
+    assert!(sand > 0 && sand < all, "{sand} of {all}");
+    assert_eq!(sand + not_sand, all);
+    let both = "filter[attributes.colour]=Sand&filter[attributes.size]=M";
+    let narrower = total(&t, &format!("{query}&{both}")).await;
+    assert!(narrower > 0 && narrower < sand, "{narrower} of {sand}");
+    let page = t
+        .ok(&encoded(&format!("/search?query=shirt&limit=10&{both}")))
+        .await;
+    for p in page["results"].as_array().unwrap() {
+        let detail = t
+            .ok(&format!("/products/{}", p["id"].as_str().unwrap()))
+            .await;
+        let variants = detail["variants"].as_array().unwrap();
+        let has = |k: &str, v: &str| variants.iter().any(|x| x["attributes"][k] == v);
+        assert!(has("colour", "Sand") && has("size", "M"), "{}", p["id"]);
+    }
+    let refused = t
+        .fetch(&encoded("/search?query=shirt&filter[attributes]=Sand"))
+        .await;
+    let body = refused.error(400, "INVALID_FILTER");
+    assert_eq!(body["errors"][0]["field"], "filter[attributes]");
+}
