@@ -112,3 +112,52 @@ async fn search_narrows_by_attributes_as_listings_do() {
     let body = refused.error(400, "INVALID_FILTER");
     assert_eq!(body["errors"][0]["field"], "filter[attributes]");
 }
+
+/// Search's attribute facets count what the attribute filters keep: for
+/// every value of every name, its count is the total of the search
+/// narrowed by it.
+#[tokio::test]
+async fn attribute_facets_count_what_their_filters_keep() {
+    let t = spawn_mesh().await;
+    let page = t.ok("/search?query=boots&limit=1").await;
+    let facets = page["facets"]["attributes"].as_array().unwrap();
+    let names: Vec<&str> = facets.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.contains(&"colour") && names.contains(&"size"),
+        "{names:?}"
+    );
+    for facet in facets {
+        let name = facet["name"].as_str().unwrap();
+        let values = facet["values"].as_array().unwrap();
+        assert!(!values.is_empty(), "{name}");
+        let counts: Vec<u64> = values
+            .iter()
+            .map(|v| v["count"].as_u64().unwrap())
+            .collect();
+        assert!(
+            counts.windows(2).all(|w| w[0] >= w[1]),
+            "{name}: {counts:?}"
+        );
+        for v in values {
+            let value = v["value"].as_str().unwrap();
+            let narrowed = format!("/search?query=boots&limit=1&filter[attributes.{name}]={value}");
+            assert_eq!(total(&t, &narrowed).await, v["count"], "{name}={value}");
+        }
+    }
+    // Narrowed, the facets are of what is left: one colour, all of it.
+    let sand = t
+        .ok(&encoded(
+            "/search?query=boots&limit=1&filter[attributes.colour]=Sand",
+        ))
+        .await;
+    let colour = (sand["facets"]["attributes"].as_array().unwrap().iter())
+        .find(|f| f["name"] == "colour")
+        .unwrap();
+    let sand_count = colour["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["value"] == "Sand");
+    assert_eq!(sand_count.unwrap()["count"], sand["total"]);
+}

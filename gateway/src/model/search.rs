@@ -31,6 +31,17 @@ pub struct StockFacet {
     pub count: u64,
 }
 
+/// One variant attribute's values among the results: each value with how
+/// many results have it in some variant (a product with navy and sand
+/// variants counts for both).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AttributeFacet {
+    #[schema(example = "colour")]
+    pub name: String,
+    /// Most frequent first, at most 50.
+    pub values: Vec<FacetValue>,
+}
+
 /// Counts over every result that passed the filters (not just this page).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -39,6 +50,9 @@ pub struct Facets {
     pub category: Vec<FacetValue>,
     pub price: Vec<PriceRange>,
     pub in_stock: Vec<StockFacet>,
+    /// Per variant attribute (`filter[attributes.<attribute>]` narrows by
+    /// one): the names with the most results first, at most 20.
+    pub attributes: Vec<AttributeFacet>,
 }
 
 fn values(v: Vec<pb::FacetValue>) -> Vec<FacetValue> {
@@ -71,6 +85,12 @@ impl From<pb::Facets> for Facets {
                 .map(|s| StockFacet {
                     value: s.value == "true",
                     count: s.count,
+                })
+                .collect(),
+            attributes: (f.attributes.into_iter())
+                .map(|a| AttributeFacet {
+                    name: a.name,
+                    values: values(a.values),
                 })
                 .collect(),
         }

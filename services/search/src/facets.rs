@@ -1,5 +1,5 @@
-//! Facets of a search: counts of brands, categories, price ranges and
-//! stock over every hit that passed the filters. Each row's facet values
+//! Facets of a search: counts of brands, categories, price ranges, stock
+//! and variant attributes over every hit that passed the filters. Each row's facet values
 //! are packed together once per index, so counting a hit reads one place.
 
 use std::collections::HashMap;
@@ -24,7 +24,8 @@ const NO_BUCKET: u8 = u8::MAX;
 
 /// A value's rank in its listing column, as narrow as the column allows:
 /// a search counts facets of every hit, so the rows it reads should be
-/// as few cache lines as possible (8 bytes a row when ranks fit in u16).
+/// as few cache lines as possible (14 bytes a row when ranks fit in u16: three
+/// ranks and a byte per currency).
 trait Rank: Copy {
     fn new(rank: u32) -> Self;
     /// The rank as an index; none is past every value's.
@@ -66,6 +67,8 @@ impl Rank for u32 {
 struct FacetRow<R> {
     brand: R,
     category: R,
+    /// The rank of the product's set of variant attributes.
+    attributes: R,
     stock_bucket: [u8; MAX_CURRENCIES],
 }
 
@@ -98,6 +101,7 @@ fn packed<R: Rank>(
 ) -> Result<Vec<FacetRow<R>>, ServiceError> {
     let brand = &listing.column("brand", 0)?.rank;
     let category = &listing.column("category", 0)?.rank;
+    let attributes = &listing.column("attributes", 0)?.rank;
     let in_stock = &listing.column("inStock", 0)?.rank;
     let none = stock_slots(listing)? - 1;
     let prices = (0..buckets.len())
@@ -107,6 +111,7 @@ fn packed<R: Rank>(
         .map(|row| FacetRow {
             brand: R::new(brand[row]),
             category: R::new(category[row]),
+            attributes: R::new(attributes[row]),
             stock_bucket: std::array::from_fn(|c| {
                 let Some(price) = prices.get(c) else {
                     return u8::MAX;
@@ -138,6 +143,7 @@ fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, Servi
         .collect()
 }
 
+mod attributes;
 mod docs;
 pub use docs::{BATCH, SegmentDocs};
 
@@ -146,6 +152,7 @@ fn blank<R: Rank>() -> FacetRow<R> {
     FacetRow {
         brand: R::new(MISSING),
         category: R::new(MISSING),
+        attributes: R::new(MISSING),
         stock_bucket: [u8::MAX; MAX_CURRENCIES],
     }
 }
@@ -153,7 +160,7 @@ fn blank<R: Rank>() -> FacetRow<R> {
 impl FacetRows {
     pub fn build(listing: &Listing<ProductSchema>) -> Result<Self, ServiceError> {
         let buckets = price_buckets(listing)?;
-        let widest = ["brand", "category"]
+        let widest = ["brand", "category", "attributes"]
             .iter()
             .map(|field| Ok(listing.column(field, 0)?.distinct.len()))
             .collect::<Result<Vec<_>, ServiceError>>()?;
@@ -179,6 +186,8 @@ pub struct Counts {
     currency: usize,
     brands: Vec<u64>,
     categories: Vec<u64>,
+    /// By set of variant attributes (`FacetRow::attributes`).
+    attributes: Vec<u64>,
     /// By stock slot and price bucket (`FacetRow::stock_bucket`).
     stock_buckets: Vec<u64>,
 }
@@ -193,6 +202,7 @@ impl Counts {
             currency,
             brands: vec![0; values("brand")? + 1],
             categories: vec![0; values("category")? + 1],
+            attributes: vec![0; values("attributes")? + 1],
             stock_buckets: vec![0; stock_slots(listing)? * BUCKET_SLOTS],
         })
     }
@@ -201,6 +211,7 @@ impl Counts {
     fn add<R: Rank>(&mut self, row: &FacetRow<R>) {
         bump(&mut self.brands, row.brand.slot());
         bump(&mut self.categories, row.category.slot());
+        bump(&mut self.attributes, row.attributes.slot());
         let both = row
             .stock_bucket
             .get(self.currency)
@@ -246,6 +257,10 @@ pub fn facets(
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
         in_stock: counted(in_stock, &stock, |_| String::new()),
+        attributes: attributes::counted(
+            listing.column("attributes", currency)?,
+            &counts.attributes,
+        ),
     })
 }
 
@@ -285,7 +300,7 @@ fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> V
 mod tests {
     use std::collections::HashMap;
 
-    use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts};
+    use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, attribute};
     use storefront_domain::currencies::Code;
     use storefront_domain::listing::Listing;
 
@@ -319,8 +334,21 @@ mod tests {
             .zip(codes())
             .filter_map(|(cents, code)| Some((code, cents?)))
             .collect(),
-            attributes: Vec::new(),
+            attributes: attributes(i),
         }
+    }
+
+    /// A colour (two for every fifth product) and a size.
+    fn attributes(i: u32) -> Vec<String> {
+        let mut all = vec![
+            attribute("colour", &format!("c{}", i % 3)),
+            attribute("size", &format!("s{}", i % 4)),
+        ];
+        if i.is_multiple_of(5) {
+            all.push(attribute("colour", &format!("c{}", (i + 1) % 3)));
+        }
+        all.sort();
+        all
     }
 
     /// The currencies the tests price in.
@@ -386,6 +414,23 @@ mod tests {
             }
             assert_eq!(a.brands.len(), 7);
             assert_eq!(a.categories.len(), 5);
+            // Attributes by name, each value counting the hits with it in
+            // some variant: colour first (its top value has more hits).
+            let names: Vec<&str> = a.attributes.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["colour", "size"]);
+            for facet in &a.attributes {
+                assert_eq!(
+                    facet.values.len(),
+                    [3, 4][usize::from(facet.name == "size")]
+                );
+                for value in &facet.values {
+                    let member = attribute(&facet.name, &value.value);
+                    let expected = hits
+                        .iter()
+                        .filter(|&&h| products[h as usize].attributes.contains(&member));
+                    assert_eq!(value.count, expected.count() as u64, "{member:?}");
+                }
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use super::{Counts, FacetRow, FacetRows, Packed, Rank, blank};
 /// What a search reads of each document of one segment, in document
 /// order (the order it finds hits in), so it reads front to back. Apart,
 /// not side by side: counting every match (most of a broad search's
-/// time) reads only the facet values, 8 bytes a document when ranks fit
+/// time) reads only the facet values, 14 bytes a document when ranks fit
 /// in u16; rows and tie places are read for the page's candidates, and
 /// rows for every match only under filters or deletions.
 pub struct SegmentDocs {
