@@ -330,7 +330,7 @@ pub fn build(
     let reader = reader?;
     let searcher = reader.searcher();
     let rows = index::rows_of_docs(&searcher, fields.ord, rows_total)?;
-    let segments = index::segments(rows, &facets, &tie_order);
+    let (segments, facet_pairs) = index::segments(rows, &facets, &tie_order);
     drop(facets);
     tracing::info!(
         fed_ms = fed.as_millis() as u64,
@@ -351,7 +351,8 @@ pub fn build(
         }),
         searcher,
         fields,
-        segments: segments.into(),
+        segments,
+        facet_pairs,
         catalog_version: 0,
         category_keys: std::sync::Arc::new(category_keys),
         ids: std::sync::Arc::new(ids),
@@ -376,6 +377,6 @@ pub fn merged(current: &Indexed) -> tantivy::Result<Option<Indexed>> {
     next.searcher = live.reader.searcher();
     let rows = index::rows_of_docs(&next.searcher, next.fields.ord, next.len())?;
     let facets = FacetRows::build(&next.listing).map_err(internal)?;
-    next.segments = index::segments(rows, &facets, &next.tie_order).into();
+    (next.segments, next.facet_pairs) = index::segments(rows, &facets, &next.tie_order);
     Ok(Some(next))
 }

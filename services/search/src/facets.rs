@@ -24,7 +24,7 @@ const NO_BUCKET: u8 = u8::MAX;
 
 /// A value's rank in its listing column, as narrow as the column allows:
 /// a search counts facets of every hit, so the rows it reads should be
-/// as few cache lines as possible (14 bytes a row when ranks fit in u16: three
+/// as few cache lines as possible (12 bytes a row when ranks fit in u16: two
 /// ranks and a byte per currency).
 trait Rank: Copy {
     fn new(rank: u32) -> Self;
@@ -59,18 +59,21 @@ impl Rank for u32 {
     }
 }
 
-/// One row's facet values: value ranks in their listing columns (none
+/// One row's facet values: its brand and category together (a place in
+/// `FacetRows::pairs`: a catalog has few of the pairs it could, so one
+/// count serves both), the rank of its set of variant attributes (none
 /// when absent), and per currency its stock slot and price bucket
-/// together (`stock * BUCKET_SLOTS + bucket`): nearly every match has one
-/// of their few values, so one count serves both (`Counts::add`).
+/// together (`stock * BUCKET_SLOTS + bucket`, for the same reason): three
+/// counts a hit (`Counts::add`).
 #[derive(Debug, Clone, Copy)]
 struct FacetRow<R> {
-    brand: R,
-    category: R,
-    /// The rank of the product's set of variant attributes.
+    brand_category: R,
     attributes: R,
     stock_bucket: [u8; MAX_CURRENCIES],
 }
+
+/// Each (brand rank, category rank) a row has, at its `brand_category`.
+pub type Pairs = std::sync::Arc<[(u32, u32)]>;
 
 /// Price buckets and one for none.
 const BUCKET_SLOTS: usize = PRICE_BUCKETS.len() + 1;
@@ -80,10 +83,13 @@ fn stock_slots(listing: &Listing<ProductSchema>) -> Result<usize, ServiceError> 
     Ok(listing.column("inStock", 0)?.distinct.len() + 1)
 }
 
-pub struct FacetRows(Packed);
+pub struct FacetRows {
+    packed: Packed,
+    pairs: Pairs,
+}
 
 enum Packed {
-    /// Every brand and category rank below `u16::MAX`.
+    /// Fewer than `u16::MAX` pairs and sets of attributes.
     Narrow(Vec<FacetRow<u16>>),
     Wide(Vec<FacetRow<u32>>),
 }
@@ -95,12 +101,32 @@ fn bucket(cents: i64) -> u8 {
         .map_or(NO_BUCKET, |b| b as u8)
 }
 
+/// Each row's place in `pairs`, and the pairs.
+type PairsOfRows = (Vec<u32>, Vec<(u32, u32)>);
+
+/// Each row's place in the pairs of (brand rank, category rank) the rows
+/// have, and those pairs.
+fn pairs(listing: &Listing<ProductSchema>) -> Result<PairsOfRows, ServiceError> {
+    let brand = &listing.column("brand", 0)?.rank;
+    let category = &listing.column("category", 0)?.rank;
+    let mut seen: foldhash::HashMap<(u32, u32), u32> = Default::default();
+    let mut pairs = Vec::new();
+    let at = (brand.iter().zip(category))
+        .map(|(&b, &c)| {
+            *seen.entry((b, c)).or_insert_with(|| {
+                pairs.push((b, c));
+                pairs.len() as u32 - 1
+            })
+        })
+        .collect();
+    Ok((at, pairs))
+}
+
 fn packed<R: Rank>(
     listing: &Listing<ProductSchema>,
     buckets: &[Vec<u8>],
+    pair: &[u32],
 ) -> Result<Vec<FacetRow<R>>, ServiceError> {
-    let brand = &listing.column("brand", 0)?.rank;
-    let category = &listing.column("category", 0)?.rank;
     let attributes = &listing.column("attributes", 0)?.rank;
     let in_stock = &listing.column("inStock", 0)?.rank;
     let none = stock_slots(listing)? - 1;
@@ -109,8 +135,7 @@ fn packed<R: Rank>(
         .collect::<Result<Vec<_>, _>>()?;
     Ok((0..listing.len())
         .map(|row| FacetRow {
-            brand: R::new(brand[row]),
-            category: R::new(category[row]),
+            brand_category: R::new(pair[row]),
             attributes: R::new(attributes[row]),
             stock_bucket: std::array::from_fn(|c| {
                 let Some(price) = prices.get(c) else {
@@ -150,8 +175,7 @@ pub use docs::{BATCH, SegmentDocs};
 /// Values of no facet (a document without a row).
 fn blank<R: Rank>() -> FacetRow<R> {
     FacetRow {
-        brand: R::new(MISSING),
-        category: R::new(MISSING),
+        brand_category: R::new(MISSING),
         attributes: R::new(MISSING),
         stock_bucket: [u8::MAX; MAX_CURRENCIES],
     }
@@ -160,15 +184,21 @@ fn blank<R: Rank>() -> FacetRow<R> {
 impl FacetRows {
     pub fn build(listing: &Listing<ProductSchema>) -> Result<Self, ServiceError> {
         let buckets = price_buckets(listing)?;
-        let widest = ["brand", "category", "attributes"]
-            .iter()
-            .map(|field| Ok(listing.column(field, 0)?.distinct.len()))
-            .collect::<Result<Vec<_>, ServiceError>>()?;
-        Ok(Self(if widest.iter().all(|&n| n < usize::from(u16::MAX)) {
-            Packed::Narrow(packed(listing, &buckets)?)
-        } else {
-            Packed::Wide(packed(listing, &buckets)?)
-        }))
+        let (at, pairs) = pairs(listing)?;
+        let sets = listing.column("attributes", 0)?.distinct.len();
+        let narrow = pairs.len().max(sets) < usize::from(u16::MAX);
+        Ok(Self {
+            packed: match narrow {
+                true => Packed::Narrow(packed(listing, &buckets, &at)?),
+                false => Packed::Wide(packed(listing, &buckets, &at)?),
+            },
+            pairs: pairs.into(),
+        })
+    }
+
+    /// The (brand, category) pairs rows count by, for `Counts::new`.
+    pub fn pairs(&self) -> &Pairs {
+        &self.pairs
     }
 }
 
@@ -176,16 +206,22 @@ impl FacetRows {
 /// the last, which is never reported: no branch per hit.
 #[inline]
 fn bump(counts: &mut [u64], slot: usize) {
+    bump_by(counts, slot, 1);
+}
+
+#[inline]
+fn bump_by(counts: &mut [u64], slot: usize, by: u64) {
     if let Some(last) = counts.len().checked_sub(1) {
-        counts[slot.min(last)] += 1;
+        counts[slot.min(last)] += by;
     }
 }
 
 /// Counts per value of each facet, in one currency, as hits are found.
 pub struct Counts {
     currency: usize,
-    brands: Vec<u64>,
-    categories: Vec<u64>,
+    /// By pair of brand and category (`FacetRow::brand_category`).
+    pairs: Pairs,
+    brand_categories: Vec<u64>,
     /// By set of variant attributes (`FacetRow::attributes`).
     attributes: Vec<u64>,
     /// By stock slot and price bucket (`FacetRow::stock_bucket`).
@@ -193,15 +229,19 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// No hit counted yet, in `currency`.
-    pub fn new(listing: &Listing<ProductSchema>, currency: usize) -> Result<Self, ServiceError> {
+    /// No hit counted yet, in `currency`, by the rows' `pairs`.
+    pub fn new(
+        listing: &Listing<ProductSchema>,
+        pairs: &Pairs,
+        currency: usize,
+    ) -> Result<Self, ServiceError> {
         let values =
             |field: &str| Ok::<_, ServiceError>(listing.column(field, currency)?.distinct.len());
         // One slot more each: hits without a value (`bump`).
         Ok(Self {
             currency,
-            brands: vec![0; values("brand")? + 1],
-            categories: vec![0; values("category")? + 1],
+            pairs: pairs.clone(),
+            brand_categories: vec![0; pairs.len() + 1],
             attributes: vec![0; values("attributes")? + 1],
             stock_buckets: vec![0; stock_slots(listing)? * BUCKET_SLOTS],
         })
@@ -209,8 +249,7 @@ impl Counts {
 
     #[inline]
     fn add<R: Rank>(&mut self, row: &FacetRow<R>) {
-        bump(&mut self.brands, row.brand.slot());
-        bump(&mut self.categories, row.category.slot());
+        bump(&mut self.brand_categories, row.brand_category.slot());
         bump(&mut self.attributes, row.attributes.slot());
         let both = row
             .stock_bucket
@@ -224,9 +263,18 @@ impl Counts {
 // By row: what the tests check a search's counts (by document) against.
 #[cfg(test)]
 impl FacetRows {
+    /// As `build`, wide whatever the values.
+    pub fn wide(listing: &Listing<ProductSchema>) -> Self {
+        let mut rows = Self::build(listing).unwrap();
+        let (at, _) = pairs(listing).unwrap();
+        let buckets = price_buckets(listing).unwrap();
+        rows.packed = Packed::Wide(packed(listing, &buckets, &at).unwrap());
+        rows
+    }
+
     /// Counts the facet values of row `at` into `counts`.
     pub fn count(&self, counts: &mut Counts, at: u32) {
-        match &self.0 {
+        match &self.packed {
             Packed::Narrow(rows) => rows.get(at as usize).map(|r| counts.add(r)),
             Packed::Wide(rows) => rows.get(at as usize).map(|r| counts.add(r)),
         };
@@ -246,9 +294,18 @@ pub fn facets(
     let both = &counts.stock_buckets;
     let stock: Vec<u64> = both.chunks(BUCKET_SLOTS).map(|s| s.iter().sum()).collect();
     let buckets = (0..BUCKET_SLOTS).map(|b| both.iter().skip(b).step_by(BUCKET_SLOTS).sum());
+    // Pairs spread to their brand and category (a rank past the values,
+    // none, to the last slot, never reported).
+    let mut brands = vec![0; brand.distinct.len() + 1];
+    let mut categories = vec![0; category.distinct.len() + 1];
+    let pairs = counts.pairs.iter().zip(&counts.brand_categories);
+    for (&(b, c), &count) in pairs.filter(|(_, count)| **count > 0) {
+        bump_by(&mut brands, b as usize, count);
+        bump_by(&mut categories, c as usize, count);
+    }
     Ok(Facets {
-        brands: counted(brand, &counts.brands, |_| String::new()),
-        categories: counted(category, &counts.categories, |id| {
+        brands: counted(brand, &brands, |_| String::new()),
+        categories: counted(category, &categories, |id| {
             category_keys.get(id).cloned().unwrap_or_default()
         }),
         prices: PRICE_BUCKETS
@@ -297,140 +354,4 @@ fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> V
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, attribute};
-    use storefront_domain::currencies::Code;
-    use storefront_domain::listing::Listing;
-
-    use super::{Counts, FacetRows, Packed, bucket, facets, packed, price_buckets};
-
-    #[test]
-    fn prices_fall_in_half_open_buckets() {
-        assert_eq!(
-            [0, 2_499, 2_500, 9_999, 19_999, 20_000, 10_000_000, -1].map(bucket),
-            [0, 0, 1, 2, 3, 4, 4, u8::MAX]
-        );
-    }
-
-    pub(super) fn product(i: u32) -> ProductFacts {
-        ProductFacts {
-            id: format!("p-{i:04}"),
-            key: format!("k-{i}"),
-            name: None,
-            brand: format!("brand-{}", i % 7),
-            category_ids: (0..i % 3).map(|c| format!("cat-{}", (i + c) % 5)).collect(),
-            status: 0,
-            featured: i.is_multiple_of(2),
-            popularity: i,
-            in_stock: i.is_multiple_of(3),
-            created_at: None,
-            prices: [
-                Some(i64::from(i) * 97),
-                (!i.is_multiple_of(4)).then_some(i64::from(i) * 131),
-            ]
-            .into_iter()
-            .zip(codes())
-            .filter_map(|(cents, code)| Some((code, cents?)))
-            .collect(),
-            attributes: attributes(i),
-        }
-    }
-
-    /// A colour (two for every fifth product) and a size.
-    fn attributes(i: u32) -> Vec<String> {
-        let mut all = vec![
-            attribute("colour", &format!("c{}", i % 3)),
-            attribute("size", &format!("s{}", i % 4)),
-        ];
-        if i.is_multiple_of(5) {
-            all.push(attribute("colour", &format!("c{}", (i + 1) % 3)));
-        }
-        all.sort();
-        all
-    }
-
-    /// The currencies the tests price in.
-    pub(super) fn codes() -> [Code; 2] {
-        ["AUD", "NZD"].map(|c| Code::parse(c).expect("a code"))
-    }
-
-    fn price(p: &ProductFacts, currency: usize) -> Option<i64> {
-        let code = codes()[currency];
-        p.prices.iter().find(|(c, _)| *c == code).map(|&(_, v)| v)
-    }
-
-    /// Narrow (u16) and wide (u32) rows count the same; both count what
-    /// the products say.
-    #[test]
-    fn narrow_and_wide_rows_count_the_same() {
-        let products: Vec<ProductFacts> = (0..400).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &codes());
-        let narrow = FacetRows::build(&listing).unwrap();
-        assert!(matches!(narrow.0, Packed::Narrow(_)));
-        let buckets = price_buckets(&listing).unwrap();
-        let wide = FacetRows(Packed::Wide(packed(&listing, &buckets).unwrap()));
-        let no_labels = HashMap::new();
-        let hits: Vec<u32> = (0..listing.len() as u32).filter(|r| r % 5 != 1).collect();
-        let count = |rows: &FacetRows, currency| {
-            let mut counts = Counts::new(&listing, currency).unwrap();
-            for &row in &hits {
-                rows.count(&mut counts, row);
-            }
-            facets(&listing, &no_labels, counts).unwrap()
-        };
-        for currency in 0..codes().len() {
-            let a = count(&narrow, currency);
-            let b = count(&wide, currency);
-            assert_eq!(a, b);
-            let priced = hits
-                .iter()
-                .filter(|&&h| price(&products[h as usize], currency).is_some())
-                .count() as u64;
-            assert_eq!(a.prices.iter().map(|p| p.count).sum::<u64>(), priced);
-            // Stock and price bucket are counted as one slot: each apart.
-            for range in &a.prices {
-                let expected = hits.iter().filter(|&&h| {
-                    price(&products[h as usize], currency)
-                        .is_some_and(|c| c >= range.from && (range.to == 0 || c < range.to))
-                });
-                assert_eq!(range.count, expected.count() as u64, "{range:?}");
-            }
-            for value in &a.in_stock {
-                let stocked = value.value == "true";
-                let expected = hits
-                    .iter()
-                    .filter(|&&h| products[h as usize].in_stock == stocked);
-                assert_eq!(value.count, expected.count() as u64, "{value:?}");
-            }
-            assert_eq!(a.in_stock.len(), 2);
-            for brand in &a.brands {
-                let expected = hits
-                    .iter()
-                    .filter(|&&h| products[h as usize].brand == brand.value)
-                    .count() as u64;
-                assert_eq!(brand.count, expected, "{}", brand.value);
-            }
-            assert_eq!(a.brands.len(), 7);
-            assert_eq!(a.categories.len(), 5);
-            // Attributes by name, each value counting the hits with it in
-            // some variant: colour first (its top value has more hits).
-            let names: Vec<&str> = a.attributes.iter().map(|f| f.name.as_str()).collect();
-            assert_eq!(names, ["colour", "size"]);
-            for facet in &a.attributes {
-                assert_eq!(
-                    facet.values.len(),
-                    [3, 4][usize::from(facet.name == "size")]
-                );
-                for value in &facet.values {
-                    let member = attribute(&facet.name, &value.value);
-                    let expected = hits
-                        .iter()
-                        .filter(|&&h| products[h as usize].attributes.contains(&member));
-                    assert_eq!(value.count, expected.count() as u64, "{member:?}");
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -99,6 +99,9 @@ pub struct Indexed {
     pub vocabularies: Arc<[Vocabulary; 2]>,
     /// What a search reads per hit, per segment, by document.
     pub segments: Arc<[SegmentDocs]>,
+    /// The (brand, category) pairs `segments` count hits by
+    /// (`facets::Pairs`), made with them.
+    pub facet_pairs: crate::facets::Pairs,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: Arc<HashMap<String, String>>,
@@ -202,11 +205,18 @@ pub fn stamp(doc: &mut TantivyDocument, fields: &Fields, row: u32, popularity: u
 /// Per segment, each document's row (`u32::MAX`: none).
 pub type RowsOfDocs = Vec<Box<[u32]>>;
 
-/// What a search reads of each document, per segment.
-pub fn segments(rows: RowsOfDocs, facets: &FacetRows, tie_order: &[u32]) -> Vec<SegmentDocs> {
-    rows.into_iter()
+/// What a search reads of each document, per segment, and the pairs its
+/// facet values count by.
+pub fn segments(
+    rows: RowsOfDocs,
+    facets: &FacetRows,
+    tie_order: &[u32],
+) -> (Arc<[SegmentDocs]>, crate::facets::Pairs) {
+    let segments = rows
+        .into_iter()
         .map(|rows| facets.for_segment(rows, tie_order))
-        .collect()
+        .collect();
+    (segments, facets.pairs().clone())
 }
 
 /// Each row's place in the tie order (`tie_key`): the popularity

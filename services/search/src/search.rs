@@ -101,7 +101,11 @@ impl<'a> Plan<'a> {
     fn nothing(&self) -> Result<Matched, ServiceError> {
         Ok(Matched {
             total: 0,
-            counts: Counts::new(&self.indexed.listing, self.currency)?,
+            counts: Counts::new(
+                &self.indexed.listing,
+                &self.indexed.facet_pairs,
+                self.currency,
+            )?,
             best: if self.keys.is_empty() {
                 Best::Relevance(Leaders::new(self.keep))
             } else {

@@ -6,7 +6,7 @@ use super::{Counts, FacetRow, FacetRows, Packed, Rank, blank};
 /// What a search reads of each document of one segment, in document
 /// order (the order it finds hits in), so it reads front to back. Apart,
 /// not side by side: counting every match (most of a broad search's
-/// time) reads only the facet values, 14 bytes a document when ranks fit
+/// time) reads only the facet values, 12 bytes a document when ranks fit
 /// in u16; rows and tie places are read for the page's candidates, and
 /// rows for every match only under filters or deletions.
 pub struct SegmentDocs {
@@ -200,7 +200,7 @@ impl FacetRows {
     /// have the rows `rows` (`u32::MAX`: none), `tie_order` each row's
     /// place in the tie order.
     pub fn for_segment(&self, mut rows: Box<[u32]>, tie_order: &[u32]) -> SegmentDocs {
-        let len = match &self.0 {
+        let len = match &self.packed {
             Packed::Narrow(by_row) => by_row.len(),
             Packed::Wide(by_row) => by_row.len(),
         };
@@ -216,7 +216,7 @@ impl FacetRows {
             .is_sorted_by(|a, b| a < b);
         SegmentDocs {
             complete: rows.iter().all(|&row| row != u32::MAX),
-            values: match &self.0 {
+            values: match &self.packed {
                 Packed::Narrow(by_row) => Values::Narrow(values(by_row, &rows)),
                 Packed::Wide(by_row) => Values::Wide(values(by_row, &rows)),
             },
@@ -235,7 +235,7 @@ mod tests {
     use storefront_domain::listing::Listing;
 
     use super::super::tests::product;
-    use super::super::{Counts, FacetRows, Packed, facets, packed, price_buckets};
+    use super::super::{Counts, FacetRows, facets};
 
     /// A segment's documents read their own row's tie place and values,
     /// in the segment's order; a document without a row, or one not
@@ -245,15 +245,14 @@ mod tests {
         let products: Vec<ProductFacts> = (0..50).map(product).collect();
         let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
         let narrow = FacetRows::build(&listing).unwrap();
-        let buckets = price_buckets(&listing).unwrap();
-        let wide = FacetRows(Packed::Wide(packed(&listing, &buckets).unwrap()));
+        let wide = FacetRows::wide(&listing);
         let tie_order: Vec<u32> = (0..50).map(|r| 1000 + 3 * r).collect();
         let rows = [7, u32::MAX, 0, 49, 12, 60];
         for by_row in [&narrow, &wide] {
             let docs = by_row.for_segment(rows.into(), &tie_order);
             assert!(!docs.complete && !docs.ordered(), "row 7 before row 0");
             let hits: Vec<(u32, f32)> = (0..7).map(|d| (d, d as f32 / 2.0)).collect();
-            let mut by_doc = Counts::new(&listing, 1).unwrap();
+            let mut by_doc = Counts::new(&listing, by_row.pairs(), 1).unwrap();
             let mut taken = Vec::new();
             let kept = docs.take(
                 &hits,
@@ -263,14 +262,14 @@ mod tests {
             );
             assert_eq!(kept, 3);
             // Counted without scores, the same.
-            let mut unscored = Counts::new(&listing, 1).unwrap();
+            let mut unscored = Counts::new(&listing, by_row.pairs(), 1).unwrap();
             let keep = |row| row != 12;
             let docs_only: Vec<u32> = (0..7).collect();
             assert_eq!(docs.count(&docs_only, &mut unscored, Some(&keep)), 3);
             assert_eq!(
                 facets(&listing, &HashMap::new(), unscored).unwrap(),
                 facets(&listing, &HashMap::new(), {
-                    let mut c = Counts::new(&listing, 1).unwrap();
+                    let mut c = Counts::new(&listing, by_row.pairs(), 1).unwrap();
                     for row in [7, 0, 49] {
                         by_row.count(&mut c, row);
                     }
@@ -280,7 +279,7 @@ mod tests {
             );
             let expect = [(7, 1021, 0.0), (0, 1000, 1.0), (49, 1147, 1.5)];
             assert_eq!(taken, expect);
-            let mut expected = Counts::new(&listing, 1).unwrap();
+            let mut expected = Counts::new(&listing, by_row.pairs(), 1).unwrap();
             for row in [7, 0, 49] {
                 by_row.count(&mut expected, row);
             }
@@ -302,10 +301,10 @@ mod tests {
         let tie_order: Vec<u32> = (0..50).map(|r| 49 - r).collect();
         let docs = by_row.for_segment((0..50).rev().collect(), &tie_order);
         assert!(docs.complete && docs.ordered());
-        let mut by_doc = Counts::new(&listing, 0).unwrap();
+        let mut by_doc = Counts::new(&listing, by_row.pairs(), 0).unwrap();
         let all: Vec<u32> = (0..50).collect();
         assert_eq!(docs.count(&all, &mut by_doc, None), 50);
-        let mut expected = Counts::new(&listing, 0).unwrap();
+        let mut expected = Counts::new(&listing, by_row.pairs(), 0).unwrap();
         for row in 0..50 {
             by_row.count(&mut expected, row);
         }

@@ -193,7 +193,7 @@ fn plain(
     let listing = &indexed.listing;
     let rows = listing.row_filter(list, currency).unwrap();
     let by_row = FacetRows::build(listing).unwrap();
-    let mut counts = Counts::new(listing, currency).unwrap();
+    let mut counts = Counts::new(listing, by_row.pairs(), currency).unwrap();
     let mut hits: Vec<(u8, i64, u32)> = Vec::new();
     for (score, addr) in docs {
         let docs = &indexed.segments[addr.segment_ord as usize];
