@@ -161,3 +161,49 @@ async fn attribute_facets_count_what_their_filters_keep() {
         .find(|v| v["value"] == "Sand");
     assert_eq!(sand_count.unwrap()["count"], sand["total"]);
 }
+
+/// A product put on the internal port with a variant's attribute, then
+/// put again with another value: listings follow at once, search within
+/// 2 s (its index reads the catalog's summaries, which carry them).
+#[tokio::test]
+async fn a_changed_variant_attribute_is_filtered_by_at_once() {
+    use crate::catalog_changes::{MERCHANDISING, internal};
+    use serde_json::json;
+    let t = spawn_mesh().await;
+    let category = t.ok("/categories?limit=1").await["results"][0]["id"].clone();
+    let lamp = |finish: &str| {
+        json!({
+            "key": "zanzibar-lamp", "name": {"en-AU": "Zanzibar Lamp"}, "brand": "Lumen",
+            "categoryId": category,
+            "variants": [
+                {"id": 1, "sku": "ZL-1", "attributes": {"finish": "Matte"},
+                 "prices": [{"currencyCode": "AUD", "centAmount": 5000}], "availability": {"quantity": 4}},
+                {"id": 2, "sku": "ZL-2", "attributes": {"finish": finish},
+                 "prices": [{"currencyCode": "AUD", "centAmount": 5000}], "availability": {"quantity": 4}}
+            ]
+        })
+    };
+    let finds = async |finish: &str, want: u64| {
+        let listed = format!("/products?limit=1&filter[attributes.finish]={finish}");
+        assert_eq!(total(&t, &listed).await, want, "listing {finish}");
+        let searched = format!("/search?query=zanzibar&limit=1&filter[attributes.finish]={finish}");
+        for _ in 0..20 {
+            if total(&t, &searched).await == want {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("search for finish {finish} did not find {want} within 2 s");
+    };
+    for (finish, gone) in [("Brass", None), ("Copper", Some("Brass"))] {
+        let path = "/internal/catalog/products/p-zanzibar";
+        let put = internal(&t, MERCHANDISING, reqwest::Method::PUT, path).json(&lamp(finish));
+        let reply = t.send(put).await;
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        finds(finish, 1).await;
+        finds("Matte", 1).await;
+        if let Some(gone) = gone {
+            finds(gone, 0).await;
+        }
+    }
+}

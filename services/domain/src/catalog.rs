@@ -68,9 +68,12 @@ pub fn split_attribute(member: &str) -> Option<(&str, &str)> {
 
 /// Every attribute (`attribute`) of a product's variants, once each, in
 /// order: a product has `colour=Navy` when any of its variants does. What
-/// a product's listing summary carries as `variant_attributes`.
+/// a product's listing summary carries as `variant_attributes`, and read
+/// from there only without variants (a summary): a product's variants,
+/// when it has them, may have changed since.
 pub fn variant_attributes(p: &Product) -> Vec<String> {
     let variants = match (&p.variants[..], &p.master_variant) {
+        ([], _) if !p.variant_attributes.is_empty() => return p.variant_attributes.clone(),
         ([], Some(master)) => std::slice::from_ref(master),
         (all, _) => all,
     };
@@ -131,10 +134,7 @@ impl ProductFacts {
                 .iter()
                 .filter_map(|m| Some((Code::parse(&m.currency_code)?, m.cent_amount)))
                 .collect(),
-            attributes: match p.variant_attributes.is_empty() {
-                true => variant_attributes(p),
-                false => p.variant_attributes.clone(),
-            },
+            attributes: variant_attributes(p),
         }
     }
 }
@@ -297,4 +297,46 @@ pub fn price_in(p: &mut Product, currency: &str) {
 
 pub fn default_money(currency: &str) -> Money {
     money(currency, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(colour: &str) -> Variant {
+        Variant {
+            attributes: [("colour".to_string(), colour.to_string())].into(),
+            ..Default::default()
+        }
+    }
+
+    /// A product's attributes are its variants' (the master's alone
+    /// without a list); a summary's are those it carries, and a product
+    /// whose variants changed since its summary was made has its own.
+    #[test]
+    fn attributes_come_from_the_variants_when_there_are_any() {
+        let product = Product {
+            master_variant: Some(variant("Navy")),
+            variants: vec![variant("Navy"), variant("Sand"), variant("Navy")],
+            ..Default::default()
+        };
+        let both = vec![attribute("colour", "Navy"), attribute("colour", "Sand")];
+        assert_eq!(ProductFacts::of(&product).attributes, both);
+        let listed = summary(&product);
+        assert!(listed.variants.is_empty());
+        assert_eq!(ProductFacts::of(&listed).attributes, both);
+        let mut changed = product.clone();
+        changed.variant_attributes = listed.variant_attributes;
+        changed.variants.push(variant("Rust"));
+        let all = ProductFacts::of(&changed).attributes;
+        assert_eq!(all.len(), 3, "{all:?}");
+        let master_only = Product {
+            master_variant: Some(variant("Olive")),
+            ..Default::default()
+        };
+        assert_eq!(
+            ProductFacts::of(&master_only).attributes,
+            [attribute("colour", "Olive")]
+        );
+    }
 }
