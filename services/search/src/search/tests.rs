@@ -106,6 +106,16 @@ fn index_of(products: Vec<Product>) -> Indexed {
     .unwrap()
 }
 
+/// `n` products, product `i` named `name(i)`, described alike.
+fn index_named(n: u32, name: impl Fn(u32) -> &'static str) -> Indexed {
+    let products = (0..n).map(|i| Product {
+        name: localized(name(i)),
+        description: localized("a product"),
+        ..product(i)
+    });
+    index_of(products.collect())
+}
+
 fn filter(field: &str, op: FilterOperator, kind: Kind) -> Filter {
     Filter {
         field: field.to_string(),
@@ -595,19 +605,13 @@ fn two_words_page_only_what_has_both() {
 /// (shorter names): proximity before relevance.
 #[test]
 fn words_near_in_the_name_rank_first() {
-    let mut products: Vec<Product> = (0..40).map(product).collect();
-    for (i, p) in products.iter_mut().enumerate() {
-        let name = match i {
-            0..5 => "linen shirt for summer in a long name of many words",
-            5..10 => "linen summer shirt in a long name of many words",
-            10..20 => "summer shirt linen",
-            20..30 => "linen scarf and shirt",
-            _ => "vase",
-        };
-        p.name = localized(name);
-        p.description = localized("a product");
-    }
-    let indexed = index_of(products);
+    let indexed = index_named(40, |i| match i {
+        0..5 => "linen shirt for summer in a long name of many words",
+        5..10 => "linen summer shirt in a long name of many words",
+        10..20 => "summer shirt linen",
+        20..30 => "linen scarf and shirt",
+        _ => "vase",
+    });
     let lang = indexed.fields.for_locale("en-AU");
     let list = ListQuery {
         page: Some(PageRequest {
@@ -704,19 +708,13 @@ fn a_last_word_no_product_has_is_the_start_of_a_name_word() {
 /// matching as many as before; on every path a page may take.
 #[test]
 fn a_word_as_typed_ranks_above_one_sharing_its_stem() {
-    let mut products: Vec<Product> = (0..50).map(product).collect();
-    for (i, p) in products.iter_mut().enumerate() {
-        let name = match i {
-            0..10 => "runs mug",
-            10..20 => "running shoe",
-            20..30 => "keramik schale",
-            30..40 => "woll schal",
-            _ => "vase",
-        };
-        p.name = localized(name);
-        p.description = localized("a product");
-    }
-    let indexed = index_of(products);
+    let indexed = index_named(50, |i| match i {
+        0..10 => "runs mug",
+        10..20 => "running shoe",
+        20..30 => "keramik schale",
+        30..40 => "woll schal",
+        _ => "vase",
+    });
     let list = ListQuery {
         page: Some(PageRequest {
             limit: 10,
