@@ -116,6 +116,24 @@ fn index_named(n: u32, name: impl Fn(u32) -> &'static str) -> Indexed {
     index_of(products.collect())
 }
 
+/// The first `limit` matches, by relevance.
+fn first_page(limit: u32) -> ListQuery {
+    ListQuery {
+        page: Some(PageRequest {
+            limit,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The encoded summaries of `rows`, sorted: a group of a page in any order.
+fn sorted_summaries(indexed: &Indexed, rows: std::ops::Range<u32>) -> Vec<Bytes> {
+    let mut out: Vec<Bytes> = rows.map(|row| indexed.summary(row).unwrap()).collect();
+    out.sort();
+    out
+}
+
 fn filter(field: &str, op: FilterOperator, kind: Kind) -> Filter {
     Filter {
         field: field.to_string(),
@@ -613,19 +631,9 @@ fn words_near_in_the_name_rank_first() {
         _ => "vase",
     });
     let lang = indexed.fields.for_locale("en-AU");
-    let list = ListQuery {
-        page: Some(PageRequest {
-            limit: 25,
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let list = first_page(25);
     let mut plan = Plan::new(&indexed, &list, 0).unwrap();
-    let rows = |range: std::ops::Range<u32>| -> Vec<Bytes> {
-        let mut rows: Vec<Bytes> = range.map(|row| indexed.summary(row).unwrap()).collect();
-        rows.sort();
-        rows
-    };
+    let rows = |range| sorted_summaries(&indexed, range);
     // (text, matches, the rows each group of the page must hold)
     let cases = [
         ("linen shirt", 30, vec![0..10, 10..30]),
@@ -715,19 +723,9 @@ fn a_word_as_typed_ranks_above_one_sharing_its_stem() {
         30..40 => "woll schal",
         _ => "vase",
     });
-    let list = ListQuery {
-        page: Some(PageRequest {
-            limit: 10,
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
+    let list = first_page(10);
     let mut plan = Plan::new(&indexed, &list, 0).unwrap();
-    let rows = |range: std::ops::Range<u32>| -> Vec<Bytes> {
-        let mut rows: Vec<Bytes> = range.map(|row| indexed.summary(row).unwrap()).collect();
-        rows.sort();
-        rows
-    };
+    let rows = |range| sorted_summaries(&indexed, range);
     let cases = [
         ("en-AU", "running", 10..20),
         ("en-AU", "runs", 0..10),
