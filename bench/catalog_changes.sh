@@ -13,6 +13,8 @@
 #     a ratio of the same load without changes, and the delay from a price
 #     change's answer to search finding the product.
 # Writes target/bench/catalog-changes-SIZE.json and prints a table.
+# STOREFRONT_BIN measures another build of the mesh (feeds, token and the
+# change generator stay this tree's).
 # Usage: bench/catalog_changes.sh [size] [seconds, default 30] [stock/s, 200] [prices/s, 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."

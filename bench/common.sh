@@ -1,10 +1,11 @@
 # Shared by the bench scripts (sourced): start a release mesh on a port and
 # measure one route with wrk. Callers set `pids` and their EXIT trap.
 
-# start PORT [VAR=value...]: the all-in-one binary, waited for until ready.
+# start PORT [VAR=value...]: the all-in-one binary (STOREFRONT_BIN: another
+# build of it, for a before/after), waited for until ready.
 start() {
   local port=$1; shift
-  env LISTEN_ADDR=127.0.0.1:$port RUST_LOG=warn "$@" ./target/release/storefront >/dev/null 2>&1 &
+  env LISTEN_ADDR=127.0.0.1:$port RUST_LOG=warn "$@" "${STOREFRONT_BIN:-./target/release/storefront}" >/dev/null 2>&1 &
   pids+=($!)
   for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && return; sleep 0.2; done
 }

@@ -20,6 +20,9 @@ pub struct SegmentDocs {
     ordered: bool,
     /// Whether every document has a row (none deleted).
     complete: bool,
+    /// One bit a document with a row, when some have none (deleted by a
+    /// change): what a count masks its matches with.
+    alive: Option<Box<[u64]>>,
 }
 
 enum Values {
@@ -109,11 +112,15 @@ fn count<R: Rank>(
     n as u64
 }
 
-/// Every document set in `bits` (one bit a document, in order) counted
-/// by its values alone; the number counted.
-fn count_set<R: Rank>(values: &[FacetRow<R>], bits: &[u64], counts: &mut Counts) -> u64 {
+/// Every document set in `bits` (one word of bits a 64 documents, in
+/// order) counted by its values alone; the number counted.
+fn count_set<R: Rank>(
+    values: &[FacetRow<R>],
+    bits: impl Iterator<Item = u64>,
+    counts: &mut Counts,
+) -> u64 {
     let mut total = 0;
-    for (values, &word) in values.chunks(64).zip(bits) {
+    for (values, word) in values.chunks(64).zip(bits) {
         let mut word = word;
         // Each load's address is known from the bits alone, so the loads
         // of a word's documents overlap without a batch.
@@ -128,18 +135,38 @@ fn count_set<R: Rank>(values: &[FacetRow<R>], bits: &[u64], counts: &mut Counts)
     total
 }
 
+/// `words` with only the bits `alive` has.
+fn masked<'a>(
+    words: impl Iterator<Item = u64> + 'a,
+    alive: &'a [u64],
+) -> impl Iterator<Item = u64> + 'a {
+    words.zip(alive).map(|(word, alive)| word & alive)
+}
+
+/// One bit a document whose row is not `u32::MAX`.
+fn alive(rows: &[u32]) -> Box<[u64]> {
+    let mut bits = vec![0u64; rows.len().div_ceil(64)];
+    for (doc, _) in rows.iter().enumerate().filter(|(_, row)| **row != u32::MAX) {
+        bits[doc / 64] |= 1 << (doc % 64);
+    }
+    bits.into_boxed_slice()
+}
+
 impl SegmentDocs {
-    /// Every document set in `bits` counted into `counts`, when every
-    /// document has a row and no filter applies (None otherwise: count
-    /// them by `count`); the number counted.
-    pub fn count_all(&self, bits: &[u64], counts: &mut Counts) -> Option<u64> {
-        if !self.complete {
-            return None;
+    /// Every document set in `bits` that has a row counted into
+    /// `counts`, by values alone (for a search without filters: no row is
+    /// read, deleted documents masked out word by word); the number
+    /// counted.
+    pub fn count_all(&self, bits: &[u64], counts: &mut Counts) -> u64 {
+        let words = bits.iter().copied();
+        match (&self.values, &self.alive) {
+            (Values::Narrow(values), None) => count_set(values, words, counts),
+            (Values::Wide(values), None) => count_set(values, words, counts),
+            (Values::Narrow(values), Some(alive)) => {
+                count_set(values, masked(words, alive), counts)
+            }
+            (Values::Wide(values), Some(alive)) => count_set(values, masked(words, alive), counts),
         }
-        Some(match &self.values {
-            Values::Narrow(values) => count_set(values, bits, counts),
-            Values::Wide(values) => count_set(values, bits, counts),
-        })
     }
 
     /// Of `hits` (documents of this segment with their scores, at most
@@ -214,8 +241,10 @@ impl FacetRows {
             .filter(|&&row| row != u32::MAX)
             .map(|&row| tie(row))
             .is_sorted_by(|a, b| a < b);
+        let complete = rows.iter().all(|&row| row != u32::MAX);
         SegmentDocs {
-            complete: rows.iter().all(|&row| row != u32::MAX),
+            complete,
+            alive: (!complete).then(|| alive(&rows)),
             values: match &self.packed {
                 Packed::Narrow(by_row) => Values::Narrow(values(by_row, &rows)),
                 Packed::Wide(by_row) => Values::Wide(values(by_row, &rows)),
@@ -289,6 +318,40 @@ mod tests {
                 facets(&listing, &no_labels, expected).unwrap()
             );
         }
+    }
+
+    /// A segment with documents without a row (deleted) counts by values
+    /// alone, those masked out, as it counts by rows.
+    #[test]
+    fn segments_with_deleted_documents_count_by_values_as_by_rows() {
+        let products: Vec<ProductFacts> = (0..80).map(product).collect();
+        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
+        let by_row = FacetRows::build(&listing).unwrap();
+        let tie_order: Vec<u32> = (0..80).collect();
+        // 70 documents, every third deleted, the last two past the rows.
+        let rows: Vec<u32> = (0..70)
+            .map(|d| if d % 3 == 0 { u32::MAX } else { d })
+            .chain([90, 91])
+            .collect();
+        let docs = by_row.for_segment(rows.into(), &tie_order);
+        assert!(!docs.complete);
+        // Every document matched, and bits past the segment's end.
+        let bits = [u64::MAX, u64::MAX, u64::MAX];
+        let mut by_values = Counts::new(&listing, by_row.pairs(), 0).unwrap();
+        let counted = docs.count_all(&bits, &mut by_values);
+        let mut expected = Counts::new(&listing, by_row.pairs(), 0).unwrap();
+        let all: Vec<u32> = (0..72).collect();
+        let mut by_rows = 0;
+        for batch in all.chunks(super::BATCH) {
+            by_rows += docs.count(batch, &mut expected, None);
+        }
+        assert_eq!(counted, by_rows);
+        assert_eq!(counted, 46);
+        let no_labels = HashMap::new();
+        assert_eq!(
+            facets(&listing, &no_labels, by_values).unwrap(),
+            facets(&listing, &no_labels, expected).unwrap()
+        );
     }
 
     /// A segment whose every document has a row counts by the values

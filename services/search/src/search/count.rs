@@ -278,10 +278,8 @@ fn count_bits(
     counts: &mut Counts,
     keep: Option<&dyn Fn(u32) -> bool>,
 ) -> u64 {
-    if keep.is_none()
-        && let Some(total) = segment.count_all(bits, counts)
-    {
-        return total;
+    if keep.is_none() {
+        return segment.count_all(bits, counts);
     }
     let mut total = 0;
     let mut docs: [DocId; BATCH] = [0; BATCH];
