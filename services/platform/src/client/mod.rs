@@ -5,19 +5,16 @@
 pub mod balance;
 pub mod breaker;
 pub mod call;
+pub mod limit;
 pub mod raw;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::TryFutureExt;
-use futures::future::BoxFuture;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::{Channel, Endpoint};
-use tower::limit::ConcurrencyLimit;
-use tower::load_shed::LoadShed;
-use tower::load_shed::error::Overloaded;
-use tower::{BoxError, Service};
+
+pub use limit::{Limited, Shed};
 
 use crate::identity::token_source::{TokenError, TokenSource};
 use crate::telemetry::{CORRELATION_ID_HEADER, inject_current_trace};
@@ -29,54 +26,8 @@ pub const STREAM_WINDOW: u32 = 2 << 20;
 pub const CONNECTION_WINDOW: u32 = 8 << 20;
 
 /// A channel that holds at most a set number of calls in flight and sheds
-/// the rest at once (see [`is_shed`]) rather than queueing them: a burst
-/// of slow calls costs a fast 503 to the excess, not a pile-up of
-/// deadlines that would look like the peer failing.
-pub type Guarded = MarkShed<LoadShed<ConcurrencyLimit<Channel>>>;
-
-/// A call shed by [`Guarded`]. Its own type, because tonic turns tower's
-/// `Overloaded` into the same status a peer's own refusal would carry.
-#[derive(Debug)]
-pub struct Shed;
-
-impl std::fmt::Display for Shed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("too many calls in flight to this peer")
-    }
-}
-
-impl std::error::Error for Shed {}
-
-/// Turns tower's `Overloaded` into [`Shed`].
-#[derive(Clone)]
-pub struct MarkShed<S>(S);
-
-impl<S, R> Service<R> for MarkShed<S>
-where
-    S: Service<R, Error = BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = S::Response;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<S::Response, BoxError>>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: R) -> Self::Future {
-        Box::pin(self.0.call(request).map_err(|e: BoxError| {
-            if e.is::<Overloaded>() {
-                Box::new(Shed) as BoxError
-            } else {
-                e
-            }
-        }))
-    }
-}
+/// the rest at once (see [`is_shed`], [`limit`]).
+pub type Guarded = Limited<Channel>;
 
 #[derive(Clone)]
 pub struct Peer {
@@ -171,8 +122,7 @@ impl Peer {
         let endpoint = settings(first)?;
         let (unguarded, recheck) =
             balance::channel(url, move |u| Ok(settings(u)?.timeout(timeout)))?;
-        let limited = ConcurrencyLimit::new(unguarded.clone(), concurrency.max(1));
-        let channel = MarkShed(LoadShed::new(limited));
+        let channel = Limited::new(unguarded.clone(), concurrency);
         Ok(Self {
             name,
             audience: audience.to_string(),
