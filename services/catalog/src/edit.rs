@@ -227,7 +227,7 @@ impl Catalog {
                 skus.insert(sku_key(&v.sku), row);
             }
         }
-        self.products = self.products.replaced(row, product);
+        self.products.replace(row, product);
         self.listing.replace(row, &facts, self.currencies.codes());
     }
 

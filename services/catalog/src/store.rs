@@ -98,21 +98,20 @@ impl StoredProducts {
         }
     }
 
-    /// These products with row `row` replaced by `p`.
-    pub fn replaced(&self, row: u32, p: Product) -> Self {
+    /// Row `row` replaced by `p`, in place (copying only the arenas it
+    /// shares with another version).
+    pub fn replace(&mut self, row: u32, p: Product) {
         let mut one = Self {
             summaries: Records::new(self.dictionary().clone()),
             variants: Records::new(self.variants.dictionary().clone()),
         };
         one.push(p, &mut Scratch::default());
-        let with_new = |all: &Records, new: &Records| {
+        let with_new = |all: &mut Records, new: &Records| {
             let (lz4, len) = new.compressed(0).unwrap_or_default();
-            all.replaced(row as usize, lz4, len)
+            all.replace(row as usize, lz4, len);
         };
-        Self {
-            summaries: with_new(&self.summaries, &one.summaries),
-            variants: with_new(&self.variants, &one.variants),
-        }
+        with_new(&mut self.summaries, &one.summaries);
+        with_new(&mut self.variants, &one.variants);
     }
 
     /// Removes row `row`; the last row takes its number.

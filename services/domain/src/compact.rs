@@ -198,31 +198,22 @@ impl Records {
         out
     }
 
-    /// These records with record `index` replaced by one compressed
-    /// elsewhere (as `compressed` gives it): the arena holding it is copied
-    /// once with the new bytes in place of the old (the arena is shared
-    /// with the previous version, so it cannot be edited in place), the
-    /// others are shared as they are.
-    pub fn replaced(&self, index: usize, lz4: &[u8], len: u32) -> Records {
-        let mut out = self.clone();
+    /// Record `index` replaced by `lz4` (`len` bytes decompressed), in
+    /// place: only its arena is copied, and only when another version
+    /// shares it, so the changes of one version cost one copy of each
+    /// arena they touch, not of the list of arenas per change.
+    pub fn replace(&mut self, index: usize, lz4: &[u8], len: u32) {
         let Some((a, i)) = self.locate(index) else {
-            return out;
+            return;
         };
-        let old = &self.arenas[a];
-        let (start, end) = old.span(i);
-        let mut bytes = Vec::with_capacity(old.bytes.len() - (end - start) + lz4.len());
-        bytes.extend_from_slice(&old.bytes[..start]);
-        bytes.extend_from_slice(lz4);
-        bytes.extend_from_slice(&old.bytes[end..]);
-        let shift = |e: u32| (e as usize - end + start + lz4.len()) as u32;
-        let mut ends = old.ends.clone();
-        for e in &mut ends[i..] {
-            *e = shift(*e);
+        let arena = Arc::make_mut(&mut self.arenas[a]);
+        let (start, end) = arena.span(i);
+        arena.bytes.splice(start..end, lz4.iter().copied());
+        let (grown, shrunk) = (lz4.len() as u32, (end - start) as u32);
+        for e in &mut arena.ends[i..] {
+            *e = *e + grown - shrunk;
         }
-        let mut lens = old.lens.clone();
-        lens[i] = len;
-        out.arenas[a] = Arc::new(Arena { bytes, ends, lens });
-        out
+        arena.lens[i] = len;
     }
 
     /// Removes record `index`; the last record takes its place (as
@@ -235,7 +226,7 @@ impl Records {
         if index != last
             && let Some((lz4, len)) = self.compressed(last).map(|(b, l)| (b.to_vec(), l))
         {
-            *self = self.replaced(index, &lz4, len);
+            self.replace(index, &lz4, len);
         }
         let Some((a, _)) = self.locate(last) else {
             return;
@@ -321,7 +312,9 @@ mod tests {
         let mut one = Records::new(records.dictionary().clone());
         one.push(raw, &mut Vec::new());
         let (lz4, len) = one.compressed(0).unwrap();
-        records.replaced(index, lz4, len)
+        let mut next = records.clone();
+        next.replace(index, lz4, len);
+        next
     }
 
     fn filled(from: usize, to: usize, dictionary: &Dictionary) -> Records {
@@ -424,5 +417,47 @@ mod tests {
         }
         assert_eq!(swapped.get(37).unwrap(), record(1));
         assert_eq!(swapped.len(), 75);
+    }
+
+    /// A version's changes edit its own copy of each arena they touch,
+    /// the first change copying it: a record grown, shrunk and changed
+    /// again beside its neighbours in one arena, another in the next
+    /// arena; the version before reads as it was, and untouched arenas
+    /// stay shared.
+    #[test]
+    fn changes_of_one_version_edit_its_copy_of_each_arena_in_place() {
+        let dictionary = Dictionary::new(record(7));
+        let before = filled(0, 3_000, &dictionary);
+        assert!(before.arenas.len() > 2, "{} arenas", before.arenas.len());
+        let mut next = before.clone();
+        let mut model: Vec<Vec<u8>> = (0..3_000).map(record).collect();
+        let second = before.firsts[1];
+        let changes: [(usize, Vec<u8>); 5] = [
+            (5, vec![0xaa; 900]),
+            (6, b"".to_vec()),
+            (5, b"five".to_vec()),
+            (second, vec![0x55; 2_000]),
+            (second + 1, record(2)),
+        ];
+        let mut scratch = Vec::new();
+        for (index, raw) in changes {
+            let mut one = Records::new(dictionary.clone());
+            one.push(&raw, &mut scratch);
+            let (lz4, len) = one.compressed(0).unwrap();
+            next.replace(index, lz4, len);
+            model[index] = raw;
+        }
+        for (n, raw) in model.iter().enumerate() {
+            assert_eq!(&next.get(n).unwrap(), raw, "record {n} of the next version");
+            assert_eq!(
+                before.get(n).unwrap(),
+                record(n),
+                "record {n} of the one before"
+            );
+        }
+        let shared = (0..next.arenas.len())
+            .filter(|&a| Arc::ptr_eq(&next.arenas[a], &before.arenas[a]))
+            .count();
+        assert_eq!(shared, next.arenas.len() - 2);
     }
 }

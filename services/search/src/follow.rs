@@ -199,9 +199,7 @@ pub(crate) fn apply(
                 writer.add_document(doc(&read.product, row))?;
                 next.listing
                     .replace(row, &ProductFacts::of(&read.product), contexts);
-                next.summaries = next
-                    .summaries
-                    .replaced(row as usize, &read.lz4, read.length);
+                next.summaries.replace(row as usize, &read.lz4, read.length);
             }
             (Some(read), None) => {
                 let row = next.len() as u32;
