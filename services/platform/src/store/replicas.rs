@@ -37,7 +37,10 @@ pub(super) fn key_slot(key: &[u8]) -> u16 {
 
 /// The primaries of a `CLUSTER NODES` answer, each with its connected
 /// replicas: `<id> <addr> <flags> <primary> <ping> <pong> <epoch>
-/// <link> <slot>...`. A replica counts unless it or its link failed.
+/// <link> <slot>...`. A replica counts unless it failed (`fail`, agreed
+/// by the cluster) or its link is down: one only suspected (`fail?`) by
+/// the node asked, with its link up, is a slow replica, and a write that
+/// skipped it could be lost at a failover to it.
 pub(super) fn parse(nodes: &str) -> Vec<Primary> {
     let lines: Vec<Vec<&str>> = nodes
         .lines()
@@ -60,7 +63,7 @@ pub(super) fn parse(nodes: &str) -> Vec<Primary> {
             let replicas = lines
                 .iter()
                 .filter(|r| r[3] == f[0] && r[2].split(',').any(|flag| flag == "slave"))
-                .filter(|r| !failed(r[2]) && r[7] == "connected")
+                .filter(|r| !r[2].split(',').any(|f| f == "fail") && r[7] == "connected")
                 .count() as u32;
             Primary {
                 id: f[0].to_string(),
@@ -163,13 +166,15 @@ c1 127.0.0.1:7002@17002 master,fail - 0 0 3 disconnected
 d1 127.0.0.1:7003@17003 slave a1 0 0 1 connected
 e1 127.0.0.1:7004@17004 master - 0 0 7 connected 10923-16383
 f1 127.0.0.1:7005@17005 slave,fail b1 0 0 2 disconnected
+g1 127.0.0.1:7006@17006 slave,fail? e1 0 0 7 disconnected
+h1 127.0.0.1:7007@17007 slave,fail? a1 0 0 1 connected
 ";
         let primaries = parse(nodes);
         let replicas: Vec<(&str, u32)> = primaries
             .iter()
             .map(|p| (p.id.as_str(), p.replicas))
             .collect();
-        assert_eq!(replicas, [("a1", 1), ("b1", 0), ("e1", 0)]);
+        assert_eq!(replicas, [("a1", 2), ("b1", 0), ("e1", 0)]);
         let health = ReplicaHealth::default();
         assert!(health.stale());
         health.record(primaries);

@@ -185,6 +185,72 @@ impl RedisCluster {
         Ok(primary)
     }
 
+    /// The ports of the primary serving `key` (as the store writes it,
+    /// prefixed) and of its replica, once the node asked knows both (a
+    /// new cluster's roles reach every node by gossip).
+    pub fn shard_of(&self, key: &str) -> std::io::Result<(u16, u16)> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            match self.read_shard_of(key) {
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+                found => return found,
+            }
+        }
+    }
+
+    fn read_shard_of(&self, key: &str) -> std::io::Result<(u16, u16)> {
+        let any = self.ports[0].to_string();
+        let slot: u16 = self
+            .cli(&["-p", &any, "cluster", "keyslot", key])?
+            .trim()
+            .parse()
+            .map_err(std::io::Error::other)?;
+        let nodes = self.cli(&["-p", &any, "cluster", "nodes"])?;
+        let lines: Vec<Vec<&str>> = nodes
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let port = |f: &[&str]| f[1].split([':', '@']).nth(1)?.parse::<u16>().ok();
+        let serves = |range: &&str| match range.split_once('-') {
+            Some((a, b)) => {
+                a.parse().is_ok_and(|a: u16| a <= slot) && b.parse().is_ok_and(|b: u16| slot <= b)
+            }
+            None => range.parse() == Ok(slot),
+        };
+        let primary = lines
+            .iter()
+            .find(|f| f.len() > 8 && f[2].contains("master") && f[8..].iter().any(|r| serves(r)))
+            .ok_or_else(|| std::io::Error::other(format!("no primary serves slot {slot}")))?;
+        let replica = lines
+            .iter()
+            .find(|f| f.len() > 3 && f[3] == primary[0])
+            .ok_or_else(|| std::io::Error::other("the primary has no replica"))?;
+        match (port(primary), port(replica)) {
+            (Some(p), Some(r)) => Ok((p, r)),
+            _ => Err(std::io::Error::other("unreadable node addresses")),
+        }
+    }
+
+    /// Sends `signal` (`STOP`: alive and connected but silent, as a node
+    /// starved of CPU; `CONT`; `KILL`) to the node on `port`.
+    pub fn signal(&self, port: u16, signal: &str) -> std::io::Result<()> {
+        let index = self
+            .ports
+            .iter()
+            .position(|&p| p == port)
+            .ok_or_else(|| std::io::Error::other("not one of our nodes"))?;
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.nodes[index].id().to_string())
+            .status()?;
+        if sent.success() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other(format!("kill -{signal} failed")))
+        }
+    }
+
     /// Waits (20 s at most) until the cluster has failed over from the
     /// primary on `killed`: a live node marks it failed and reports the
     /// cluster whole again (its slots served by the promoted replica).
