@@ -171,7 +171,10 @@ fn read(batches: Vec<ProductBatch>, summaries: &Records) -> tantivy::Result<Hash
 }
 
 /// The next version of `current`: the products `changed` names made as
-/// `batches` say (absent from them: deleted).
+/// `batches` say (absent from them: deleted). A product whose document is
+/// unchanged (a stock or price change) is edited in the listing and the
+/// summaries only; a step with no document to write leaves tantivy alone
+/// (no writer, commit, reload, nor the merges a commit sets off).
 pub(crate) fn apply(
     current: &Indexed,
     changed: &[String],
@@ -179,10 +182,14 @@ pub(crate) fn apply(
     version: u64,
 ) -> tantivy::Result<Indexed> {
     let found = read(batches, &current.summaries)?;
+    let unwritten = same_documents(current, changed, &found)?;
     let live = current.live.clone();
     let fields = current.fields;
     let mut next = current.clone();
-    let mut writer: IndexWriter = live.index.writer_with_num_threads(1, 15_000_000)?;
+    let mut writer = match unwritten.len() < changed.len() {
+        true => Some(live.index.writer_with_num_threads(1, 15_000_000)?),
+        false => None,
+    };
     let contexts = live.currencies.clone();
     let contexts = contexts.codes();
     let names = &live.category_names;
@@ -193,15 +200,21 @@ pub(crate) fn apply(
         doc
     };
     for id in changed {
-        match (found.get(id.as_str()), next.row(id)) {
-            (Some(read), Some(row)) => {
-                writer.delete_term(row_term(row));
-                writer.add_document(doc(&read.product, row))?;
+        let written = match writer.as_mut() {
+            Some(writer) if !unwritten.contains(id.as_str()) => Some(writer),
+            _ => None,
+        };
+        match (found.get(id.as_str()), next.row(id), written) {
+            (Some(read), Some(row), written) => {
+                if let Some(writer) = written {
+                    writer.delete_term(row_term(row));
+                    writer.add_document(doc(&read.product, row))?;
+                }
                 next.listing
                     .replace(row, &ProductFacts::of(&read.product), contexts);
                 next.summaries.replace(row as usize, &read.lz4, read.length);
             }
-            (Some(read), None) => {
+            (Some(read), None, Some(writer)) => {
                 let row = next.len() as u32;
                 let ids = Arc::make_mut(&mut next.ids);
                 let at = ids.partition_point(|(held, _)| **held < **id);
@@ -211,14 +224,16 @@ pub(crate) fn apply(
                     .push(&ProductFacts::of(&read.product), contexts, at as u32);
                 next.summaries.push_compressed(&read.lz4, read.length);
             }
-            (None, Some(row)) => remove(&mut next, &mut writer, row, id, &doc)?,
-            (None, None) => {}
+            (None, Some(row), Some(writer)) => remove(&mut next, writer, row, id, &doc)?,
+            _ => {}
         }
     }
-    writer.commit()?;
-    writer.wait_merging_threads()?;
-    live.reader.reload()?;
-    next.searcher = live.reader.searcher();
+    if let Some(mut writer) = writer {
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        live.reader.reload()?;
+        next.searcher = live.reader.searcher();
+    }
     let rows = index::rows_of_docs(&next.searcher, fields.ord, next.len())?;
     let facets = FacetRows::build(&next.listing).map_err(internal)?;
     let tie_order = index::tie_order(&next.listing).map_err(internal)?;
@@ -226,6 +241,36 @@ pub(crate) fn apply(
     next.tie_order = tie_order.into();
     next.catalog_version = version;
     Ok(next)
+}
+
+/// The products of `changed` re-read with the same document as held (what
+/// `document` and `stamp` read: names, description, categories, brand,
+/// popularity), whose tantivy document need not be written again.
+fn same_documents<'a>(
+    current: &Indexed,
+    changed: &'a [String],
+    found: &HashMap<String, Read>,
+) -> tantivy::Result<std::collections::HashSet<&'a str>> {
+    let mut same = std::collections::HashSet::new();
+    for id in changed {
+        let (Some(read), Some(row)) = (found.get(id.as_str()), current.row(id)) else {
+            continue;
+        };
+        let bytes = current.summaries.get(row as usize).map_err(internal)?;
+        let held: Product = IndexedProduct::decode(bytes.as_slice())
+            .map_err(internal)?
+            .into();
+        let new = &read.product;
+        if held.name == new.name
+            && held.description == new.description
+            && held.category_ids == new.category_ids
+            && held.brand == new.brand
+            && held.popularity == new.popularity
+        {
+            same.insert(id.as_str());
+        }
+    }
+    Ok(same)
 }
 
 /// Removes row `row` (product `id`): the last row takes its place, and its

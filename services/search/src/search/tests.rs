@@ -409,10 +409,11 @@ fn scores_below_the_bar_cannot_tie_it() {
 #[test]
 fn merged_into_one_segment_answers_as_before() {
     let built = index();
-    // A product written again (unchanged): one segment more than the
-    // build's (one per indexing thread that got documents), so the merge
-    // is real whichever way the build went.
-    let again = product(10);
+    // A product written again (its description changed): one segment
+    // more than the build's (one per indexing thread that got documents),
+    // so the merge is real whichever way the build went.
+    let mut again = product(10);
+    again.description = localized("written again");
     let id = again.meta.clone().unwrap().id;
     let indexed = crate::follow::apply(&built, &[id], vec![reread(&built, &again)], 2).unwrap();
     assert!(indexed.searcher.segment_readers().len() >= 2);
@@ -436,6 +437,41 @@ fn merged_into_one_segment_answers_as_before() {
             assert_eq!(answer(&merged), answer(&indexed), "{text} {list:?}");
         }
     }
+}
+
+/// A stock and price change leaves the product's document as it was: the
+/// step writes nothing to tantivy (the same segments, nothing deleted),
+/// and the listing and summary answer with the new stock and price.
+#[test]
+fn a_stock_and_price_change_writes_no_document() {
+    let indexed = index();
+    let mut changed = product(11);
+    let id = changed.meta.clone().unwrap().id;
+    changed.in_stock = !changed.in_stock;
+    changed.master_variant.as_mut().unwrap().prices[0].cent_amount += 1_000;
+    let batch = reread(&indexed, &changed);
+    let next = crate::follow::apply(&indexed, std::slice::from_ref(&id), vec![batch], 2).unwrap();
+    let segments = |at: &Indexed| -> Vec<_> {
+        at.searcher
+            .segment_readers()
+            .iter()
+            .map(|r| (r.segment_id(), r.num_deleted_docs()))
+            .collect()
+    };
+    assert_eq!(segments(&next), segments(&indexed), "no document written");
+    let row = next.row(&id).unwrap() as usize;
+    let held: Product =
+        crate::view::IndexedProduct::decode(next.summaries.get(row).unwrap().as_slice())
+            .unwrap()
+            .into();
+    assert_eq!(held.in_stock, changed.in_stock);
+    assert_eq!(held.master_variant, changed.master_variant);
+    assert_eq!(next.catalog_version, 2);
+    // Written when the text changes.
+    changed.brand = "Another".into();
+    let batch = reread(&next, &changed);
+    let written = crate::follow::apply(&next, &[id], vec![batch], 3).unwrap();
+    assert_ne!(segments(&written), segments(&next));
 }
 
 /// `product` as the catalog exports it to `indexed` when it changed.
