@@ -220,7 +220,7 @@ impl RedisCluster {
         };
         let primary = lines
             .iter()
-            .find(|f| f.len() > 8 && f[2].contains("master") && f[8..].iter().any(|r| serves(r)))
+            .find(|f| f.len() > 8 && f[2].contains("master") && f[8..].iter().any(&serves))
             .ok_or_else(|| std::io::Error::other(format!("no primary serves slot {slot}")))?;
         let replica = lines
             .iter()

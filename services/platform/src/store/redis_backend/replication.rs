@@ -74,6 +74,7 @@ impl RedisStore {
             ),
             None => tracing::warn!(slot, "the key's node is no longer a primary: write refused"),
         }
+        metrics::counter!("redis_writes_unreplicated_total").increment(1);
         Err(StoreError::Unavailable(
             "no replica acknowledged the write in time".into(),
         ))
