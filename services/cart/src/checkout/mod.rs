@@ -133,23 +133,25 @@ impl Checkout {
 
     /// Makes `session_id` the cart's one OPEN session; the one it replaces
     /// is superseded. The pointer moves by compare-and-set, so of
-    /// concurrent opens exactly one ends current.
+    /// concurrent opens exactly one ends current. Inserted first: a cart's
+    /// first checkout (the common case) costs one round trip, a reopen
+    /// one more than a read first would.
     pub(crate) async fn make_current(
         &self,
         cart_id: &str,
         session_id: &str,
     ) -> Result<(), ServiceError> {
         let key = current_key(cart_id);
+        let value = session_id.as_bytes();
+        let ttl = Some(self.keep());
         for _ in 0..MAX_ATTEMPTS {
+            if self.store.insert(&key, value, ttl).await? {
+                return Ok(());
+            }
+            // Gone again since the insert found it: insert once more.
             let Some(previous) = self.store.get(&key).await? else {
-                let value = session_id.as_bytes();
-                if self.store.insert(&key, value, Some(self.keep())).await? {
-                    return Ok(());
-                }
                 continue;
             };
-            let value = session_id.as_bytes();
-            let ttl = Some(self.keep());
             let moved = self
                 .store
                 .replace(&key, previous.version, value, ttl)
