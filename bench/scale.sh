@@ -291,12 +291,18 @@ fi
   printf '{"size":%s,"duration":"%s","ready_ms":%s,"catalog_build_ms":%s,"search_index_ms":%s,"idle_rss_mb":%s,"loaded_rss_mb":%s,"routes":[' \
     "$size" "$duration" "$ready_ms" "${catalog_ms:-null}" "${search_ms:-null}" "$idle_rss" "$peak_rss"
   first=1
+  # Checkout rows against the driver floor measured just before them (one
+  # per store and level); the first one for all of them was the memory run's.
+  declare -A driver=()
   for r in "${results[@]}"; do
     read -r -a f <<<"$r"
     n=${#f[@]}; name="${f[*]:0:n-6}"
-    floor_row='^floor: axum -> tonic'
-    [[ $name == checkout* ]] && floor_row='^driver floor: axum -> tonic'
-    hop=$(printf '%s\n' "${results[@]}" | awk -v c="${f[n-6]}" -v row="$floor_row" '$0 ~ row && $(NF-5)==c {print $(NF-4); exit}')
+    if [[ $name == checkout* ]]; then
+      hop=${driver[${f[n-6]}]:-}
+    else
+      hop=$(printf '%s\n' "${results[@]}" | awk -v c="${f[n-6]}" '/^floor: axum -> tonic/ && $(NF-5)==c {print $(NF-4); exit}')
+    fi
+    [[ $name == "driver floor: axum -> tonic" ]] && driver[${f[n-6]}]=${f[n-5]}
     [ $first = 1 ] || printf ','
     first=0
     printf '{"route":"%s","connections":%s,"rps":%s,"p50_us":%s,"p99_us":%s,"p999_us":%s,"errors":%s,"vs_hop":%s}' \
