@@ -5,6 +5,8 @@
 # the same size in the same run. Prints the time from start to
 # /health/ready, the peak RSS while loading and on until settled (search
 # merges its index after ready; sampled every 50 ms) and the settled RSS (once two reads 5 s apart agree within 2%, at most 90 s).
+# STOREFRONT_BIN starts another build (an older one, for a before/after; the
+# feed is made by this tree's).
 # Usage: bench/feed_start.sh [size] [feed file, made when missing]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ measure() {
   local label=$1; shift
   local t0; t0=$(now_ms)
   env "$@" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 1)) RUST_LOG=warn \
-    ./target/release/storefront >"$work/log" 2>&1 &
+    "${STOREFRONT_BIN:-./target/release/storefront}" >"$work/log" 2>&1 &
   local pid=$! peak=0 r
   pids+=("$pid")
   until curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null; do
