@@ -54,7 +54,7 @@ impl Live {
         let build = move || current.priced_in(wider);
         let next = storefront_platform::cpu::run_once("catalog-currencies", build).await??;
         tracing::info!(currencies = %next.currencies.listed(), "the catalog prices in a new currency");
-        self.swap(Arc::new(next));
+        storefront_platform::cpu::drop_off_requests(self.swap(Arc::new(next)));
         Ok(())
     }
 }

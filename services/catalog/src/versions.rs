@@ -34,9 +34,16 @@ impl Live {
         self.read()
     }
 
-    pub(crate) fn swap(&self, next: Arc<Catalog>) {
+    /// Serves `next` and hands back the version it replaces: dropped by the
+    /// caller once the lock is released (readers wait on it), off the
+    /// request threads for a whole catalog (`drop_off_requests`).
+    #[must_use = "the replaced version is the caller's to drop"]
+    pub(crate) fn swap(&self, next: Arc<Catalog>) -> Arc<Catalog> {
         storefront_platform::telemetry::metrics::catalog_version("catalog_version", next.version);
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = next;
+        std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|p| p.into_inner()),
+            next,
+        )
     }
 
     /// Applies the changes `changes` makes of the current version as the
@@ -79,7 +86,7 @@ impl Live {
                 }
                 self.checkpoint_if_due(shared, &next).await;
             }
-            self.swap(next.clone());
+            drop(self.swap(next.clone()));
             return Ok(next);
         }
         Err(busy())
@@ -97,7 +104,7 @@ impl Live {
             next.version = self.read().version + 1;
             next.changes = Arc::new(ChangeLog::starting_at(next.version));
             let next = Arc::new(next);
-            self.swap(next.clone());
+            storefront_platform::cpu::drop_off_requests(self.swap(next.clone()));
             return Ok(next);
         };
         let next = Arc::new(next);
@@ -124,7 +131,7 @@ impl Live {
             next.version = head.version;
             next.changes = Arc::new(ChangeLog::starting_at(head.version));
             let next = Arc::new(next);
-            self.swap(next.clone());
+            storefront_platform::cpu::drop_off_requests(self.swap(next.clone()));
             return Ok(next);
         }
         Err(busy())
@@ -148,6 +155,7 @@ impl Live {
             let Some(entry) = shared.entry(version).await? else {
                 return Ok(());
             };
+            let whole = entry.switch_to.is_some();
             let next = match entry.switch_to {
                 Some(head) => shared
                     .load(&head)
@@ -159,7 +167,10 @@ impl Live {
                 .await
                 .map_err(|e| ServiceError::internal(e.to_string()))??,
             };
-            self.swap(Arc::new(next));
+            let replaced = self.swap(Arc::new(next));
+            if whole {
+                storefront_platform::cpu::drop_off_requests(replaced);
+            }
         }
     }
 

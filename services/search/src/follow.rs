@@ -116,7 +116,8 @@ impl SearchApi {
                     "search_index_catalog_version",
                     next.catalog_version,
                 );
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+                // Most of it shared with `next`: dropped here, after the lock.
+                drop(self.replace(next));
             }
             // The catalog's dictionary changed (it was replaced whole).
             Err(e) => {

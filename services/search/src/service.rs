@@ -84,6 +84,16 @@ impl SearchApi {
             .clone()
     }
 
+    /// Serves `next` and hands back the index it replaces, for the caller
+    /// to drop once the lock is released (searches wait on it).
+    #[must_use = "the replaced index is the caller's to drop"]
+    pub(crate) fn replace(&self, next: Indexed) -> Arc<Indexed> {
+        std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|p| p.into_inner()),
+            Arc::new(next),
+        )
+    }
+
     /// Builds a fresh index from the catalog's export and swaps it in (in
     /// turn with other builds and follows).
     pub async fn rebuild(&self) -> Result<ReindexResponse, ServiceError> {
@@ -153,7 +163,7 @@ impl SearchApi {
             "search_index_catalog_version",
             built.catalog_version,
         );
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(built);
+        storefront_platform::cpu::drop_off_requests(self.replace(built));
         self.built.send_replace(true);
         // Served at once; its segments merged in the next turn.
         let api = self.clone();
@@ -185,7 +195,7 @@ impl SearchApi {
                     elapsed_ms = started.elapsed().as_millis() as u64,
                     "search index merged into one segment"
                 );
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+                storefront_platform::cpu::drop_off_requests(self.replace(next));
             }
             Ok(Ok(None)) => {}
             Ok(Err(e)) => not_merged(&e),
