@@ -16,8 +16,10 @@ use super::replicas::ReplicaHealth;
 use super::turn::{Turn, Turns};
 use super::{RedisTarget, StoreError, Versioned};
 
+mod acks;
 mod gcra;
 mod replication;
+use acks::Acks;
 use gcra::GCRA;
 pub use gcra::GcraOutcome;
 
@@ -96,6 +98,8 @@ pub struct RedisStore {
     turns: Arc<Turns>,
     /// Which cluster shards have a replica to wait for (`replicas`).
     replicas: Arc<ReplicaHealth>,
+    /// On a cluster, where writes wait for a replica (`acks`).
+    acks: Option<Arc<Acks>>,
     /// Why this process no longer serves on this Redis (`moved`).
     pub(super) retired: Arc<tokio::sync::watch::Sender<Option<String>>>,
 }
@@ -116,6 +120,8 @@ impl RedisStore {
             client_tls: None,
             root_cert: Some(pem.clone()),
         });
+        let prefix: Arc<str> = prefix.into();
+        let mut acks = None;
         let conn = if target.is_cluster() {
             let mut builder = ClusterClient::builder(target.nodes())
                 .connection_timeout(Duration::from_secs(2))
@@ -125,6 +131,11 @@ impl RedisStore {
                 builder = builder.certs(certs);
             }
             let client = builder.build().map_err(unavailable)?;
+            let lanes = (0..acks::LANES).map(|_| client.get_async_connection());
+            let lanes = futures::future::try_join_all(lanes)
+                .await
+                .map_err(unavailable)?;
+            acks = Some(Arc::new(Acks::new(lanes, prefix.clone())));
             Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
         } else {
             let url = target.url.as_str();
@@ -156,10 +167,11 @@ impl RedisStore {
         }
         Ok(Self {
             conn,
-            prefix: prefix.into(),
+            prefix,
             scripts: Arc::new(scripts),
             turns: Arc::new(Turns::default()),
             replicas: Arc::default(),
+            acks,
             retired,
         })
     }

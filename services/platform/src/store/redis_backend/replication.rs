@@ -28,7 +28,8 @@ impl RedisStore {
     /// holds the write: replication is asynchronous, and a primary lost
     /// before replicating would take an acknowledged order with it at
     /// failover. WAIT counts the writes of the connection it is sent on,
-    /// so it goes to that primary's one connection.
+    /// so it goes with a probe on a connection of its own (`acks`), shared
+    /// by the writes of the slot waiting at once.
     ///
     /// A shard whose primary has no replica online (after a failover,
     /// until the lost node is replaced; or its replica just died) is not
@@ -38,7 +39,7 @@ impl RedisStore {
     /// [`REPLICA_ACK`] + [`LAGGING_REPLICA`] refuses the write: the caller
     /// answers 503 and the client retries (with its idempotency key).
     pub(super) async fn replicated(&self, full_key: &str) -> Result<(), StoreError> {
-        let Conn::Cluster(conn) = &self.conn else {
+        let (Conn::Cluster(conn), Some(acks)) = (&self.conn, &self.acks) else {
             return Ok(());
         };
         let slot = key_slot(full_key.as_bytes());
@@ -50,24 +51,30 @@ impl RedisStore {
                 return Ok(());
             }
         }
-        let primary = || {
-            let route = Route::with_key(full_key, SlotAddr::Master);
-            RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(route))
-        };
-        if acked_within(conn, primary(), REPLICA_ACK).await? {
+        if acks
+            .shared_round(slot, REPLICA_ACK)
+            .await
+            .map_err(StoreError::Unavailable)?
+        {
             return Ok(());
         }
         if self.replicas.stale() {
             self.read_replicas(conn).await;
         }
+        let primary = Route::with_key(full_key, SlotAddr::Master);
+        let primary = RoutingInfo::SingleNode(SingleNodeRoutingInfo::SpecificNode(primary));
         let role = conn
             .clone()
-            .route_command(redis::cmd("ROLE"), primary())
+            .route_command(redis::cmd("ROLE"), primary)
             .await
             .map_err(unavailable)?;
+        let lagging = || async {
+            let acked = acks.round(slot, LAGGING_REPLICA).await;
+            acked.map_err(StoreError::Unavailable)
+        };
         match replicas_online(&role) {
             Some(0) => return Ok(()),
-            Some(_) if acked_within(conn, primary(), LAGGING_REPLICA).await? => return Ok(()),
+            Some(_) if lagging().await? => return Ok(()),
             Some(_) => tracing::warn!(
                 slot,
                 "a redis replica online did not acknowledge a write in time: write refused"
@@ -99,23 +106,6 @@ impl RedisStore {
     pub fn primaries_without_replica(&self) -> usize {
         self.replicas.lacking()
     }
-}
-
-/// Whether a replica of the primary `routing` names acknowledges every
-/// write of its connection so far within `bound` (`WAIT 1 ms`).
-async fn acked_within(
-    conn: &ClusterConnection,
-    routing: RoutingInfo,
-    bound: Duration,
-) -> Result<bool, StoreError> {
-    let mut wait = redis::cmd("WAIT");
-    wait.arg(1).arg(bound.as_millis() as u64);
-    let acked = conn
-        .clone()
-        .route_command(wait, routing)
-        .await
-        .map_err(unavailable)?;
-    Ok(!matches!(acked, Value::Int(0)))
 }
 
 /// How many replicas a `ROLE` answer of a primary lists (those online:
@@ -166,5 +156,45 @@ mod tests {
         cluster.signal(replica, "KILL").unwrap();
         assert_eq!(store.replace("k", 3, b"3", None).await.unwrap(), Some(4));
         assert_eq!(store.get("k").await.unwrap().unwrap().value, b"3");
+    }
+
+    /// A write waiting for its replica holds up no other command to the
+    /// same primary: a read sent during the write's longer wait answers
+    /// first (before, it queued behind that wait on the one connection to
+    /// the primary and answered after the write was refused). The writes
+    /// of one slot waiting at once are all answered when the replica is
+    /// back.
+    #[tokio::test]
+    async fn a_write_waiting_for_its_replica_holds_up_no_read() {
+        let cluster = RedisCluster::start().expect("a Redis Cluster on loopback");
+        let store = Store::redis(&cluster.url, "r:").await.expect("connect");
+        let (_, replica) = cluster.shard_of("r:{t}k").expect("the key's shard");
+        assert!(store.insert("{t}k", b"0", None).await.unwrap());
+        cluster.signal(replica, "STOP").unwrap();
+        let write = store.replace("{t}k", 1, b"1", None);
+        tokio::pin!(write);
+        let read = async {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            store.get("{t}k").await
+        };
+        tokio::select! {
+            biased;
+            ended = &mut write => panic!("the write ended before the read: {ended:?}"),
+            read = read => assert_eq!(read.unwrap().unwrap().value, b"1"),
+        }
+        let many = futures::future::join_all((0..40).map(|i| {
+            let store = store.clone();
+            async move { store.insert(&format!("{{t}}{i}"), b"x", None).await }
+        }));
+        let resume = async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            cluster.signal(replica, "CONT").unwrap();
+        };
+        let (written, inserted, ()) = tokio::join!(write, many, resume);
+        assert_eq!(written.unwrap(), Some(2));
+        assert!(
+            inserted.into_iter().all(|i| i.unwrap()),
+            "every insert acknowledged"
+        );
     }
 }
