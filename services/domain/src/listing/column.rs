@@ -18,11 +18,11 @@ pub(super) const BITMAP_VALUES: usize = 64;
 /// An owned field value, ordered as `Value` is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Key {
-    Text(Box<str>),
+    Text(Arc<str>),
     Integer(i64),
     Boolean(bool),
     Timestamp(i64, i32),
-    TextSet(Box<[Box<str>]>),
+    TextSet(Arc<[Box<str>]>),
 }
 
 impl Key {
