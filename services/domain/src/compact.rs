@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+mod arenas;
+use arenas::Arenas;
+
 /// Compressed bytes an arena is filled to before the next one starts:
 /// small enough that a part's last, unfilled arena wastes little, large
 /// enough that the bookkeeping of arenas is nothing.
@@ -71,7 +74,7 @@ impl Arena {
 /// Appends one compressed record, in the last arena while it has room
 /// (copied first if another version shares it).
 fn append(
-    arenas: &mut Vec<Arc<Arena>>,
+    arenas: &mut Arenas,
     firsts: &mut Vec<usize>,
     len: &mut usize,
     compressed: &[u8],
@@ -86,7 +89,7 @@ fn append(
             ARENA_BYTES.max(compressed.len()),
         )));
     }
-    if let Some(arena) = arenas.last_mut().map(Arc::make_mut) {
+    if let Some(arena) = arenas.last_mut() {
         arena.bytes.extend_from_slice(compressed);
         arena.ends.push(arena.bytes.len() as u32);
         arena.lens.push(raw_len as u32);
@@ -98,8 +101,9 @@ fn append(
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {
     dictionary: Dictionary,
-    /// Shared between versions: a change copies only the arena it touches.
-    arenas: Vec<Arc<Arena>>,
+    /// Shared between versions: a change copies only the arena it touches
+    /// (and its chunk of the list).
+    arenas: Arenas,
     /// The index of each arena's first record.
     firsts: Vec<usize>,
     len: usize,
@@ -168,7 +172,7 @@ impl Records {
     /// Record `index` as stored: its LZ4 block and its length decompressed.
     pub fn compressed(&self, index: usize) -> Option<(&[u8], u32)> {
         let (a, i) = self.locate(index)?;
-        let arena = &self.arenas[a];
+        let arena = self.arenas.get(a);
         let (start, end) = arena.span(i);
         Some((&arena.bytes[start..end], arena.lens[i]))
     }
@@ -176,7 +180,7 @@ impl Records {
     /// Gives back the unused end of the last arena (once no more records
     /// come): at most one arena's bytes are copied.
     pub fn finish(&mut self) {
-        if let Some(a) = self.arenas.last_mut().map(Arc::make_mut) {
+        if let Some(a) = self.arenas.last_mut() {
             a.bytes.shrink_to_fit();
             a.ends.shrink_to_fit();
             a.lens.shrink_to_fit();
@@ -189,7 +193,7 @@ impl Records {
         let mut out = Records::new(dictionary);
         for mut part in parts {
             part.finish();
-            for (arena, first) in part.arenas.into_iter().zip(part.firsts) {
+            for (arena, first) in part.arenas.into_arenas().zip(part.firsts) {
                 out.firsts.push(out.len + first);
                 out.arenas.push(arena);
             }
@@ -206,7 +210,7 @@ impl Records {
         let Some((a, i)) = self.locate(index) else {
             return;
         };
-        let arena = Arc::make_mut(&mut self.arenas[a]);
+        let arena = self.arenas.get_mut(a);
         let (start, end) = arena.span(i);
         arena.bytes.splice(start..end, lz4.iter().copied());
         let (grown, shrunk) = (lz4.len() as u32, (end - start) as u32);
@@ -231,13 +235,14 @@ impl Records {
         let Some((a, _)) = self.locate(last) else {
             return;
         };
-        let arena = Arc::make_mut(&mut self.arenas[a]);
+        let arena = self.arenas.get_mut(a);
         arena.ends.pop();
         arena.lens.pop();
         let end = arena.ends.last().copied().unwrap_or(0) as usize;
         arena.bytes.truncate(end);
         if arena.ends.is_empty() {
-            self.arenas.remove(a);
+            // The last record's arena is the last one.
+            self.arenas.pop();
             self.firsts.remove(a);
         }
         self.len -= 1;
@@ -257,7 +262,7 @@ impl Records {
         let (a, i) = self
             .locate(index)
             .ok_or_else(|| corrupt(format!("no record {index}")))?;
-        let arena = &self.arenas[a];
+        let arena = self.arenas.get(a);
         let (start, end) = arena.span(i);
         decompress(&arena.bytes[start..end], arena.lens[i], &self.dictionary.0)
     }
@@ -456,7 +461,7 @@ mod tests {
             );
         }
         let shared = (0..next.arenas.len())
-            .filter(|&a| Arc::ptr_eq(&next.arenas[a], &before.arenas[a]))
+            .filter(|&a| Arc::ptr_eq(next.arenas.get(a), before.arenas.get(a)))
             .count();
         assert_eq!(shared, next.arenas.len() - 2);
     }
