@@ -223,7 +223,7 @@ pub fn segments(
 /// column's descending order, rows in order within each value.
 pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceError> {
     let popularity = listing.column("popularity", 0)?;
-    let mut order = popularity.order(true).to_vec();
+    let mut order: Vec<u32> = popularity.rows(true, 0).collect();
     let rank = &popularity.rank;
     for equal in order.chunk_by_mut(|&a, &b| rank[a as usize] == rank[b as usize]) {
         equal.sort_unstable();

@@ -1,6 +1,7 @@
 //! One field of a collection, indexed: its distinct values in order, each
-//! record's rank among them, the records in both sort orders, and for
-//! fields with few values (or sets of ids) a bitmap per value.
+//! record's rank among them, the records in ascending order (the
+//! descending order is read from it: the same groups, last first), and
+//! for fields with few values (or sets of ids) a bitmap per value.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -49,15 +50,17 @@ impl Key {
 
 #[derive(Debug, Clone)]
 pub struct Column {
-    /// Distinct values, ascending. Shared between versions (as `members`):
-    /// a change that brings no new value and drops none copies neither.
-    pub distinct: Arc<Vec<Key>>,
+    /// Distinct values, ascending. A persistent vector shared between
+    /// versions: a change that brings or drops a value copies a path of
+    /// its tree (at 100,000 names, cloning each value was most of a
+    /// rename's cost).
+    pub distinct: imbl::Vector<Key>,
     /// Per record: the index of its value in `distinct`, or `MISSING`.
     pub rank: Vec<u32>,
-    /// Records by (value, id).
+    /// Records by (value, id). Not kept descending as well: a live change
+    /// copies and shifts each array of a column it changes, and at 100,000
+    /// records a second order was a third of that.
     pub asc: Vec<u32>,
-    /// Records by (value descending, id).
-    pub desc: Vec<u32>,
     /// `starts[v]`: where value `v` begins in `asc`; `starts[distinct.len()]`
     /// is where the records without the field begin.
     pub starts: Vec<u32>,
@@ -196,7 +199,6 @@ impl Column {
         for v in 1..starts.len() {
             starts[v] += starts[v - 1];
         }
-        let present = starts[distinct.len()];
         // Where the next record of each value goes; the last slot is the
         // records without one.
         let mut next = starts.clone();
@@ -209,11 +211,6 @@ impl Column {
             asc[next[slot] as usize] = row;
             next[slot] += 1;
         }
-        let mut desc = Vec::with_capacity(asc.len());
-        desc.extend_from_slice(&asc[present as usize..]);
-        for v in (0..distinct.len()).rev() {
-            desc.extend_from_slice(&asc[starts[v] as usize..starts[v + 1] as usize]);
-        }
         let keeps_bitmaps = distinct.len() <= BITMAP_VALUES;
         let bitmaps = if keeps_bitmaps {
             (0..distinct.len())
@@ -224,10 +221,9 @@ impl Column {
         };
         Column {
             members: Arc::new(members(values)),
-            distinct: Arc::new(distinct),
+            distinct: distinct.into_iter().collect(),
             rank,
             asc,
-            desc,
             starts,
             bitmaps,
             keeps_bitmaps,
@@ -239,16 +235,74 @@ impl Column {
         self.distinct.get(self.rank[row as usize] as usize)
     }
 
-    /// Records in the requested direction.
-    pub fn order(&self, desc: bool) -> &[u32] {
-        if desc { &self.desc } else { &self.asc }
+    /// The records of value `slot` in the ascending order (slot
+    /// `distinct.len()` is the records without a value).
+    pub(super) fn group(&self, slot: usize) -> &[u32] {
+        let (start, end) = self.range(slot);
+        &self.asc[start..end]
+    }
+
+    /// Where the group of value `slot` is in the ascending order.
+    pub(super) fn range(&self, slot: usize) -> (usize, usize) {
+        let start = self.starts[slot] as usize;
+        let end = match self.starts.get(slot + 1) {
+            Some(&end) => end as usize,
+            None => self.asc.len(),
+        };
+        (start, end)
+    }
+
+    /// The records in the requested direction, group by group (records
+    /// of one value, in id order), from the `from`th record on: the first
+    /// group is cut to start there. Descending is the groups last first;
+    /// the records without a value, a group sorting above every value,
+    /// come first.
+    pub fn groups(&self, desc: bool, from: usize) -> Groups<'_> {
+        let d = self.distinct.len();
+        let (next, skip) = if from >= self.asc.len() {
+            (d + 1, 0)
+        } else if !desc {
+            let slot = self.starts.partition_point(|&s| s as usize <= from) - 1;
+            (slot, from - self.starts[slot] as usize)
+        } else {
+            let missing = self.asc.len() - self.starts[d] as usize;
+            if from < missing {
+                (0, from)
+            } else {
+                // Value `v` starts at `missing + starts[d] - starts[v + 1]`
+                // descending: the last value whose start is at or before.
+                let past = self.starts[d] as usize - (from - missing);
+                let slot = self.starts[..=d].partition_point(|&s| (s as usize) < past) - 1;
+                let before = self.starts[d] as usize - self.starts[slot + 1] as usize;
+                (d - slot, from - missing - before)
+            }
+        };
+        Groups {
+            column: self,
+            desc,
+            next,
+            skip,
+        }
+    }
+
+    /// The records in the requested direction from the `from`th on.
+    pub fn rows(&self, desc: bool, from: usize) -> impl Iterator<Item = u32> + '_ {
+        self.groups(desc, from).flatten().copied()
     }
 
     /// The distinct values equal to `key`, as a range of ranks.
     pub fn equal_range(&self, key: &Key) -> (u32, u32) {
-        let lo = self.distinct.partition_point(|d| d < key);
-        let hi = self.distinct.partition_point(|d| d <= key);
-        (lo as u32, hi as u32)
+        let point = |below: &dyn Fn(&Key) -> bool| {
+            let split = self.distinct.binary_search_by(|d| {
+                if below(d) {
+                    std::cmp::Ordering::Less
+                } else {
+                    std::cmp::Ordering::Greater
+                }
+            });
+            split.unwrap_or_else(|at| at) as u32
+        };
+        (point(&|d| d < key), point(&|d| d <= key))
     }
 
     /// How many records have a value ranked in `lo..hi`.
@@ -268,6 +322,34 @@ impl Column {
         sorted_bitmap(
             &self.asc[self.starts[lo as usize] as usize..self.starts[hi as usize] as usize],
         )
+    }
+}
+
+/// Groups of a column's records with one value, in order (`Column::groups`).
+pub struct Groups<'a> {
+    column: &'a Column,
+    desc: bool,
+    /// How many groups are behind: the next is slot `next` ascending,
+    /// `distinct.len() - next` descending.
+    next: usize,
+    /// Records of the next group before the position asked.
+    skip: usize,
+}
+
+impl<'a> Iterator for Groups<'a> {
+    type Item = &'a [u32];
+
+    fn next(&mut self) -> Option<&'a [u32]> {
+        let d = self.column.distinct.len();
+        while self.next <= d {
+            let slot = if self.desc { d - self.next } else { self.next };
+            self.next += 1;
+            let group = &self.column.group(slot)[std::mem::take(&mut self.skip)..];
+            if !group.is_empty() {
+                return Some(group);
+            }
+        }
+        None
     }
 }
 

@@ -290,10 +290,13 @@ impl<S: Schema> Listing<S> {
             return Ok((info, Vec::new()));
         }
         let rows = match set {
-            None if keys.len() == 1 => {
-                let (key, desc) = keys[0];
-                self.order(key, desc)[start..end].to_vec()
-            }
+            None if keys.len() == 1 => match keys[0] {
+                (SortKey::Column(c), desc) => {
+                    let column = &self.columns[c].column;
+                    column.rows(desc, start).take(end - start).collect()
+                }
+                (SortKey::Extra, _) => Vec::new(),
+            },
             None => self.walk(&keys, None, start, end),
             // Walking visits about end * len / |set| records, ranking |set|.
             Some(set) if (end as u64).saturating_mul(u64::from(self.len)) < total * total => {

@@ -110,13 +110,6 @@ impl<S: Schema> Listing<S> {
         }
     }
 
-    pub(super) fn order(&self, key: SortKey, desc: bool) -> &[u32] {
-        match key {
-            SortKey::Column(c) => self.columns[c].column.order(desc),
-            SortKey::Extra => &[],
-        }
-    }
-
     /// Walks the first key's order group by group (records with an equal
     /// first key), ranking a group by the other keys only where it overlaps
     /// the page.
@@ -132,28 +125,22 @@ impl<S: Schema> Listing<S> {
             return Vec::new();
         };
         let column = &self.columns[c].column;
-        let order = column.order(desc);
         let wanted = |row: &u32| set.is_none_or(|s| s.contains(*row));
         if keys.len() == 1 {
-            return order
-                .iter()
-                .filter(|r| wanted(r))
+            return column
+                .rows(desc, 0)
+                .filter(wanted)
                 .skip(start)
                 .take(end - start)
-                .copied()
                 .collect();
         }
         let mut out = Vec::with_capacity(end - start);
         let mut seen = 0;
-        let mut pos = 0;
-        while pos < order.len() && seen < end {
-            let rank = column.rank[order[pos] as usize];
-            let size = order[pos..]
-                .iter()
-                .take_while(|&&r| column.rank[r as usize] == rank)
-                .count();
-            let group = &order[pos..pos + size];
-            pos += size;
+        for group in column.groups(desc, 0) {
+            if seen >= end {
+                break;
+            }
+            let size = group.len();
             if set.is_none() && seen + size <= start {
                 seen += size;
                 continue;

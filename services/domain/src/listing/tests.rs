@@ -418,3 +418,52 @@ proptest! {
         prop_assert_eq!(before.len(), before.columns[0].column.rank.len());
     }
 }
+
+#[test]
+fn either_order_read_from_any_position_is_the_same_order_cut_there() {
+    // Prices with gaps (every fifth product has none), so that the group
+    // without a value leads descending and trails ascending.
+    let records: Vec<ProductFacts> = (0..50)
+        .map(|i| ProductFacts {
+            id: format!("id-{i:03}"),
+            key: format!("key-{i:03}"),
+            name: None,
+            brand: BRANDS[i % 3].to_string(),
+            category_ids: vec![],
+            status: 1,
+            featured: false,
+            popularity: 0,
+            in_stock: true,
+            created_at: None,
+            prices: priced([(i % 5 != 0).then_some((i as i64 * 7 % 11) * 100), None]),
+            attributes: vec![],
+        })
+        .collect();
+    let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
+    let price = listing.column("price", 0).unwrap();
+    let key = |row: &u32| {
+        (
+            price.value(*row).is_none(),
+            price.value(*row).cloned(),
+            *row,
+        )
+    };
+    let mut ascending: Vec<u32> = (0..50).collect();
+    ascending.sort_by_key(key);
+    let mut descending = ascending.clone();
+    // Groups last first, each still in id order (ids follow rows here).
+    descending.sort_by_key(|row| {
+        let (missing, c, row) = key(row);
+        (!missing, std::cmp::Reverse(c), row)
+    });
+    for (desc, order) in [(false, &ascending), (true, &descending)] {
+        for from in 0..=order.len() + 1 {
+            let read: Vec<u32> = price.rows(desc, from).collect();
+            assert_eq!(
+                read,
+                order[from.min(order.len())..],
+                "desc {desc}, from {from}"
+            );
+        }
+    }
+}
