@@ -87,6 +87,25 @@ impl RedisCluster {
                 &["info", "replication"],
             )?;
         }
+        // The store waits for a replica only where the node it asks shows
+        // the primary with a connected one: every node's view (gossip)
+        // holds all three before a test writes.
+        for &port in &cluster.ports {
+            cluster.wait_until(
+                port,
+                &["cluster", "nodes"],
+                "three connected replicas",
+                |nodes| {
+                    let replicas = nodes.lines().filter(|line| {
+                        let f: Vec<&str> = line.split_whitespace().collect();
+                        f.len() > 7
+                            && f[2].split(',').any(|flag| flag == "slave")
+                            && f[7] == "connected"
+                    });
+                    replicas.count() == 3
+                },
+            )?;
+        }
         let scheme = if cluster.tls.is_some() {
             "rediss"
         } else {
@@ -283,19 +302,33 @@ impl RedisCluster {
 
     /// Waits until `redis-cli -p port args...` answers with one of `wanted`.
     fn wait_any(&self, port: u16, wanted: &[&str], args: &[&str]) -> std::io::Result<()> {
+        let what = format!("one of {wanted:?}");
+        self.wait_until(port, args, &what, |answer| {
+            wanted.iter().any(|want| answer.contains(want))
+        })
+    }
+
+    /// Waits (20 s at most) until `redis-cli -p port args...` answers
+    /// what `holds` accepts.
+    fn wait_until(
+        &self,
+        port: u16,
+        args: &[&str],
+        what: &str,
+        holds: impl Fn(&str) -> bool,
+    ) -> std::io::Result<()> {
         let port = port.to_string();
         let mut cli = vec!["-p", &port];
         cli.extend(args);
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            let answer = self.cli(&cli)?;
-            if wanted.iter().any(|want| answer.contains(want)) {
+            if holds(&self.cli(&cli)?) {
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(50));
         }
         Err(std::io::Error::other(format!(
-            "cluster node {port}: none of {wanted:?}"
+            "cluster node {port}: not {what}"
         )))
     }
 }
