@@ -107,10 +107,14 @@ fn product_of(
         return Err(invalid(violations.collect()));
     }
     let skus = &catalog.skus;
+    // A SKU of the product's own row is not another product's: that row
+    // is not decoded (once a variant, it was most of a put's decoding).
+    let own = catalog.product_row(id);
     let mut taken = Vec::new();
     for (i, v) in product.variants.iter().enumerate() {
         let elsewhere = skus
             .get(&crate::store::sku_key(&v.sku))
+            .filter(|&&row| Some(row) != own)
             .and_then(|&row| catalog.product(row).ok())
             .filter(|p| {
                 meta_id(p.meta.as_ref()) != id && p.variants.iter().any(|o| o.sku == v.sku)
