@@ -20,8 +20,8 @@ fn product(i: usize, codes: &[Code]) -> ProductFacts {
         id: format!("{:08x}-0000-4000-8000-{i:012x}", i * 7919 % 1_000_003),
         key: format!("product-key-{i}"),
         name: Some(format!("Sturdy Product Name {i}")),
-        brand: format!("brand{}", i % 50),
-        category_ids: vec![format!("cat-{}", i % 300)],
+        brand: format!("brand{}", i % 50).into(),
+        category_ids: [format!("cat-{}", i % 300).into()].into(),
         status: 1,
         featured: i.is_multiple_of(10),
         popularity: (i * 31 % 1000) as u32,
@@ -31,7 +31,7 @@ fn product(i: usize, codes: &[Code]) -> ProductFacts {
             .iter()
             .map(|c| (*c, 1000 + (i as i64 * 37 % 50_000)))
             .collect(),
-        attributes: vec![format!("color={}", i % 12)],
+        attributes: [format!("color={}", i % 12).into()].into(),
     }
 }
 

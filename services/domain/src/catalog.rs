@@ -8,6 +8,9 @@ use storefront_proto::common::v1::{
     filter_value,
 };
 
+use std::sync::Arc;
+
+use crate::interned::Interned;
 use crate::listing::Listing;
 
 use crate::query::{FieldType, Schema, Value};
@@ -66,16 +69,29 @@ pub fn split_attribute(member: &str) -> Option<(&str, &str)> {
     member.split_once(ATTRIBUTE_SEPARATOR)
 }
 
+/// Where a product's attributes come from: its variants (the master
+/// alone without others), or, for a listing summary without variants, the
+/// list it carries (its variants, when it has them, may have changed since).
+enum AttributesOf<'a> {
+    Variants(&'a [Variant]),
+    Listed(&'a [String]),
+}
+
+fn attributes_of(p: &Product) -> AttributesOf<'_> {
+    match (&p.variants[..], &p.master_variant) {
+        ([], _) if !p.variant_attributes.is_empty() => AttributesOf::Listed(&p.variant_attributes),
+        ([], Some(master)) => AttributesOf::Variants(std::slice::from_ref(master)),
+        (all, _) => AttributesOf::Variants(all),
+    }
+}
+
 /// Every attribute (`attribute`) of a product's variants, once each, in
 /// order: a product has `colour=Navy` when any of its variants does. What
-/// a product's listing summary carries as `variant_attributes`, and read
-/// from there only without variants (a summary): a product's variants,
-/// when it has them, may have changed since.
+/// a product's listing summary carries as `variant_attributes`.
 pub fn variant_attributes(p: &Product) -> Vec<String> {
-    let variants = match (&p.variants[..], &p.master_variant) {
-        ([], _) if !p.variant_attributes.is_empty() => return p.variant_attributes.clone(),
-        ([], Some(master)) => std::slice::from_ref(master),
-        (all, _) => all,
+    let variants = match attributes_of(p) {
+        AttributesOf::Listed(listed) => return listed.to_vec(),
+        AttributesOf::Variants(variants) => variants,
     };
     let mut out: Vec<String> = variants
         .iter()
@@ -86,6 +102,28 @@ pub fn variant_attributes(p: &Product) -> Vec<String> {
     out
 }
 
+/// `variant_attributes`, held in `strings`.
+fn interned_attributes(p: &Product, strings: &mut Interned) -> Box<[Arc<str>]> {
+    let mut out: Vec<Arc<str>> = match attributes_of(p) {
+        AttributesOf::Listed(listed) => listed.iter().map(|m| strings.get(m)).collect(),
+        AttributesOf::Variants(variants) => {
+            let mut member = String::new();
+            let mut out = Vec::new();
+            for (name, value) in variants.iter().flat_map(|v| &v.attributes) {
+                member.clear();
+                member.push_str(name);
+                member.push(ATTRIBUTE_SEPARATOR);
+                member.push_str(value);
+                out.push(strings.get(&member));
+            }
+            out
+        }
+    };
+    out.sort_unstable();
+    out.dedup();
+    out.into_boxed_slice()
+}
+
 /// What filtering and sorting need of a product, without its text,
 /// variants and media: what indexes are built from.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,8 +132,8 @@ pub struct ProductFacts {
     pub key: String,
     /// The `SORT_LOCALE` name.
     pub name: Option<String>,
-    pub brand: String,
-    pub category_ids: Vec<String>,
+    pub brand: Arc<str>,
+    pub category_ids: Box<[Arc<str>]>,
     pub status: i32,
     pub featured: bool,
     pub popularity: u32,
@@ -104,11 +142,17 @@ pub struct ProductFacts {
     /// The master variant's prices, by currency.
     pub prices: Vec<(Code, i64)>,
     /// Every variant's attributes (`attribute`), sorted, once each.
-    pub attributes: Vec<String>,
+    pub attributes: Box<[Arc<str>]>,
 }
 
 impl ProductFacts {
     pub fn of(p: &Product) -> Self {
+        Self::interned(p, &mut Interned::default())
+    }
+
+    /// `of`, its repeated strings (brand, category ids, attributes) held
+    /// in `strings`: what a build of many products makes them with.
+    pub fn interned(p: &Product, strings: &mut Interned) -> Self {
         let prices = p.master_variant.as_ref().map(|v| v.prices.as_slice());
         Self {
             id: meta_id(p.meta.as_ref()).to_string(),
@@ -118,8 +162,8 @@ impl ProductFacts {
                 .as_ref()
                 .and_then(|l| l.values.get(SORT_LOCALE))
                 .cloned(),
-            brand: p.brand.clone(),
-            category_ids: p.category_ids.clone(),
+            brand: strings.get(&p.brand),
+            category_ids: p.category_ids.iter().map(|c| strings.get(c)).collect(),
             status: p.status,
             featured: p.featured,
             popularity: p.popularity,
@@ -134,7 +178,7 @@ impl ProductFacts {
                 .iter()
                 .filter_map(|m| Some((Code::parse(&m.currency_code)?, m.cent_amount)))
                 .collect(),
-            attributes: variant_attributes(p),
+            attributes: interned_attributes(p, strings),
         }
     }
 }
@@ -320,7 +364,9 @@ mod tests {
             variants: vec![variant("Navy"), variant("Sand"), variant("Navy")],
             ..Default::default()
         };
-        let both = vec![attribute("colour", "Navy"), attribute("colour", "Sand")];
+        let both: Box<[Arc<str>]> = [attribute("colour", "Navy"), attribute("colour", "Sand")]
+            .map(Arc::from)
+            .into();
         assert_eq!(ProductFacts::of(&product).attributes, both);
         let listed = summary(&product);
         assert!(listed.variants.is_empty());
@@ -336,7 +382,7 @@ mod tests {
         };
         assert_eq!(
             ProductFacts::of(&master_only).attributes,
-            [attribute("colour", "Olive")]
+            [attribute("colour", "Olive").into()].into()
         );
     }
 }

@@ -44,7 +44,7 @@ pub enum Value<'a> {
     Boolean(bool),
     /// Seconds and nanoseconds since the epoch.
     Timestamp(i64, i32),
-    TextSet(&'a [String]),
+    TextSet(&'a [std::sync::Arc<str>]),
     Missing,
 }
 
@@ -314,7 +314,7 @@ fn matches<S: Schema>(
         let OwnedValue::Text(wanted) = &filter.value else {
             return false;
         };
-        let contains = set.iter().any(|s| s == wanted);
+        let contains = set.iter().any(|s| **s == **wanted);
         return if filter.op == FilterOperator::Ne {
             !contains
         } else {

@@ -12,6 +12,7 @@ use prost::Message;
 use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema};
 use storefront_domain::compact::{Dictionary, Records};
 use storefront_domain::currencies::Currencies;
+use storefront_domain::interned::Interned;
 use storefront_domain::listing::Listing;
 use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
 use storefront_proto::common::v1::LocalizedString;
@@ -112,7 +113,12 @@ struct Context<'a> {
     words: &'a TextAnalyzer,
 }
 
-fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::Result<Prepared> {
+fn prepare(
+    batch: Batch,
+    cx: &Context<'_>,
+    dictionary: &Dictionary,
+    strings: &mut Interned,
+) -> tantivy::Result<Prepared> {
     let mut summaries = Records::new(dictionary.clone());
     let mut docs = Vec::new();
     let mut facts = Vec::new();
@@ -126,7 +132,7 @@ fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::
             counter.add(&mut analyzer, local(p.name.as_ref(), locale));
         }
         docs.push(document(&p, cx.fields, cx.categories));
-        facts.push(ProductFacts::of(&p));
+        facts.push(ProductFacts::interned(&p, strings));
         Ok(())
     };
     match batch {
@@ -194,16 +200,21 @@ fn feed(
             let done = done.clone();
             let (queue, dictionary) = (&queue, &dictionary);
             scope.spawn(move || {
+                let mut strings = Interned::default();
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some((seq, batch)) = next else { break };
-                    if done.send((seq, prepare(batch, cx, dictionary))).is_err() {
+                    let prepared = prepare(batch, cx, dictionary, &mut strings);
+                    if done.send((seq, prepared)).is_err() {
                         break;
                     }
                 }
             });
         }
         drop(done);
+        // By batch, moved into one vector of the exact size at the end:
+        // growing one by doubling held the old and the new at once (at
+        // 1,000,000 products, 100 MB and 200 MB) at the feed's peak.
         let mut facts = Vec::new();
         let mut parts = Vec::new();
         let mut words: [Counter; 2] = Default::default();
@@ -218,15 +229,19 @@ fn feed(
                     row += 1;
                     writer.add_document(doc)?;
                 }
-                facts.extend(ready.facts);
+                facts.push(ready.facts);
                 parts.push(ready.summaries);
                 for (all, more) in words.iter_mut().zip(ready.words) {
                     all.merge(more);
                 }
             }
         }
+        let mut all = Vec::with_capacity(facts.iter().map(Vec::len).sum());
+        for part in facts {
+            all.extend(part);
+        }
         Ok(Fed {
-            facts,
+            facts: all,
             summaries: Records::concat(dictionary.clone(), parts),
             words,
         })

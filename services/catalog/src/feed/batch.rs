@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use storefront_domain::catalog::ProductFacts;
 use storefront_domain::currencies::Currencies;
+use storefront_domain::interned::Interned;
 use storefront_proto::Timestamp;
 use storefront_proto::catalog::v1::CategoryRef;
 
@@ -97,6 +98,7 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
         errors: Vec::new(),
     };
     let mut scratch = Scratch::default();
+    let mut strings = Interned::default();
     for (line, bytes) in batch.each() {
         let record = match parse_record::<ProductRecord>(bytes) {
             Ok(record) => record,
@@ -133,7 +135,8 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
                 }));
             continue;
         }
-        done.facts.push(ProductFacts::of(&product));
+        done.facts
+            .push(ProductFacts::interned(&product, &mut strings));
         done.products.push(product, &mut scratch);
     }
     done

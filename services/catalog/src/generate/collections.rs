@@ -91,7 +91,7 @@ fn pick<'a>(
     let in_any = |suffixes: &[&str]| {
         let ids = categories_ending(categories, suffixes);
         first(active, |p| {
-            p.category_ids.iter().any(|c| ids.contains(c.as_str()))
+            p.category_ids.iter().any(|c| ids.contains(&**c))
         })
     };
     match key {

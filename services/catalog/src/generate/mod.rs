@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use storefront_domain::catalog::ProductFacts;
 use storefront_domain::currencies::Currencies;
+use storefront_domain::interned::Interned;
 
 /// 2024-01-01T00:00:00Z; products were created between this and `LATEST`.
 const EARLIEST: i64 = 1_704_067_200;
@@ -54,9 +55,10 @@ pub fn generate_in(size: usize, seed: u64, currencies: Arc<Currencies>, media: &
         let (mut facts, mut stored) = (Vec::with_capacity(CHUNK), empty.clone());
         let mut skus = Vec::with_capacity(CHUNK * 3);
         let mut scratch = Default::default();
+        let mut strings = Interned::default();
         for n in range {
             let p = product(&mut rng, n, cx);
-            facts.push(ProductFacts::of(&p));
+            facts.push(ProductFacts::interned(&p, &mut strings));
             skus.extend(p.variants.iter().map(|v| (sku_key(&v.sku), n as u32)));
             stored.push(p, &mut scratch);
         }

@@ -33,7 +33,7 @@ impl Key {
             Value::Integer(i) => Key::Integer(i),
             Value::Boolean(b) => Key::Boolean(b),
             Value::Timestamp(s, n) => Key::Timestamp(s, n),
-            Value::TextSet(set) => Key::TextSet(set.iter().map(|s| s.as_str().into()).collect()),
+            Value::TextSet(set) => Key::TextSet(set.iter().map(|s| Box::from(&**s)).collect()),
             Value::Missing => return None,
         })
     }
@@ -367,7 +367,7 @@ fn members(values: &[Value<'_>]) -> HashMap<Box<str>, RoaringBitmap> {
     for (row, value) in values.iter().enumerate() {
         if let Value::TextSet(set) = value {
             for element in set.iter() {
-                rows.entry(element.as_str()).or_default().push(row as u32);
+                rows.entry(&**element).or_default().push(row as u32);
             }
         }
     }

@@ -63,15 +63,15 @@ fn facts() -> impl Strategy<Value = ProductFacts> {
                     id: format!("id-{id:05}"),
                     key: format!("key-{}", id % 7),
                     name: name.map(|n| format!("name {n}")),
-                    brand: BRANDS[brand].to_string(),
-                    category_ids: cats.iter().map(|&c| CATEGORIES[c].to_string()).collect(),
+                    brand: BRANDS[brand].into(),
+                    category_ids: cats.iter().map(|&c| CATEGORIES[c].into()).collect(),
                     status,
                     featured,
                     popularity: pop,
                     in_stock: stock,
                     created_at: created.map(|d| (1_700_000_000 + d * 86_400, 0)),
                     prices: priced([aud.map(|p| p * 1000), nzd.map(|p| p * 1000)]),
-                    attributes: attrs.iter().map(|&a| ATTRIBUTES[a].to_string()).collect(),
+                    attributes: attrs.iter().map(|&a| ATTRIBUTES[a].into()).collect(),
                 }
             },
         )
@@ -203,15 +203,15 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
             id: format!("id-{i:05}"),
             key: format!("key-{:05}", 2999 - i),
             name: Some(format!("name {}", i % 97)),
-            brand: BRANDS[i % 3].to_string(),
-            category_ids: vec![CATEGORIES[i % 4].to_string()],
+            brand: BRANDS[i % 3].into(),
+            category_ids: [CATEGORIES[i % 4].into()].into(),
             status: (i % 3) as i32 + 1,
             featured: i % 10 == 0,
             popularity: (i * 7 % 1000) as u32,
             in_stock: i % 8 != 0,
             created_at: Some((1_700_000_000 + i as i64, 0)),
             prices: priced([Some((i as i64 % 300) * 100), None]),
-            attributes: vec![ATTRIBUTES[i % 4].to_string()],
+            attributes: [ATTRIBUTES[i % 4].into()].into(),
         })
         .collect();
     let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());
@@ -428,15 +428,15 @@ fn either_order_read_from_any_position_is_the_same_order_cut_there() {
             id: format!("id-{i:03}"),
             key: format!("key-{i:03}"),
             name: None,
-            brand: BRANDS[i % 3].to_string(),
-            category_ids: vec![],
+            brand: BRANDS[i % 3].into(),
+            category_ids: [].into(),
             status: 1,
             featured: false,
             popularity: 0,
             in_stock: true,
             created_at: None,
             prices: priced([(i % 5 != 0).then_some((i as i64 * 7 % 11) * 100), None]),
-            attributes: vec![],
+            attributes: [].into(),
         })
         .collect();
     let listing = Listing::<ProductSchema>::build(&records, PRODUCT_FIELDS, &codes());

@@ -7,7 +7,7 @@ use super::*;
 struct Rec {
     id: String,
     rank: i64,
-    tags: Vec<String>,
+    tags: Vec<std::sync::Arc<str>>,
 }
 
 #[derive(Clone, Copy)]
@@ -47,7 +47,7 @@ fn recs(ranks: &[i64]) -> Vec<Rec> {
         .map(|(i, r)| Rec {
             id: format!("id-{i:04}"),
             rank: *r,
-            tags: vec![format!("t{}", r % 3)],
+            tags: vec![format!("t{}", r % 3).into()],
         })
         .collect()
 }
