@@ -2,6 +2,7 @@
 //! the gateway in one process, each on its own loopback port, talking real
 //! gRPC. `cargo run --release` runs it; the end-to-end tests start it too.
 
+pub mod allocator;
 pub mod probe;
 pub mod programs;
 pub mod token;

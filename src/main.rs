@@ -11,6 +11,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
+    storefront::allocator::restart_with_settings();
     storefront_platform::process::block_on_tuned(run())?
 }
 

@@ -92,6 +92,7 @@ pub const SETTINGS: &[&str] = &[
     "MAX_CART_LINES",
     "MAX_SESSIONS",
     "METRICS_LISTEN_ADDR",
+    "MIMALLOC_PURGE_DELAY",
     "OPENAPI_CONTACT_EMAIL",
     "OPENAPI_CONTACT_NAME",
     "OPENAPI_CONTACT_URL",
@@ -164,8 +165,9 @@ pub const SETTINGS: &[&str] = &[
 ];
 
 /// Namespaces that libraries read on their own (OpenTelemetry's SDK reads
-/// many `OTEL_*` we never name): only a name near one of ours is reported.
-const LIBRARY_PREFIXES: &[&str] = &["OTEL_", "RUST_"];
+/// many `OTEL_*` we never name, the allocator its `MIMALLOC_*`): only a
+/// name near one of ours is reported.
+const LIBRARY_PREFIXES: &[&str] = &["MIMALLOC_", "OTEL_", "RUST_"];
 
 /// A name in the environment that is not a setting, and the setting it
 /// is likely a misspelling of.

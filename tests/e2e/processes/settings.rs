@@ -55,3 +55,39 @@ fn development_starts_and_warns_of_a_misspelt_setting() {
     assert!(warned, "no warning of REDIS_ULR");
     assert!(running, "it starts all the same");
 }
+
+/// What `/proc/<pid>/environ` holds once it names `variable`.
+fn environment_naming(pid: u32, variable: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let environ = String::from_utf8_lossy(&environ).replace('\0', "\n");
+        if environ.contains(variable) || Instant::now() > deadline {
+            return environ;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_program_runs_with_the_allocators_purge_delay_and_keeps_an_operators_own() {
+    for (given, runs_with) in [(None, "10"), (Some("250"), "250")] {
+        let mut command = program("content", "development");
+        if let Some(value) = given {
+            command.env("MIMALLOC_PURGE_DELAY", value);
+        }
+        let mut child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starts");
+        let environ = environment_naming(child.id(), "MIMALLOC_PURGE_DELAY=");
+        let running = child.try_wait().expect("status").is_none();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(running, "it runs, as the process it was started as");
+        let line = format!("MIMALLOC_PURGE_DELAY={runs_with}\n");
+        assert!(environ.contains(&line), "{given:?}: {environ}");
+        assert!(environ.contains("APP_ENV=development\n"), "{environ}");
+    }
+}
