@@ -58,10 +58,15 @@ pub const ATTRIBUTE_SEPARATOR: char = '\u{1f}';
 /// The `attributes` member of a variant's attribute `name` = `value`.
 pub fn attribute(name: &str, value: &str) -> String {
     let mut member = String::with_capacity(name.len() + value.len() + 1);
+    push_attribute(&mut member, name, value);
+    member
+}
+
+/// `attribute`, written at the end of `member`.
+fn push_attribute(member: &mut String, name: &str, value: &str) {
     member.push_str(name);
     member.push(ATTRIBUTE_SEPARATOR);
     member.push_str(value);
-    member
 }
 
 /// The name and value of an `attributes` member.
@@ -111,9 +116,7 @@ fn interned_attributes(p: &Product, strings: &mut Interned) -> Box<[Arc<str>]> {
             let mut out = Vec::new();
             for (name, value) in variants.iter().flat_map(|v| &v.attributes) {
                 member.clear();
-                member.push_str(name);
-                member.push(ATTRIBUTE_SEPARATOR);
-                member.push_str(value);
+                push_attribute(&mut member, name, value);
                 out.push(strings.get(&member));
             }
             out

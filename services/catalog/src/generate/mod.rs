@@ -427,4 +427,21 @@ mod tests {
         assert_eq!(slug("ÄÖÜ"), "aeoeue");
         assert_eq!(slug("---"), "");
     }
+
+    /// A build holds each repeated string once (`Interned`): what the
+    /// start's peak memory rests on.
+    #[test]
+    fn products_of_one_build_share_their_brand_and_attribute_strings() {
+        let g = generate(1000, 42);
+        let (first, rest) = g.facts.split_first().unwrap();
+        let same_brand = rest.iter().find(|f| f.brand == first.brand).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first.brand, &same_brand.brand));
+        let member = &first.attributes[0];
+        let other = rest
+            .iter()
+            .flat_map(|f| f.attributes.iter())
+            .find(|m| *m == member)
+            .unwrap();
+        assert!(std::sync::Arc::ptr_eq(member, other));
+    }
 }
