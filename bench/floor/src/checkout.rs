@@ -289,7 +289,14 @@ async fn floor(http: &reqwest::Client, url: &str, workers: usize, seconds: u64) 
                         Ok(s) if s.is_success() => {
                             phase.latencies.push(start.elapsed().as_micros() as u64)
                         }
-                        _ => phase.errors += 1,
+                        other => {
+                            // Each worker's first says why (one run's floor
+                            // answered only errors, and nothing said why).
+                            if phase.errors == 0 {
+                                eprintln!("the driver's floor answered {other:?}");
+                            }
+                            phase.errors += 1;
+                        }
                     }
                 }
                 phase
