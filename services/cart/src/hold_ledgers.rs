@@ -12,14 +12,14 @@
 use std::time::Duration;
 
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, StoreError, Updated};
+use storefront_platform::store::Store;
 use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldEntry, HoldLedger};
 use storefront_proto::catalog::v1::StockLine;
 use storefront_proto::error::codes;
 
 use crate::hold_limits::{Exceeded, GRACE_MS, HoldLimit, HoldLimits, is_guest, reserve};
+use crate::ledger_writes::{Failed, LedgerWrites, Write, Wrote};
 
-const ATTEMPTS: usize = 64;
 /// The code of a checkout past what its holder may hold.
 pub const HOLD_LIMIT_REACHED: &str = "HOLD_LIMIT_REACHED";
 
@@ -130,9 +130,8 @@ fn refusal(
 pub struct Ledgers {
     pub store: Store,
     pub limits: HoldLimits,
-    /// How long a ledger is kept after its last change: past the longest
-    /// hold it may count (two checkout times) and the grace.
-    pub keep: Duration,
+    /// Their writes, gathered per ledger.
+    writes: LedgerWrites,
 }
 
 /// What a session asks to hold, for the ledgers.
@@ -158,27 +157,15 @@ impl Asked<'_> {
     }
 }
 
-/// Why a ledger was not changed.
-enum Unchanged {
-    Past(Exceeded),
-    Store(StoreError),
-    /// Too many checkouts changed it at once.
-    Busy,
-}
-
-impl From<StoreError> for Unchanged {
-    fn from(e: StoreError) -> Self {
-        Unchanged::Store(e)
-    }
-}
-
 impl Ledgers {
     pub fn new(store: Store, limits: HoldLimits, longest_ttl: Duration) -> Self {
+        // Past the longest hold it may count (two checkout times) and the
+        // grace: how long a ledger is kept after its last change.
         let keep = 2 * longest_ttl + Duration::from_millis(2 * GRACE_MS as u64);
         Self {
+            writes: LedgerWrites::new(store.clone(), keep),
             store,
             limits,
-            keep,
         }
     }
 
@@ -217,15 +204,16 @@ impl Ledgers {
             let limit = limit.times(multiple);
             let outcome = self.reserve_in(holder, entry.clone(), now_ms, until, limit);
             let past = match outcome.await {
-                Ok(end) => {
+                Ok(Wrote::Held(end)) => {
                     // The network's entry ends where the shopper's does.
                     (until, entry.until_ms) = (end, end);
                     counted.push(holder);
                     continue;
                 }
-                Err(Unchanged::Past(exceeded)) => Ok(exceeded),
-                Err(Unchanged::Store(e)) => Err(ServiceError::from(e)),
-                Err(Unchanged::Busy) => Err(ServiceError::new(
+                Ok(Wrote::Past(exceeded)) => Ok(exceeded),
+                Ok(Wrote::Forgot) => Err(ServiceError::internal("a hold was counted as forgotten")),
+                Err(Failed::Store(e)) => Err(ServiceError::from(e)),
+                Err(Failed::Busy) => Err(ServiceError::new(
                     ErrorKind::Conflict,
                     codes::CONCURRENT_MODIFICATION,
                     "too many checkouts at once; retry",
@@ -278,30 +266,14 @@ impl Ledgers {
         now_ms: i64,
         fresh_until: i64,
         limit: HoldLimit,
-    ) -> Result<i64, Unchanged> {
-        let key = holder.key();
-        let ttl = self.keep;
-        let count = |ledger: &mut HoldLedger| {
-            reserve(ledger, entry.clone(), now_ms, fresh_until, limit).map_err(Unchanged::Past)
+    ) -> Result<Wrote, Failed> {
+        let write = Write::Reserve {
+            entry,
+            now_ms,
+            fresh_until,
+            limit,
         };
-        for _ in 0..ATTEMPTS {
-            let updated = self
-                .store
-                .update_message(&key, ATTEMPTS, Some(ttl), &count)
-                .await?;
-            match updated {
-                Updated::Done { result, .. } => return Ok(result),
-                Updated::Contended => break,
-                Updated::Missing => {
-                    let mut ledger = HoldLedger::default();
-                    let until = count(&mut ledger)?;
-                    if self.store.insert_message(&key, &ledger, Some(ttl)).await? {
-                        return Ok(until);
-                    }
-                }
-            }
-        }
-        Err(Unchanged::Busy)
+        self.writes.apply(holder.key(), write).await
     }
 
     /// The session's hold no longer counts (released or sold). A failure
@@ -323,15 +295,11 @@ impl Ledgers {
     }
 
     async fn forget_in(&self, holder: Holder<'_>, session_id: &str) {
-        let removed = self
-            .store
-            .update_message(&holder.key(), ATTEMPTS, None, |ledger: &mut HoldLedger| {
-                ledger.entries.retain(|e| e.session_id != session_id);
-                Ok::<_, ServiceError>(())
-            })
-            .await;
-        if let Err(e) = removed {
-            tracing::warn!(error = %e, session_id, "hold ledger entry left to expire");
+        let write = Write::Forget {
+            session_id: session_id.to_string(),
+        };
+        if let Err(e) = self.writes.apply(holder.key(), write).await {
+            tracing::warn!(error = ?e, session_id, "hold ledger entry left to expire");
         }
     }
 }

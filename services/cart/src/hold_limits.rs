@@ -91,7 +91,7 @@ pub struct Exceeded {
 
 /// The units counted in `ledger` besides `cart_id`'s (of each other cart,
 /// its newest session), by SKU and in all.
-fn counted(ledger: &HoldLedger, cart_id: &str) -> (BTreeMap<String, u64>, u64) {
+fn counted<'a>(ledger: &'a HoldLedger, cart_id: &str) -> (BTreeMap<&'a str, u64>, u64) {
     let mut newest: BTreeMap<&str, &HoldEntry> = BTreeMap::new();
     for e in ledger.entries.iter().filter(|e| e.cart_id != cart_id) {
         let slot = newest.entry(e.cart_id.as_str()).or_insert(e);
@@ -102,7 +102,7 @@ fn counted(ledger: &HoldLedger, cart_id: &str) -> (BTreeMap<String, u64>, u64) {
     let mut by_sku = BTreeMap::new();
     let mut total = 0u64;
     for line in newest.values().flat_map(|e| &e.lines) {
-        *by_sku.entry(line.sku.clone()).or_default() += u64::from(line.quantity);
+        *by_sku.entry(line.sku.as_str()).or_default() += u64::from(line.quantity);
         total += u64::from(line.quantity);
     }
     (by_sku, total)
@@ -134,7 +134,7 @@ pub fn reserve(
     for line in &entry.lines {
         let asked = u64::from(line.quantity);
         asked_total += asked;
-        let already = by_sku.get(&line.sku).copied().unwrap_or(0);
+        let already = by_sku.get(line.sku.as_str()).copied().unwrap_or(0);
         if already + asked > u64::from(limit.per_variant) {
             return Err(Exceeded {
                 sku: Some(line.sku.clone()),

@@ -11,6 +11,7 @@ pub mod discounts;
 mod hold_ledgers;
 mod hold_limits;
 mod holds;
+mod ledger_writes;
 mod lines;
 mod market_set;
 mod merge;
