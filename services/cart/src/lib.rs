@@ -117,6 +117,7 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         markets: markets.clone(),
         ttl: config.checkout_ttl,
         guest_ttl: config.checkout_ttl_guest,
+        confirms: Default::default(),
     });
     tokio::spawn(checkout.clone().sweep(shutdown.clone()));
     let api = service::CartApi {

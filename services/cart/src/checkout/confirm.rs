@@ -52,7 +52,19 @@ fn session_repriced(cart: Cart, session: CheckoutSession, minor_units: u32) -> R
 }
 
 impl Checkout {
+    /// Confirms the session, or answers the outcome of its confirm running
+    /// in this process now (`in_flight`).
     pub async fn confirm(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+    ) -> Result<Outcome, ServiceError> {
+        let key = (customer_id.to_string(), session_id.to_string());
+        let confirm = || self.confirm_now(customer_id, session_id);
+        self.confirms.run(key, confirm).await
+    }
+
+    async fn confirm_now(
         &self,
         customer_id: &str,
         session_id: &str,

@@ -142,6 +142,9 @@ async fn concurrent_confirms_make_one_order() {
         (m.orders.made(), m.catalog.count(StockAction::Sell)),
         (1, 1)
     );
+    // Those at once waited for the first one's outcome: one ask of the
+    // orders service, not one each.
+    assert_eq!(m.orders.calls.load(Ordering::SeqCst), 1);
     assert_eq!(available(&m), 7);
 }
 

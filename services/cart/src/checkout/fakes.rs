@@ -330,6 +330,7 @@ pub fn mesh(available: u32) -> Mesh {
         markets,
         ttl,
         guest_ttl: Duration::from_secs(600),
+        confirms: Default::default(),
     });
     Mesh {
         checkout,

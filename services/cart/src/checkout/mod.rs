@@ -18,6 +18,7 @@
 
 mod confirm;
 mod extend;
+mod in_flight;
 pub mod machine;
 mod open;
 mod paid;
@@ -35,6 +36,7 @@ use std::time::Duration;
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Store;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
+use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession};
 use storefront_proto::common::v1::PostalAddress;
 
@@ -75,6 +77,8 @@ pub struct Checkout {
     /// `CHECKOUT_TTL_SECS`; a guest's `CHECKOUT_TTL_GUEST_SECS`.
     pub ttl: Duration,
     pub guest_ttl: Duration,
+    /// The confirms running in this process, by customer and session.
+    pub(crate) confirms: in_flight::InFlight<Outcome>,
 }
 
 /// The session as a client sees it now (an open session past its time,
