@@ -146,3 +146,18 @@ async fn a_caller_gone_takes_no_other_write_with_it() {
         assert!((15..=20).contains(&kept), "{b}: {kept} entries");
     }
 }
+
+/// Writes that wait while one is in flight go in one compare-and-set: on
+/// one thread, the 40 callers all queue before the task that writes runs,
+/// so the ledger is written once (its version 1), not once a write.
+#[tokio::test(flavor = "current_thread")]
+async fn writes_that_wait_together_are_written_once() {
+    for (store, _server) in stores().await {
+        let b = store.backend();
+        let writes = LedgerWrites::new(store.clone(), Duration::from_secs(60));
+        let outcomes = at_once(&writes, (0..40).map(reserve_one).collect()).await;
+        assert_eq!(held(&outcomes), 25, "{b}");
+        let stored = store.get(KEY).await.unwrap().expect("written");
+        assert_eq!(stored.version, 1, "{b}: one write for the 40");
+    }
+}
