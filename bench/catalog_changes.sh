@@ -110,6 +110,8 @@ nice -n 10 ./target/release/changes "$work/b.ndjson" "http://127.0.0.1:$internal
 changes_pid=$!
 changes_load "$seconds" busy
 wait $changes_pid
+# Why a change failed (the first few), where the run's figures say one did.
+[ -s "$work/changes.err" ] && { echo "the change driver said:" >&2; head -5 "$work/changes.err" >&2; }
 quiet_list=$(field "$(cat "$work/list-quiet")" 2); busy_list=$(field "$(cat "$work/list-busy")" 2)
 quiet_search=$(field "$(cat "$work/search-quiet")" 2); busy_search=$(field "$(cat "$work/search-busy")" 2)
 
