@@ -15,7 +15,9 @@
 //! returns its unit to the stock: confirms sell what they buy, so a run
 //! would otherwise empty the products it buys.
 //! Rounds repeat until each phase has run for SECONDS. Prints one line per
-//! measurement, `RESULT NAME rps p50_us p99_us p999_us errors`.
+//! measurement, `RESULT NAME rps p50_us p99_us p999_us errors`. With
+//! `MESH_PID` (the mesh's process), also the mesh's CPU a session in each
+//! phase (on stderr).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -350,12 +352,15 @@ async fn main() -> anyhow::Result<()> {
         })
         .collect();
     let mut times = [Duration::ZERO; 3];
+    let mut mesh = MeshCpu::new(std::env::var("MESH_PID").ok());
     loop {
         barrier.wait().await;
-        for time in &mut times {
+        mesh.lap(BETWEEN);
+        for (phase, time) in times.iter_mut().enumerate() {
             let start = Instant::now();
             barrier.wait().await;
             *time += start.elapsed();
+            mesh.lap(phase);
         }
         // A build without payments spends no time paying: its open and
         // confirm decide.
@@ -390,7 +395,89 @@ async fn main() -> anyhow::Result<()> {
     if !all.paid.latencies.is_empty() {
         all.paid.report("checkout payment");
     }
+    let sessions = all.confirmed.latencies.len().max(1) as u64;
     all.confirmed.report("checkout confirm");
     all.flows.report("checkout flow");
+    mesh.report(sessions);
     Ok(())
+}
+
+/// Where `MeshCpu` counts the carts made and the orders cancelled.
+const BETWEEN: usize = 3;
+
+/// The mesh's CPU in each phase (open, payment, confirm) and between
+/// them, when MESH_PID names its process; each phase's window is printed
+/// in `/proc/uptime` seconds, to slice a profile recorded with
+/// `perf record -k CLOCK_MONOTONIC` by phase.
+struct MeshCpu {
+    pid: Option<String>,
+    ticks: [u64; 4],
+    mark: u64,
+    since: String,
+}
+
+impl MeshCpu {
+    fn new(pid: Option<String>) -> Self {
+        let mark = mesh_ticks(pid.as_deref());
+        Self {
+            pid,
+            ticks: [0; 4],
+            mark,
+            since: uptime(),
+        }
+    }
+
+    /// Counts the CPU since the last lap to `slot`.
+    fn lap(&mut self, slot: usize) {
+        let Some(pid) = self.pid.as_deref() else {
+            return;
+        };
+        let now = mesh_ticks(Some(pid));
+        self.ticks[slot] += now - self.mark;
+        self.mark = now;
+        let until = uptime();
+        if slot != BETWEEN {
+            eprintln!("PHASE {slot} {} {until}", self.since);
+        }
+        self.since = until;
+    }
+
+    fn report(&self, sessions: u64) {
+        if self.pid.is_none() {
+            return;
+        }
+        eprintln!("MESH CPU sessions: {sessions}");
+        let names = ["open", "payment", "confirm", "carts and cancels"];
+        for (name, ticks) in names.iter().zip(self.ticks) {
+            // Clock ticks are 10 ms on Linux.
+            eprintln!(
+                "MESH CPU {name}: {} us a session",
+                ticks * 10_000 / sessions
+            );
+        }
+    }
+}
+
+fn uptime() -> String {
+    let up = std::fs::read_to_string("/proc/uptime").unwrap_or_default();
+    up.split(' ').next().unwrap_or_default().to_string()
+}
+
+/// User and system clock ticks of process `pid` so far (0 without one).
+fn mesh_ticks(pid: Option<&str>) -> u64 {
+    let Some(stat) = pid.and_then(|p| std::fs::read_to_string(format!("/proc/{p}/stat")).ok())
+    else {
+        return 0;
+    };
+    // Fields after the command's closing parenthesis: utime and stime are
+    // the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    tick(11) + tick(12)
 }
