@@ -5,7 +5,7 @@
 
 use storefront_domain::query::{self, FieldType, Schema, Value};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
-use storefront_platform::store::{Store, Updated};
+use storefront_platform::store::{Store, Updated, Versioned};
 use storefront_proto::common::v1::{ListQuery, ResourceMeta};
 use storefront_proto::error::codes;
 use storefront_proto::orders::storage::v1::StoredOrder;
@@ -66,13 +66,15 @@ impl Orders {
         let order = new_order(req);
         let id = meta_id(&order).to_string();
         let customer_id = order.customer_id.clone();
-        // Listed before it is written: a listing skips an id whose order
-        // is not there (yet, or another customer's), so no order is ever
-        // written and missing from its customer's list.
-        self.store
-            .zset_raise(&customer_key(&customer_id), &id, changed_ms(&order))
-            .await?;
-        self.outbox.expect(&id).await?;
+        // Listed and marked for the outbox before it is written (both at
+        // once: one round trip): a listing skips an id whose order is not
+        // there (yet, or another customer's), so no order is ever written
+        // and missing from its customer's list.
+        let listing = customer_key(&customer_id);
+        let listed = self.store.zset_raise(&listing, &id, changed_ms(&order));
+        let (listed, marked) = tokio::join!(listed, self.outbox.expect(&id));
+        listed?;
+        marked?;
         let mut events = vec![outbox::event(outbox::CREATED, &order)];
         if order.payment.is_some() {
             events.push(outbox::payment_event(outbox::PAYMENT_AUTHORIZED, &order));
@@ -87,7 +89,11 @@ impl Orders {
             .await?
         {
             tracing::info!(order_id = %id, "order created");
-            self.outbox.publish_now(&id).await;
+            let written = Versioned {
+                version: 1,
+                value: stored,
+            };
+            self.outbox.publish_written(&id, written).await;
             return Ok(order);
         }
         // Created before (a retried confirm): only its customer may have it.
@@ -201,10 +207,12 @@ impl Orders {
         match updated {
             Updated::Done {
                 result: (order, changed),
-                ..
+                value,
+                version,
             } => {
                 if changed {
-                    self.outbox.publish_now(order_id).await;
+                    let written = Versioned { version, value };
+                    self.outbox.publish_written(order_id, written).await;
                 }
                 Ok(order)
             }

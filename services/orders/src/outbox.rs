@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use prost::Message;
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::{Store, Updated};
+use storefront_platform::store::{Held, Store, Updated, Versioned};
 use storefront_proto::orders::storage::v1::{OrderEvent, StoredOrder};
 use storefront_proto::orders::v1::Order;
 use tokio_util::sync::CancellationToken;
@@ -106,19 +106,43 @@ impl Outbox {
     /// Publishes `order_id`'s outbox, then removes what it published; a
     /// failure is logged and left to the sweep (the change has landed).
     pub async fn publish_now(&self, order_id: &str) {
-        if let Err(e) = self.publish(order_id).await {
+        self.publish_logged(order_id, None).await;
+    }
+
+    /// As [`Outbox::publish_now`], for the order as this process just wrote
+    /// it (`written`, at its version): its outbox is not read again, and
+    /// what was published leaves it by one compare-and-set when nothing
+    /// wrote the order since.
+    pub async fn publish_written(&self, order_id: &str, written: Versioned<StoredOrder>) {
+        self.publish_logged(order_id, Some(written)).await;
+    }
+
+    async fn publish_logged(&self, order_id: &str, known: Option<Versioned<StoredOrder>>) {
+        if let Err(e) = self.publish(order_id, known).await {
             tracing::warn!(error = %e, "order events left for the next sweep");
         }
     }
 
-    async fn publish(&self, order_id: &str) -> Result<(), ServiceError> {
+    async fn publish(
+        &self,
+        order_id: &str,
+        known: Option<Versioned<StoredOrder>>,
+    ) -> Result<(), ServiceError> {
         let key = order_key(order_id);
-        let outbox = match self.store.get_message::<StoredOrder>(&key).await? {
-            Some(stored) => stored.value.outbox,
-            None => Vec::new(),
+        let known = match known {
+            Some(known) => Some(known),
+            None => self.store.get_message::<StoredOrder>(&key).await?,
         };
+        let outbox = known
+            .as_ref()
+            .map(|k| k.value.outbox.clone())
+            .unwrap_or_default();
         let mut published = HashSet::new();
         let mut moved = false;
+        // When the order last recorded as updated changed: the events of
+        // one change (`order.created` and `payment.authorized`) record it
+        // once (the set keeps the greater time: the same again is a no-op).
+        let mut recorded: Option<i64> = None;
         for event in &outbox {
             if let (CANCELLED, Some(order), Some(catalog)) =
                 (event.r#type.as_str(), &event.order, &self.catalog)
@@ -137,19 +161,31 @@ impl Outbox {
                 .stream_add(STREAM, &fields, STREAM_LENGTH)
                 .await?;
             if let Some(order) = &event.order {
-                crate::updates::record(&self.store, order).await?;
+                let change = crate::stored::changed_ms(order);
+                if recorded != Some(change) {
+                    crate::updates::record(&self.store, order).await?;
+                    recorded = Some(change);
+                }
             }
             published.insert(event.id.clone());
         }
         let emptied = if published.is_empty() {
             true
         } else {
+            // A payment moved since (`moved`) wrote the order: read again.
+            let seed = known.filter(|_| !moved).map(Held::known);
             let updated = self
                 .store
-                .update_message(&key, MAX_ATTEMPTS, None, |stored: &mut StoredOrder| {
-                    stored.outbox.retain(|e| !published.contains(&e.id));
-                    Ok::<_, ServiceError>(stored.outbox.is_empty())
-                })
+                .update_message_from(
+                    &key,
+                    seed,
+                    MAX_ATTEMPTS,
+                    None,
+                    |stored: &mut StoredOrder| {
+                        stored.outbox.retain(|e| !published.contains(&e.id));
+                        Ok::<_, ServiceError>(stored.outbox.is_empty())
+                    },
+                )
                 .await?;
             matches!(
                 updated,
@@ -167,7 +203,7 @@ impl Outbox {
         }
         // A payment moved: its event waits in the outbox; out now.
         if moved {
-            Box::pin(self.publish(order_id)).await?;
+            Box::pin(self.publish(order_id, None)).await?;
         }
         Ok(())
     }
@@ -289,5 +325,69 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    /// The order as its writer wrote it is published without reading it;
+    /// a change that landed in between (a second event) makes that seed
+    /// stale: what was published still leaves the outbox, the newer event
+    /// stays in it, and the order stays marked for the sweep.
+    #[tokio::test]
+    async fn a_written_order_publishes_even_when_changed_since() {
+        let store = Store::memory();
+        let outbox = Outbox {
+            store: store.clone(),
+            catalog: None,
+            payments: None,
+            capture: crate::payment::CaptureAt::OnShip,
+        };
+        let key = order_key("o1");
+        outbox.expect("o1").await.unwrap();
+        let created = StoredOrder {
+            order: Some(order("o1")),
+            outbox: vec![
+                event(CREATED, &order("o1")),
+                payment_event(PAYMENT_AUTHORIZED, &order("o1")),
+            ],
+        };
+        store.insert_message(&key, &created, None).await.unwrap();
+        let mut changed = order("o1");
+        changed.meta.as_mut().unwrap().version = 2;
+        let mut newer = created.clone();
+        newer.outbox.push(event(STATUS_CHANGED, &changed));
+        let bytes = newer.encode_to_vec();
+        assert_eq!(store.replace(&key, 1, &bytes, None).await.unwrap(), Some(2));
+
+        let written = Versioned {
+            version: 1,
+            value: created,
+        };
+        outbox.publish_written("o1", written).await;
+        let entries = store.stream_read_group(STREAM, "g", "c", 10).await.unwrap();
+        let ids: Vec<_> = entries.iter().map(|e| e.field("eventId")).collect();
+        assert_eq!(
+            ids,
+            [Some(&b"o1.1"[..]), Some(&b"o1.1.payment.authorized"[..])]
+        );
+        let left = store.get_message::<StoredOrder>(&key).await.unwrap();
+        let left: Vec<_> = left
+            .unwrap()
+            .value
+            .outbox
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        assert_eq!(left, ["o1.2"]);
+        assert_eq!(store.set_sample(PENDING, 10).await.unwrap(), ["o1"]);
+
+        // Unchanged since: one compare-and-set empties it.
+        let current = store
+            .get_message::<StoredOrder>(&key)
+            .await
+            .unwrap()
+            .unwrap();
+        outbox.publish_written("o1", current).await;
+        let stored = store.get_message::<StoredOrder>(&key).await.unwrap();
+        assert!(stored.unwrap().value.outbox.is_empty());
+        assert!(store.set_sample(PENDING, 10).await.unwrap().is_empty());
     }
 }

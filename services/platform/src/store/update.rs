@@ -67,6 +67,16 @@ pub struct Held<'s, T> {
     pub value: Versioned<T>,
 }
 
+impl<T> Held<'_, T> {
+    /// What this process itself wrote or read at `value.version`, as the
+    /// seed of its next update, outside the key's turn (none is held for
+    /// the work between): when nothing wrote the key since, the update is
+    /// one compare-and-set, without reading it again; otherwise it reads.
+    pub fn known(value: Versioned<T>) -> Self {
+        Self { turn: None, value }
+    }
+}
+
 impl Store {
     /// Read-modify-write made race-free: applies `change` to the latest
     /// value and writes it back by compare-and-set, retrying on conflict up
