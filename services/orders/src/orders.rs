@@ -363,12 +363,7 @@ mod tests {
 
     fn orders() -> Orders {
         let store = Store::memory();
-        let outbox = Outbox {
-            store: store.clone(),
-            catalog: None,
-            payments: None,
-            capture: crate::payment::CaptureAt::OnShip,
-        };
+        let outbox = Outbox::alone(store.clone());
         Orders { store, outbox }
     }
 

@@ -267,6 +267,19 @@ impl Outbox {
 }
 
 #[cfg(test)]
+impl Outbox {
+    /// An outbox over `store` alone: no catalog or payments to call.
+    pub(crate) fn alone(store: Store) -> Self {
+        Self {
+            store,
+            catalog: None,
+            payments: None,
+            capture: crate::payment::CaptureAt::OnShip,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use storefront_proto::common::v1::ResourceMeta;
 
@@ -291,12 +304,7 @@ mod tests {
     #[tokio::test]
     async fn the_sweep_publishes_what_a_stopped_writer_left() {
         let store = Store::memory();
-        let outbox = Outbox {
-            store: store.clone(),
-            catalog: None,
-            payments: None,
-            capture: crate::payment::CaptureAt::OnShip,
-        };
+        let outbox = Outbox::alone(store.clone());
         outbox.expect("o1").await.unwrap();
         outbox.expect("o2").await.unwrap();
         let stored = StoredOrder {
@@ -334,12 +342,7 @@ mod tests {
     #[tokio::test]
     async fn a_written_order_publishes_even_when_changed_since() {
         let store = Store::memory();
-        let outbox = Outbox {
-            store: store.clone(),
-            catalog: None,
-            payments: None,
-            capture: crate::payment::CaptureAt::OnShip,
-        };
+        let outbox = Outbox::alone(store.clone());
         let key = order_key("o1");
         outbox.expect("o1").await.unwrap();
         let created = StoredOrder {
