@@ -133,17 +133,14 @@ impl Outbox {
             Some(known) => Some(known),
             None => self.store.get_message::<StoredOrder>(&key).await?,
         };
-        let outbox = known
-            .as_ref()
-            .map(|k| k.value.outbox.clone())
-            .unwrap_or_default();
+        let outbox = known.as_ref().map_or(&[][..], |k| &k.value.outbox[..]);
         let mut published = HashSet::new();
         let mut moved = false;
         // When the order last recorded as updated changed: the events of
         // one change (`order.created` and `payment.authorized`) record it
         // once (the set keeps the greater time: the same again is a no-op).
         let mut recorded: Option<i64> = None;
-        for event in &outbox {
+        for event in outbox {
             if let (CANCELLED, Some(order), Some(catalog)) =
                 (event.r#type.as_str(), &event.order, &self.catalog)
             {
