@@ -219,6 +219,53 @@ async fn held_writes_from_two_replicas_all_land() {
     }
 }
 
+/// A write seeded from a value known from before (`Held::known`) takes
+/// the key's turn: it starts from a newer value the turn holds, and leaves
+/// its own there, so the key's next writer in this process does not
+/// decide from an older one.
+#[tokio::test]
+async fn a_write_from_a_known_value_leaves_the_turn_current() {
+    use prost_types::Timestamp;
+    for (store, _server) in backends().await {
+        let b = store.backend();
+        let zero = Timestamp::default();
+        store.insert_message("k", &zero, None).await.unwrap();
+        let add = |n: i64| {
+            move |t: &mut Timestamp| {
+                t.seconds += n;
+                Ok::<_, super::StoreError>(())
+            }
+        };
+        store.update_message("k", 4, None, add(1)).await.unwrap();
+        let stale = super::Held::known(super::Versioned {
+            version: 1,
+            value: zero,
+        });
+        let seeded = store
+            .update_message_from("k", Some(stale), 4, None, add(10))
+            .await
+            .unwrap();
+        let super::Updated::Done { value, version, .. } = seeded else {
+            panic!("{b}: not written");
+        };
+        assert_eq!((value.seconds, version), (11, 3), "{b}");
+        // Refuses unless it is given the value just written.
+        let current = store
+            .update_message("k", 4, None, |t: &mut Timestamp| {
+                if t.seconds != 11 {
+                    return Err(super::StoreError::Corrupt(format!("given {}", t.seconds)));
+                }
+                t.seconds += 100;
+                Ok(())
+            })
+            .await;
+        assert!(
+            matches!(current, Ok(super::Updated::Done { .. })),
+            "{b}: {current:?}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn json_values_round_trip() {
     for (store, _server) in backends().await {

@@ -70,8 +70,9 @@ pub struct Held<'s, T> {
 impl<T> Held<'_, T> {
     /// What this process itself wrote or read at `value.version`, as the
     /// seed of its next update, outside the key's turn (none is held for
-    /// the work between): when nothing wrote the key since, the update is
-    /// one compare-and-set, without reading it again; otherwise it reads.
+    /// the work between; the update takes it): when nothing wrote the key
+    /// since, the update is one compare-and-set, without reading it again;
+    /// otherwise it reads.
     pub fn known(value: Versioned<T>) -> Self {
         Self { turn: None, value }
     }
@@ -240,7 +241,19 @@ impl Store {
         En: Fn(&T) -> Result<Vec<u8>, StoreError>,
     {
         let (mut turn, mut seed) = match seed {
-            Some(held) => (held.turn, Some(held.value)),
+            Some(Held {
+                turn: Some(turn),
+                value,
+            }) => (Some(turn), Some(value)),
+            // Known from before: the turn is taken now, so that what is
+            // written here is what the key's next writer in this process
+            // starts from; a newer value the turn holds is the seed.
+            Some(Held { turn: None, value }) => {
+                let mut turn = self.turn(key).await;
+                let last = turn.as_mut().and_then(|t| t.take_last::<T>(key));
+                let newer = last.filter(|l| l.version > value.version);
+                (turn, Some(newer.unwrap_or(value)))
+            }
             None => (self.turn(key).await, None),
         };
         for attempt in 0..attempts {
