@@ -9,7 +9,7 @@ use prost::Message;
 
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_platform::recent::Recent;
-use storefront_platform::store::{Held, Store, Updated};
+use storefront_platform::store::{Held, Store, Updated, Versioned};
 use storefront_proto::cart::v1::{
     AddLineItemRequest, Cart, CartState, UpdateCartRequest, UpdateLineItemRequest,
 };
@@ -153,10 +153,18 @@ impl Carts {
 
     /// The cart if it is `customer_id`'s; anyone else's is 404.
     pub async fn get(&self, customer_id: &str, cart_id: &str) -> Result<Cart, ServiceError> {
+        Ok(self.get_versioned(customer_id, cart_id).await?.value)
+    }
+
+    /// The cart and the version it is stored at.
+    pub async fn get_versioned(
+        &self,
+        customer_id: &str,
+        cart_id: &str,
+    ) -> Result<Versioned<Cart>, ServiceError> {
         let found = self.store.get_message::<Cart>(&cart_key(cart_id)).await?;
         found
             .filter(|c| c.value.customer_id == customer_id)
-            .map(|c| c.value)
             .ok_or_else(|| not_found(cart_id))
     }
 

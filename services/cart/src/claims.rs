@@ -4,6 +4,7 @@
 //! that order.
 
 use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_platform::store::{Held, Versioned};
 use storefront_proto::cart::v1::{Cart, CartState};
 use storefront_proto::error::codes;
 
@@ -18,15 +19,18 @@ impl Carts {
     /// Claims the cart for `order_id` (ACTIVE -> ORDERED by compare-and-set)
     /// if it is still at `expected_version`. Claiming again for the same
     /// order is a no-op, so a confirmation interrupted after it can be
-    /// completed by the next one.
+    /// completed by the next one. `seen`: the cart as just read, with its
+    /// stored version, written back without reading it again when nothing
+    /// changed it since.
     pub async fn claim(
         &self,
         customer_id: &str,
         cart_id: &str,
         expected_version: i64,
         order_id: &str,
+        seen: Option<Versioned<Cart>>,
     ) -> Result<(), ServiceError> {
-        self.write(customer_id, cart_id, None, |cart| {
+        self.write(customer_id, cart_id, seen.map(Held::known), |cart| {
             if cart.state == CartState::Ordered as i32 {
                 if cart.order_id == order_id {
                     return Ok(());

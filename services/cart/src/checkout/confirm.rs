@@ -3,13 +3,14 @@
 //! (claim the cart, create the order, sell the hold).
 
 use storefront_platform::error::ServiceError;
+use storefront_platform::store::Versioned;
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession, Repriced};
 
 use super::machine::{Event, Refusal, is_confirmed, step};
 use super::paid::{for_total, holds_money};
-use super::runner::Ran;
+use super::runner::{Ran, Seen};
 use super::{Checkout, ids, view};
 use crate::carts::now;
 use crate::claims::claimed_for;
@@ -59,8 +60,19 @@ impl Checkout {
         customer_id: &str,
         session_id: &str,
     ) -> Result<Outcome, ServiceError> {
+        self.confirm_from(customer_id, session_id, None).await
+    }
+
+    /// As `confirm`, from the session's record as the caller has just read
+    /// or written it (`seen`, the customer's): not read again.
+    pub(crate) async fn confirm_from(
+        &self,
+        customer_id: &str,
+        session_id: &str,
+        seen: Option<Seen>,
+    ) -> Result<Outcome, ServiceError> {
         let key = (customer_id.to_string(), session_id.to_string());
-        let confirm = || self.confirm_now(customer_id, session_id);
+        let confirm = || self.confirm_now(customer_id, session_id, seen);
         self.confirms.run(key, confirm).await
     }
 
@@ -68,35 +80,41 @@ impl Checkout {
         &self,
         customer_id: &str,
         session_id: &str,
+        seen: Option<Seen>,
     ) -> Result<Outcome, ServiceError> {
-        let record = self.record(customer_id, session_id).await?;
-        if is_confirmed(&record) {
-            return Ok(Outcome::Confirmed(view(record)));
+        let seen = match seen {
+            Some(seen) => seen,
+            None => self.record(customer_id, session_id).await?.into(),
+        };
+        if is_confirmed(&seen.record) {
+            return Ok(Outcome::Confirmed(view(seen.record)));
         }
-        let (_, cart_id) = ids(&record);
-        let cart = self.carts.get(customer_id, cart_id).await?;
-        let claimed = claimed_for(&cart, &record.planned_order_id);
-        let record = if claimed {
-            record
+        let (_, cart_id) = ids(&seen.record);
+        let cart = self.carts.get_versioned(customer_id, cart_id).await?;
+        let claimed = claimed_for(&cart.value, &seen.record.planned_order_id);
+        let seen = if claimed {
+            seen
         } else {
-            self.refresh_payment(record).await?
+            self.refresh_payment(seen).await?
         };
         let cart = if claimed {
             cart
         } else {
+            let record = &seen.record;
             // Refused before the catalog is asked for prices.
             let mut copy = record.clone();
             match step(&mut copy, Event::Confirm { claimed }, &now()) {
-                Err(Refusal::PaymentStale) => return self.unpay(record, cart).await,
+                Err(Refusal::PaymentStale) => return self.unpay(seen.record, cart.value).await,
                 refused => drop(refused.map_err(Refusal::error)?),
             }
-            self.ensure_current(&record).await?;
-            let (cart, changed) = self.carts.refreshed(customer_id, cart).await?;
+            self.ensure_current(record).await?;
+            let version = cart.version;
+            let (cart, changed) = self.carts.refreshed(customer_id, cart.value).await?;
             let minor_units = self.markets.current().minor_units(&cart.currency_code);
             if changed {
                 return Ok(Outcome::Repriced(repriced(cart, minor_units)));
             }
-            if let Some(session) = self.reprice_if_stale(&record, &cart).await? {
+            if let Some(session) = self.reprice_if_stale(record, &cart).await? {
                 let session = self.void_stale(session_id, session).await?;
                 return Ok(Outcome::Repriced(session_repriced(
                     cart,
@@ -104,14 +122,18 @@ impl Checkout {
                     minor_units,
                 )));
             }
-            cart
+            // Unchanged by the refresh: as read, at its version.
+            Versioned {
+                version,
+                value: cart,
+            }
         };
         let confirm = Event::Confirm { claimed };
         match self
-            .drive(session_id, confirm, Some(record), Some(&cart))
+            .drive(session_id, confirm, Some(seen), Some(&cart))
             .await?
         {
-            Ran::Done(record) | Ran::Refused(record, Refusal::Confirmed) => {
+            Ran::Done(Seen { record, .. }) | Ran::Refused(record, Refusal::Confirmed) => {
                 let order_id = &record.planned_order_id;
                 tracing::info!(session_id, %order_id, "checkout confirmed");
                 Ok(Outcome::Confirmed(view(record)))
@@ -143,18 +165,22 @@ impl Checkout {
         session_id: &str,
         session: CheckoutSession,
     ) -> Result<CheckoutSession, ServiceError> {
-        let record = self.store_record(session_id).await?;
+        let found = self.store_record(session_id).await?;
+        let record = &found.value;
         let payment = record.session.as_ref().and_then(|s| s.payment.clone());
-        let Some(payment) = payment.filter(|p| holds_money(p) && !for_total(&record, p)) else {
+        let Some(payment) = payment.filter(|p| holds_money(p) && !for_total(record, p)) else {
             return Ok(session);
         };
-        let voided = self.void_payment(&record, &payment).await?;
+        let voided = self.void_payment(record, &payment).await?;
         let event = Event::Paid {
             payment: &voided,
             declined: false,
         };
-        match self.drive(session_id, event, Some(record), None).await? {
-            Ran::Done(record) | Ran::Refused(record, _) => Ok(view(record)),
+        match self
+            .drive(session_id, event, Some(found.into()), None)
+            .await?
+        {
+            Ran::Done(Seen { record, .. }) | Ran::Refused(record, _) => Ok(view(record)),
         }
     }
 
@@ -186,8 +212,9 @@ impl Checkout {
         }
         let (id, _) = ids(record);
         let reprice = Event::Reprice { priced: &priced };
-        match self.drive(id, reprice, Some(record.clone()), None).await? {
-            Ran::Done(record) => Ok(Some(view(record))),
+        let seen = Seen::from(record.clone());
+        match self.drive(id, reprice, Some(seen), None).await? {
+            Ran::Done(seen) => Ok(Some(view(seen.record))),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
     }

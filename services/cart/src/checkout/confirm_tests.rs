@@ -280,7 +280,7 @@ async fn a_cart_ordered_elsewhere_releases_the_hold() {
     let carts = &m.checkout.carts;
     let version = crate::carts::version(&cart_now(&m, &cart).await);
     carts
-        .claim("c-1", &cart_id(&cart), version, "another")
+        .claim("c-1", &cart_id(&cart), version, "another", None)
         .await
         .expect("claimed");
     let failed = refused(m.checkout.confirm("c-1", &session.id).await);

@@ -19,11 +19,14 @@ impl Checkout {
         customer_id: &str,
         session_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
-        let record = self.record(customer_id, session_id).await?;
+        let found = self.record(customer_id, session_id).await?;
         let until_ms = millis(&now()) + self.ttl_for(customer_id).as_millis() as i64;
         let extend = Event::Extend { until_ms };
-        match self.drive(session_id, extend, Some(record), None).await? {
-            Ran::Done(record) => Ok(view(record)),
+        match self
+            .drive(session_id, extend, Some(found.into()), None)
+            .await?
+        {
+            Ran::Done(seen) => Ok(view(seen.record)),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
     }

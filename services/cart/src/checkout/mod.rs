@@ -34,7 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::Store;
+use storefront_platform::store::{Store, Versioned};
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession};
@@ -193,24 +193,28 @@ impl Checkout {
         Ok(())
     }
 
+    /// The session's record and its version, when it is `customer_id`'s.
     async fn record(
         &self,
         customer_id: &str,
         session_id: &str,
-    ) -> Result<CheckoutRecord, ServiceError> {
+    ) -> Result<Versioned<CheckoutRecord>, ServiceError> {
         let found = self.store_record(session_id).await?;
         Some(found)
-            .filter(|r| r.customer_id == customer_id)
+            .filter(|r| r.value.customer_id == customer_id)
             .ok_or_else(|| not_found(session_id))
     }
 
-    /// The session's record, whoever's it is.
-    async fn store_record(&self, session_id: &str) -> Result<CheckoutRecord, ServiceError> {
+    /// The session's record and its version, whoever's it is.
+    async fn store_record(
+        &self,
+        session_id: &str,
+    ) -> Result<Versioned<CheckoutRecord>, ServiceError> {
         let found = self
             .store
             .get_message::<CheckoutRecord>(&session_key(session_id))
             .await?;
-        found.map(|f| f.value).ok_or_else(|| not_found(session_id))
+        found.ok_or_else(|| not_found(session_id))
     }
 
     pub async fn get(
@@ -218,7 +222,7 @@ impl Checkout {
         customer_id: &str,
         session_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
-        Ok(view(self.record(customer_id, session_id).await?))
+        Ok(view(self.record(customer_id, session_id).await?.value))
     }
 }
 

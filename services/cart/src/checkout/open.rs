@@ -12,7 +12,7 @@ use storefront_proto::cart::v1::{Cart, CartState, CheckoutSession, CheckoutStatu
 use storefront_proto::common::v1::PostalAddress;
 
 use super::machine::Event;
-use super::runner::Next;
+use super::runner::{Next, Seen};
 use super::{Checkout, conflict, current_key, ids};
 use crate::carts::{now, version};
 use crate::hold_ledgers::{Asked, HOLD_LIMIT_REACHED, Reservation};
@@ -107,7 +107,7 @@ impl Checkout {
         self.holds.due_at(&session.id, millis(&expires)).await?;
         self.make_current(cart_id, &session.id).await?;
         if !awaiting_payment {
-            self.hold(&session.id, &cart, record.held).await?;
+            self.hold(&cart, record).await?;
         }
         Ok(session)
     }
@@ -170,15 +170,12 @@ impl Checkout {
         Ok(Next::Then(Event::Held, None))
     }
 
-    /// Holds the session's lines: the session's 409 naming each line short
-    /// when the catalog has too few.
-    async fn hold(
-        &self,
-        session_id: &str,
-        cart: &Cart,
-        lines: Vec<storefront_proto::catalog::v1::StockLine>,
-    ) -> Result<(), ServiceError> {
-        let shortages = match self.holds.hold(session_id, lines).await {
+    /// Holds the lines of the session just recorded (`record`, at version
+    /// 1): the session's 409 naming each line short when the catalog has
+    /// too few.
+    async fn hold(&self, cart: &Cart, record: CheckoutRecord) -> Result<(), ServiceError> {
+        let session_id = &ids(&record).0.to_string();
+        let shortages = match self.holds.hold(session_id, record.held.clone()).await {
             Ok(shortages) => shortages,
             Err(e) => {
                 self.release_or_leave(session_id).await;
@@ -192,7 +189,9 @@ impl Checkout {
         // Released meanwhile (a newer checkout of the cart replaced this
         // one, as it may while this one opens): the session stands, shown
         // superseded, as it would had it been replaced a moment later.
-        self.drive(session_id, Event::Held, None, None).await?;
+        let seen = Seen::at(record, 1);
+        self.drive(session_id, Event::Held, Some(seen), None)
+            .await?;
         Ok(())
     }
 }

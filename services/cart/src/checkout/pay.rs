@@ -17,7 +17,7 @@ use storefront_proto::payments::v1::{
 
 use super::machine::{Event, Refusal, is_confirmed, shown_status};
 use super::paid::{for_total, holds_money, status};
-use super::runner::Ran;
+use super::runner::{Ran, Seen};
 use super::{Checkout, ids, view};
 use crate::carts::now;
 use storefront_domain::payment_keys::key;
@@ -60,15 +60,16 @@ impl Checkout {
         method: &str,
     ) -> Result<PayCheckoutReply, ServiceError> {
         check_method(method)?;
-        let record = self.record(customer_id, session_id).await?;
-        if is_confirmed(&record) {
-            return Ok(reply(record, false, false));
+        let found = self.record(customer_id, session_id).await?;
+        let record = &found.value;
+        if is_confirmed(record) {
+            return Ok(reply(found.value, false, false));
         }
-        payable(&record)?;
-        let (payment, created) = self.current_payment(&record).await?;
+        payable(record)?;
+        let (payment, created) = self.current_payment(record).await?;
         let (payment, declined) = match status(&payment) {
             PaymentStatus::RequiresPaymentMethod if !method.is_empty() => {
-                self.confirm_with(&record, &payment, method).await?
+                self.confirm_with(record, &payment, method).await?
             }
             _ => (payment, false),
         };
@@ -76,8 +77,11 @@ impl Checkout {
             payment: &payment,
             declined,
         };
-        match self.drive(session_id, event, Some(record), None).await? {
-            Ran::Done(record) => Ok(reply(record, created, declined)),
+        match self
+            .drive(session_id, event, Some(found.into()), None)
+            .await?
+        {
+            Ran::Done(seen) => Ok(reply(seen.record, created, declined)),
             Ran::Refused(record, Refusal::Confirmed) => Ok(reply(record, false, false)),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
@@ -217,26 +221,28 @@ impl Checkout {
     /// The session's payment read again from the provider when it may have
     /// moved without the session knowing (the shopper's 3-D Secure page, a
     /// webhook not yet come), and recorded: the record after.
-    pub(crate) async fn refresh_payment(
-        &self,
-        record: CheckoutRecord,
-    ) -> Result<CheckoutRecord, ServiceError> {
-        let known = record.session.as_ref().and_then(|s| s.payment.as_ref());
+    pub(crate) async fn refresh_payment(&self, seen: Seen) -> Result<Seen, ServiceError> {
+        let known = seen
+            .record
+            .session
+            .as_ref()
+            .and_then(|s| s.payment.as_ref());
         let Some(known) = known.filter(|p| !holds_money(p)) else {
-            return Ok(record);
+            return Ok(seen);
         };
         let payment = self.read_payment(&known.id).await?;
         if payment == *known {
-            return Ok(record);
+            return Ok(seen);
         }
-        let (id, _) = ids(&record);
+        let (id, _) = ids(&seen.record);
         let id = id.to_string();
         let event = Event::Paid {
             payment: &payment,
             declined: false,
         };
-        match self.drive(&id, event, Some(record), None).await? {
-            Ran::Done(record) | Ran::Refused(record, _) => Ok(record),
+        match self.drive(&id, event, Some(seen), None).await? {
+            Ran::Done(seen) => Ok(seen),
+            Ran::Refused(record, _) => Ok(record.into()),
         }
     }
 }

@@ -218,3 +218,32 @@ async fn a_session_ended_without_an_order_lets_its_payment_go() {
         Ok(Outcome::Confirmed(_))
     ));
 }
+
+#[tokio::test]
+async fn a_confirm_from_a_record_written_since_keeps_that_write() {
+    let m = mesh(20);
+    let session = open(&m, &m.cart(1).await).await;
+    m.pay(&session.id).await;
+    // The record as a webhook's step left it; then the shopper's extension.
+    let seen = m.checkout.store_record(&session.id).await.expect("kept");
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    m.checkout
+        .extend("c-1", &session.id)
+        .await
+        .expect("extended");
+    let confirmed = m
+        .checkout
+        .confirm_from("c-1", &session.id, Some(seen.into()))
+        .await;
+    assert!(matches!(confirmed, Ok(Outcome::Confirmed(_))));
+    let after = m.checkout.store_record(&session.id).await.expect("kept");
+    assert!(after.value.extended, "the write in between is kept");
+    assert!(super::machine::is_confirmed(&after.value));
+    // A seed as stored: answered as confirmed, still one order.
+    let again = m
+        .checkout
+        .confirm_from("c-1", &session.id, Some(after.into()))
+        .await;
+    assert!(matches!(again, Ok(Outcome::Confirmed(_))));
+    assert_eq!(m.orders.made(), 1);
+}

@@ -12,7 +12,7 @@ use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use super::Checkout;
 use super::machine::{Event, is_confirmed};
 use super::paid::{for_total, holds_money};
-use super::runner::Ran;
+use super::runner::{Ran, Seen};
 
 impl Checkout {
     pub async fn payment_changed(
@@ -20,10 +20,14 @@ impl Checkout {
         session_id: &str,
         payment_id: &str,
     ) -> Result<PaymentChangedReply, ServiceError> {
-        let Ok(record) = self.store_record(session_id).await else {
+        let Ok(found) = self.store_record(session_id).await else {
             return Ok(PaymentChangedReply::default());
         };
-        let current = record.session.as_ref().and_then(|s| s.payment.as_ref());
+        let current = found
+            .value
+            .session
+            .as_ref()
+            .and_then(|s| s.payment.as_ref());
         if current.is_none_or(|p| p.id != payment_id) {
             return Ok(PaymentChangedReply::default());
         }
@@ -31,8 +35,8 @@ impl Checkout {
             session_id: session_id.to_string(),
             order_id: String::new(),
         };
-        if is_confirmed(&record) {
-            reply.order_id = record.planned_order_id;
+        if is_confirmed(&found.value) {
+            reply.order_id = found.value.planned_order_id;
             return Ok(reply);
         }
         let payment = self.read_payment(payment_id).await?;
@@ -40,14 +44,21 @@ impl Checkout {
             payment: &payment,
             declined: false,
         };
-        let record = match self.drive(session_id, event, Some(record), None).await? {
-            Ran::Done(record) | Ran::Refused(record, _) => record,
+        let seen = match self
+            .drive(session_id, event, Some(found.into()), None)
+            .await?
+        {
+            Ran::Done(seen) => seen,
+            Ran::Refused(record, _) => Seen::from(record),
         };
-        if !(holds_money(&payment) && for_total(&record, &payment)) {
+        if !(holds_money(&payment) && for_total(&seen.record, &payment)) {
             return Ok(reply);
         }
-        let customer_id = record.customer_id.clone();
-        match self.confirm(&customer_id, session_id).await {
+        let customer_id = seen.record.customer_id.clone();
+        match self
+            .confirm_from(&customer_id, session_id, Some(seen))
+            .await
+        {
             Ok(Outcome::Confirmed(session)) => reply.order_id = session.order_id,
             Ok(Outcome::Repriced(_)) => {
                 tracing::info!(
@@ -59,8 +70,8 @@ impl Checkout {
                 // An expired or replaced session, its stock gone: no order,
                 // so the payment goes.
                 tracing::info!(session_id, code = %e.code, "a paid session was not confirmed");
-                let record = self.store_record(session_id).await?;
-                self.let_go(&record).await;
+                let found = self.store_record(session_id).await?;
+                self.let_go(&found.value).await;
             }
             Err(e) => return Err(e),
         }

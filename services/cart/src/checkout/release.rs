@@ -16,15 +16,15 @@ impl Checkout {
         customer_id: &str,
         session_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
-        let record = self.record(customer_id, session_id).await?;
-        if is_confirmed(&record) {
+        let found = self.record(customer_id, session_id).await?;
+        if is_confirmed(&found.value) {
             return Err(Refusal::Confirmed.error());
         }
         match self
-            .drive(session_id, Event::Release, Some(record), None)
+            .drive(session_id, Event::Release, Some(found.into()), None)
             .await?
         {
-            Ran::Done(record) => Ok(view(record)),
+            Ran::Done(seen) => Ok(view(seen.record)),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
     }

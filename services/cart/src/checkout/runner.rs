@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::{StoreError, Updated};
+use storefront_platform::store::{Held, StoreError, Updated, Versioned};
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CartState};
 use storefront_proto::catalog::v1::StockAction;
@@ -29,9 +29,44 @@ const MAX_ATTEMPTS: usize = 64;
 /// Where a run of the machine ended.
 pub(crate) enum Ran {
     /// Every effect done: the record as the last step left it.
-    Done(CheckoutRecord),
+    Done(Seen),
     /// A step did not apply: the record as it stood.
     Refused(CheckoutRecord, Refusal),
+}
+
+/// A session's record as a step read or left it, and the version it was
+/// stored at when that is known: the seed of the next step's
+/// compare-and-set, which then does not read the record again (unless
+/// another write came between).
+pub(crate) struct Seen {
+    pub(crate) record: CheckoutRecord,
+    version: Option<u64>,
+}
+
+impl Seen {
+    /// `record` as this process wrote it at `version`.
+    pub(crate) fn at(record: CheckoutRecord, version: u64) -> Self {
+        Self {
+            record,
+            version: Some(version),
+        }
+    }
+}
+
+/// A record whose version is not known: its next step reads it first.
+impl From<CheckoutRecord> for Seen {
+    fn from(record: CheckoutRecord) -> Self {
+        Self {
+            record,
+            version: None,
+        }
+    }
+}
+
+impl From<Versioned<CheckoutRecord>> for Seen {
+    fn from(found: Versioned<CheckoutRecord>) -> Self {
+        Self::at(found.value, found.version)
+    }
 }
 
 /// What stops a compare-and-set without writing.
@@ -58,22 +93,23 @@ impl Checkout {
     /// Applies `event` to session `id`, then carries out its effects (and
     /// the events they lead to). `seen`: the record as just read, to spare
     /// a write when the event changes nothing in it; `cart`: the cart as
-    /// the order is to be made of it, when the event may create the order.
+    /// the order is to be made of it, when the event may create the order,
+    /// and the version it was read at (the claim's seed).
     pub(crate) async fn drive(
         &self,
         id: &str,
         event: Event<'_>,
-        seen: Option<CheckoutRecord>,
-        cart: Option<&Cart>,
+        seen: Option<Seen>,
+        cart: Option<&Versioned<Cart>>,
     ) -> Result<Ran, ServiceError> {
-        let (record, effects) = match self.apply(id, event, seen).await? {
+        let (seen, effects) = match self.apply(id, event, seen).await? {
             Ok(moved) => moved,
             Err((record, refusal)) => return Ok(Ran::Refused(record, refusal)),
         };
-        let Next::Then(next, failure) = self.carry_out(&record, effects, cart).await? else {
-            return Ok(Ran::Done(record));
+        let Next::Then(next, failure) = self.carry_out(&seen.record, effects, cart).await? else {
+            return Ok(Ran::Done(seen));
         };
-        let after = Box::pin(self.drive(id, next, Some(record), cart)).await?;
+        let after = Box::pin(self.drive(id, next, Some(seen), cart)).await?;
         match failure {
             // Unless a concurrent confirm of the session got there first.
             Some(e) if !matches!(&after, Ran::Refused(r, _) if is_confirmed(r)) => Err(e),
@@ -81,28 +117,36 @@ impl Checkout {
         }
     }
 
-    /// One step by one compare-and-set: the record after it and its
-    /// effects, or the record as it stood and why the step did not apply.
+    /// One step by one compare-and-set (seeded from `seen`): the record
+    /// after it and its effects, or the record as it stood and why the step
+    /// did not apply.
     async fn apply(
         &self,
         id: &str,
         event: Event<'_>,
-        seen: Option<CheckoutRecord>,
-    ) -> Result<Result<(CheckoutRecord, Vec<Effect>), (CheckoutRecord, Refusal)>, ServiceError>
-    {
+        seen: Option<Seen>,
+    ) -> Result<Result<(Seen, Vec<Effect>), (CheckoutRecord, Refusal)>, ServiceError> {
         let now = now();
+        let mut seed = None;
         if let Some(seen) = seen {
-            let mut copy = seen.clone();
+            let mut copy = seen.record.clone();
             match step(&mut copy, event, &now) {
-                Err(refusal) => return Ok(Err((seen, refusal))),
-                Ok(effects) if copy == seen => return Ok(Ok((seen, effects))),
+                Err(refusal) => return Ok(Err((seen.record, refusal))),
+                Ok(effects) if copy == seen.record => return Ok(Ok((seen, effects))),
                 Ok(_) => {}
             }
+            seed = seen.version.map(|version| {
+                Held::known(Versioned {
+                    version,
+                    value: seen.record,
+                })
+            });
         }
         let updated = self
             .store
-            .update_message(
+            .update_message_from(
                 &session_key(id),
+                seed,
                 MAX_ATTEMPTS,
                 self.ttl_after(event),
                 |record: &mut CheckoutRecord| {
@@ -118,10 +162,14 @@ impl Checkout {
             )
             .await;
         match updated {
-            Ok(Updated::Done { value, result, .. }) => Ok(Ok((value, result))),
+            Ok(Updated::Done {
+                value,
+                result,
+                version,
+            }) => Ok(Ok((Seen::at(value, version), result))),
             Ok(Updated::Missing) => Err(not_found(id)),
             Ok(Updated::Contended) => Err(Refusal::Stood.error()),
-            Err(Halt::Unchanged(effects, record)) => Ok(Ok((*record, effects))),
+            Err(Halt::Unchanged(effects, record)) => Ok(Ok(((*record).into(), effects))),
             Err(Halt::Refused(refusal, record)) => Ok(Err((*record, refusal))),
             Err(Halt::Store(e)) => Err(e.into()),
         }
@@ -140,17 +188,19 @@ impl Checkout {
         &self,
         record: &CheckoutRecord,
         effects: Vec<Effect>,
-        cart: Option<&Cart>,
+        cart: Option<&Versioned<Cart>>,
     ) -> Result<Next, ServiceError> {
         let (id, _) = ids(record);
         for effect in effects {
             match effect {
                 Effect::ClaimCart => {
-                    if let Some(lost) = self.claim(record).await? {
+                    if let Some(lost) = self.claim(record, cart).await? {
                         return Ok(lost);
                     }
                 }
-                Effect::CreateOrder => return self.create_order(record, cart).await,
+                Effect::CreateOrder => {
+                    return self.create_order(record, cart.map(|c| &c.value)).await;
+                }
                 Effect::Settle(how) => {
                     self.settle(record, how).await;
                     // Ended without an order: its payment goes too.
@@ -172,12 +222,16 @@ impl Checkout {
 
     /// Claims the cart for the session's order: `None` when it is (by this
     /// confirm or a concurrent one), else the event its loss means.
-    async fn claim(&self, record: &CheckoutRecord) -> Result<Option<Next>, ServiceError> {
+    async fn claim(
+        &self,
+        record: &CheckoutRecord,
+        cart: Option<&Versioned<Cart>>,
+    ) -> Result<Option<Next>, ServiceError> {
         let (_, cart_id) = ids(record);
         let (customer, order) = (&record.customer_id, &record.planned_order_id);
         let Err(refused) = self
             .carts
-            .claim(customer, cart_id, record.cart_version, order)
+            .claim(customer, cart_id, record.cart_version, order, cart.cloned())
             .await
         else {
             return Ok(None);

@@ -56,22 +56,24 @@ impl Checkout {
         let Some(found) = self.store.get_message::<CheckoutRecord>(&key).await? else {
             return self.holds.unlist(session_id).await;
         };
-        let record = found.value;
-        if record.hold() != HoldState::Selling {
+        if found.value.hold() != HoldState::Selling {
             let due = Event::Due { claimed: false };
-            self.drive(session_id, due, Some(record), None).await?;
+            self.drive(session_id, due, Some(found.into()), None)
+                .await?;
             return Ok(());
         }
         if late_ms < SELLING_GRACE_MS {
             return Ok(());
         }
-        let (_, cart_id) = ids(&record);
-        let cart = self.carts.get(&record.customer_id, cart_id).await.ok();
+        let record = &found.value;
+        let (_, cart_id) = ids(record);
+        let cart = self.carts.get_versioned(&record.customer_id, cart_id);
+        let cart = cart.await.ok();
         let claimed = cart
             .as_ref()
-            .is_some_and(|c| claimed_for(c, &record.planned_order_id));
+            .is_some_and(|c| claimed_for(&c.value, &record.planned_order_id));
         let due = Event::Due { claimed };
-        self.drive(session_id, due, Some(record), cart.as_ref())
+        self.drive(session_id, due, Some(found.into()), cart.as_ref())
             .await?;
         Ok(())
     }

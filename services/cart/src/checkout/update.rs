@@ -17,16 +17,19 @@ impl Checkout {
         session_id: &str,
         shipping_method_id: &str,
     ) -> Result<CheckoutSession, ServiceError> {
-        let record = self.record(customer_id, session_id).await?;
-        let (_, cart_id) = ids(&record);
+        let found = self.record(customer_id, session_id).await?;
+        let (_, cart_id) = ids(&found.value);
         let cart = self.carts.get(customer_id, cart_id).await?;
-        let mut priced = record.session.clone().unwrap_or_default();
+        let mut priced = found.value.session.clone().unwrap_or_default();
         let address = priced.shipping_address.as_ref();
         let quote = self.quote(&cart, address, Some(shipping_method_id)).await?;
         quote.price(&mut priced, &cart);
         let reprice = Event::Reprice { priced: &priced };
-        match self.drive(session_id, reprice, Some(record), None).await? {
-            Ran::Done(record) => Ok(view(record)),
+        match self
+            .drive(session_id, reprice, Some(found.into()), None)
+            .await?
+        {
+            Ran::Done(seen) => Ok(view(seen.record)),
             Ran::Refused(_, refusal) => Err(refusal.error()),
         }
     }
