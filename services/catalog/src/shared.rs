@@ -22,6 +22,7 @@
 
 use std::io::{BufReader, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -59,6 +60,8 @@ pub struct Shared {
     store: Store,
     /// What a stored catalog is read with, as a feed.
     limits: FeedLimits,
+    /// The version of the newest head this process read or published.
+    head_at: Arc<AtomicU64>,
 }
 
 /// What claiming a version came to.
@@ -70,7 +73,16 @@ pub enum Claimed {
 
 impl Shared {
     pub fn new(store: Store, limits: FeedLimits) -> Self {
-        Self { store, limits }
+        Self {
+            store,
+            limits,
+            head_at: Arc::default(),
+        }
+    }
+
+    /// Notes a head this process read or published.
+    fn saw_head(&self, head: &Head) {
+        self.head_at.fetch_max(head.version, Ordering::Relaxed);
     }
 
     pub(crate) fn store(&self) -> &Store {
@@ -78,7 +90,11 @@ impl Shared {
     }
 
     pub async fn head(&self) -> Result<Option<Head>, ServiceError> {
-        Ok(self.store.get_message::<Head>(HEAD).await?.map(|h| h.value))
+        let head = self.store.get_message::<Head>(HEAD).await?.map(|h| h.value);
+        if let Some(head) = &head {
+            self.saw_head(head);
+        }
+        Ok(head)
     }
 
     /// The catalog of `head`'s generation, at its version.
@@ -150,7 +166,11 @@ impl Shared {
     /// Makes `head` the one starting replicas load, unless another replica
     /// set one first (at start); whether it did.
     pub async fn publish_first(&self, head: &Head) -> Result<bool, ServiceError> {
-        Ok(self.store.insert_message(HEAD, head, None).await?)
+        let first = self.store.insert_message(HEAD, head, None).await?;
+        if first {
+            self.saw_head(head);
+        }
+        Ok(first)
     }
 
     /// Moves the head to `head` (a later generation).
@@ -158,7 +178,10 @@ impl Shared {
         for _ in 0..16 {
             let current = self.store.get_message::<Head>(HEAD).await?;
             let moved = match current {
-                Some(c) if c.value.version >= head.version => return Ok(()),
+                Some(c) if c.value.version >= head.version => {
+                    self.saw_head(&c.value);
+                    return Ok(());
+                }
                 Some(c) => self
                     .store
                     .replace(HEAD, c.version, &prost::Message::encode_to_vec(head), None)
@@ -167,6 +190,7 @@ impl Shared {
                 None => self.store.insert_message(HEAD, head, None).await?,
             };
             if moved {
+                self.saw_head(head);
                 return Ok(());
             }
         }
@@ -212,6 +236,13 @@ impl Shared {
     pub fn checkpoint_due(head: &Head, version: u64) -> bool {
         version >= head.version + CHECKPOINT_EVERY
     }
+
+    /// Whether a checkpoint may be due at `version`, known without reading
+    /// the head: heads only move forward (`publish`), so none is due before
+    /// the newest this process read or published, plus `CHECKPOINT_EVERY`.
+    pub fn checkpoint_may_be_due(&self, version: u64) -> bool {
+        version >= self.head_at.load(Ordering::Relaxed) + CHECKPOINT_EVERY
+    }
 }
 
 /// Feed text in, compressed chunks of about `CHUNK_BYTES` out, cut at
@@ -249,5 +280,33 @@ impl Write for ChunkSink {
             self.ship(all)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_head_is_looked_at_only_once_a_checkpoint_may_be_due() {
+        let shared = Shared::new(Store::memory(), FeedLimits::default());
+        assert!(!shared.checkpoint_may_be_due(CHECKPOINT_EVERY - 1));
+        assert!(shared.checkpoint_may_be_due(CHECKPOINT_EVERY));
+        let at = |version| Head {
+            version,
+            ..Default::default()
+        };
+        assert!(shared.publish_first(&at(70_000)).await.unwrap());
+        assert!(!shared.checkpoint_may_be_due(70_000 + CHECKPOINT_EVERY - 1));
+        assert!(shared.checkpoint_may_be_due(70_000 + CHECKPOINT_EVERY));
+        // Another replica's checkpoint counts once read here.
+        let other = Shared::new(shared.store().clone(), FeedLimits::default());
+        other.publish(&at(130_000)).await.unwrap();
+        assert!(shared.checkpoint_may_be_due(120_000), "not read yet");
+        shared.head().await.unwrap();
+        assert!(!shared.checkpoint_may_be_due(120_000));
+        // A head behind the one seen does not move it back.
+        shared.publish(&at(100_000)).await.unwrap();
+        assert!(!shared.checkpoint_may_be_due(130_000 + CHECKPOINT_EVERY - 1));
     }
 }

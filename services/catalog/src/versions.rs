@@ -177,6 +177,11 @@ impl Live {
     /// Every so many versions, a generation of the catalog as it is, so a
     /// starting replica replays a bounded journal. Off the write's path.
     async fn checkpoint_if_due(&self, shared: &Shared, next: &Arc<Catalog>) {
+        // The head is read only when a checkpoint may be due: not on each
+        // write.
+        if !shared.checkpoint_may_be_due(next.version) {
+            return;
+        }
         let Ok(Some(head)) = shared.head().await else {
             return;
         };
