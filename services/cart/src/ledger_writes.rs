@@ -186,9 +186,12 @@ impl LedgerWrites {
             }
         };
         for _ in 0..ATTEMPTS {
+            // The ledger written is not wanted back, only kept in the turn
+            // for the key's next writer: moved there, not copied (a
+            // network's ledger holds an entry per open checkout).
             let updated = self
                 .store
-                .update_message(key, ATTEMPTS, Some(self.keep), apply_all)
+                .update_message_encoded_from(key, None, ATTEMPTS, Some(self.keep), apply_all)
                 .await;
             match updated {
                 Ok(Updated::Done { result, .. }) => return Ok(result),

@@ -171,9 +171,11 @@ impl Outbox {
         } else {
             // A payment moved since (`moved`) wrote the order: read again.
             let seed = known.filter(|_| !moved).map(Held::known);
+            // Only whether it emptied is wanted: the order moves into the
+            // turn rather than being copied back.
             let updated = self
                 .store
-                .update_message_from(
+                .update_message_encoded_from(
                     &key,
                     seed,
                     MAX_ATTEMPTS,
