@@ -14,8 +14,9 @@ source bench/common.sh
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 off="RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off"
-start 18190 $off OTEL_SDK_DISABLED=true
-start 18191 $off METRICS_LISTEN_ADDR=127.0.0.1:19464
+# Each its own internal port: two meshes on one machine.
+start 18190 $off INTERNAL_LISTEN_ADDR=127.0.0.1:18290 OTEL_SDK_DISABLED=true
+start 18191 $off INTERNAL_LISTEN_ADDR=127.0.0.1:18291 METRICS_LISTEN_ADDR=127.0.0.1:19464
 
 base=$(run "telemetry off" 18190)
 on=$(run "traces + metrics" 18191)
