@@ -365,6 +365,13 @@ impl Mesh {
         paid.expect("paid")
     }
 
+    /// Extends session `id` of `c-1` a moment after its last step (a step
+    /// in the same millisecond would change nothing).
+    pub async fn extend_later(&self, id: &str) {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        self.checkout.extend("c-1", id).await.expect("extended");
+    }
+
     /// `quantity` more of the product in `cart` (a new version of it).
     pub async fn cart_add(&self, cart: &Cart, quantity: u32) {
         let line = AddLineItemRequest {

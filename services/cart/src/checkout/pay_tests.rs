@@ -226,11 +226,7 @@ async fn a_confirm_from_a_record_written_since_keeps_that_write() {
     m.pay(&session.id).await;
     // The record as a webhook's step left it; then the shopper's extension.
     let seen = m.checkout.store_record(&session.id).await.expect("kept");
-    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    m.checkout
-        .extend("c-1", &session.id)
-        .await
-        .expect("extended");
+    m.extend_later(&session.id).await;
     let confirmed = m
         .checkout
         .confirm_from("c-1", &session.id, Some(seen.into()))
