@@ -338,7 +338,7 @@ pub fn build(
     let (listing, facets, tie_order) = listing(facts, &currencies)?;
     let searcher = reader.searcher();
     let rows = index::rows_of_docs(&searcher, fields.ord, rows_total)?;
-    let (segments, facet_pairs) = index::segments(rows, &facets, &tie_order);
+    let (segments, facet_layout) = index::segments(rows, &facets, &tie_order);
     drop(facets);
     tracing::info!(
         fed_ms = fed.as_millis() as u64,
@@ -360,7 +360,7 @@ pub fn build(
         searcher,
         fields,
         segments,
-        facet_pairs,
+        facet_layout,
         catalog_version: 0,
         category_keys: std::sync::Arc::new(category_keys),
         ids: std::sync::Arc::new(ids),
@@ -385,6 +385,6 @@ pub fn merged(current: &Indexed) -> tantivy::Result<Option<Indexed>> {
     next.searcher = live.reader.searcher();
     let rows = index::rows_of_docs(&next.searcher, next.fields.ord, next.len())?;
     let facets = FacetRows::build(&next.listing).map_err(internal)?;
-    (next.segments, next.facet_pairs) = index::segments(rows, &facets, &next.tie_order);
+    (next.segments, next.facet_layout) = index::segments(rows, &facets, &next.tie_order);
     Ok(Some(next))
 }

@@ -3,10 +3,11 @@
 //! are packed together once per index, so counting a hit reads one place.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use storefront_domain::catalog::ProductSchema;
 use storefront_domain::currencies::MAX_CURRENCIES;
-use storefront_domain::listing::{Column, Key, Listing, MISSING};
+use storefront_domain::listing::{Key, Listing, MISSING};
 use storefront_platform::error::ServiceError;
 use storefront_proto::search::v1::{FacetValue, Facets, PriceRange};
 
@@ -72,9 +73,6 @@ struct FacetRow<R> {
     stock_bucket: [u8; MAX_CURRENCIES],
 }
 
-/// Each (brand rank, category rank) a row has, at its `brand_category`.
-pub type Pairs = std::sync::Arc<[(u32, u32)]>;
-
 /// Price buckets and one for none.
 const BUCKET_SLOTS: usize = PRICE_BUCKETS.len() + 1;
 
@@ -85,7 +83,7 @@ fn stock_slots(listing: &Listing<ProductSchema>) -> Result<usize, ServiceError> 
 
 pub struct FacetRows {
     packed: Packed,
-    pairs: Pairs,
+    layout: Arc<Layout>,
 }
 
 enum Packed {
@@ -170,7 +168,10 @@ fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, Servi
 
 mod attributes;
 mod docs;
+mod layout;
 pub use docs::{BATCH, SegmentDocs};
+pub use layout::Layout;
+use layout::Spread;
 
 /// Values of no facet (a document without a row).
 fn blank<R: Rank>() -> FacetRow<R> {
@@ -187,18 +188,21 @@ impl FacetRows {
         let (at, pairs) = pairs(listing)?;
         let sets = listing.column("attributes", 0)?.distinct.len();
         let narrow = pairs.len().max(sets) < usize::from(u16::MAX);
+        let columns = ["brand", "category", "inStock", "attributes"].map(|f| listing.column(f, 0));
+        let [brand, category, in_stock, attributes] = columns;
+        let columns = [brand?, category?, in_stock?, attributes?];
         Ok(Self {
             packed: match narrow {
                 true => Packed::Narrow(packed(listing, &buckets, &at)?),
                 false => Packed::Wide(packed(listing, &buckets, &at)?),
             },
-            pairs: pairs.into(),
+            layout: Arc::new(Layout::new(pairs, columns)),
         })
     }
 
-    /// The (brand, category) pairs rows count by, for `Counts::new`.
-    pub fn pairs(&self) -> &Pairs {
-        &self.pairs
+    /// What rows count by, for `Counts::new`.
+    pub fn layout(&self) -> &Arc<Layout> {
+        &self.layout
     }
 }
 
@@ -219,8 +223,9 @@ fn bump_by(counts: &mut [u64], slot: usize, by: u64) {
 /// Counts per value of each facet, in one currency, as hits are found.
 pub struct Counts {
     currency: usize,
-    /// By pair of brand and category (`FacetRow::brand_category`).
-    pairs: Pairs,
+    /// By pair of brand and category (`FacetRow::brand_category`), and
+    /// read out by the layout's columns.
+    layout: Arc<Layout>,
     brand_categories: Vec<u64>,
     /// By set of variant attributes (`FacetRow::attributes`).
     attributes: Vec<u64>,
@@ -229,10 +234,10 @@ pub struct Counts {
 }
 
 impl Counts {
-    /// No hit counted yet, in `currency`, by the rows' `pairs`.
+    /// No hit counted yet, in `currency`, by the rows' `layout`.
     pub fn new(
         listing: &Listing<ProductSchema>,
-        pairs: &Pairs,
+        layout: &Arc<Layout>,
         currency: usize,
     ) -> Result<Self, ServiceError> {
         let values =
@@ -240,8 +245,8 @@ impl Counts {
         // One slot more each: hits without a value (`bump`).
         Ok(Self {
             currency,
-            pairs: pairs.clone(),
-            brand_categories: vec![0; pairs.len() + 1],
+            layout: layout.clone(),
+            brand_categories: vec![0; layout.pairs.len() + 1],
             attributes: vec![0; values("attributes")? + 1],
             stock_buckets: vec![0; stock_slots(listing)? * BUCKET_SLOTS],
         })
@@ -282,30 +287,23 @@ impl FacetRows {
 }
 
 /// The facets of what `counts` counted, most frequent values first.
-pub fn facets(
-    listing: &Listing<ProductSchema>,
-    category_keys: &HashMap<String, String>,
-    counts: Counts,
-) -> Result<Facets, ServiceError> {
-    let currency = counts.currency;
-    let brand = listing.column("brand", currency)?;
-    let category = listing.column("category", currency)?;
-    let in_stock = listing.column("inStock", currency)?;
+pub fn facets(category_keys: &HashMap<String, String>, counts: Counts) -> Facets {
+    let layout = &*counts.layout;
     let both = &counts.stock_buckets;
     let stock: Vec<u64> = both.chunks(BUCKET_SLOTS).map(|s| s.iter().sum()).collect();
     let buckets = (0..BUCKET_SLOTS).map(|b| both.iter().skip(b).step_by(BUCKET_SLOTS).sum());
     // Pairs spread to their brand and category (a rank past the values,
     // none, to the last slot, never reported).
-    let mut brands = vec![0; brand.distinct.len() + 1];
-    let mut categories = vec![0; category.distinct.len() + 1];
-    let pairs = counts.pairs.iter().zip(&counts.brand_categories);
+    let mut brands = vec![0; layout.brands.len() + 1];
+    let mut categories = vec![0; layout.categories.len() + 1];
+    let pairs = layout.pairs.iter().zip(&counts.brand_categories);
     for (&(b, c), &count) in pairs.filter(|(_, count)| **count > 0) {
         bump_by(&mut brands, b as usize, count);
         bump_by(&mut categories, c as usize, count);
     }
-    Ok(Facets {
-        brands: counted(brand, &brands, |_| String::new()),
-        categories: counted(category, &categories, |id| {
+    Facets {
+        brands: counted(&layout.brands, &brands, |_| String::new()),
+        categories: counted(&layout.categories, &categories, |id| {
             category_keys.get(id).cloned().unwrap_or_default()
         }),
         prices: PRICE_BUCKETS
@@ -313,40 +311,25 @@ pub fn facets(
             .zip(buckets)
             .map(|(&(from, to), count)| PriceRange { from, to, count })
             .collect(),
-        in_stock: counted(in_stock, &stock, |_| String::new()),
-        attributes: attributes::counted(
-            listing.column("attributes", currency)?,
-            &counts.attributes,
-        ),
-    })
+        in_stock: counted(&layout.in_stock, &stock, |_| String::new()),
+        attributes: attributes::counted(&layout.attributes, &counts.attributes),
+    }
 }
 
-/// Facet values from `counts` (per distinct value of `column`), most
-/// frequent first; a set of ids counts for each of its ids.
-fn counted(column: &Column, counts: &[u64], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
-    let mut per_value: HashMap<&str, u64> = HashMap::new();
-    for (value, &count) in column.distinct.iter().zip(counts).filter(|(_, c)| **c > 0) {
-        match value {
-            Key::Text(s) => *per_value.entry(s).or_default() += count,
-            Key::Boolean(b) => {
-                *per_value
-                    .entry(if *b { "true" } else { "false" })
-                    .or_default() += count
+/// Facet values from `counts` (per distinct value of the column `spread`
+/// was made of), most frequent first; a set of ids counts for each of its
+/// ids.
+fn counted(spread: &Spread, counts: &[u64], label: impl Fn(&str) -> String) -> Vec<FacetValue> {
+    let by_value = spread.spread(counts);
+    let mut values: Vec<FacetValue> = (by_value.iter().enumerate())
+        .filter(|(_, count)| **count > 0)
+        .map(|(id, &count)| {
+            let value = spread.value(id);
+            FacetValue {
+                label: label(value),
+                value: value.to_string(),
+                count,
             }
-            Key::TextSet(ids) => {
-                for id in ids.iter() {
-                    *per_value.entry(id).or_default() += count;
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut values: Vec<FacetValue> = per_value
-        .into_iter()
-        .map(|(value, count)| FacetValue {
-            label: label(value),
-            value: value.to_string(),
-            count,
         })
         .collect();
     values.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));

@@ -238,7 +238,7 @@ pub(crate) fn apply(
     let rows = index::rows_of_docs(&next.searcher, fields.ord, next.len())?;
     let facets = FacetRows::build(&next.listing).map_err(internal)?;
     let tie_order = index::tie_order(&next.listing).map_err(internal)?;
-    (next.segments, next.facet_pairs) = index::segments(rows, &facets, &tie_order);
+    (next.segments, next.facet_layout) = index::segments(rows, &facets, &tie_order);
     next.tie_order = tie_order.into();
     next.catalog_version = version;
     Ok(next)

@@ -100,8 +100,8 @@ pub struct Indexed {
     /// What a search reads per hit, per segment, by document.
     pub segments: Arc<[SegmentDocs]>,
     /// The (brand, category) pairs `segments` count hits by
-    /// (`facets::Pairs`), made with them.
-    pub facet_pairs: crate::facets::Pairs,
+    /// (`facets::Layout`), made with them.
+    pub facet_layout: Arc<crate::facets::Layout>,
     pub catalog_version: u64,
     /// Category id -> key, for facet labels.
     pub category_keys: Arc<HashMap<String, String>>,
@@ -211,12 +211,12 @@ pub fn segments(
     rows: RowsOfDocs,
     facets: &FacetRows,
     tie_order: &[u32],
-) -> (Arc<[SegmentDocs]>, crate::facets::Pairs) {
+) -> (Arc<[SegmentDocs]>, Arc<crate::facets::Layout>) {
     let segments = rows
         .into_iter()
         .map(|rows| facets.for_segment(rows, tie_order))
         .collect();
-    (segments, facets.pairs().clone())
+    (segments, facets.layout().clone())
 }
 
 /// Each row's place in the tie order (`tie_key`): the popularity

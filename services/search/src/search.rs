@@ -103,7 +103,7 @@ impl<'a> Plan<'a> {
             total: 0,
             counts: Counts::new(
                 &self.indexed.listing,
-                &self.indexed.facet_pairs,
+                &self.indexed.facet_layout,
                 self.currency,
             )?,
             best: if self.keys.is_empty() {
@@ -214,11 +214,7 @@ impl<'a> Plan<'a> {
                 .map(|r| r.row)
                 .collect(),
         };
-        let facets = facets(
-            &self.indexed.listing,
-            &self.indexed.category_keys,
-            matched.counts,
-        )?;
+        let facets = facets(&self.indexed.category_keys, matched.counts);
         Ok(SearchResponse {
             page: Some(info),
             products: encoded(self.indexed, page.into_iter(), self.currency)?,

@@ -2,11 +2,9 @@
 //! every variant's, as the `attributes` column ranks them), spread to
 //! each attribute of the set and grouped by its name.
 
-use std::collections::HashMap;
-
-use storefront_domain::catalog::split_attribute;
-use storefront_domain::listing::{Column, Key};
 use storefront_proto::search::v1::{AttributeFacet, FacetValue};
+
+use super::layout::Attributes;
 
 /// Attribute names reported at most (those with the most hits).
 pub const MAX_NAMES: usize = 20;
@@ -14,29 +12,22 @@ pub const MAX_NAMES: usize = 20;
 pub const MAX_VALUES: usize = 50;
 
 /// Per attribute name, the hits with each of its values in some variant,
-/// from `counts` by distinct set of `column`.
-pub fn counted(column: &Column, counts: &[u64]) -> Vec<AttributeFacet> {
-    let mut by_name: HashMap<&str, HashMap<&str, u64>> = HashMap::new();
-    let sets = column.distinct.iter().zip(counts).filter(|(_, c)| **c > 0);
-    for (set, &count) in sets {
-        let Key::TextSet(members) = set else {
-            continue;
-        };
-        for (name, value) in members.iter().filter_map(|m| split_attribute(m)) {
-            *by_name.entry(name).or_default().entry(value).or_default() += count;
+/// from `counts` by distinct set of the attribute column.
+pub(super) fn counted(attributes: &Attributes, counts: &[u64]) -> Vec<AttributeFacet> {
+    let by_member = attributes.spread.spread(counts);
+    let mut by_name: Vec<Vec<FacetValue>> = vec![Vec::new(); attributes.names.len()];
+    for (id, &count) in by_member.iter().enumerate().filter(|(_, c)| **c > 0) {
+        if let Some((name, value)) = attributes.split(id) {
+            by_name[name].push(FacetValue {
+                value: value.to_string(),
+                count,
+                label: String::new(),
+            });
         }
     }
-    let mut names: Vec<(u64, AttributeFacet)> = by_name
-        .into_iter()
-        .map(|(name, values)| {
-            let mut values: Vec<FacetValue> = values
-                .into_iter()
-                .map(|(value, count)| FacetValue {
-                    value: value.to_string(),
-                    count,
-                    label: String::new(),
-                })
-                .collect();
+    let mut names: Vec<(u64, AttributeFacet)> = (by_name.into_iter().zip(&attributes.names))
+        .filter(|(values, _)| !values.is_empty())
+        .map(|(mut values, name)| {
             values.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.value.cmp(&b.value)));
             // Ordered by the hits of its most frequent value: every hit
             // counts once there (a sum would count a product per value).

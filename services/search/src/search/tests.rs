@@ -221,7 +221,7 @@ fn plain(
     let listing = &indexed.listing;
     let rows = listing.row_filter(list, currency).unwrap();
     let by_row = FacetRows::build(listing).unwrap();
-    let mut counts = Counts::new(listing, by_row.pairs(), currency).unwrap();
+    let mut counts = Counts::new(listing, by_row.layout(), currency).unwrap();
     let mut hits: Vec<(u8, i64, u32)> = Vec::new();
     for (score, addr) in docs {
         let docs = &indexed.segments[addr.segment_ord as usize];
@@ -252,7 +252,7 @@ fn plain(
         let ranked = listing.rank(all, &keys, 0, total as usize);
         ranked[start..end].iter().map(|r| r.row).collect()
     };
-    let facets = facets(listing, &indexed.category_keys, counts).unwrap();
+    let facets = facets(&indexed.category_keys, counts);
     (page, total, facets)
 }
 
