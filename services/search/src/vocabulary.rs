@@ -93,12 +93,13 @@ impl Vocabulary {
     /// fewest typos first, then the most used. Reads every word once: the
     /// vocabulary is of names, thousands of words, not products.
     pub fn within(&self, word: &str, max: usize, limit: usize) -> Vec<(&str, usize)> {
-        let len = word.chars().count();
+        let mut from = Distances::new(word);
+        let len = from.word.len();
         let mut found: Vec<(usize, std::cmp::Reverse<u32>, &str)> = self
             .words
             .iter()
             .filter(|(w, _)| &**w != word && w.chars().count().abs_diff(len) <= max)
-            .filter_map(|(w, c)| Some((distance(word, w, max)?, std::cmp::Reverse(*c), &**w)))
+            .filter_map(|(w, c)| Some((from.to(w, max)?, std::cmp::Reverse(*c), &**w)))
             .collect();
         found.sort_unstable();
         found
@@ -112,31 +113,69 @@ impl Vocabulary {
 /// The Damerau-Levenshtein distance of `a` and `b` (optimal string
 /// alignment: an adjacent transposition is one edit), or None above `max`.
 pub fn distance(a: &str, b: &str, max: usize) -> Option<usize> {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    // Three rows: two back (transpositions), one back, this one.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut last: Vec<usize> = (0..=b.len()).collect();
-    let mut row = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        row[0] = i;
-        let mut least = row[0];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut d = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d = d.min(before[j - 2] + 1);
-            }
-            row[j] = d;
-            least = least.min(d);
+    Distances::new(a).to(b, max)
+}
+
+/// Distances from one word to others, its letters and the rows kept from
+/// one word to the next: a typo is measured against every word of the
+/// vocabulary, and five vectors a word were most of that.
+struct Distances {
+    word: Vec<char>,
+    other: Vec<char>,
+    /// Three rows: two back (transpositions), one back, this one.
+    before: Vec<usize>,
+    last: Vec<usize>,
+    row: Vec<usize>,
+}
+
+impl Distances {
+    fn new(word: &str) -> Self {
+        Self {
+            word: word.chars().collect(),
+            other: Vec::new(),
+            before: Vec::new(),
+            last: Vec::new(),
+            row: Vec::new(),
         }
-        if least > max {
-            return None;
-        }
-        std::mem::swap(&mut before, &mut last);
-        std::mem::swap(&mut last, &mut row);
     }
-    Some(last[b.len()]).filter(|d| *d <= max)
+
+    /// The distance to `other`, or None above `max`.
+    fn to(&mut self, other: &str, max: usize) -> Option<usize> {
+        let Self {
+            word: a,
+            other: b,
+            before,
+            last,
+            row,
+        } = self;
+        b.clear();
+        b.extend(other.chars());
+        before.clear();
+        before.resize(b.len() + 1, 0);
+        last.clear();
+        last.extend(0..=b.len());
+        row.clear();
+        row.resize(b.len() + 1, 0);
+        for i in 1..=a.len() {
+            row[0] = i;
+            let mut least = row[0];
+            for j in 1..=b.len() {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut d = (last[j] + 1).min(row[j - 1] + 1).min(last[j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    d = d.min(before[j - 2] + 1);
+                }
+                row[j] = d;
+                least = least.min(d);
+            }
+            if least > max {
+                return None;
+            }
+            std::mem::swap(before, last);
+            std::mem::swap(last, row);
+        }
+        Some(last[b.len()]).filter(|d| *d <= max)
+    }
 }
 
 #[cfg(test)]
@@ -182,5 +221,36 @@ mod tests {
         assert_eq!(v.closest("mugz", 1), Some("mug"));
         assert_eq!(v.closest("mug", 1), Some("mud"), "never the word itself");
         assert_eq!(v.closest("zzqxv", 2), None);
+    }
+
+    /// One word measured against many in turn (the rows kept from word to
+    /// word, longer and shorter) measures each as it alone would.
+    #[test]
+    fn distances_from_one_word_to_many_are_each_as_measured_alone() {
+        let others = [
+            "candles",
+            "c",
+            "",
+            "sandals",
+            "candelabra",
+            "cnadels",
+            "kandels",
+            "candels",
+            "ca",
+            "échelle",
+            "candels",
+        ];
+        for word in ["candels", "", "éch", "cnad"] {
+            let mut from = Distances::new(word);
+            for other in others {
+                for max in 0..4 {
+                    assert_eq!(
+                        from.to(other, max),
+                        distance(word, other, max),
+                        "{word} -> {other} within {max}"
+                    );
+                }
+            }
+        }
     }
 }
