@@ -105,6 +105,8 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
     let (mut price, mut master) = (Message::default(), Message::default());
     let (mut key_, mut brand, mut status): (&[u8], &[u8], i32) = (b"", b"", 0);
     let (mut featured, mut popularity, mut in_stock) = (false, 0u32, false);
+    // Repeated fields kept as they pass: read once, not once more each.
+    let (mut categories, mut media) = (Vec::new(), Vec::new());
     for field in p.fields() {
         match field? {
             (1, v) => merge(&mut meta, v)?,
@@ -113,6 +115,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
             (4, v) => merge(&mut description, v)?,
             (5, v) => merge(&mut slug, v)?,
             (6, v) => brand = v.text()?,
+            (7, v) => categories.push(v),
             (8, v) => status = v.varint()? as i32,
             (9, v) => featured = v.varint()? != 0,
             (10, v) => popularity = v.varint()? as u32,
@@ -123,6 +126,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
             (14, v) => {
                 v.bytes()?;
             }
+            (15, v) => media.push(v),
             // Search's index reads them; no representation shows them.
             (16, v) => {
                 utf8(v.text()?)?;
@@ -149,11 +153,11 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
     text(out, brand)?;
     key(out, false, "categoryIds");
     out.push(b'[');
-    for (i, id) in p.repeated(7).enumerate() {
+    for (i, id) in categories.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        text(out, id?.text()?)?;
+        text(out, id.text()?)?;
     }
     out.push(b']');
     key(out, false, "status");
@@ -169,7 +173,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
     key(out, false, "masterVariant");
     variant(out, master, locale)?;
     key(out, false, "media");
-    media_list(out, p, 15, locale)?;
+    media_list(out, media, locale)?;
     out.push(b'}');
     Ok(())
 }
@@ -230,7 +234,7 @@ pub type Projection<'a> = Option<&'a str>;
 /// with the one entry a reader of the projected locale is shown.
 pub(super) fn localized(out: &mut Vec<u8>, m: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let Some(locale) = locale else {
-        return map(out, m, 1);
+        return map(out, m.repeated(1));
     };
     let mut best: Option<(u8, &[u8], &[u8])> = None;
     for entry in m.repeated(1) {
@@ -264,23 +268,26 @@ fn map_entry(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
     Ok((k, v))
 }
 
-/// Map field `number` of `m` as a `BTreeMap` serialises it: keys in
+/// A map field's `entries` as a `BTreeMap` serialises them: keys in
 /// order, the last value of a repeated key. The catalog sends maps in key
 /// order, so that case is written as it is read, without collecting.
-fn map(out: &mut Vec<u8>, m: &Message<'_>, number: u32) -> Result<()> {
+fn map<'a>(
+    out: &mut Vec<u8>,
+    entries: impl Iterator<Item = Result<Value<'a>>> + Clone,
+) -> Result<()> {
     out.push(b'{');
     let start = out.len();
     let mut previous: Option<&[u8]> = None;
-    for entry in m.repeated(number) {
+    for entry in entries.clone() {
         let (k, v) = map_entry(entry?.bytes()?)?;
         if previous.is_some_and(|p| p >= k) {
             // Out of order or repeated: start over, collected and sorted.
             out.truncate(start);
-            let mut entries = Vec::new();
-            for entry in m.repeated(number) {
-                entries.push(map_entry(entry?.bytes()?)?);
+            let mut sorted = Vec::new();
+            for entry in entries {
+                sorted.push(map_entry(entry?.bytes()?)?);
             }
-            object(out, entries)?;
+            object(out, sorted)?;
             break;
         }
         if previous.is_some() {
@@ -343,12 +350,16 @@ pub(super) fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
 fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut id, mut sku): (u32, &[u8]) = (0, b"");
     let (mut price, mut availability) = (Message::default(), Message::default());
+    let (mut attributes, mut prices, mut media) = (Vec::new(), Vec::new(), Vec::new());
     for field in v.fields() {
         match field? {
             (1, x) => id = x.varint()? as u32,
             (2, x) => sku = x.text()?,
+            (3, x) => attributes.push(x),
             (4, x) => merge(&mut price, x)?,
+            (5, x) => prices.push(x),
             (6, x) => merge(&mut availability, x)?,
+            (7, x) => media.push(x),
             _ => {}
         }
     }
@@ -359,16 +370,16 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result
     key(out, false, "sku");
     text(out, sku)?;
     key(out, false, "attributes");
-    map(out, v, 3)?;
+    map(out, attributes.into_iter().map(Ok))?;
     key(out, false, "price");
     money(out, price)?;
     key(out, false, "prices");
     out.push(b'[');
-    for (i, m) in v.repeated(5).enumerate() {
+    for (i, m) in prices.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        money(out, &Message::new(m?.bytes()?))?;
+        money(out, &Message::new(m.bytes()?))?;
     }
     out.push(b']');
     let (mut stocked, mut quantity) = (false, 0u32);
@@ -391,24 +402,19 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result
     integer(out, quantity);
     out.push(b'}');
     key(out, false, "media");
-    media_list(out, v, 7, locale)?;
+    media_list(out, media, locale)?;
     out.push(b'}');
     Ok(())
 }
 
-/// Repeated `Media` field `number` of `m`, as a JSON array.
-fn media_list(
-    out: &mut Vec<u8>,
-    m: &Message<'_>,
-    number: u32,
-    locale: Projection<'_>,
-) -> Result<()> {
+/// A repeated `Media` field's `items`, as a JSON array.
+fn media_list(out: &mut Vec<u8>, items: Vec<Value<'_>>, locale: Projection<'_>) -> Result<()> {
     out.push(b'[');
-    for (i, item) in m.repeated(number).enumerate() {
+    for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        media(out, &Message::new(item?.bytes()?), locale)?;
+        media(out, &Message::new(item.bytes()?), locale)?;
     }
     out.push(b']');
     Ok(())

@@ -121,7 +121,7 @@ impl<'a> Message<'a> {
     }
 
     /// The values of field `number`, in wire order (a repeated field).
-    pub fn repeated(&self, number: u32) -> impl Iterator<Item = Result<Value<'a>>> + '_ {
+    pub fn repeated(&self, number: u32) -> impl Iterator<Item = Result<Value<'a>>> + Clone + '_ {
         self.fields().filter_map(move |f| match f {
             Ok((n, v)) if n == number => Some(Ok(v)),
             Ok(_) => None,
@@ -131,6 +131,7 @@ impl<'a> Message<'a> {
 }
 
 /// The fields of a message's parts, one part after the other.
+#[derive(Clone)]
 pub struct MessageFields<'a, 'm> {
     current: Fields<'a>,
     more: std::slice::Iter<'m, &'a [u8]>,
@@ -152,6 +153,7 @@ impl<'a> Iterator for MessageFields<'a, '_> {
     }
 }
 
+#[derive(Clone)]
 struct Fields<'a> {
     rest: &'a [u8],
 }
