@@ -167,7 +167,7 @@ pub fn app(
         order_url: config.acp.order_url.clone(),
         base_url: config.acp.base_url.clone(),
     });
-    let state = AppState {
+    let state = AppState::new(state::Shared {
         tree,
         suggestions: Arc::default(),
         acp: facade,
@@ -178,7 +178,7 @@ pub fn app(
         ready,
         openapi,
         local_pages: !config.program.environment.refuses_dev_shortcuts(),
-    };
+    });
     // The MCP tools call the whole app in process: it is set once built.
     let whole: acp::mcp::AppHandle = Arc::new(std::sync::OnceLock::new());
     let inner = router
