@@ -13,8 +13,8 @@ use crate::ratelimit::middleware::RateLimits;
 
 /// What every handler shares, behind one `Arc`: axum clones the state for
 /// each extraction, a handler's and its layers', and a clone of every
-/// field's count was about 2% of a listing's CPU (each count a cache line
-/// the two cores passed back and forth). Layers and extractors take the
+/// field's count was 1.3% of a listing's CPU (each count a cache line the
+/// two cores passed back and forth). Layers and extractors take the
 /// part they need (`FromRef`), so none of them depends on the whole.
 #[derive(Clone)]
 pub struct AppState(Arc<Shared>);

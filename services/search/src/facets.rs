@@ -188,9 +188,13 @@ impl FacetRows {
         let (at, pairs) = pairs(listing)?;
         let sets = listing.column("attributes", 0)?.distinct.len();
         let narrow = pairs.len().max(sets) < usize::from(u16::MAX);
-        let columns = ["brand", "category", "inStock", "attributes"].map(|f| listing.column(f, 0));
-        let [brand, category, in_stock, attributes] = columns;
-        let columns = [brand?, category?, in_stock?, attributes?];
+        let column = |field| listing.column(field, 0);
+        let columns = [
+            column("brand")?,
+            column("category")?,
+            column("inStock")?,
+            column("attributes")?,
+        ];
         Ok(Self {
             packed: match narrow {
                 true => Packed::Narrow(packed(listing, &buckets, &at)?),
