@@ -99,6 +99,11 @@ pub(super) fn required<'m, 'a>(m: &'m Message<'a>, what: &'static str) -> Result
     }
 }
 
+/// A repeated field's values as one pass met them: on the stack while
+/// few (a product has a few categories, pictures and prices), so writing
+/// a page allocates nothing for them.
+type Values<'a> = smallvec::SmallVec<[Value<'a>; 8]>;
+
 /// The listing form of one product: everything but `variants`.
 pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut meta, mut name, mut description, mut slug) = Default::default();
@@ -106,7 +111,7 @@ pub fn product(out: &mut Vec<u8>, p: &Message<'_>, locale: Projection<'_>) -> Re
     let (mut key_, mut brand, mut status): (&[u8], &[u8], i32) = (b"", b"", 0);
     let (mut featured, mut popularity, mut in_stock) = (false, 0u32, false);
     // Repeated fields kept as they pass: read once, not once more each.
-    let (mut categories, mut media) = (Vec::new(), Vec::new());
+    let (mut categories, mut media) = (Values::new(), Values::new());
     for field in p.fields() {
         match field? {
             (1, v) => merge(&mut meta, v)?,
@@ -350,7 +355,7 @@ pub(super) fn money(out: &mut Vec<u8>, m: &Message<'_>) -> Result<()> {
 fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result<()> {
     let (mut id, mut sku): (u32, &[u8]) = (0, b"");
     let (mut price, mut availability) = (Message::default(), Message::default());
-    let (mut attributes, mut prices, mut media) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut attributes, mut prices, mut media) = (Values::new(), Values::new(), Values::new());
     for field in v.fields() {
         match field? {
             (1, x) => id = x.varint()? as u32,
@@ -408,7 +413,7 @@ fn variant(out: &mut Vec<u8>, v: &Message<'_>, locale: Projection<'_>) -> Result
 }
 
 /// A repeated `Media` field's `items`, as a JSON array.
-fn media_list(out: &mut Vec<u8>, items: Vec<Value<'_>>, locale: Projection<'_>) -> Result<()> {
+fn media_list(out: &mut Vec<u8>, items: Values<'_>, locale: Projection<'_>) -> Result<()> {
     out.push(b'[');
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
