@@ -49,22 +49,36 @@ where
 /// (mimalloc's `purge_delay`), and a little more.
 const PURGE_DELAY: std::time::Duration = std::time::Duration::from_millis(1100);
 
-/// The priority of a build's threads (Linux nice, the lowest: a thread at
-/// 19 weighs 15 against 1,024 for one at 0 when both want a core). At 10
-/// (110) an import of 100,000 products under listing load still cost
-/// listings a third of their throughput while it ran; at 19 about a quarter.
-/// Under a load that leaves no core idle for long, a build waits for it.
+/// The priority of a build's threads when the idle policy is refused
+/// (Linux nice, the lowest: a thread at 19 weighs 15 against 1,024 for one
+/// at 0 when both want a core).
 const BUILD_NICE: i32 = 19;
 
-/// Lowers the calling thread's priority for good (a thread may not raise
-/// it again), so that a build running while the shop serves (an import, a
-/// search rebuild or follow step) takes the cores only when requests leave
-/// them idle: it takes longer, answers do not. Threads it starts inherit it.
+/// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`) for
+/// good, and at the lowest nice should the class be refused (a seccomp
+/// profile), so that a build running while the shop serves (an import, a
+/// search rebuild) takes a core only when no request thread wants it: it
+/// takes longer, answers do not. Threads it starts inherit both. Nice 19
+/// alone was not enough: the scheduler lets a thread that got a core keep
+/// it for its slice (a few ms) before a waking request thread may take it,
+/// so on two cores an import under listing load still ran on most of one
+/// and listings kept 0.73-0.79x of their throughput; an idle-class thread
+/// gives way at the wakeup (docs/performance.md).
 fn yield_to_requests() {
     #[cfg(target_os = "linux")]
-    if let Err(e) = rustix::process::setpriority_process(Some(rustix::thread::gettid()), BUILD_NICE)
     {
-        tracing::debug!(error = %e, "a build thread keeps its priority");
+        use thread_priority::{NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy};
+        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+        let native = thread_priority::thread_native_id();
+        if let Err(e) =
+            thread_priority::set_thread_priority_and_policy(native, ThreadPriority::Min, idle)
+        {
+            tracing::debug!(error = %e, "a build thread stays in the normal class");
+        }
+        let tid = Some(rustix::thread::gettid());
+        if let Err(e) = rustix::process::setpriority_process(tid, BUILD_NICE) {
+            tracing::debug!(error = %e, "a build thread keeps its priority");
+        }
     }
 }
 
@@ -182,6 +196,16 @@ mod tests {
             // took most of a core (docs/performance.md).
             assert_eq!(build, 19, "a build runs at the lowest priority");
             assert_eq!(nice().unwrap(), before, "the caller keeps its priority");
+            let class = || thread_priority::thread_schedule_policy().unwrap();
+            let normal = class();
+            let built = super::run_once("idle", class).await.unwrap();
+            let idle = thread_priority::NormalThreadSchedulePolicy::Idle;
+            assert_eq!(
+                built,
+                thread_priority::ThreadSchedulePolicy::Normal(idle),
+                "a build gives way to requests at their wakeup"
+            );
+            assert_eq!(class(), normal, "the caller keeps its class");
         }
         let failed = super::run_once("broken", || -> u8 { panic!("broken build") }).await;
         assert!(failed.unwrap_err().to_string().contains("broken"));
