@@ -39,8 +39,10 @@ const MAX_STOCK_CHANGES: usize = 10_000;
 #[serde(rename_all = "camelCase")]
 pub struct CatalogChange {
     pub catalog_version: u64,
+    // The catalog's own JSON of each record, checked and passed on as it
+    // is (not parsed into a tree and written again).
     #[schema(value_type = Vec<Object>)]
-    pub products: Vec<serde_json::Value>,
+    pub products: Vec<Box<serde_json::value::RawValue>>,
 }
 
 fn change(reply: ChangeReply) -> Result<Json<CatalogChange>, ApiError> {

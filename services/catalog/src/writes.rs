@@ -135,10 +135,16 @@ fn product_of(
 /// The reply to a change: the new version, and each product named as its
 /// feed record.
 fn reply(catalog: &Catalog, ids: &[&str]) -> ChangeReply {
-    let records = ids
+    let products = ids
         .iter()
         .filter_map(|id| catalog.product_row(id))
-        .filter_map(|row| catalog.product(row).ok())
+        .filter_map(|row| catalog.product(row).ok());
+    reply_of(catalog, products)
+}
+
+/// As `reply`, for products already decoded.
+fn reply_of(catalog: &Catalog, products: impl Iterator<Item = Product>) -> ChangeReply {
+    let records = products
         .filter_map(|p| {
             let record = Record::Product(convert::product_record(&p));
             serde_json::to_vec(&record).ok()
@@ -212,18 +218,20 @@ pub async fn set_stock(api: &Live, req: SetStockRequest) -> Result<ChangeReply, 
     let next = api
         .change(move |_| Ok(vec![Change::Stock(levels.clone())]))
         .await?;
-    let mut ids: Vec<&str> = Vec::new();
-    let products: Vec<_> = skus
+    // Each product once (two of its SKUs may change), decoded once for the
+    // reply, in id order.
+    let mut rows: Vec<u32> = skus
         .iter()
         .filter_map(|sku| next.skus.get(&crate::store::sku_key(sku)).copied())
+        .collect();
+    rows.sort_unstable();
+    rows.dedup();
+    let mut products: Vec<Product> = rows
+        .into_iter()
         .filter_map(|row| next.product(row).ok())
         .collect();
-    for p in &products {
-        ids.push(meta_id(p.meta.as_ref()));
-    }
-    ids.sort_unstable();
-    ids.dedup();
-    Ok(reply(&next, &ids))
+    products.sort_unstable_by(|a, b| meta_id(a.meta.as_ref()).cmp(meta_id(b.meta.as_ref())));
+    Ok(reply_of(&next, products.into_iter()))
 }
 
 /// The products changed since `version`, for an indexer.
