@@ -52,7 +52,8 @@ impl Live {
         };
         let wider = Arc::new(wider);
         let build = move || current.priced_in(wider);
-        let next = storefront_platform::cpu::run_once("catalog-currencies", build).await??;
+        let next =
+            storefront_platform::cpu::run_once_in_turn("catalog-currencies", build).await??;
         tracing::info!(currencies = %next.currencies.listed(), "the catalog prices in a new currency");
         storefront_platform::cpu::drop_off_requests(self.swap(Arc::new(next)));
         Ok(())

@@ -49,42 +49,58 @@ where
 /// (mimalloc's `purge_delay`), and a little more.
 const PURGE_DELAY: std::time::Duration = std::time::Duration::from_millis(1100);
 
-/// The priority of a build's threads when the idle policy is refused
-/// (Linux nice, the lowest: a thread at 19 weighs 15 against 1,024 for one
-/// at 0 when both want a core).
+/// The priority of a build's threads that others wait on, and of every
+/// build when the idle class is refused (Linux nice, the lowest: a thread
+/// at 19 weighs 15 against 1,024 for one at 0 when both want a core).
 const BUILD_NICE: i32 = 19;
 
-/// Puts the calling thread in the idle scheduling class (`SCHED_IDLE`) for
-/// good, and at the lowest nice should the class be refused (a seccomp
-/// profile), so that a build running while the shop serves (an import, a
-/// search rebuild) takes a core only when no request thread wants it: it
-/// takes longer, answers do not. Threads it starts inherit both. Nice 19
-/// alone was not enough: the scheduler lets a thread that got a core keep
-/// it for its slice (a few ms) before a waking request thread may take it,
-/// so on two cores an import under listing load still ran on most of one
-/// and listings kept 0.73-0.79x of their throughput; an idle-class thread
-/// gives way at the wakeup (docs/performance.md).
-fn yield_to_requests() {
+/// How a build thread yields to requests.
+#[derive(Clone, Copy)]
+enum Yield {
+    /// The idle scheduling class (`SCHED_IDLE`): a core only when no
+    /// request thread wants it. Nice 19 alone was not enough: the scheduler
+    /// lets a thread that got a core keep it for its slice (a few ms) before
+    /// a waking request thread may take it, so on two cores an import under
+    /// listing load still ran on most of one and listings kept 0.69-0.79x of
+    /// their throughput; an idle-class thread gives way at the wakeup
+    /// (docs/performance.md). Under a load that leaves no core idle it waits.
+    Idle,
+    /// Nice 19 only: a share of the cores however busy they are, for a
+    /// build that holds a turn requests wait in (the catalog's writers: a
+    /// checkout's stock holds), which must not wait as long as the load.
+    Share,
+}
+
+/// Lowers the calling thread's priority for good (threads it starts
+/// inherit it): in the idle class for `Yield::Idle` (at nice 19 should the
+/// class be refused, as a seccomp profile may), at nice 19 for
+/// `Yield::Share`.
+fn yield_to_requests(how: Yield) {
     #[cfg(target_os = "linux")]
     {
         use thread_priority::{NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy};
-        let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
-        let native = thread_priority::thread_native_id();
-        if let Err(e) =
-            thread_priority::set_thread_priority_and_policy(native, ThreadPriority::Min, idle)
-        {
-            tracing::debug!(error = %e, "a build thread stays in the normal class");
+        if let Yield::Idle = how {
+            let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+            let native = thread_priority::thread_native_id();
+            if let Err(e) =
+                thread_priority::set_thread_priority_and_policy(native, ThreadPriority::Min, idle)
+            {
+                tracing::debug!(error = %e, "a build thread stays in the normal class");
+            }
         }
         let tid = Some(rustix::thread::gettid());
         if let Err(e) = rustix::process::setpriority_process(tid, BUILD_NICE) {
             tracing::debug!(error = %e, "a build thread keeps its priority");
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = how;
 }
 
-/// Runs a one-off build (catalog generation, a search index) on a thread
-/// of its own, at a lower priority than requests (`yield_to_requests`),
-/// which ends a purge delay after the build. The allocator
+/// Runs a one-off build that no request waits on (catalog generation, an
+/// import, a search index) on a thread of its own in the idle class
+/// (`Yield::Idle`): it takes longer under load, answers do not. The thread
+/// ends a purge delay after the build. The allocator
 /// hands freed memory back to the system only at a collection at least a
 /// purge delay after the free; an idle process makes none until a thread
 /// ends, and a blocking-pool thread idles 10 s first: the build's garbage
@@ -95,11 +111,34 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    build_thread(name, Yield::Idle, work)
+}
+
+/// As `run_once`, for a build that holds a turn requests wait in (the
+/// catalog's writers' turn, which a checkout's stock holds take): at nice 19
+/// (`Yield::Share`), so that it keeps a share of the cores under any load.
+pub fn run_once_in_turn<T, F>(name: &str, work: F) -> impl Future<Output = Result<T, ServiceError>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    build_thread(name, Yield::Share, work)
+}
+
+fn build_thread<T, F>(
+    name: &str,
+    how: Yield,
+    work: F,
+) -> impl Future<Output = Result<T, ServiceError>>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
     let (done, result) = tokio::sync::oneshot::channel();
     let started = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
-            yield_to_requests();
+            yield_to_requests(how);
             let _ = done.send(work());
             // mimalloc returns freed memory to the system at its next
             // collection once a purge delay (1 s) has passed; a thread's
@@ -206,6 +245,12 @@ mod tests {
                 "a build gives way to requests at their wakeup"
             );
             assert_eq!(class(), normal, "the caller keeps its class");
+            let in_turn = super::run_once_in_turn("in-turn", move || (class(), nice().unwrap()));
+            assert_eq!(
+                in_turn.await.unwrap(),
+                (normal, 19),
+                "a build requests wait on keeps a share of the cores"
+            );
         }
         let failed = super::run_once("broken", || -> u8 { panic!("broken build") }).await;
         assert!(failed.unwrap_err().to_string().contains("broken"));
