@@ -66,8 +66,10 @@ enum Yield {
     /// (docs/performance.md). Under a load that leaves no core idle it waits.
     Idle,
     /// Nice 19 only: a share of the cores however busy they are, for a
-    /// build that holds a turn requests wait in (the catalog's writers: a
-    /// checkout's stock holds), which must not wait as long as the load.
+    /// build others wait on besides its caller: one holding the catalog
+    /// writers' turn (a checkout's stock holds wait in it) or search's
+    /// (its follow steps, a live change's way into search, wait in it),
+    /// and the drop of a replaced whole catalog or index (its memory).
     Share,
 }
 
@@ -97,10 +99,11 @@ fn yield_to_requests(how: Yield) {
     let _ = how;
 }
 
-/// Runs a one-off build that no request waits on (catalog generation, an
-/// import, a search index) on a thread of its own in the idle class
-/// (`Yield::Idle`): it takes longer under load, answers do not. The thread
-/// ends a purge delay after the build. The allocator
+/// Runs a one-off build that only its caller waits on (an import's read
+/// and build, the start's catalog) on a thread of its own in the idle
+/// class (`Yield::Idle`): under load it takes what requests leave, answers
+/// do not slow (under a load that leaves no core idle it waits for one).
+/// The thread ends a purge delay after the build. The allocator
 /// hands freed memory back to the system only at a collection at least a
 /// purge delay after the free; an idle process makes none until a thread
 /// ends, and a blocking-pool thread idles 10 s first: the build's garbage
@@ -114,9 +117,9 @@ where
     build_thread(name, Yield::Idle, work)
 }
 
-/// As `run_once`, for a build that holds a turn requests wait in (the
-/// catalog's writers' turn, which a checkout's stock holds take): at nice 19
-/// (`Yield::Share`), so that it keeps a share of the cores under any load.
+/// As `run_once`, for a build others wait on (`Yield::Share`: the catalog
+/// writers' or search's turn held through it): at nice 19, so that it
+/// keeps a share of the cores under any load.
 pub fn run_once_in_turn<T, F>(name: &str, work: F) -> impl Future<Output = Result<T, ServiceError>>
 where
     F: FnOnce() -> T + Send + 'static,
@@ -160,8 +163,9 @@ where
 /// dropped where it was replaced, that time went to a request thread, and
 /// under the lock readers wait on.
 pub fn drop_off_requests<T: Send + 'static>(value: T) {
-    // The thread starts at once; nobody waits for it.
-    drop(run_once("drop", move || drop(value)));
+    // The thread starts at once; nobody waits for it, but until it ends
+    // the process holds two catalogs: it keeps a share of the cores.
+    drop(run_once_in_turn("drop", move || drop(value)));
 }
 
 #[cfg(test)]
