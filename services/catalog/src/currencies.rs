@@ -53,7 +53,7 @@ impl Live {
         let wider = Arc::new(wider);
         let build = move || current.priced_in(wider);
         let next =
-            storefront_platform::cpu::run_once_in_turn("catalog-currencies", build).await??;
+            storefront_platform::cpu::run_once_waited_on("catalog-currencies", build).await??;
         tracing::info!(currencies = %next.currencies.listed(), "the catalog prices in a new currency");
         storefront_platform::cpu::drop_off_requests(self.swap(Arc::new(next)));
         Ok(())

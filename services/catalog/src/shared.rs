@@ -122,7 +122,7 @@ impl Shared {
         let version = head.version;
         let limits = self.limits.clone();
         let reader = BufReader::with_capacity(1 << 20, Chunks::new(chunks));
-        storefront_platform::cpu::run_once_in_turn("catalog-load", move || {
+        storefront_platform::cpu::run_once_waited_on("catalog-load", move || {
             let parts = crate::feed::read(reader, limits)?;
             let mut catalog = Catalog::new(parts);
             catalog.version = version;

@@ -120,7 +120,10 @@ where
 /// As `run_once`, for a build others wait on (`Yield::Share`: the catalog
 /// writers' or search's turn held through it): at nice 19, so that it
 /// keeps a share of the cores under any load.
-pub fn run_once_in_turn<T, F>(name: &str, work: F) -> impl Future<Output = Result<T, ServiceError>>
+pub fn run_once_waited_on<T, F>(
+    name: &str,
+    work: F,
+) -> impl Future<Output = Result<T, ServiceError>>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
@@ -165,7 +168,7 @@ where
 pub fn drop_off_requests<T: Send + 'static>(value: T) {
     // The thread starts at once; nobody waits for it, but until it ends
     // the process holds two catalogs: it keeps a share of the cores.
-    drop(run_once_in_turn("drop", move || drop(value)));
+    drop(run_once_waited_on("drop", move || drop(value)));
 }
 
 #[cfg(test)]
@@ -249,9 +252,10 @@ mod tests {
                 "a build gives way to requests at their wakeup"
             );
             assert_eq!(class(), normal, "the caller keeps its class");
-            let in_turn = super::run_once_in_turn("in-turn", move || (class(), nice().unwrap()));
+            let waited_on =
+                super::run_once_waited_on("waited-on", move || (class(), nice().unwrap()));
             assert_eq!(
-                in_turn.await.unwrap(),
+                waited_on.await.unwrap(),
                 (normal, 19),
                 "a build requests wait on keeps a share of the cores"
             );

@@ -129,7 +129,7 @@ impl SearchApi {
         let started = std::time::Instant::now();
         let (batches, received) = std::sync::mpsc::sync_channel::<build::Batch>(16);
         let currencies = self.currencies();
-        let builder = storefront_platform::cpu::run_once_in_turn("search-build", move || {
+        let builder = storefront_platform::cpu::run_once_waited_on("search-build", move || {
             build::build(received.into_iter(), &categories, currencies)
         });
         let mut version = 0;
@@ -187,7 +187,7 @@ impl SearchApi {
         let _turn = self.updating.lock().await;
         let current = self.index();
         let started = std::time::Instant::now();
-        match storefront_platform::cpu::run_once_in_turn("search-merge", move || {
+        match storefront_platform::cpu::run_once_waited_on("search-merge", move || {
             build::merged(&current)
         })
         .await
