@@ -155,6 +155,7 @@ pub async fn payment_webhook(
     let changed = PaymentChangedRequest {
         session_id: event.reference,
         payment_id: event.payment_id,
+        holds_money: event.holds_money,
     };
     let reply = ds.cart().payment_changed(&correlation, changed).await?;
     receipt.order_id = Some(reply.order_id).filter(|o| !o.is_empty());

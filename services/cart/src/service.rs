@@ -215,7 +215,7 @@ impl CartService for CartApi {
         let req = request.into_inner();
         ok(self
             .checkout
-            .payment_changed(&req.session_id, &req.payment_id)
+            .payment_changed(&req.session_id, &req.payment_id, req.holds_money)
             .await?)
     }
 }

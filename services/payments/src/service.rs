@@ -224,10 +224,17 @@ impl PaymentService for PaymentsApi {
             .webhook(&req.signature, &req.body, now)
             .map_err(status)?;
         // The event's own fields are not trusted beyond its payment's id:
-        // what the payment is for is read from the provider.
-        let reference = match self.provider.get(&event.payment_id).await {
-            Ok(payment) => payment.reference,
-            Err(PaymentError::NotFound(_) | PaymentError::Invalid(_)) => String::new(),
+        // what the payment is for, and whether it holds money, is read from
+        // the provider.
+        let (reference, holds_money) = match self.provider.get(&event.payment_id).await {
+            Ok(payment) => {
+                let holds = matches!(
+                    payment.status,
+                    PaymentStatus::Authorized | PaymentStatus::Captured
+                );
+                (payment.reference, holds)
+            }
+            Err(PaymentError::NotFound(_) | PaymentError::Invalid(_)) => (String::new(), false),
             Err(e) => return Err(status(e)),
         };
         Ok(Response::new(api::WebhookEvent {
@@ -235,6 +242,7 @@ impl PaymentService for PaymentsApi {
             r#type: event.kind,
             payment_id: event.payment_id,
             reference,
+            holds_money,
         }))
     }
 

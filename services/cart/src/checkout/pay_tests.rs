@@ -9,7 +9,8 @@ use std::sync::atomic::Ordering;
 use storefront_platform::error::ErrorKind;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession};
-use storefront_proto::payments::v1::{Payment, PaymentStatus};
+use storefront_proto::payments::v1::payment_service_server::PaymentService;
+use storefront_proto::payments::v1::{MovePaymentRequest, Payment, PaymentStatus};
 
 use super::fakes::{Mesh, mesh};
 
@@ -157,7 +158,7 @@ async fn a_webhook_and_the_shopper_racing_make_one_order() {
     let hooks: Vec<_> = (0..4)
         .map(|_| {
             let (checkout, id, pid) = (checkout.clone(), id.clone(), payment.id.clone());
-            tokio::spawn(async move { checkout.payment_changed(&id, &pid).await })
+            tokio::spawn(async move { checkout.payment_changed(&id, &pid, true).await })
         })
         .collect();
     let shopper = m.checkout.confirm("c-1", &session.id).await;
@@ -174,13 +175,57 @@ async fn a_webhook_and_the_shopper_racing_make_one_order() {
     assert!(orders.iter().all(|o| *o == confirmed.order_id));
     assert_eq!(m.orders.made(), 1, "one order");
     // Another session's payment, or none, changes nothing.
-    let other = m.checkout.payment_changed(&session.id, "pi_other").await;
+    let other = m
+        .checkout
+        .payment_changed(&session.id, "pi_other", true)
+        .await;
     assert!(other.expect("answered").session_id.is_empty());
     let none = m
         .checkout
-        .payment_changed("no-such-session", &payment.id)
+        .payment_changed("no-such-session", &payment.id, true)
         .await;
     assert!(none.expect("answered").session_id.is_empty());
+}
+
+#[tokio::test]
+async fn the_authorizations_webhook_confirms_from_the_record_alone() {
+    let m = mesh(20);
+    let session = open(&m, &m.cart(1).await).await;
+    let payment = payment_of(&m.pay(&session.id).await.session);
+    // The payments service said, verifying the event, that the payment
+    // holds money, and the record holds it so: nothing to read again.
+    m.payments.down.store(true, Ordering::SeqCst);
+    let unread = m.checkout.payment_changed(&session.id, &payment.id, false);
+    let unread = unread.await.expect_err("without that word it reads");
+    assert_eq!(unread.code.as_ref(), "PAYMENTS_UNAVAILABLE");
+    let reply = m.checkout.payment_changed(&session.id, &payment.id, true);
+    let reply = reply.await.expect("confirmed unread");
+    assert!(!reply.order_id.is_empty());
+    assert_eq!(m.orders.made(), 1);
+}
+
+#[tokio::test]
+async fn a_payment_canceled_at_the_provider_is_read_and_makes_no_order() {
+    let m = mesh(20);
+    let session = open(&m, &m.cart(1).await).await;
+    let payment = payment_of(&m.pay(&session.id).await.session);
+    let void = MovePaymentRequest {
+        id: payment.id.clone(),
+        idempotency_key: "provider-side".into(),
+        ..Default::default()
+    };
+    let voided = m.payments.api.void_payment(tonic::Request::new(void));
+    voided.await.expect("voided at the provider");
+    // Its webhook: the provider's payment no longer holds money.
+    let reply = m.checkout.payment_changed(&session.id, &payment.id, false);
+    let reply = reply.await.expect("answered");
+    assert!(reply.order_id.is_empty(), "no order of a canceled payment");
+    assert_eq!(m.orders.made(), 0);
+    let recorded = m.checkout.get("c-1", &session.id).await.expect("kept");
+    assert_eq!(
+        status(recorded.payment.as_ref().expect("kept")),
+        PaymentStatus::Voided
+    );
 }
 
 #[tokio::test]

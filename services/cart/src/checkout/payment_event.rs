@@ -4,6 +4,14 @@
 //! and a session it now pays for becomes its order, by the same confirm a
 //! shopper calls, so that whichever of the two comes first makes the one
 //! order. A payment that is not the session's current one changes nothing.
+//!
+//! The read is spared when it could teach nothing: the payments service,
+//! verifying the event, read the payment holding money (`holds_money`),
+//! and the session's record already holds that payment's money (its pay
+//! call recorded the payments service's answer). That is the usual
+//! delivery, the authorization's own, and the confirm it makes trusts
+//! the record as a shopper's confirm does. Any other (a payment canceled
+//! or failed at the provider, a 3-D Secure passed) is read and recorded.
 
 use storefront_platform::error::ServiceError;
 use storefront_proto::cart::v1::PaymentChangedReply;
@@ -19,6 +27,7 @@ impl Checkout {
         &self,
         session_id: &str,
         payment_id: &str,
+        provider_holds_money: bool,
     ) -> Result<PaymentChangedReply, ServiceError> {
         let Ok(found) = self.store_record(session_id).await else {
             return Ok(PaymentChangedReply::default());
@@ -39,7 +48,10 @@ impl Checkout {
             reply.order_id = found.value.planned_order_id;
             return Ok(reply);
         }
-        let payment = self.read_payment(payment_id).await?;
+        let payment = match current.filter(|p| provider_holds_money && holds_money(p)) {
+            Some(known) => known.clone(),
+            None => self.read_payment(payment_id).await?,
+        };
         let event = Event::Paid {
             payment: &payment,
             declined: false,
