@@ -261,3 +261,7 @@ impl PaymentService for PaymentsApi {
         Ok(self.answer(payment))
     }
 }
+
+#[cfg(test)]
+#[path = "service_tests.rs"]
+mod tests;
