@@ -227,13 +227,7 @@ impl PaymentService for PaymentsApi {
         // what the payment is for, and whether it holds money, is read from
         // the provider.
         let (reference, holds_money) = match self.provider.get(&event.payment_id).await {
-            Ok(payment) => {
-                let holds = matches!(
-                    payment.status,
-                    PaymentStatus::Authorized | PaymentStatus::Captured
-                );
-                (payment.reference, holds)
-            }
+            Ok(payment) => (payment.reference, payment.status.is_authorized()),
             Err(PaymentError::NotFound(_) | PaymentError::Invalid(_)) => (String::new(), false),
             Err(e) => return Err(status(e)),
         };
