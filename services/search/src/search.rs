@@ -56,6 +56,10 @@ pub struct Plan<'a> {
     /// Whether all matches of a flat query are scored one by one (None:
     /// as `lead::each` chooses; tests force either way).
     each: Option<bool>,
+    /// Matches scored one by one in a pass over every match (tests: how
+    /// many the ceiling of constant scores spared).
+    #[cfg(test)]
+    scored: std::sync::atomic::AtomicU64,
 }
 
 /// What one pass over the matches found.
@@ -95,6 +99,8 @@ impl<'a> Plan<'a> {
             keep,
             seek_max: None,
             each: None,
+            #[cfg(test)]
+            scored: Default::default(),
         })
     }
 

@@ -242,14 +242,16 @@ pub(super) fn union(
 
 /// The documents set in `bits`, in order.
 pub(super) fn docs(bits: &[u64]) -> impl Iterator<Item = DocId> + '_ {
-    bits.iter().enumerate().flat_map(|(i, &word)| {
-        let mut word = word;
-        std::iter::from_fn(move || {
-            (word != 0).then(|| {
-                let doc = (i * 64) as DocId + word.trailing_zeros();
-                word &= word - 1;
-                doc
-            })
+    (bits.iter().enumerate()).flat_map(|(at, &word)| word_docs(at, word))
+}
+
+/// The documents set in `word`, word `at` of a bitset, in order.
+pub(super) fn word_docs(at: usize, mut word: u64) -> impl Iterator<Item = DocId> {
+    std::iter::from_fn(move || {
+        (word != 0).then(|| {
+            let doc = (at * 64) as DocId + word.trailing_zeros();
+            word &= word - 1;
+            doc
         })
     })
 }

@@ -239,7 +239,11 @@ impl Plan<'_> {
     /// words within typos) read from a bitset each. Such a query has
     /// matches none of its terms has, which block-max WAND over its terms
     /// would never meet, and tantivy's union of the clauses costs twice
-    /// the count.
+    /// the count. Where a segment has none of the terms, a match scores
+    /// at most the sum of the clauses found in it: once the page's bar is
+    /// above that, the segment's other matches are not read (a word
+    /// within typos has thousands of matches scoring alike, and the first
+    /// of them in tie order fill the page).
     fn lead_every(
         &self,
         score: &Scoring<'_>,
@@ -259,22 +263,33 @@ impl Plan<'_> {
                     count::union(reader, std::slice::from_ref(source), bits, &mut Vec::new())?;
                 }
                 let mut scorers = score.scorers(reader)?;
-                for doc in count::docs(matched) {
-                    let pairs = near.map_or(0, |near| near.pairs(at, doc));
-                    let bar = leaders.bar(pairs, strict);
-                    if bar == Score::INFINITY {
-                        continue;
+                let ceiling = scorers.is_empty().then(|| ceiling(constants, bits));
+                let most = near.map_or(0, Near::most);
+                for (w, &word) in matched.iter().enumerate() {
+                    // Once no match left can reach the page's bar.
+                    if ceiling.is_some_and(|c| c < leaders.bar(most, strict)) {
+                        break;
                     }
-                    let fixed: Score = (constants.iter().zip(bits.iter()))
-                        .filter(|(_, bits)| count::has(bits, doc))
-                        .map(|((_, score), _)| score)
-                        .sum();
-                    let score = scorers.score(doc).unwrap_or(0.0) + fixed;
-                    if score >= bar
-                        && let Some((row, tie)) = segment.entry(doc)
-                        && self.keeps(row)
-                    {
-                        leaders.offer(pairs, tie, row, score);
+                    for doc in count::word_docs(w, word) {
+                        #[cfg(test)]
+                        self.scored
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let pairs = near.map_or(0, |near| near.pairs(at, doc));
+                        let bar = leaders.bar(pairs, strict);
+                        if bar == Score::INFINITY {
+                            continue;
+                        }
+                        let fixed: Score = (constants.iter().zip(bits.iter()))
+                            .filter(|(_, bits)| count::has(bits, doc))
+                            .map(|((_, score), _)| score)
+                            .sum();
+                        let score = scorers.score(doc).unwrap_or(0.0) + fixed;
+                        if score >= bar
+                            && let Some((row, tie)) = segment.entry(doc)
+                            && self.keeps(row)
+                        {
+                            leaders.offer(pairs, tie, row, score);
+                        }
                     }
                 }
             }
@@ -371,10 +386,26 @@ impl<'a> Scoring<'a> {
     }
 }
 
+/// The best score a match can have from clauses of constant score alone
+/// (`constants`, each read into `bits`): the sum of those matching
+/// anything in the segment, added in the order a match's are, so that no
+/// match's sum of a subset of them rounds above it.
+fn ceiling(constants: &[(count::Ready<'_>, Score)], bits: &[Vec<u64>]) -> Score {
+    (constants.iter().zip(bits))
+        .filter(|(_, bits)| bits.iter().any(|&word| word != 0))
+        .map(|((_, score), _)| score)
+        .sum()
+}
+
 /// One segment's scorers, sought forward to each document scored.
 struct Scorers(Vec<Box<dyn Scorer>>);
 
 impl Scorers {
+    /// Whether no term of the query is in the segment.
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The score of `doc` (at or after every document scored before),
     /// None when no scorer has it.
     fn score(&mut self, doc: DocId) -> Option<Score> {

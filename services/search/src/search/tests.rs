@@ -349,6 +349,50 @@ fn one_pass_answers_as_every_match_sorted_would() {
     assert!(compared.values().all(|&n| n > 20), "{compared:?}");
 }
 
+/// A word within typos whose matches all score alike: the page is the
+/// first of them in tie order, found without scoring the rest of the
+/// segment in tie order (a later segment's may tie better: read whole),
+/// and it is the page every match sorted would give, at each offset.
+#[test]
+fn a_page_within_typos_stops_scoring_once_no_match_can_reach_it() {
+    let indexed = index_named(300, |i| {
+        if i % 3 == 0 {
+            "linen shirt"
+        } else {
+            "linen dress"
+        }
+    });
+    let lang = indexed.fields.en;
+    let none = Synonyms::default();
+    let query = text_query::build(&indexed, lang, &none, "linnen", Typos::Forgiven)
+        .unwrap()
+        .unwrap();
+    for (limit, offset) in [(5, 0), (20, 0), (20, 100), (50, 250)] {
+        let list = ListQuery {
+            page: Some(PageRequest { limit, offset }),
+            ..Default::default()
+        };
+        let plan = Plan::new(&indexed, &list, 0).unwrap();
+        let matched = plan.run(Some(&query)).unwrap();
+        assert_eq!(matched.total, 300);
+        let scored = plan.scored.load(std::sync::atomic::Ordering::Relaxed);
+        let keep = u64::from(limit) + offset;
+        assert!(scored >= keep, "{scored} scored for {keep}");
+        assert!(keep == 300 || scored < 300, "{scored} scored for {keep}");
+        let answer = plan.answer(matched).unwrap();
+        let (rows, total, _) = plain(&indexed, ("linnen", Typos::Forgiven, &none), &list, 0);
+        assert_eq!(answer.page.unwrap().total, total);
+        let got: Vec<Bytes> = answer
+            .products
+            .encoded
+            .into_iter()
+            .map(|p| p.body)
+            .collect();
+        let want: Vec<Bytes> = rows.iter().map(|&r| indexed.summary(r).unwrap()).collect();
+        assert_eq!(got, want, "limit {limit} offset {offset}");
+    }
+}
+
 #[test]
 fn bad_queries_are_refused_before_any_match_is_read() {
     let indexed = index();
