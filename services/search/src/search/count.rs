@@ -28,8 +28,15 @@ pub(super) struct Scratch {
     matched: Vec<Vec<u64>>,
     more: Vec<u64>,
     spare: Vec<Vec<u64>>,
+    /// Per segment, the matches of each clause of constant score, as the
+    /// count read them (where `Prepared::apart`): the page scores by them
+    /// without reading their postings (and walking a typo's automaton
+    /// over the terms) again. At most `MAX_CONSTANTS` a segment.
+    constants: Vec<Vec<Vec<u64>>>,
     /// Whether `matched` holds this search's matches.
     read: bool,
+    /// Whether `constants` holds this search's clauses.
+    apart: bool,
 }
 
 impl Scratch {
@@ -39,6 +46,15 @@ impl Scratch {
             return None;
         }
         self.matched.get(at).map(Vec::as_slice)
+    }
+
+    /// Segment `at`'s matches of each clause of constant score, when this
+    /// search's count read them apart.
+    pub fn constants(&self, at: usize) -> Option<&[Vec<u64>]> {
+        if !(self.read && self.apart) {
+            return None;
+        }
+        self.constants.get(at).map(Vec::as_slice)
     }
 }
 
@@ -91,14 +107,24 @@ impl Plan<'_> {
             matched,
             more,
             spare,
+            constants,
             read,
+            apart,
         } = scratch;
-        matched.resize_with(self.indexed.segments.len(), Vec::new);
-        for ((reader, segment), bits) in self.segments().zip(matched.iter_mut()) {
-            matches(reader, &text.unions, [bits, more], spare)?;
+        let segments = self.indexed.segments.len();
+        matched.resize_with(segments, Vec::new);
+        constants.resize_with(segments, Vec::new);
+        for constants in constants.iter_mut() {
+            constants.resize_with(text.constants.len(), Vec::new);
+        }
+        let per_segment = self.segments().zip(matched.iter_mut().zip(constants));
+        for ((reader, segment), (bits, constants)) in per_segment {
+            let sources = (&text.unions[..], &text.slots[..]);
+            matches(reader, sources, [bits, more], spare, constants)?;
             total += count_bits(bits, segment, counts, keep);
         }
         *read = true;
+        *apart = text.apart;
         Ok(total)
     }
 }
@@ -116,6 +142,11 @@ pub(super) enum Ready<'a> {
 /// score with their scores.
 pub(super) struct Prepared<'a> {
     unions: Vec<Vec<Ready<'a>>>,
+    /// Per word, per source: the clause of constant score it also is.
+    slots: Vec<Vec<Option<usize>>>,
+    /// Whether every clause of constant score is a source of a word, so
+    /// that the count reads each apart (`Scratch::constants`).
+    apart: bool,
     pub constants: Vec<(Ready<'a>, Score)>,
 }
 
@@ -129,11 +160,34 @@ impl<'a> Prepared<'a> {
         let unions = (text.unions.iter())
             .map(|sources| ready(sources, &mut automata))
             .collect::<Result<_, _>>()?;
-        let constants = text.flat.iter().flat_map(|flat| &flat.constants);
-        let constants = constants
+        let flat = text.flat.iter().flat_map(|flat| &flat.constants);
+        let constants: Vec<_> = (flat.clone())
             .map(|c| Ok((one(&c.source, &mut automata)?, c.score)))
             .collect::<Result<_, ServiceError>>()?;
-        Ok(Self { unions, constants })
+        let flat: Vec<&Source> = flat.map(|c| &c.source).collect();
+        let slots: Vec<Vec<Option<usize>>> = (text.unions.iter())
+            .map(|sources| {
+                let slot = |s: &Source| flat.iter().position(|c| same(s, c));
+                sources.iter().map(slot).collect()
+            })
+            .collect();
+        let apart = (0..constants.len()).all(|c| slots.iter().flatten().any(|&s| s == Some(c)));
+        Ok(Self {
+            unions,
+            slots,
+            apart,
+            constants,
+        })
+    }
+}
+
+/// Whether two sources read the same postings (a word's union and the
+/// flat form's clauses are made of the same sources, apart).
+fn same(a: &Source, b: &Source) -> bool {
+    match (a, b) {
+        (Source::Term(a), Source::Term(b)) => a == b,
+        (Source::Within(a, n), Source::Within(b, m)) => a == b && n == m,
+        _ => false,
     }
 }
 
@@ -175,17 +229,19 @@ fn one<'a>(source: &'a Source, automata: &mut Automata) -> Result<Ready<'a>, Ser
 /// bitsets a multi-word synonym is read into.
 fn matches(
     reader: &SegmentReader,
-    unions: &[Vec<Ready<'_>>],
+    (unions, slots): (&[Vec<Ready<'_>>], &[Vec<Option<usize>>]),
     [bits, more]: [&mut Vec<u64>; 2],
     spare: &mut Vec<Vec<u64>>,
+    apart: &mut [Vec<u64>],
 ) -> Result<(), ServiceError> {
     let Some((first, rest)) = unions.split_first() else {
         bits.clear();
         return Ok(());
     };
-    union(reader, first, bits, spare)?;
-    for sources in rest {
-        union(reader, sources, more, spare)?;
+    let slots = |at: usize| slots.get(at).map_or(&[][..], Vec::as_slice);
+    union(reader, (first, slots(0)), bits, spare, apart)?;
+    for (at, sources) in rest.iter().enumerate() {
+        union(reader, (sources, slots(at + 1)), more, spare, apart)?;
         for (b, m) in bits.iter_mut().zip(more.iter()) {
             *b &= m;
         }
@@ -196,16 +252,28 @@ fn matches(
 /// Sets in `bits` (cleared, one bit a document of `reader`) every
 /// document in the postings of one of `sources`, each decoded a block at
 /// a time, no union of cursors (tantivy's merges them doc by doc, which
-/// was a quarter of a one-word search's time at 1,000,000 products).
+/// was a quarter of a one-word search's time at 1,000,000 products). A
+/// source with a slot (`slots`, by position) is read into its bitset of
+/// `apart` first.
 pub(super) fn union(
     reader: &SegmentReader,
-    sources: &[Ready<'_>],
+    (sources, slots): (&[Ready<'_>], &[Option<usize>]),
     bits: &mut Vec<u64>,
     spare: &mut Vec<Vec<u64>>,
+    apart: &mut [Vec<u64>],
 ) -> Result<(), ServiceError> {
     bits.clear();
     bits.resize((reader.max_doc() as usize).div_ceil(64), 0);
-    for source in sources {
+    for (at, source) in sources.iter().enumerate() {
+        let slot = slots.get(at).copied().flatten();
+        if let Some(own) = slot.and_then(|slot| apart.get_mut(slot)) {
+            let one = (std::slice::from_ref(source), &[][..]);
+            union(reader, one, own, spare, &mut [])?;
+            for (b, o) in bits.iter_mut().zip(own.iter()) {
+                *b |= o;
+            }
+            continue;
+        }
         match source {
             Ready::Term(term) => {
                 let index = reader.inverted_index(term.field()).map_err(internal)?;
@@ -228,7 +296,8 @@ pub(super) fn union(
             Ready::All(parts) => {
                 let mut all = spare.pop().unwrap_or_default();
                 let mut more = spare.pop().unwrap_or_default();
-                let read = matches(reader, parts, [&mut all, &mut more], spare);
+                let parts = (&parts[..], &[][..]);
+                let read = matches(reader, parts, [&mut all, &mut more], spare, &mut []);
                 for (b, a) in bits.iter_mut().zip(all.iter()) {
                     *b |= a;
                 }

@@ -259,9 +259,17 @@ impl Plan<'_> {
                 };
                 // As in `lead_pruned`.
                 let strict = i == 0 && segment.ordered();
-                for ((source, _), bits) in constants.iter().zip(bits.iter_mut()) {
-                    count::union(reader, std::slice::from_ref(source), bits, &mut Vec::new())?;
-                }
+                // As the count read them, else read again.
+                let bits: &[Vec<u64>] = match scratch.constants(at) {
+                    Some(read) if read.len() == constants.len() => read,
+                    _ => {
+                        for ((source, _), bits) in constants.iter().zip(bits.iter_mut()) {
+                            let one = (std::slice::from_ref(source), &[][..]);
+                            count::union(reader, one, bits, &mut Vec::new(), &mut [])?;
+                        }
+                        bits
+                    }
+                };
                 let mut scorers = score.scorers(reader)?;
                 let ceiling = scorers.is_empty().then(|| ceiling(constants, bits));
                 let most = near.map_or(0, Near::most);

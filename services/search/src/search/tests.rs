@@ -352,7 +352,8 @@ fn one_pass_answers_as_every_match_sorted_would() {
 /// A word within typos whose matches all score alike: the page is the
 /// first of them in tie order, found without scoring the rest of the
 /// segment in tie order (a later segment's may tie better: read whole),
-/// and it is the page every match sorted would give, at each offset.
+/// by the typo clauses' matches the count read, and it is the page every
+/// match sorted would give, at each offset.
 #[test]
 fn a_page_within_typos_stops_scoring_once_no_match_can_reach_it() {
     let indexed = index_named(300, |i| {
@@ -375,6 +376,9 @@ fn a_page_within_typos_stops_scoring_once_no_match_can_reach_it() {
         let plan = Plan::new(&indexed, &list, 0).unwrap();
         let matched = plan.run(Some(&query)).unwrap();
         assert_eq!(matched.total, 300);
+        // The page scored by the clauses' matches as the count read them.
+        let apart = super::count::with_scratch(|s| s.constants(0).map(<[_]>::len));
+        assert!(apart.is_some_and(|n| n > 0), "{apart:?}");
         let scored = plan.scored.load(std::sync::atomic::Ordering::Relaxed);
         let keep = u64::from(limit) + offset;
         assert!(scored >= keep, "{scored} scored for {keep}");
