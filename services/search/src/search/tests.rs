@@ -127,6 +127,16 @@ fn first_page(limit: u32) -> ListQuery {
     }
 }
 
+/// The encoded summaries of `rows`, in order.
+fn summaries(indexed: &Indexed, rows: &[u32]) -> Vec<Bytes> {
+    rows.iter().map(|&r| indexed.summary(r).unwrap()).collect()
+}
+
+/// The encoded summaries of an answer's page, in order.
+fn bodies(products: storefront_proto::encoded::Products) -> Vec<Bytes> {
+    products.encoded.into_iter().map(|p| p.body).collect()
+}
+
 /// The encoded summaries of `rows`, sorted: a group of a page in any order.
 fn sorted_summaries(indexed: &Indexed, rows: std::ops::Range<u32>) -> Vec<Bytes> {
     let mut out: Vec<Bytes> = rows.map(|row| indexed.summary(row).unwrap()).collect();
@@ -316,16 +326,12 @@ fn one_pass_answers_as_every_match_sorted_would() {
                     plain(&indexed, (text, typos, synonyms), &list, currency);
                 let info = answer.page.unwrap();
                 assert_eq!(info.total, total, "{text} {list:?}");
-                let ids = |rows: &[u32]| -> Vec<Bytes> {
-                    rows.iter().map(|&r| indexed.summary(r).unwrap()).collect()
-                };
-                let got: Vec<Bytes> = answer
-                    .products
-                    .encoded
-                    .into_iter()
-                    .map(|p| p.body)
-                    .collect();
-                assert_eq!(got, ids(&rows), "{text} {list:?} currency {currency}");
+                let got = bodies(answer.products);
+                assert_eq!(
+                    got,
+                    summaries(&indexed, &rows),
+                    "{text} {list:?} currency {currency}"
+                );
                 assert_eq!(answer.facets.unwrap(), facets, "{text} {list:?}");
                 *compared.entry(text).or_insert(0) += usize::from(total > 0);
             }
@@ -386,14 +392,12 @@ fn a_page_within_typos_stops_scoring_once_no_match_can_reach_it() {
         let answer = plan.answer(matched).unwrap();
         let (rows, total, _) = plain(&indexed, ("linnen", Typos::Forgiven, &none), &list, 0);
         assert_eq!(answer.page.unwrap().total, total);
-        let got: Vec<Bytes> = answer
-            .products
-            .encoded
-            .into_iter()
-            .map(|p| p.body)
-            .collect();
-        let want: Vec<Bytes> = rows.iter().map(|&r| indexed.summary(r).unwrap()).collect();
-        assert_eq!(got, want, "limit {limit} offset {offset}");
+        let got = bodies(answer.products);
+        assert_eq!(
+            got,
+            summaries(&indexed, &rows),
+            "limit {limit} offset {offset}"
+        );
     }
 }
 
