@@ -63,9 +63,10 @@ thread_local! {
 }
 
 thread_local! {
-    /// Bitsets a page reads clauses of constant score into (`lead`): at
-    /// most 16 (`MAX_CONSTANTS` in text_query), 2 MB a thread at 1,000,000
-    /// products, on threads that paged a search within typos.
+    /// Bitsets a page reads clauses of constant score into (`lead`) where
+    /// the count did not read them apart (`Scratch::constants`, which holds
+    /// as much: at most 16, `MAX_CONSTANTS` in text_query, 2 MB a thread at
+    /// 1,000,000 products, on threads that counted a search within typos).
     static CONSTANTS: RefCell<Vec<Vec<u64>>> = RefCell::default();
 }
 
