@@ -36,7 +36,17 @@ mkdir -p "$out"
 json="$out/scale-$size.json"
 work=$(mktemp -d)
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+# Each process killed is waited for (5 s at most), so that a run right after
+# this one finds the meshes' and the cluster's ports free: a node still
+# closing made the next run's cluster fail to form.
+stop_all() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
+  rm -rf "$work"
+}
+trap stop_all EXIT
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "installing wrk" >&2
@@ -272,7 +282,8 @@ elif command -v redis-server >/dev/null 2>&1; then
       nodes+=("127.0.0.1:$cp")
     done
     for n in "${nodes[@]}"; do until redis-cli -p "${n#*:}" ping >/dev/null 2>&1; do sleep 0.1; done; done
-    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null \
+      || { echo "the Redis Cluster did not form (ports 18300-18305 held by another run?)" >&2; exit 1; }
     for n in "${nodes[@]}"; do
       until redis-cli -p "${n#*:}" cluster info | grep -q cluster_state:ok \
         && redis-cli -p "${n#*:}" info replication | grep -Eq 'role:master|master_link_status:up'; do sleep 0.2; done
