@@ -165,13 +165,17 @@ impl<'a> Prepared<'a> {
         let constants: Vec<_> = (flat.clone())
             .map(|c| Ok((one(&c.source, &mut automata)?, c.score)))
             .collect::<Result<_, ServiceError>>()?;
-        let flat: Vec<&Source> = flat.map(|c| &c.source).collect();
-        let slots: Vec<Vec<Option<usize>>> = (text.unions.iter())
-            .map(|sources| {
-                let slot = |s: &Source| flat.iter().position(|c| same(s, c));
-                sources.iter().map(slot).collect()
-            })
-            .collect();
+        // None without clauses of constant score (most searches): no
+        // source has a slot, and nothing is allocated for it.
+        let slots: Vec<Vec<Option<usize>>> = match constants.is_empty() {
+            true => Vec::new(),
+            false => (text.unions.iter())
+                .map(|sources| {
+                    let slot = |s: &Source| flat.clone().position(|c| same(s, &c.source));
+                    sources.iter().map(slot).collect()
+                })
+                .collect(),
+        };
         let apart = (0..constants.len()).all(|c| slots.iter().flatten().any(|&s| s == Some(c)));
         Ok(Self {
             unions,
