@@ -356,6 +356,7 @@ pub fn build(
             reader,
             category_names: names,
             currencies,
+            word_matches: Default::default(),
         }),
         searcher,
         fields,

@@ -77,6 +77,8 @@ pub struct Live {
     pub category_names: HashMap<String, [String; 2]>,
     /// The listing's currencies: price column `i` is `currencies.code(i)`.
     pub currencies: Arc<Currencies>,
+    /// Words' matches kept between searches, by segment.
+    pub word_matches: crate::search::WordMatches,
 }
 
 /// One version of the index and the listing index over the same products:

@@ -19,6 +19,7 @@ use tantivy::{DocId, Score, SegmentReader};
 use crate::facets::{BATCH, Counts, SegmentDocs, facets};
 use crate::index::Indexed;
 use crate::text_query::Built;
+pub use kept::WordMatches;
 use lead::Leaders;
 #[cfg(test)]
 use lead::below;
@@ -286,6 +287,7 @@ pub fn encoded(
 }
 
 mod count;
+mod kept;
 mod lead;
 mod near;
 #[cfg(test)]

@@ -11,6 +11,7 @@ use tantivy::query::{AutomatonWeight, DfaWrapper, FuzzyTermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, SegmentReader, Term};
 
+use super::kept::{self, WordMatches};
 use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
@@ -119,9 +120,13 @@ impl Plan<'_> {
             constants.resize_with(text.constants.len(), Vec::new);
         }
         let per_segment = self.segments().zip(matched.iter_mut().zip(constants));
+        let kept = Kept {
+            matches: &self.indexed.live.word_matches,
+            keys: &text.keys,
+        };
         for ((reader, segment), (bits, constants)) in per_segment {
             let sources = (&text.unions[..], &text.slots[..]);
-            matches(reader, sources, [bits, more], spare, constants)?;
+            matches(reader, sources, [bits, more], spare, constants, Some(&kept))?;
             total += count_bits(bits, segment, counts, keep);
         }
         *read = true;
@@ -148,6 +153,10 @@ pub(super) struct Prepared<'a> {
     /// Whether every clause of constant score is a source of a word, so
     /// that the count reads each apart (`Scratch::constants`).
     apart: bool,
+    /// Per word, the key its union is kept by between searches (None: a
+    /// word whose sources are also read apart, as clauses of constant
+    /// score, is read every time).
+    keys: Vec<Option<kept::Key>>,
     pub constants: Vec<(Ready<'a>, Score)>,
 }
 
@@ -177,10 +186,17 @@ impl<'a> Prepared<'a> {
                 .collect(),
         };
         let apart = (0..constants.len()).all(|c| slots.iter().flatten().any(|&s| s == Some(c)));
+        let keys = (text.unions.iter().enumerate())
+            .map(|(at, sources)| {
+                let slotted = slots.get(at).is_some_and(|s| s.iter().any(Option::is_some));
+                (!slotted).then(|| kept::key(sources))
+            })
+            .collect();
         Ok(Self {
             unions,
             slots,
             apart,
+            keys,
             constants,
         })
     }
@@ -227,31 +243,67 @@ fn one<'a>(source: &'a Source, automata: &mut Automata) -> Result<Ready<'a>, Ser
     })
 }
 
+/// Where a search's words' unions are kept between searches, and each
+/// word's key (`Prepared::keys`).
+struct Kept<'a> {
+    matches: &'a WordMatches,
+    keys: &'a [Option<kept::Key>],
+}
+
+impl Kept<'_> {
+    fn key(&self, word: usize) -> Option<&kept::Key> {
+        self.keys.get(word).and_then(Option::as_ref)
+    }
+}
+
 /// Sets in `bits` the documents of `reader` found in every one of
 /// `unions`: one bitset a union (the second of `bits` while it is read),
 /// intersected word by word (tantivy's intersection of unions seeks each
-/// union doc by doc: most of a two-word search's time). `spare` lends the
-/// bitsets a multi-word synonym is read into.
+/// union doc by doc: most of a two-word search's time). A word's union
+/// kept from an earlier search (`kept`) is not read again. `spare` lends
+/// the bitsets a multi-word synonym is read into.
 fn matches(
     reader: &SegmentReader,
     (unions, slots): (&[Vec<Ready<'_>>], &[Vec<Option<usize>>]),
     [bits, more]: [&mut Vec<u64>; 2],
     spare: &mut Vec<Vec<u64>>,
     apart: &mut [Vec<u64>],
+    kept: Option<&Kept<'_>>,
 ) -> Result<(), ServiceError> {
-    let Some((first, rest)) = unions.split_first() else {
+    if unions.is_empty() {
         bits.clear();
         return Ok(());
-    };
+    }
+    let segment = reader.segment_id();
     let slots = |at: usize| slots.get(at).map_or(&[][..], Vec::as_slice);
-    union(reader, (first, slots(0)), bits, spare, apart)?;
-    for (at, sources) in rest.iter().enumerate() {
-        union(reader, (sources, slots(at + 1)), more, spare, apart)?;
-        for (b, m) in bits.iter_mut().zip(more.iter()) {
-            *b &= m;
+    for (at, sources) in unions.iter().enumerate() {
+        let key = kept.and_then(|kept| Some((kept.matches, kept.key(at)?)));
+        let hit = key.and_then(|(matches, key)| matches.get(segment, key));
+        match (at, hit) {
+            (0, Some(hit)) => {
+                bits.clear();
+                bits.extend_from_slice(&hit);
+            }
+            (_, Some(hit)) => and(bits, &hit),
+            (_, None) => {
+                let into = if at == 0 { &mut *bits } else { &mut *more };
+                union(reader, (sources, slots(at)), into, spare, apart)?;
+                if let Some((matches, key)) = key {
+                    matches.offer(segment, key, into);
+                }
+                if at > 0 {
+                    and(bits, more);
+                }
+            }
         }
     }
     Ok(())
+}
+
+fn and(bits: &mut [u64], other: &[u64]) {
+    for (b, o) in bits.iter_mut().zip(other) {
+        *b &= o;
+    }
 }
 
 /// Sets in `bits` (cleared, one bit a document of `reader`) every
@@ -302,7 +354,7 @@ pub(super) fn union(
                 let mut all = spare.pop().unwrap_or_default();
                 let mut more = spare.pop().unwrap_or_default();
                 let parts = (&parts[..], &[][..]);
-                let read = matches(reader, parts, [&mut all, &mut more], spare, &mut []);
+                let read = matches(reader, parts, [&mut all, &mut more], spare, &mut [], None);
                 for (b, a) in bits.iter_mut().zip(all.iter()) {
                     *b |= a;
                 }

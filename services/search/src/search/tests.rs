@@ -844,3 +844,59 @@ fn a_word_as_typed_ranks_above_one_sharing_its_stem() {
     let (page, _, _) = plain(&indexed, ("running", Typos::Exact, &none), &list, 0);
     assert!(page.iter().all(|row| (10..20).contains(row)), "{page:?}");
 }
+
+/// A word's union is kept from its second search on (per segment) and
+/// answers as read; a change's segment is read, and its deleted
+/// documents are not counted from the unions kept before it.
+#[test]
+fn words_searched_again_answer_from_their_kept_unions() {
+    let indexed = index();
+    let none = Synonyms::default();
+    let list = first_page(20);
+    let answer = |at: &Indexed, text: &str| {
+        let lang = at.fields.for_locale("en-AU");
+        let query = text_query::build(at, lang, &none, text, Typos::Exact)
+            .unwrap()
+            .unwrap();
+        let plan = Plan::new(at, &list, 0).unwrap();
+        let answer = plan.answer(plan.run(Some(&query)).unwrap()).unwrap();
+        let (rows, total, facets) = plain(at, (text, Typos::Exact, &none), &list, 0);
+        assert_eq!(answer.page.unwrap().total, total, "{text}");
+        assert_eq!(answer.facets.unwrap(), facets, "{text}");
+        assert_eq!(bodies(answer.products), summaries(at, &rows), "{text}");
+        total
+    };
+    let kept = |at: &Indexed| at.live.word_matches.len().0;
+    let segments = indexed.searcher.segment_readers().len();
+    let total = answer(&indexed, "cotton linen");
+    assert!(total > 0);
+    assert_eq!(kept(&indexed), 0, "read once: remembered, not kept");
+    assert_eq!(answer(&indexed, "cotton linen"), total);
+    assert_eq!(kept(&indexed), 2 * segments);
+    assert_eq!(answer(&indexed, "cotton linen"), total, "from the kept");
+    assert_eq!(answer(&indexed, "linen"), answer(&indexed, "linen"));
+    assert_eq!(kept(&indexed), 2 * segments, "linen kept once");
+    // One product renamed to have both words, another that had both
+    // renamed to neither: deleted where the kept unions hold them.
+    let id = |i: u32| product(i).meta.unwrap().id;
+    let had = (0..400)
+        .find(|&i| {
+            let name = product(i).name.unwrap().values["en-AU"].clone();
+            name.contains("cotton") && name.contains("linen")
+        })
+        .unwrap();
+    let mut gained = product(if had == 10 { 11 } else { 10 });
+    gained.name = localized("zanzibar cotton linen");
+    let mut lost = product(had);
+    lost.name = localized("zanzibar lamp");
+    lost.description = localized("a lamp");
+    let ids = [id(had), gained.meta.clone().unwrap().id];
+    let batches = vec![reread(&indexed, &lost), reread(&indexed, &gained)];
+    let next = crate::follow::apply(&indexed, &ids, batches, 2).unwrap();
+    assert!(next.searcher.segment_readers().len() > segments);
+    answer(&next, "cotton linen");
+    assert_eq!(
+        answer(&next, "cotton linen"),
+        answer(&indexed, "cotton linen")
+    );
+}

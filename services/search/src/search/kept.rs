@@ -1,0 +1,139 @@
+//! Words' matches kept between searches: per segment, the bitset of the
+//! documents in a word's union (`count::union`), as Lucene's query cache
+//! keeps the matches of clauses searched often. A shop's searches repeat
+//! their words (a head of a few hundred words makes most queries), and a
+//! word's union is most of a search's count: its terms in four fields,
+//! its synonyms, its postings decoded block by block. A segment never
+//! changes once written (a delete is a mask beside it, and a union holds
+//! deleted documents, which the count masks), so a kept union is right
+//! for as long as its segment is searched; one no search asks for again
+//! is the least recently used, and goes first.
+
+use std::hash::BuildHasher;
+use std::sync::{Arc, Mutex};
+
+use lru::LruCache;
+use tantivy::index::SegmentId;
+
+use crate::text_query::Source;
+
+/// Bytes of bitsets kept at most: a union is an eighth of a byte a
+/// document of its segment, so 16 MB keep about 1,300 words' unions at
+/// 100,000 products and 130 at 1,000,000.
+const BUDGET: usize = 16 << 20;
+/// Words seen once remembered (by a hash of the word and segment): a
+/// union is kept the second time it is read, so that a word searched
+/// once (the long tail) costs no copy and pushes out no word of the head.
+const SEEN: usize = 8192;
+
+/// A word's key: its sources, as bytes (`key`).
+pub(super) type Key = Arc<[u8]>;
+
+/// Words' unions kept per segment, least recently used first out.
+pub struct WordMatches {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    kept: LruCache<(SegmentId, Key), Arc<[u64]>>,
+    bytes: usize,
+    seen: LruCache<u64, ()>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl Default for WordMatches {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                kept: LruCache::unbounded(),
+                bytes: 0,
+                seen: LruCache::new(std::num::NonZeroUsize::new(SEEN).expect("not zero")),
+                hasher: foldhash::fast::FixedState::default(),
+            }),
+        }
+    }
+}
+
+impl WordMatches {
+    /// The union of word `key` in `segment`, when kept.
+    pub(super) fn get(&self, segment: SegmentId, key: &Key) -> Option<Arc<[u64]>> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.kept.get(&(segment, key.clone())).cloned()
+    }
+
+    /// Offers the union `bits` of word `key` in `segment`, just read: kept
+    /// if it was read before (and still remembered), else remembered.
+    pub(super) fn offer(&self, segment: SegmentId, key: &Key, bits: &[u64]) {
+        {
+            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            let hash = inner.hasher.hash_one((segment, &key[..]));
+            if inner.seen.pop(&hash).is_none() {
+                inner.seen.put(hash, ());
+                return;
+            }
+        }
+        // Copied outside the lock.
+        let copy: Arc<[u64]> = Arc::from(bits);
+        let size = std::mem::size_of_val(&copy[..]);
+        if size > BUDGET {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = inner.kept.put((segment, key.clone()), copy) {
+            inner.bytes -= std::mem::size_of_val(&old[..]);
+        }
+        inner.bytes += size;
+        while inner.bytes > BUDGET {
+            let Some((_, out)) = inner.kept.pop_lru() else {
+                break;
+            };
+            inner.bytes -= std::mem::size_of_val(&out[..]);
+        }
+    }
+
+    /// Unions kept, and their bytes.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> (usize, usize) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        (inner.kept.len(), inner.bytes)
+    }
+}
+
+/// The key a word's union is kept by: its sources' fields, terms and
+/// typos, each with its length, so that two different words never have
+/// one key.
+pub(super) fn key(sources: &[Source]) -> Key {
+    let mut out = Vec::new();
+    encode(sources, &mut out);
+    out.into()
+}
+
+fn encode(sources: &[Source], out: &mut Vec<u8>) {
+    out.extend((sources.len() as u32).to_le_bytes());
+    for source in sources {
+        match source {
+            Source::Term(term) => {
+                out.push(0);
+                term_bytes(term, out);
+            }
+            Source::Within(term, typos) => {
+                out.extend([1, *typos]);
+                term_bytes(term, out);
+            }
+            Source::All(parts) => {
+                out.push(2);
+                out.extend((parts.len() as u32).to_le_bytes());
+                for part in parts {
+                    encode(part, out);
+                }
+            }
+        }
+    }
+}
+
+fn term_bytes(term: &tantivy::Term, out: &mut Vec<u8>) {
+    let value = term.serialized_value_bytes();
+    out.extend(term.field().field_id().to_le_bytes());
+    out.extend((value.len() as u32).to_le_bytes());
+    out.extend_from_slice(value);
+}
