@@ -153,9 +153,8 @@ pub(super) struct Prepared<'a> {
     /// Whether every clause of constant score is a source of a word, so
     /// that the count reads each apart (`Scratch::constants`).
     apart: bool,
-    /// Per word, the key its union is kept by between searches (None: a
-    /// word whose sources are also read apart, as clauses of constant
-    /// score, is read every time).
+    /// Per word, the key its union (and the bitsets of its sources read
+    /// apart) is kept by between searches.
     keys: Vec<Option<kept::Key>>,
     pub constants: Vec<(Ready<'a>, Score)>,
 }
@@ -188,8 +187,10 @@ impl<'a> Prepared<'a> {
         let apart = (0..constants.len()).all(|c| slots.iter().flatten().any(|&s| s == Some(c)));
         let keys = (text.unions.iter().enumerate())
             .map(|(at, sources)| {
-                let slotted = slots.get(at).is_some_and(|s| s.iter().any(Option::is_some));
-                (!slotted).then(|| kept::key(sources))
+                Some(kept::key(
+                    sources,
+                    slots.get(at).map_or(&[][..], Vec::as_slice),
+                ))
             })
             .collect();
         Ok(Self {
@@ -260,8 +261,9 @@ impl Kept<'_> {
 /// `unions`: one bitset a union (the second of `bits` while it is read),
 /// intersected word by word (tantivy's intersection of unions seeks each
 /// union doc by doc: most of a two-word search's time). A word's union
-/// kept from an earlier search (`kept`) is not read again. `spare` lends
-/// the bitsets a multi-word synonym is read into.
+/// kept from an earlier search (`kept`), with the bitsets of its sources
+/// read apart, is not read again. `spare` lends the bitsets a multi-word
+/// synonym is read into.
 fn matches(
     reader: &SegmentReader,
     (unions, slots): (&[Vec<Ready<'_>>], &[Vec<Option<usize>>]),
@@ -279,22 +281,35 @@ fn matches(
     for (at, sources) in unions.iter().enumerate() {
         let key = kept.and_then(|kept| Some((kept.matches, kept.key(at)?)));
         let hit = key.and_then(|(matches, key)| matches.get(segment, key));
-        match (at, hit) {
-            (0, Some(hit)) => {
-                bits.clear();
-                bits.extend_from_slice(&hit);
-            }
-            (_, Some(hit)) => and(bits, &hit),
-            (_, None) => {
-                let into = if at == 0 { &mut *bits } else { &mut *more };
-                union(reader, (sources, slots(at)), into, spare, apart)?;
-                if let Some((matches, key)) = key {
-                    matches.offer(segment, key, into);
+        let own = slots(at).iter().flatten().copied();
+        if let Some(hit) = hit
+            && let Some(union) = kept::Union::of(&hit, own.clone().count())
+        {
+            match at {
+                0 => {
+                    bits.clear();
+                    bits.extend_from_slice(union.all());
                 }
-                if at > 0 {
-                    and(bits, more);
+                _ => and(bits, union.all()),
+            }
+            for (slot, read) in own.zip(union.apart()) {
+                if let Some(bits) = apart.get_mut(slot) {
+                    bits.clear();
+                    bits.extend_from_slice(read);
                 }
             }
+            continue;
+        }
+        let into = if at == 0 { &mut *bits } else { &mut *more };
+        union(reader, (sources, slots(at)), into, spare, apart)?;
+        if let Some((matches, key)) = key {
+            let read: Option<Vec<&[u64]>> = own.map(|s| apart.get(s).map(Vec::as_slice)).collect();
+            if let Some(read) = read {
+                matches.offer(segment, key, into, &read);
+            }
+        }
+        if at > 0 {
+            and(bits, more);
         }
     }
     Ok(())

@@ -7,7 +7,9 @@
 //! changes once written (a delete is a mask beside it, and a union holds
 //! deleted documents, which the count masks), so a kept union is right
 //! for as long as its segment is searched; one no search asks for again
-//! is the least recently used, and goes first.
+//! is the least recently used, and goes first. A word within typos keeps
+//! with its union the bitset of each typo clause read apart (the page
+//! scores by them), so its automata are not walked again either.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
@@ -55,15 +57,21 @@ impl Default for WordMatches {
 }
 
 impl WordMatches {
-    /// The union of word `key` in `segment`, when kept.
+    /// Word `key` in `segment`, when kept (`Union::of` reads it).
     pub(super) fn get(&self, segment: SegmentId, key: &Key) -> Option<Arc<[u64]>> {
-        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        inner.kept.get(&(segment, key.clone())).cloned()
+        let kept = {
+            let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+            inner.kept.get(&(segment, key.clone())).cloned()
+        };
+        let from = if kept.is_some() { "kept" } else { "postings" };
+        metrics::counter!("search_word_unions_total", "from" => from).increment(1);
+        kept
     }
 
-    /// Offers the union `bits` of word `key` in `segment`, just read: kept
-    /// if it was read before (and still remembered), else remembered.
-    pub(super) fn offer(&self, segment: SegmentId, key: &Key, bits: &[u64]) {
+    /// Offers word `key`'s union `bits` in `segment`, just read, with the
+    /// bitsets of its sources read apart (`apart`, in the word's order):
+    /// kept if it was read before (and still remembered), else remembered.
+    pub(super) fn offer(&self, segment: SegmentId, key: &Key, bits: &[u64], apart: &[&[u64]]) {
         {
             let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
             let hash = inner.hasher.hash_one((segment, &key[..]));
@@ -73,7 +81,8 @@ impl WordMatches {
             }
         }
         // Copied outside the lock.
-        let copy: Arc<[u64]> = Arc::from(bits);
+        let parts = std::iter::once(bits).chain(apart.iter().copied());
+        let copy: Arc<[u64]> = parts.flatten().copied().collect();
         let size = std::mem::size_of_val(&copy[..]);
         if size > BUDGET {
             return;
@@ -99,12 +108,48 @@ impl WordMatches {
     }
 }
 
-/// The key a word's union is kept by: its sources' fields, terms and
-/// typos, each with its length, so that two different words never have
-/// one key.
-pub(super) fn key(sources: &[Source]) -> Key {
+/// A kept word read: its union, then the bitset of each of its sources
+/// read apart, each as long.
+pub(super) struct Union<'a> {
+    all: &'a [u64],
+    apart: &'a [u64],
+    words: usize,
+    count: usize,
+}
+
+impl<'a> Union<'a> {
+    /// `kept` as a union and `count` bitsets read apart (None: a kept
+    /// word of another shape, which its key rules out).
+    pub fn of(kept: &'a [u64], count: usize) -> Option<Self> {
+        let words = kept.len() / (count + 1);
+        (words * (count + 1) == kept.len()).then(|| Self {
+            all: &kept[..words],
+            apart: &kept[words..],
+            words,
+            count,
+        })
+    }
+
+    pub fn all(&self) -> &'a [u64] {
+        self.all
+    }
+
+    /// The bitsets read apart, in the word's order.
+    pub fn apart(&self) -> impl Iterator<Item = &'a [u64]> + use<'a> {
+        let (apart, words) = (self.apart, self.words);
+        (0..self.count).map(move |i| &apart[i * words..(i + 1) * words])
+    }
+}
+
+/// The key a word is kept by: its sources' fields, terms and typos, each
+/// with its length and whether it is read apart (`slots`, by position),
+/// so that two different words, or one word read apart and not, never
+/// have one key.
+pub(super) fn key(sources: &[Source], slots: &[Option<usize>]) -> Key {
     let mut out = Vec::new();
     encode(sources, &mut out);
+    // After the sources, which say how many they are.
+    out.extend((0..sources.len()).map(|at| u8::from(slots.get(at).copied().flatten().is_some())));
     out.into()
 }
 

@@ -846,26 +846,28 @@ fn a_word_as_typed_ranks_above_one_sharing_its_stem() {
 }
 
 /// A word's union is kept from its second search on (per segment) and
-/// answers as read; a change's segment is read, and its deleted
-/// documents are not counted from the unions kept before it.
+/// answers as read, a word within typos with its clauses read apart; a
+/// change's segment is read, and its deleted documents are not counted
+/// from the unions kept before it.
 #[test]
 fn words_searched_again_answer_from_their_kept_unions() {
     let indexed = index();
     let none = Synonyms::default();
     let list = first_page(20);
-    let answer = |at: &Indexed, text: &str| {
+    let typed = |at: &Indexed, text: &str, typos| {
         let lang = at.fields.for_locale("en-AU");
-        let query = text_query::build(at, lang, &none, text, Typos::Exact)
+        let query = text_query::build(at, lang, &none, text, typos)
             .unwrap()
             .unwrap();
         let plan = Plan::new(at, &list, 0).unwrap();
         let answer = plan.answer(plan.run(Some(&query)).unwrap()).unwrap();
-        let (rows, total, facets) = plain(at, (text, Typos::Exact, &none), &list, 0);
+        let (rows, total, facets) = plain(at, (text, typos, &none), &list, 0);
         assert_eq!(answer.page.unwrap().total, total, "{text}");
         assert_eq!(answer.facets.unwrap(), facets, "{text}");
         assert_eq!(bodies(answer.products), summaries(at, &rows), "{text}");
         total
     };
+    let answer = |at: &Indexed, text: &str| typed(at, text, Typos::Exact);
     let kept = |at: &Indexed| at.live.word_matches.len().0;
     let segments = indexed.searcher.segment_readers().len();
     let total = answer(&indexed, "cotton linen");
@@ -876,6 +878,12 @@ fn words_searched_again_answer_from_their_kept_unions() {
     assert_eq!(answer(&indexed, "cotton linen"), total, "from the kept");
     assert_eq!(answer(&indexed, "linen"), answer(&indexed, "linen"));
     assert_eq!(kept(&indexed), 2 * segments, "linen kept once");
+    // A word within typos, kept with its typo clauses' bitsets.
+    let total = typed(&indexed, "cottn linen", Typos::Forgiven);
+    assert!(total > 0);
+    assert_eq!(typed(&indexed, "cottn linen", Typos::Forgiven), total);
+    assert_eq!(kept(&indexed), 3 * segments, "cottn kept, linen as it was");
+    assert_eq!(typed(&indexed, "cottn linen", Typos::Forgiven), total);
     // One product renamed to have both words, another that had both
     // renamed to neither: deleted where the kept unions hold them.
     let id = |i: u32| product(i).meta.unwrap().id;
