@@ -78,7 +78,7 @@ pub struct Live {
     /// The listing's currencies: price column `i` is `currencies.code(i)`.
     pub currencies: Arc<Currencies>,
     /// Words' matches kept between searches, by segment.
-    pub word_matches: crate::search::WordMatches,
+    pub word_matches: crate::word_matches::WordMatches,
 }
 
 /// One version of the index and the listing index over the same products:

@@ -19,6 +19,7 @@ mod synonyms;
 mod text_query;
 mod view;
 mod vocabulary;
+mod word_matches;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

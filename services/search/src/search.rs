@@ -19,7 +19,6 @@ use tantivy::{DocId, Score, SegmentReader};
 use crate::facets::{BATCH, Counts, SegmentDocs, facets};
 use crate::index::Indexed;
 use crate::text_query::Built;
-pub use kept::WordMatches;
 use lead::Leaders;
 #[cfg(test)]
 use lead::below;

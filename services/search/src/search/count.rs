@@ -11,10 +11,11 @@ use tantivy::query::{AutomatonWeight, DfaWrapper, FuzzyTermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::{DocId, Score, SegmentReader, Term};
 
-use super::kept::{self, WordMatches};
+use super::kept;
 use super::{Plan, internal};
 use crate::facets::{BATCH, Counts, SegmentDocs};
 use crate::text_query::{Built, Source};
+use crate::word_matches::{self, Key, WordMatches};
 
 /// Bitsets of one search, one bit a document: per segment its matches,
 /// one union while it is intersected with them, and those a multi-word
@@ -155,7 +156,7 @@ pub(super) struct Prepared<'a> {
     apart: bool,
     /// Per word, the key its union (and the bitsets of its sources read
     /// apart) is kept by between searches.
-    keys: Vec<Option<kept::Key>>,
+    keys: Vec<Key>,
     pub constants: Vec<(Ready<'a>, Score)>,
 }
 
@@ -186,12 +187,7 @@ impl<'a> Prepared<'a> {
         };
         let apart = (0..constants.len()).all(|c| slots.iter().flatten().any(|&s| s == Some(c)));
         let keys = (text.unions.iter().enumerate())
-            .map(|(at, sources)| {
-                Some(kept::key(
-                    sources,
-                    slots.get(at).map_or(&[][..], Vec::as_slice),
-                ))
-            })
+            .map(|(at, sources)| kept::key(sources, slots.get(at).map_or(&[][..], Vec::as_slice)))
             .collect();
         Ok(Self {
             unions,
@@ -248,13 +244,7 @@ fn one<'a>(source: &'a Source, automata: &mut Automata) -> Result<Ready<'a>, Ser
 /// word's key (`Prepared::keys`).
 struct Kept<'a> {
     matches: &'a WordMatches,
-    keys: &'a [Option<kept::Key>],
-}
-
-impl Kept<'_> {
-    fn key(&self, word: usize) -> Option<&kept::Key> {
-        self.keys.get(word).and_then(Option::as_ref)
-    }
+    keys: &'a [Key],
 }
 
 /// Sets in `bits` the documents of `reader` found in every one of
@@ -279,11 +269,11 @@ fn matches(
     let segment = reader.segment_id();
     let slots = |at: usize| slots.get(at).map_or(&[][..], Vec::as_slice);
     for (at, sources) in unions.iter().enumerate() {
-        let key = kept.and_then(|kept| Some((kept.matches, kept.key(at)?)));
+        let key = kept.and_then(|kept| Some((kept.matches, kept.keys.get(at)?)));
         let hit = key.and_then(|(matches, key)| matches.get(segment, key));
         let own = slots(at).iter().flatten().copied();
         if let Some(hit) = hit
-            && let Some(union) = kept::Union::of(&hit, own.clone().count())
+            && let Some(union) = word_matches::Union::of(&hit, own.clone().count())
         {
             match at {
                 0 => {
