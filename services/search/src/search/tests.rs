@@ -869,13 +869,16 @@ fn words_searched_again_answer_from_their_kept_unions() {
     };
     let answer = |at: &Indexed, text: &str| typed(at, text, Typos::Exact);
     let kept = |at: &Indexed| at.live.word_matches.len().0;
+    let found = |at: &Indexed| at.live.word_matches.len().1;
     let segments = indexed.searcher.segment_readers().len();
     let total = answer(&indexed, "cotton linen");
     assert!(total > 0);
     assert_eq!(kept(&indexed), 0, "read once: remembered, not kept");
     assert_eq!(answer(&indexed, "cotton linen"), total);
     assert_eq!(kept(&indexed), 2 * segments);
+    assert_eq!(found(&indexed), 0);
     assert_eq!(answer(&indexed, "cotton linen"), total, "from the kept");
+    assert_eq!(found(&indexed), 2 * segments, "both words, every segment");
     assert_eq!(answer(&indexed, "linen"), answer(&indexed, "linen"));
     assert_eq!(kept(&indexed), 2 * segments, "linen kept once");
     // A word within typos, kept with its typo clauses' bitsets.
@@ -883,7 +886,13 @@ fn words_searched_again_answer_from_their_kept_unions() {
     assert!(total > 0);
     assert_eq!(typed(&indexed, "cottn linen", Typos::Forgiven), total);
     assert_eq!(kept(&indexed), 3 * segments, "cottn kept, linen as it was");
+    let before = found(&indexed);
     assert_eq!(typed(&indexed, "cottn linen", Typos::Forgiven), total);
+    assert_eq!(
+        found(&indexed),
+        before + 2 * segments,
+        "cottn from the kept"
+    );
     // One product renamed to have both words, another that had both
     // renamed to neither: deleted where the kept unions hold them.
     let id = |i: u32| product(i).meta.unwrap().id;
@@ -902,7 +911,10 @@ fn words_searched_again_answer_from_their_kept_unions() {
     let batches = vec![reread(&indexed, &lost), reread(&indexed, &gained)];
     let next = crate::follow::apply(&indexed, &ids, batches, 2).unwrap();
     assert!(next.searcher.segment_readers().len() > segments);
+    let before = found(&next);
     answer(&next, "cotton linen");
+    // The old segments' unions, which hold the deleted document, found.
+    assert!(found(&next) >= before + 2 * segments);
     assert_eq!(
         answer(&next, "cotton linen"),
         answer(&indexed, "cotton linen")
