@@ -289,11 +289,23 @@ elif command -v redis-server >/dev/null 2>&1; then
         && redis-cli -p "${n#*:}" info replication | grep -Eq 'role:master|master_link_status:up'; do sleep 0.2; done
     done
     cluster_nodes=$(IFS=,; echo "${nodes[*]}")
-    read -r cluster_mesh _ < <(start_mesh $((port + 200)) REDIS_CLUSTER_NODES="$cluster_nodes")
+    cluster_metrics=127.0.0.1:$((port + 299))
+    read -r cluster_mesh _ < <(start_mesh $((port + 200)) REDIS_CLUSTER_NODES="$cluster_nodes" \
+      METRICS_LISTEN_ADDR=$cluster_metrics)
     pids+=("$cluster_mesh")
     for c in "${conns[@]}"; do
       routes $((port + 200)) "redis cluster" "$c"
     done
+    # The writes' replica waits (docs/state.md): a round past its 250 ms
+    # bound holds up every write of its slot waiting behind it.
+    cluster_waits=$(curl -sf "http://$cluster_metrics/metrics" | awk '
+      /^redis_replica_wait_rounds_total/ {rounds = $2}
+      /^redis_replica_wait_writes_total/ {writes = $2}
+      /^redis_replica_wait_late_total/ {late = $2}
+      /^redis_replica_wait_round_seconds_bucket\{le="0.1"\}/ {fast = $2}
+      /^redis_replica_wait_round_seconds_count/ {all = $2}
+      END {printf "cluster replica waits: %d writes in %d rounds, %d rounds over 100 ms, %d past the 250 ms bound\n",
+        writes, rounds, all - fast, late}')
   fi
 fi
 
@@ -326,6 +338,7 @@ fi
 echo
 echo "CATALOG_SIZE=$size: ready after ${ready_ms} ms (catalog ${catalog_ms:-?} ms, search index ${search_ms:-?} ms); RSS idle ${idle_rss} MB, under load ${peak_rss} MB"
 [ -z "$redis_note" ] || echo "$redis_note"
+[ -z "${cluster_waits:-}" ] || echo "$cluster_waits"
 printf '| route | conns | req/s | p50 ms | p99 ms | p99.9 ms | errors | x hop floor |\n|---|---|---|---|---|---|---|---|\n'
 python3 - "$json" <<'PY'
 import json, sys

@@ -15,6 +15,7 @@ use anyhow::Context;
 use storefront_gateway::GatewayConfig;
 use storefront_platform::env::EnvReader;
 use storefront_platform::identity::dev_issuer::{DevIssuer, JWKS_PATH};
+use storefront_platform::listen;
 use storefront_platform::service::{Running, Serving};
 use storefront_platform::store::Store;
 use storefront_platform::topology::{self, Program};
@@ -51,14 +52,18 @@ pub struct Mesh {
 }
 
 async fn loopback() -> anyhow::Result<TcpListener> {
-    Ok(TcpListener::bind("127.0.0.1:0").await?)
+    Ok(listen::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?)
 }
 
 /// `addr`, or a free port when another process holds it (a second mesh on
 /// the machine: its issuer is then not where `storefront token` looks, nor
 /// its services where `grpcurl` is pointed).
 async fn fixed_or_free(addr: &str) -> anyhow::Result<TcpListener> {
-    match TcpListener::bind(addr).await {
+    match addr
+        .parse::<SocketAddr>()
+        .map_err(std::io::Error::other)
+        .and_then(listen::bind)
+    {
         Ok(listener) => Ok(listener),
         Err(e) => {
             tracing::warn!(addr, error = %e, "the dev issuer takes a free port: `storefront token` will not reach it");
@@ -263,24 +268,20 @@ impl Mesh {
         let gateway_config = GatewayConfig::from_env(&env)?;
         let gateway = match gateway {
             Some(listener) => listener,
-            None => TcpListener::bind(gateway_config.program.listen_addr)
-                .await
-                .with_context(|| {
-                    format!(
-                        "binding the gateway to {}",
-                        gateway_config.program.listen_addr
-                    )
-                })?,
+            None => listen::bind(gateway_config.program.listen_addr).with_context(|| {
+                format!(
+                    "binding the gateway to {}",
+                    gateway_config.program.listen_addr
+                )
+            })?,
         };
         let internal = if fixed || env.raw("INTERNAL_LISTEN_ADDR").is_some() {
-            TcpListener::bind(gateway_config.internal_addr)
-                .await
-                .with_context(|| {
-                    format!(
-                        "binding the internal port to {}",
-                        gateway_config.internal_addr
-                    )
-                })?
+            listen::bind(gateway_config.internal_addr).with_context(|| {
+                format!(
+                    "binding the internal port to {}",
+                    gateway_config.internal_addr
+                )
+            })?
         } else {
             loopback().await?
         };

@@ -63,6 +63,7 @@ use crate::policy::Policies;
 use crate::ratelimit::middleware::{RateLimits, rate_limit};
 use crate::ratelimit::{Limiter, LoginFailures, Scope, TrustedProxies};
 use crate::state::AppState;
+use storefront_platform::listen;
 use storefront_platform::shutdown::{DrainTimes, drain};
 use storefront_platform::store::Store;
 
@@ -221,8 +222,8 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let config = GatewayConfig::from_env(&env)?;
     let store = Store::open(config.redis.as_ref(), "sf:").await?;
-    let listener = TcpListener::bind(config.program.listen_addr).await?;
-    let internal = TcpListener::bind(config.internal_addr).await?;
+    let listener = listen::bind(config.program.listen_addr)?;
+    let internal = listen::bind(config.internal_addr)?;
     serve(config, store, listener, internal, shutdown).await
 }
 

@@ -213,7 +213,9 @@ async fn serve() -> anyhow::Result<()> {
         .route("/json", get(json))
         .route("/hop", get(hop))
         .with_state(floor);
-    let listener = TcpListener::bind(&addr).await?.tap_io(|tcp| {
+    // The mesh's backlog (storefront_platform::listen): at 256 connections
+    // tokio's 128 dropped SYNs, and a client waited a second to retry.
+    let listener = storefront_platform::listen::bind(addr.parse()?)?.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
     axum::serve(listener, app).await?;

@@ -15,6 +15,7 @@ pub mod env;
 pub use storefront_proto::error;
 pub mod identity;
 pub mod known_settings;
+pub mod listen;
 pub mod process;
 pub mod recent;
 pub mod reply;

@@ -5,7 +5,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::env::{ConfigError, EnvReader};
@@ -84,8 +83,7 @@ where
     crate::known_settings::check(&env, env.environment()?)?;
     let metrics_stop = CancellationToken::new();
     if let Some(addr) = config.metrics_addr {
-        let listener = TcpListener::bind(addr)
-            .await
+        let listener = crate::listen::bind(addr)
             .with_context(|| format!("binding METRICS_LISTEN_ADDR {addr}"))?;
         tokio::spawn(telemetry::metrics::serve(listener, metrics_stop.clone()));
     }

@@ -60,8 +60,7 @@ pub async fn run<S: Service>(env: EnvReader, shutdown: CancellationToken) -> any
     let config = S::config(&env)?;
     let store = Store::open(S::redis(&config), "sf:").await?;
     let addr = S::settings(&config).program.listen_addr;
-    let listener = TcpListener::bind(addr)
-        .await
+    let listener = crate::listen::bind(addr)
         .with_context(|| format!("binding {} to {addr}", S::PROGRAM.name))?;
     let serving = Serving {
         listener,

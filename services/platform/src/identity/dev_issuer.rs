@@ -128,8 +128,7 @@ pub async fn run(env: EnvReader, shutdown: CancellationToken) -> anyhow::Result<
     }
     let ttl = Duration::from_secs(env.parse("DEV_TOKEN_TTL_SECS", 3600)?);
     let listener =
-        TcpListener::bind(env.addr("LISTEN_ADDR", &crate::topology::DEV_ISSUER.local_addr())?)
-            .await?;
+        crate::listen::bind(env.addr("LISTEN_ADDR", &crate::topology::DEV_ISSUER.local_addr())?)?;
     tracing::info!(addr = %listener.local_addr()?, "dev identity issuer listening");
     DevIssuer::generate(ttl)?.serve(listener, shutdown).await?;
     Ok(())

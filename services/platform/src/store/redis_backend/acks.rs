@@ -148,7 +148,11 @@ impl Acks {
         pipe.cmd("WAIT").arg(1).arg(bound.as_millis() as u64);
         let route = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
         let mut lane = self.lanes[usize::from(slot) % self.lanes.len()].clone();
-        match lane.route_pipeline(pipe, 0, 2, route).await {
+        let started = std::time::Instant::now();
+        let answer = lane.route_pipeline(pipe, 0, 2, route).await;
+        metrics::histogram!("redis_replica_wait_round_seconds")
+            .record(started.elapsed().as_secs_f64());
+        match answer {
             Ok(values) => match values.as_slice() {
                 [Value::Okay, Value::Int(replicas)] => Ok(*replicas > 0),
                 // A probe not written proves nothing about the writes.

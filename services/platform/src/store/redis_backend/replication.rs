@@ -58,6 +58,7 @@ impl RedisStore {
         {
             return Ok(());
         }
+        metrics::counter!("redis_replica_wait_late_total").increment(1);
         if self.replicas.stale() {
             self.read_replicas(conn).await;
         }
