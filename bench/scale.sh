@@ -68,6 +68,10 @@ export HOLD_LIMIT_PER_VARIANT_CUSTOMER=1000000 HOLD_LIMIT_TOTAL_CUSTOMER=1000000
   HOLD_LIMIT_PER_VARIANT_NETWORK=1000000 HOLD_LIMIT_TOTAL_NETWORK=1000000
 rss() { echo $(( $(awk '/VmRSS/ {print $2}' "/proc/$1/status") / 1024 )); }
 now_ms() { date +%s%3N; }
+# Connections the machine's listeners dropped with their accept queue full
+# (each client then waits a second to retry, which wrk's latency, timed
+# from the request's first byte, does not show): whole-machine, from nstat.
+overflows() { nstat -asz TcpExtListenOverflows 2>/dev/null | awk '/ListenOverflows/ {print $2}' || true; }
 
 # start_mesh PORT [VAR=value...]: prints "pid ready_ms".
 start_mesh() {
@@ -184,8 +188,10 @@ results=()
 # measure NAME LIST CONNS [extra wrk args...]: one wrk run; appends a result.
 measure() {
   local name=$1 list=$2 c=$3; shift 3
-  local line
+  local line dropped; dropped=$(overflows)
   line=$(WRK_PATHS="$list" wrk -t2 -c"$c" -d"$duration" "${H[@]}" -s bench/scale.lua "$@" | grep '^RESULT' || true)
+  dropped=$(( $(overflows) - ${dropped:-0} ))
+  [ "$dropped" -le 0 ] || echo "$name: $dropped connections dropped by a full accept queue (retried after 1 s)" >&2
   read -r _ rps p50 p99 p999 errors <<<"${line:-RESULT 0 0 0 0 0}"
   results+=("$name $c $rps $p50 $p99 $p999 $errors")
   printf '%-34s c=%-3s %9s req/s  p50 %7s us  p99 %7s us  p99.9 %7s us  errors %s\n' \
@@ -209,7 +215,7 @@ routes() { # PORT LABEL CONNS: the customer routes of one mesh
 # checkout driver, with the driver's own floor (its rows are compared with
 # that one).
 checkout() {
-  local out
+  local out dropped; dropped=$(overflows)
   out=$(./target/release/checkout "$1" "http://127.0.0.1:$floor_port/hop" "$work/stocked" "${duration%s}" "$3" 2>"$work/checkout.err") \
     || { echo "checkout driver failed:" >&2; grep -v '^ ' "$work/checkout.err" | tail -5 >&2; return 0; }
   while read -r _ rest; do
@@ -218,6 +224,8 @@ checkout() {
     results+=("$name $3 $figures")
     printf '%-34s c=%-3s %s\n' "$name" "$3" "$figures" >&2
   done < <(grep '^RESULT' <<<"$out")
+  dropped=$(( $(overflows) - ${dropped:-0} ))
+  [ "$dropped" -le 0 ] || echo "checkout ($2): $dropped connections dropped by a full accept queue (retried after 1 s)" >&2
 }
 
 peak_rss=0
