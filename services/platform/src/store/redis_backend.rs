@@ -10,6 +10,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionLike, ConnectionManager};
 use redis::cluster::ClusterClient;
 use redis::cluster_async::ClusterConnection;
+use redis::io::tcp::TcpSettings;
 use redis::{AsyncCommands, Cmd, Pipeline, RedisFuture, Script, Value};
 
 use super::replicas::ReplicaHealth;
@@ -19,6 +20,8 @@ use super::{RedisTarget, StoreError, Versioned};
 mod acks;
 mod gcra;
 mod replication;
+#[cfg(test)]
+mod tcp_tests;
 use acks::Acks;
 use gcra::GCRA;
 pub use gcra::GcraOutcome;
@@ -108,6 +111,16 @@ fn unavailable(e: redis::RedisError) -> StoreError {
     StoreError::Unavailable(e.to_string())
 }
 
+/// Every connection to Redis sends each command as soon as it is written
+/// (`TCP_NODELAY`; the client's default is off). One connection carries
+/// every call of the process, so with Nagle's algorithm a command waited
+/// for the acknowledgement of the bytes before it, which the server may
+/// hold back for a delayed ACK (40-200 ms on Linux) when it has no reply
+/// to carry it on yet.
+fn tcp_settings() -> TcpSettings {
+    TcpSettings::default().set_nodelay(true)
+}
+
 fn ttl_ms(ttl: Option<Duration>) -> u64 {
     ttl.map_or(0, |t| t.as_millis().max(1) as u64)
 }
@@ -126,7 +139,8 @@ impl RedisStore {
             let mut builder = ClusterClient::builder(target.nodes())
                 .connection_timeout(Duration::from_secs(2))
                 .response_timeout(Duration::from_secs(2))
-                .retries(4);
+                .retries(4)
+                .tcp_settings(tcp_settings());
             if let Some(certs) = certs {
                 builder = builder.certs(certs);
             }
@@ -138,7 +152,9 @@ impl RedisStore {
             acks = Some(Arc::new(Acks::new(lanes, prefix.clone())));
             Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
         } else {
-            let url = target.url.as_str();
+            let url = redis::IntoConnectionInfo::into_connection_info(target.url.as_str())
+                .map_err(unavailable)?
+                .set_tcp_settings(tcp_settings());
             let client = match certs {
                 Some(certs) => redis::Client::build_with_tls(url, certs),
                 None => redis::Client::open(url),
