@@ -240,6 +240,18 @@ mod tests {
         drop(held);
         assert_eq!(turns.locked_keys(), 0);
         assert!(turns.take("k").now_or_never().is_some(), "the key is free");
+        // A waiter handed the lock, then dropped before it ran: the last.
+        let held = turns.take("k").await;
+        let mut waiter = Box::pin(turns.take("k"));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(waiter.as_mut().poll(&mut cx).is_pending());
+        drop(held);
+        drop(waiter);
+        assert_eq!(
+            turns.locked_keys(),
+            0,
+            "the last waiter took its entry away"
+        );
     }
 
     #[tokio::test]
