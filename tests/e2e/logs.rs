@@ -5,6 +5,7 @@ use std::io::Write;
 use std::sync::{Mutex, Once};
 
 use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::prelude::*;
 
 static LOGS: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 static INSTALL: Once = Once::new();
@@ -40,7 +41,7 @@ pub fn install() {
         // Debug for our own crates: more than production logs, so a leak
         // would show here first.
         let filter = tracing_subscriber::EnvFilter::new("info,storefront=debug,storefront_gateway=debug,storefront_customers=debug,storefront_platform=debug,storefront_domain=debug,h2=warn,hyper=warn");
-        let _ = tracing_subscriber::fmt().json().with_current_span(true).with_env_filter(filter).with_writer(Capture).try_init();
+        let _ = tracing_subscriber::registry().with(storefront_platform::telemetry::json_logs(Capture).with_filter(filter)).try_init();
     });
 }
 

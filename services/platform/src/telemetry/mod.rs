@@ -61,18 +61,21 @@ pub fn init(service: &str, otlp_endpoint: Option<&str>, traces: bool) -> anyhow:
     let provider = builder.build();
     // Spans exist (and carry trace ids into logs and downstream calls) even
     // when nothing exports them.
+    // Per span, busy/idle timings and the thread's id and name cost a clock
+    // read or an allocation on every poll or span, and say nothing of an async
+    // task (it moves between threads); the span's own duration is what a
+    // trace shows. No code reads the current OpenTelemetry context (it is
+    // taken from the tracing span), so it is not attached on each poll.
     let otel = traces.then(|| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("storefront"))
+            .with_tracked_inactivity(false)
+            .with_threads(false)
+            .with_context_activation(false)
             .with_filter(otel_targets())
     });
-    let logs = tracing_subscriber::fmt::layer()
-        .json()
-        .with_current_span(true)
-        .with_span_list(true)
-        .with_filter(log_filter());
     let _ = tracing_subscriber::registry()
-        .with(logs)
+        .with(json_logs(std::io::stdout).with_filter(log_filter()))
         .with(otel)
         .try_init();
     Ok(Telemetry { provider })
@@ -80,11 +83,23 @@ pub fn init(service: &str, otlp_endpoint: Option<&str>, traces: bool) -> anyhow:
 
 /// JSON logs only, for tests and tools that export no spans.
 pub fn init_tracing() {
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .with_current_span(true)
-        .with_env_filter(log_filter())
+    let _ = tracing_subscriber::registry()
+        .with(json_logs(std::io::stdout).with_filter(log_filter()))
         .try_init();
+}
+
+/// The JSON log lines every program writes, to `writer`: one object a line
+/// with the event's fields, its target, its span and the list of spans it
+/// is in (each with its fields). Public so that tests capture the same lines.
+pub fn json_logs<S, W>(writer: W) -> json_subscriber::fmt::Layer<S, W>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + 'static,
+{
+    json_subscriber::fmt::layer()
+        .with_current_span(true)
+        .with_span_list(true)
+        .with_writer(writer)
 }
 
 fn log_filter() -> EnvFilter {
