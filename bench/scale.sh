@@ -103,10 +103,13 @@ for _ in $(seq 1 18); do
   idle_rss=$next
   [ "$settled" -eq 1 ] && break
 done
-catalog_ms=$(grep -o '"message":"catalog built and indexed"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
-search_ms=$(grep -o '"message":"search index built"[^}]*' "$work/mesh-$port.log" | grep -o '"elapsed_ms":[0-9]*' | head -1 | cut -d: -f2)
-[ -n "$search_ms" ] || search_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"search index built"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
-[ -n "$catalog_ms" ] || catalog_ms=$(grep -o '"elapsed_ms":[0-9]*,"message":"catalog built and indexed"' "$work/mesh-$port.log" | grep -o '[0-9]*' | head -1)
+# logged_ms MESSAGE: the elapsed_ms of the first log line with that message
+# (a line's fields are in any order).
+logged_ms() {
+  { grep -a -m1 "\"message\":\"$1\"" "$work/mesh-$port.log" || true; } | grep -o '"elapsed_ms":[0-9]*' | cut -d: -f2 || true
+}
+catalog_ms=$(logged_ms "catalog built and indexed")
+search_ms=$(logged_ms "search index built")
 base="http://127.0.0.1:$port"
 H=(-H 'X-Api-Version: v1.0')
 

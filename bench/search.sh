@@ -17,8 +17,8 @@ for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null && break
   sleep 0.2
 done
-grep -o '"message":"catalog built and indexed"[^}]*' "$log" | head -1
-grep -o '"message":"search index built"[^}]*' "$log" | head -1
+grep -a -m1 '"message":"catalog built and indexed"' "$log" | grep -o '"fields":{[^}]*}' || true
+grep -a -m1 '"message":"search index built"' "$log" | grep -o '"fields":{[^}]*}' || true
 
 run() { # name, url
   local out; out=$(wrk --latency -t2 -c4 -d"$duration" -H 'X-Api-Version: v1.0' "$2")
