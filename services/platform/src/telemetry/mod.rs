@@ -60,12 +60,10 @@ pub fn init(service: &str, otlp_endpoint: Option<&str>, traces: bool) -> anyhow:
     }
     let provider = builder.build();
     // Spans exist (and carry trace ids into logs and downstream calls) even
-    // when nothing exports them.
-    // Per span, busy/idle timings and the thread's id and name cost a clock
-    // read or an allocation on every poll or span, and say nothing of an async
-    // task (it moves between threads); the span's own duration is what a
-    // trace shows. No code reads the current OpenTelemetry context (it is
-    // taken from the tracing span), so it is not attached on each poll.
+    // when nothing exports them. They track no busy/idle time and no thread
+    // (a clock read on every poll, an allocation a span, and a task moves
+    // between threads), and attach no OpenTelemetry context on each poll:
+    // nothing reads `Context::current`, parents come from the tracing span.
     let otel = traces.then(|| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("storefront"))
