@@ -58,6 +58,17 @@ where
     (ops / elapsed, ticks as f64 * 10_000.0 / ops.max(1.0))
 }
 
+/// The store's read of a value, as a bare command (HMGET of its version and data).
+async fn bare_read(c: &mut redis::aio::MultiplexedConnection, key: &str) {
+    let _: (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
+        .arg(key)
+        .arg("v")
+        .arg("d")
+        .query_async(c)
+        .await
+        .unwrap_or_default();
+}
+
 fn report(name: &str, (rate, cpu): (f64, f64), base: Option<(f64, f64)>) {
     let against = base.map_or(String::new(), |(r, c)| {
         format!("  x bare: rate {:.2}, CPU {:.2}", rate / r, cpu / c)
@@ -102,13 +113,7 @@ async fn run(url: String, tasks: usize, seconds: u64, bytes: usize) -> anyhow::R
     let bare_get = measure(tasks, seconds, move |n| {
         let (mut c, key) = (c.clone(), format!("bare:{}", k[n]));
         async move {
-            let _: (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
-                .arg(&key)
-                .arg("v")
-                .arg("d")
-                .query_async(&mut c)
-                .await
-                .unwrap_or_default();
+            bare_read(&mut c, &key).await;
         }
     })
     .await;
@@ -120,13 +125,7 @@ async fn run(url: String, tasks: usize, seconds: u64, bytes: usize) -> anyhow::R
     let bare_cas = measure(tasks, seconds, move |n| {
         let (mut c, key, v, s) = (c.clone(), format!("bare:{}", k[n]), v.clone(), s.clone());
         async move {
-            let _: (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
-                .arg(&key)
-                .arg("v")
-                .arg("d")
-                .query_async(&mut c)
-                .await
-                .unwrap_or_default();
+            bare_read(&mut c, &key).await;
             let _: Option<u64> = s.key(&key).arg(&v[..]).invoke_async(&mut c).await.ok();
         }
     })
