@@ -6,6 +6,9 @@
 //! Prints operations a second and CPU a operation (from /proc/self/stat),
 //! and each against the bare connection's.
 //!
+//! It writes keys `rt:rt:{n}` and `bare:rt:{n}` there: point it at a
+//! scratch server.
+//!
 //! `cargo run --release -p storefront-platform --example store_round_trip -- REDIS_URL [tasks] [seconds] [value bytes]`
 
 use std::sync::Arc;
