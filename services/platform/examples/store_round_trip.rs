@@ -99,7 +99,11 @@ async fn run(url: String, tasks: usize, seconds: u64, bytes: usize) -> anyhow::R
     let value: Arc<[u8]> = (0..bytes).map(|i| i as u8).collect::<Vec<_>>().into();
     let keys: Arc<Vec<String>> = Arc::new((0..tasks).map(|n| format!("rt:{n}")).collect());
 
-    let client = redis::Client::open(url.as_str())?;
+    // As the store connects: TCP_NODELAY (Nagle's algorithm would batch
+    // the bare connection's writes, and its rate would not be comparable).
+    let info = redis::IntoConnectionInfo::into_connection_info(url.as_str())?
+        .set_tcp_settings(redis::io::tcp::TcpSettings::default().set_nodelay(true));
+    let client = redis::Client::open(info)?;
     let bare = client.get_multiplexed_async_connection().await?;
     for key in keys.iter() {
         let mut c = bare.clone();
