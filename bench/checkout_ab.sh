@@ -25,13 +25,9 @@ fi
 work=$(mktemp -d)
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
-  RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off RATE_LIMIT_SIGNUP=off RATE_LIMIT_LOGIN_ACCOUNT=off \
-  RATE_LIMIT_CHECKOUT=off RATE_LIMIT_CHECKOUT_SESSION=off RATE_LIMIT_PASSWORD_CHANGE=off
-# As in bench/scale.sh: the hold limits out of reach of one network's
-# load, their ledgers still written on every checkout.
-export HOLD_LIMIT_PER_VARIANT_CUSTOMER=1000000 HOLD_LIMIT_TOTAL_CUSTOMER=1000000 \
-  HOLD_LIMIT_PER_VARIANT_NETWORK=1000000 HOLD_LIMIT_TOTAL_NETWORK=1000000
+source bench/common.sh
+# As bench/scale.sh: rate limits off, hold limits out of reach.
+bench_limits_off
 floor_port=18499
 ./target/release/floor 127.0.0.1:$floor_port >/dev/null 2>&1 &
 pids+=($!)
@@ -55,12 +51,7 @@ serve() {
     kill -0 "$mesh_pid" 2>/dev/null || { echo "the $name mesh stopped:" >&2; cat "$work/mesh-$name.log" >&2; exit 1; }
     sleep 0.1
   done
-  for o in 0 100 200; do
-    curl -sf -H 'X-Api-Version: v1.0' \
-      "http://127.0.0.1:$port/products?limit=100&offset=$o&inStock=true&status=active&sort=popularity:desc"
-    echo
-  done | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]' \
-    >"$work/stocked-$name"
+  stocked "http://127.0.0.1:$port" >"$work/stocked-$name"
   printf -v "mesh_$name" %s "$mesh_pid"
   printf -v "redis_$name" %s "$redis_pid"
 }

@@ -18,3 +18,24 @@ run() {
   printf '%-22s %9s req/s  p50 %8s  p99 %8s\n' "$1" "$rps" "$(awk '$1=="50%" {print $2}' <<<"$out")" "$(awk '$1=="99%" {print $2}' <<<"$out")" >&2
   echo "$rps"
 }
+
+# The write benches' settings: rate limits off, and the hold limits out of
+# reach of one network's load (docs/abuse-limits.md), so that the write
+# path is measured, not the abuse limits (their ledgers are still written
+# on every checkout).
+bench_limits_off() {
+  export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
+    RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off RATE_LIMIT_SIGNUP=off RATE_LIMIT_LOGIN_ACCOUNT=off \
+    RATE_LIMIT_CHECKOUT=off RATE_LIMIT_CHECKOUT_SESSION=off RATE_LIMIT_PASSWORD_CHANGE=off
+  export HOLD_LIMIT_PER_VARIANT_CUSTOMER=1000000 HOLD_LIMIT_TOTAL_CUSTOMER=1000000 \
+    HOLD_LIMIT_PER_VARIANT_NETWORK=1000000 HOLD_LIMIT_TOTAL_NETWORK=1000000
+}
+
+# stocked BASE_URL: the ids of the 300 most popular active products with
+# 40 units or more, one a line (what the cart and checkout loads buy).
+stocked() {
+  for o in 0 100 200; do
+    curl -sf -H 'X-Api-Version: v1.0' "$1/products?limit=100&offset=$o&inStock=true&status=active&sort=popularity:desc"
+    echo
+  done | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]'
+}

@@ -58,14 +58,8 @@ only=${ROUTES:-all}
 # Part of the routes, or another binary: not the figures the chart draws.
 [ "$only" = all ] && [ -z "${STOREFRONT_BIN:-}" ] || json="$out/partial-scale-$size.json"
 
-export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off \
-  RATE_LIMIT_LOGIN=off RATE_LIMIT_LOGIN_EMAIL=off RATE_LIMIT_SIGNUP=off RATE_LIMIT_LOGIN_ACCOUNT=off \
-  RATE_LIMIT_CHECKOUT=off RATE_LIMIT_CHECKOUT_SESSION=off RATE_LIMIT_PASSWORD_CHANGE=off
-# The load comes from one network and a few customers: the hold limits
-# (docs/abuse-limits.md) out of reach, so that the write path is measured,
-# not the abuse limits (their ledgers are still written on every checkout).
-export HOLD_LIMIT_PER_VARIANT_CUSTOMER=1000000 HOLD_LIMIT_TOTAL_CUSTOMER=1000000 \
-  HOLD_LIMIT_PER_VARIANT_NETWORK=1000000 HOLD_LIMIT_TOTAL_NETWORK=1000000
+source bench/common.sh
+bench_limits_off
 rss() { echo $(( $(awk '/VmRSS/ {print $2}' "/proc/$1/status") / 1024 )); }
 now_ms() { date +%s%3N; }
 # Connections the machine's listeners dropped with their accept queue full
@@ -136,8 +130,7 @@ for i in $(seq 0 499); do
 done >"$work/two"
 for i in $(seq 0 499); do w=${words[RANDOM % ${#words[@]}]}; echo "/search/suggestions?query=${w:0:$(( 2 + RANDOM % 3 ))}"; done >"$work/suggest"
 # Products with stock for the cart routes, and ids for product detail.
-mapfile -t ids < <(for o in 0 100 200; do curl -sf "${H[@]}" "$base/products?limit=100&offset=$o&inStock=true&status=active&sort=popularity:desc"; echo; done \
-  | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]')
+mapfile -t ids < <(stocked "$base")
 for i in $(seq 0 499); do echo "/products/${ids[RANDOM % ${#ids[@]}]}"; done >"$work/detail"
 printf '%s\n' "${ids[@]}" >"$work/stocked"
 sed 's/$/\&localeProjection=de-DE/' "$work/list" >"$work/list-de"
