@@ -44,28 +44,67 @@ fn free_port() -> u16 {
 }
 
 impl LocalStripe {
+    /// A server on a port of its own. A free port can be taken by another
+    /// test between the probe and localstripe's bind: then another port.
+    async fn start() -> Self {
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            match Self::try_start_on(free_port()).await {
+                Ok(server) => return server,
+                Err(failure) => failures.push(failure),
+            }
+        }
+        panic!("localstripe did not start: {failures:?}");
+    }
+
+    /// A server on the port a mesh was already told of.
     async fn start_on(port: u16) -> Self {
+        match Self::try_start_on(port).await {
+            Ok(server) => server,
+            Err(failure) => panic!("localstripe did not start: {failure}"),
+        }
+    }
+
+    /// Waits for the balance to answer while the process lives: a Python
+    /// start on a loaded two-core CI machine has taken over ten seconds.
+    async fn try_start_on(port: u16) -> Result<Self, String> {
+        let log =
+            std::env::temp_dir().join(format!("localstripe-{port}-{}.log", std::process::id()));
+        let stderr = std::fs::File::create(&log).expect("a log file for localstripe");
         let child = Command::new("localstripe")
             .args(["--port", &port.to_string(), "--from-scratch"])
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("localstripe on PATH (scripts/test installs it: pip install localstripe)");
         let url = format!("http://127.0.0.1:{port}");
-        let server = Self { child, url };
+        let mut server = Self { child, url };
         let http = reqwest::Client::new();
-        for _ in 0..200 {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        let failure = loop {
             let balance = http
                 .get(format!("{}/v1/balance", server.url))
                 .basic_auth(SECRET_KEY, Some(""))
                 .send()
                 .await;
             if balance.is_ok_and(|r| r.status().is_success()) {
-                return server;
+                let _ = std::fs::remove_file(&log);
+                return Ok(server);
+            }
+            if let Ok(Some(status)) = server.child.try_wait() {
+                break format!("exited ({status})");
+            }
+            if tokio::time::Instant::now() > deadline {
+                break "no answer in 60 s".to_string();
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("localstripe did not start on {port}");
+        };
+        drop(server);
+        let said = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_file(&log);
+        let from = said.char_indices().rev().nth(2000).map_or(0, |(at, _)| at);
+        let tail = &said[from..];
+        Err(format!("on {port}: {failure}; it said: {tail}"))
     }
 
     /// Stripe's webhook endpoint, as a shop registers it in its dashboard.
@@ -89,7 +128,7 @@ fn aud(amount: i64) -> Money {
 
 #[tokio::test]
 async fn stripe_payment_intents_with_manual_capture_against_localstripe() {
-    let server = LocalStripe::start_on(free_port()).await;
+    let server = LocalStripe::start().await;
     let stripe = StripeProvider::new(&server.url, SECRET_KEY, WEBHOOK_SECRET);
     let created = stripe.create(aud(4995), "cs-1", "k-create", None).await;
     let created = created.expect("created");
@@ -181,7 +220,7 @@ async fn three_d_secure_card(server: &LocalStripe) -> String {
 
 #[tokio::test]
 async fn three_d_secure_with_stripe_waits_for_the_shopper_then_authorizes() {
-    let server = LocalStripe::start_on(free_port()).await;
+    let server = LocalStripe::start().await;
     let stripe = StripeProvider::new(&server.url, SECRET_KEY, WEBHOOK_SECRET);
     let card = three_d_secure_card(&server).await;
     let created = stripe.create(aud(3000), "cs-3ds", "k-3ds", None).await;
