@@ -72,10 +72,10 @@ impl Batch {
 }
 
 /// One batch, ready to feed: documents without their row, the products'
-/// facts and their summaries compressed.
+/// popularity (their tie key) and their summaries compressed.
 struct Prepared {
     docs: Vec<TantivyDocument>,
-    facts: Vec<ProductFacts>,
+    popularity: Vec<u32>,
     summaries: Records,
     /// Name words per language, as `LOCALES`.
     words: [Counter; 2],
@@ -113,15 +113,10 @@ struct Context<'a> {
     words: &'a TextAnalyzer,
 }
 
-fn prepare(
-    batch: Batch,
-    cx: &Context<'_>,
-    dictionary: &Dictionary,
-    strings: &mut Interned,
-) -> tantivy::Result<Prepared> {
+fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::Result<Prepared> {
     let mut summaries = Records::new(dictionary.clone());
     let mut docs = Vec::new();
-    let mut facts = Vec::new();
+    let mut popularity = Vec::new();
     let mut words: [Counter; 2] = Default::default();
     let mut analyzer = cx.words.clone();
     let mut add = |bytes: &[u8]| -> tantivy::Result<()> {
@@ -132,7 +127,7 @@ fn prepare(
             counter.add(&mut analyzer, local(p.name.as_ref(), locale));
         }
         docs.push(document(&p, cx.fields, cx.categories));
-        facts.push(ProductFacts::interned(&p, strings));
+        popularity.push(p.popularity);
         Ok(())
     };
     match batch {
@@ -164,16 +159,15 @@ fn prepare(
     }
     Ok(Prepared {
         docs,
-        facts,
+        popularity,
         summaries,
         words,
     })
 }
 
-/// What feeding the index leaves: by row, the products' facts and
-/// summaries; the name words of each language.
+/// What feeding the index leaves: by row, the products' summaries; the
+/// name words of each language.
 struct Fed {
-    facts: Vec<ProductFacts>,
     summaries: Records,
     words: [Counter; 2],
 }
@@ -186,7 +180,6 @@ fn feed(
 ) -> tantivy::Result<Fed> {
     let Some(first) = batches.next() else {
         return Ok(Fed {
-            facts: Vec::new(),
             summaries: Records::default(),
             words: Default::default(),
         });
@@ -200,11 +193,10 @@ fn feed(
             let done = done.clone();
             let (queue, dictionary) = (&queue, &dictionary);
             scope.spawn(move || {
-                let mut strings = Interned::default();
                 loop {
                     let next = queue.lock().unwrap_or_else(|p| p.into_inner()).next();
                     let Some((seq, batch)) = next else { break };
-                    let prepared = prepare(batch, cx, dictionary, &mut strings);
+                    let prepared = prepare(batch, cx, dictionary);
                     if done.send((seq, prepared)).is_err() {
                         break;
                     }
@@ -212,10 +204,6 @@ fn feed(
             });
         }
         drop(done);
-        // By batch, moved into one vector of the exact size at the end:
-        // growing one by doubling held the old and the new at once (at
-        // 1,000,000 products, 100 MB and 200 MB) at the feed's peak.
-        let mut facts = Vec::new();
         let mut parts = Vec::new();
         let mut words: [Counter; 2] = Default::default();
         let mut waiting = BTreeMap::new();
@@ -224,24 +212,18 @@ fn feed(
             waiting.insert(seq, ready);
             while let Some(ready) = waiting.remove(&parts.len()) {
                 let ready: Prepared = ready?;
-                for (mut doc, facts) in ready.docs.into_iter().zip(&ready.facts) {
-                    index::stamp(&mut doc, cx.fields, row, facts.popularity);
+                for (mut doc, &popularity) in ready.docs.into_iter().zip(&ready.popularity) {
+                    index::stamp(&mut doc, cx.fields, row, popularity);
                     row += 1;
                     writer.add_document(doc)?;
                 }
-                facts.push(ready.facts);
                 parts.push(ready.summaries);
                 for (all, more) in words.iter_mut().zip(ready.words) {
                     all.merge(more);
                 }
             }
         }
-        let mut all = Vec::with_capacity(facts.iter().map(Vec::len).sum());
-        for part in facts {
-            all.extend(part);
-        }
         Ok(Fed {
-            facts: all,
             summaries: Records::concat(dictionary.clone(), parts),
             words,
         })
@@ -263,6 +245,49 @@ fn listing(
     let facets = FacetRows::build(&listing).map_err(internal)?;
     let tie_order = index::tie_order(&listing).map_err(internal)?;
     Ok((listing, facets, tie_order))
+}
+
+/// Each row's facts (for the listing), read back from the summaries once
+/// tantivy has committed, on every core. Kept from the feed on, they were
+/// held beside the writer's arenas at its end: the start's peak (at
+/// 100,000 products about 50 MB of 370).
+fn facts_of(summaries: &Records) -> tantivy::Result<Vec<ProductFacts>> {
+    let rows = summaries.len();
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    let chunk = rows.div_ceil(workers).max(1);
+    let read = |from: usize| -> tantivy::Result<Vec<ProductFacts>> {
+        let mut strings = Interned::default();
+        (from..(from + chunk).min(rows))
+            .map(|row| {
+                let bytes = summaries.get(row).map_err(internal)?;
+                let p: Product = IndexedProduct::decode(bytes.as_slice())
+                    .map_err(internal)?
+                    .into();
+                Ok(ProductFacts::interned(&p, &mut strings))
+            })
+            .collect()
+    };
+    let parts: Vec<tantivy::Result<Vec<ProductFacts>>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (0..rows)
+            .step_by(chunk)
+            .map(|from| scope.spawn(move || read(from)))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(internal("reading facts panicked")))
+            })
+            .collect()
+    });
+    // Moved into one vector of the exact size: growing one by doubling
+    // held the old and the new at once (at 1,000,000 products, 100 MB and
+    // 200 MB).
+    let mut all = Vec::with_capacity(rows);
+    for part in parts {
+        all.extend(part?);
+    }
+    Ok(all)
 }
 
 /// Category id -> its name in each of `LOCALES`.
@@ -316,20 +341,17 @@ pub fn build(
         categories: &names,
         words: &words,
     };
-    let Fed {
-        facts,
-        summaries,
-        words,
-    } = feed(&writer, &cx, batches)?;
+    let Fed { summaries, words } = feed(&writer, &cx, batches)?;
     let fed = started.elapsed();
-    let rows_total = facts.len();
-    let ids = ids(&facts);
     // Committed before the listing is built, not beside it: tantivy's
     // writer arenas are freed first, so the two never add up in the
     // start's peak (15-40 MB less at 100,000 products). Both use every
     // core: on two, running them at once bought no time measured.
     writer.commit()?;
     writer.wait_merging_threads()?;
+    let facts = facts_of(&summaries)?;
+    let rows_total = facts.len();
+    let ids = ids(&facts);
     let reader: tantivy::IndexReader = index
         .reader_builder()
         .reload_policy(tantivy::ReloadPolicy::Manual)
@@ -389,3 +411,7 @@ pub fn merged(current: &Indexed) -> tantivy::Result<Option<Indexed>> {
     (next.segments, next.facet_layout) = index::segments(rows, &facets, &next.tie_order);
     Ok(Some(next))
 }
+
+#[cfg(test)]
+#[path = "build_tests.rs"]
+mod tests;
