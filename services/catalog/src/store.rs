@@ -261,7 +261,7 @@ impl Catalog {
                 let mut ids: Vec<(Arc<str>, u32)> = facts
                     .iter()
                     .enumerate()
-                    .map(|(i, f)| (f.id.as_str().into(), i as u32))
+                    .map(|(i, f)| ((&*f.id).into(), i as u32))
                     .collect();
                 ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
                 (ids, tree(&categories))

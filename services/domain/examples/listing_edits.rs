@@ -17,9 +17,9 @@ const ROUNDS: usize = 200;
 
 fn product(i: usize, codes: &[Code]) -> ProductFacts {
     ProductFacts {
-        id: format!("{:08x}-0000-4000-8000-{i:012x}", i * 7919 % 1_000_003),
-        key: format!("product-key-{i}"),
-        name: Some(format!("Sturdy Product Name {i}")),
+        id: format!("{:08x}-0000-4000-8000-{i:012x}", i * 7919 % 1_000_003).into(),
+        key: format!("product-key-{i}").into(),
+        name: Some(format!("Sturdy Product Name {i}").into()),
         brand: format!("brand{}", i % 50).into(),
         category_ids: [format!("cat-{}", i % 300).into()].into(),
         status: 1,
@@ -77,7 +77,7 @@ fn main() {
     let priced = per_change(&mut listing, &codes, rows, price);
     let renamed = per_change(&mut listing, &codes, rows, |round, p| {
         price(ROUNDS + round, p);
-        p.name = p.name.take().map(|n| format!("{n} word{round}"));
+        p.name = p.name.take().map(|n| format!("{n} word{round}").into());
     });
     let ratio = |d: Duration| d.as_secs_f64() / baseline.as_secs_f64().max(1e-9);
     println!(

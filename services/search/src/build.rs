@@ -306,7 +306,7 @@ fn ids(facts: &[ProductFacts]) -> Vec<(std::sync::Arc<str>, u32)> {
     let mut ids: Vec<(std::sync::Arc<str>, u32)> = facts
         .iter()
         .enumerate()
-        .map(|(row, f)| (f.id.as_str().into(), row as u32))
+        .map(|(row, f)| ((&*f.id).into(), row as u32))
         .collect();
     ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     ids

@@ -30,7 +30,7 @@ pub fn build(
                 key: key.to_string(),
                 name: Some(localized(en, de)),
                 description: Some(localized(description, description)),
-                product_ids: picked.iter().map(|p| p.id.clone()).collect(),
+                product_ids: picked.iter().map(|p| p.id.to_string()).collect(),
                 position: position as u32,
             }
         })

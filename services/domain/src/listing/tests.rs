@@ -17,7 +17,7 @@ fn codes() -> [Code; 2] {
 }
 
 /// Prices by currency, where given.
-fn priced(prices: [Option<i64>; 2]) -> Vec<(Code, i64)> {
+fn priced(prices: [Option<i64>; 2]) -> Box<[(Code, i64)]> {
     prices
         .into_iter()
         .zip(codes())
@@ -60,9 +60,9 @@ fn facts() -> impl Strategy<Value = ProductFacts> {
                 attrs,
             )| {
                 ProductFacts {
-                    id: format!("id-{id:05}"),
-                    key: format!("key-{}", id % 7),
-                    name: name.map(|n| format!("name {n}")),
+                    id: format!("id-{id:05}").into(),
+                    key: format!("key-{}", id % 7).into(),
+                    name: name.map(|n| format!("name {n}").into()),
                     brand: BRANDS[brand].into(),
                     category_ids: cats.iter().map(|&c| CATEGORIES[c].into()).collect(),
                     status,
@@ -151,7 +151,7 @@ fn reference(
 ) -> Result<(PageInfo, Vec<String>), String> {
     let default = [(crate::catalog::ProductField::Key, false)];
     query::run::<ProductSchema>(records, q, &codes()[ctx], &default)
-        .map(|p| (p.info, p.items.iter().map(|r| r.id.clone()).collect()))
+        .map(|p| (p.info, p.items.iter().map(|r| r.id.to_string()).collect()))
         .map_err(|e| format!("{e:?}"))
 }
 
@@ -167,7 +167,7 @@ fn indexed(
             (
                 info,
                 rows.iter()
-                    .map(|&r| records[r as usize].id.clone())
+                    .map(|&r| records[r as usize].id.to_string())
                     .collect(),
             )
         })
@@ -200,9 +200,9 @@ fn large_sets_walk_the_order_and_small_ones_are_ranked() {
     // 3,000 records: an unfiltered and a dense filter walk, a sparse one ranks.
     let records: Vec<ProductFacts> = (0..3000)
         .map(|i| ProductFacts {
-            id: format!("id-{i:05}"),
-            key: format!("key-{:05}", 2999 - i),
-            name: Some(format!("name {}", i % 97)),
+            id: format!("id-{i:05}").into(),
+            key: format!("key-{:05}", 2999 - i).into(),
+            name: Some(format!("name {}", i % 97).into()),
             brand: BRANDS[i % 3].into(),
             category_ids: [CATEGORIES[i % 4].into()].into(),
             status: (i % 3) as i32 + 1,
@@ -393,7 +393,7 @@ proptest! {
                 }
                 Edit::Push(mut f) => {
                     fresh += 1;
-                    f.id = format!("id-new-{:03}", (fresh * 37) % 1000);
+                    f.id = format!("id-new-{:03}", (fresh * 37) % 1000).into();
                     if records.iter().any(|r| r.id == f.id) {
                         continue;
                     }
@@ -425,8 +425,8 @@ fn either_order_read_from_any_position_is_the_same_order_cut_there() {
     // without a value leads descending and trails ascending.
     let records: Vec<ProductFacts> = (0..50)
         .map(|i| ProductFacts {
-            id: format!("id-{i:03}"),
-            key: format!("key-{i:03}"),
+            id: format!("id-{i:03}").into(),
+            key: format!("key-{i:03}").into(),
             name: None,
             brand: BRANDS[i % 3].into(),
             category_ids: [].into(),

@@ -18,8 +18,8 @@ fn prices_fall_in_half_open_buckets() {
 
 pub(super) fn product(i: u32) -> ProductFacts {
     ProductFacts {
-        id: format!("p-{i:04}"),
-        key: format!("k-{i}"),
+        id: format!("p-{i:04}").into(),
+        key: format!("k-{i}").into(),
         name: None,
         brand: format!("brand-{}", i % 7).into(),
         category_ids: (0..i % 3)
