@@ -10,8 +10,10 @@
 #  2. STOCK stock changes and PRICES price changes a second for SECONDS
 #     (bench/floor/src/changes.rs) while wrk drives /products and /search
 #     together (32 connections each, 64 in all): each route's throughput as
-#     a ratio of the same load without changes, and the delay from a price
-#     change's answer to search finding the product.
+#     a ratio of the same load without changes (10 s before the changes and
+#     10 s after them, averaged: this machine's speed drifts by the minute),
+#     and the delay from a price change's answer to search finding the
+#     product.
 # Writes target/bench/catalog-changes-SIZE.json and prints a table.
 # STOREFRONT_BIN measures another build of the mesh (feeds, token and the
 # change generator stay this tree's).
@@ -115,8 +117,12 @@ changes_load "$seconds" busy
 wait $changes_pid
 # Why a change failed (the first few), where the run's figures say one did.
 [ -s "$work/changes.err" ] && { echo "the change driver said:" >&2; head -5 "$work/changes.err" >&2; }
-quiet_list=$(field "$(cat "$work/list-quiet")" 2); busy_list=$(field "$(cat "$work/list-busy")" 2)
-quiet_search=$(field "$(cat "$work/search-quiet")" 2); busy_search=$(field "$(cat "$work/search-busy")" 2)
+changes_load 10 after
+mean() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (a + b) / 2 }'; }
+before_list=$(field "$(cat "$work/list-quiet")" 2); after_list=$(field "$(cat "$work/list-after")" 2)
+before_search=$(field "$(cat "$work/search-quiet")" 2); after_search=$(field "$(cat "$work/search-after")" 2)
+quiet_list=$(mean "$before_list" "$after_list"); busy_list=$(field "$(cat "$work/list-busy")" 2)
+quiet_search=$(mean "$before_search" "$after_search"); busy_search=$(field "$(cat "$work/search-busy")" 2)
 
 cat >"$json" <<EOF
 {"size":$size,
@@ -126,8 +132,8 @@ cat >"$json" <<EOF
    "errors":$(( $(field "$before" 6) + $(field "$during" 6) )),"mixed_answers":$(field "$during" 7),
    "new_brands_on_first_page_after":$brands_now},
  "changes":{"seconds":$seconds,"stock_per_s":$stock_rate,"prices_per_s":$price_rate,
-   "list_rps_quiet":$quiet_list,"list_rps_busy":$busy_list,"list_ratio":$(ratio "$busy_list" "$quiet_list"),
-   "search_rps_quiet":$quiet_search,"search_rps_busy":$busy_search,"search_ratio":$(ratio "$busy_search" "$quiet_search"),
+   "list_rps_quiet":$quiet_list,"list_rps_before":$before_list,"list_rps_after":$after_list,"list_rps_busy":$busy_list,"list_ratio":$(ratio "$busy_list" "$quiet_list"),
+   "search_rps_quiet":$quiet_search,"search_rps_before":$before_search,"search_rps_after":$after_search,"search_rps_busy":$busy_search,"search_ratio":$(ratio "$busy_search" "$quiet_search"),
    "wrk_errors":$(( $(field "$(cat "$work/list-busy")" 6) + $(field "$(cat "$work/search-busy")" 6) )),
    "load":$(cat "$work/changes.json")}}
 EOF
@@ -142,8 +148,10 @@ print(f"  /products at 64 conns: {i['list_rps_before']:,.0f} req/s before, {i['l
       f"({i['ratio']:.2f}x); failed requests {i['errors']}; answers mixing two catalogs {i['mixed_answers']}")
 print(f"changes for {c['seconds']} s: {l['stock']['sent']} stock ({l['stock']['failed']} failed), "
       f"{l['prices']['sent']} price ({l['prices']['failed']} failed)")
-print(f"  /products (32 conns): {c['list_rps_quiet']:,.0f} -> {c['list_rps_busy']:,.0f} req/s ({c['list_ratio']:.2f}x)")
-print(f"  /search (32 conns):   {c['search_rps_quiet']:,.0f} -> {c['search_rps_busy']:,.0f} req/s ({c['search_ratio']:.2f}x); wrk errors {c['wrk_errors']}")
+print(f"  /products (32 conns): {c['list_rps_quiet']:,.0f} (before {c['list_rps_before']:,.0f}, after {c['list_rps_after']:,.0f})"
+      f" -> {c['list_rps_busy']:,.0f} req/s ({c['list_ratio']:.2f}x)")
+print(f"  /search (32 conns):   {c['search_rps_quiet']:,.0f} (before {c['search_rps_before']:,.0f}, after {c['search_rps_after']:,.0f})"
+      f" -> {c['search_rps_busy']:,.0f} req/s ({c['search_ratio']:.2f}x); wrk errors {c['wrk_errors']}")
 s = l["searchDelayMs"]
 print(f"  price change -> found by search: p50 {s['p50']} ms, p99 {s['p99']} ms, max {s['max']} ms "
       f"({s['seen']} seen, {s['unseen']} not within 10 s)")
