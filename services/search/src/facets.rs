@@ -67,6 +67,7 @@ impl Rank for u32 {
 /// together (`stock * BUCKET_SLOTS + bucket`, for the same reason): three
 /// counts a hit (`Counts::add`).
 #[derive(Debug, Clone, Copy)]
+#[cfg_attr(test, derive(PartialEq))]
 struct FacetRow<R> {
     brand_category: R,
     attributes: R,
@@ -141,12 +142,19 @@ fn packed<R: Rank>(
                 };
                 let rank = price.rank[row];
                 let bucket = buckets[c].get(rank as usize).copied().unwrap_or(NO_BUCKET);
-                let stock = (in_stock[row] as usize).min(none);
-                let slot = stock * BUCKET_SLOTS + usize::from(bucket).min(BUCKET_SLOTS - 1);
-                u8::try_from(slot).unwrap_or(u8::MAX)
+                stock_bucket(in_stock[row], none, bucket)
             }),
         })
         .collect())
+}
+
+/// A row's stock slot (its rank in the stock column; `none` past the
+/// values) and price bucket together, as `FacetRow::stock_bucket` holds
+/// them.
+fn stock_bucket(stock_rank: u32, none: usize, bucket: u8) -> u8 {
+    let stock = (stock_rank as usize).min(none);
+    let slot = stock * BUCKET_SLOTS + usize::from(bucket).min(BUCKET_SLOTS - 1);
+    u8::try_from(slot).unwrap_or(u8::MAX)
 }
 
 /// Per currency, the bucket of each distinct price.
@@ -169,9 +177,11 @@ fn price_buckets(listing: &Listing<ProductSchema>) -> Result<Vec<Vec<u8>>, Servi
 mod attributes;
 mod docs;
 mod layout;
+mod restock;
 pub use docs::{BATCH, SegmentDocs};
 pub use layout::Layout;
 use layout::Spread;
+pub use restock::{holds_but_stock_and_prices, restocked};
 
 /// Values of no facet (a document without a row).
 fn blank<R: Rank>() -> FacetRow<R> {

@@ -25,7 +25,7 @@ use crate::clients::Catalog;
 use storefront_domain::currencies::Currencies;
 
 use crate::clients::unavailable;
-use crate::facets::FacetRows;
+use crate::facets::{self, FacetRows};
 use crate::index::{self, Indexed};
 use crate::service::SearchApi;
 use crate::view::IndexedProduct;
@@ -200,6 +200,8 @@ pub(crate) fn apply(
         index::stamp(&mut doc, &fields, row, p.popularity);
         doc
     };
+    // Rows whose stock and price may have moved.
+    let mut edited = Vec::new();
     for id in changed {
         let written = match writer.as_mut() {
             Some(writer) if !unwritten.contains(id.as_str()) => Some(writer),
@@ -214,6 +216,7 @@ pub(crate) fn apply(
                 next.listing
                     .replace(row, &ProductFacts::of(&read.product), contexts);
                 next.summaries.replace(row as usize, &read.lz4, read.length);
+                edited.push(row);
             }
             (Some(read), None, Some(writer)) => {
                 let row = next.len() as u32;
@@ -229,18 +232,32 @@ pub(crate) fn apply(
             _ => {}
         }
     }
-    if let Some(mut writer) = writer {
-        writer.commit()?;
-        writer.wait_merging_threads()?;
-        live.reader.reload()?;
-        next.searcher = live.reader.searcher();
-    }
-    let rows = index::rows_of_docs(&next.searcher, fields.ord, next.len())?;
+    next.catalog_version = version;
+    let Some(mut writer) = writer else {
+        // The same documents, rows and popularity: the segments' rows and
+        // the tie order hold; only stock and prices may have moved.
+        if facets::holds_but_stock_and_prices(&current.listing, &next.listing).map_err(internal)? {
+            next.segments =
+                facets::restocked(&next.segments, &next.listing, &edited).map_err(internal)?;
+            return Ok(next);
+        }
+        return rebuilt_facets(next);
+    };
+    writer.commit()?;
+    writer.wait_merging_threads()?;
+    live.reader.reload()?;
+    next.searcher = live.reader.searcher();
+    rebuilt_facets(next)
+}
+
+/// `next` with what a search reads of each document made again from its
+/// listing and its searcher's segments.
+fn rebuilt_facets(mut next: Indexed) -> tantivy::Result<Indexed> {
+    let rows = index::rows_of_docs(&next.searcher, next.fields.ord, next.len())?;
     let facets = FacetRows::build(&next.listing).map_err(internal)?;
     let tie_order = index::tie_order(&next.listing).map_err(internal)?;
     (next.segments, next.facet_layout) = index::segments(rows, &facets, &tie_order);
     next.tie_order = tie_order.into();
-    next.catalog_version = version;
     Ok(next)
 }
 
@@ -308,3 +325,6 @@ fn remove(
     next.summaries.swap_remove(row as usize);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -290,4 +290,4 @@ mod kept;
 mod lead;
 mod near;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

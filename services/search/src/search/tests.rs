@@ -38,7 +38,7 @@ fn localized(en: &str) -> Option<LocalizedString> {
 
 /// Products whose names repeat words in many combinations (so scores
 /// tie), with popularity ties and prices missing in one currency.
-fn product(i: u32) -> Product {
+pub(crate) fn product(i: u32) -> Product {
     let mut name: Vec<&str> = (0..1 + i % 3)
         .map(|w| WORDS[((i / 3 + w * 5) % 6) as usize])
         .collect();
@@ -77,7 +77,7 @@ fn product(i: u32) -> Product {
     }
 }
 
-fn index() -> Indexed {
+pub(crate) fn index() -> Indexed {
     index_of((0..400).map(product).collect())
 }
 
@@ -527,7 +527,10 @@ fn a_stock_and_price_change_writes_no_document() {
 }
 
 /// `product` as the catalog exports it to `indexed` when it changed.
-fn reread(indexed: &Indexed, product: &Product) -> storefront_proto::encoded::ProductBatch {
+pub(crate) fn reread(
+    indexed: &Indexed,
+    product: &Product,
+) -> storefront_proto::encoded::ProductBatch {
     let dictionary = indexed.summaries.dictionary().clone();
     let mut records = storefront_domain::compact::Records::new(dictionary.clone());
     records.push(&product.encode_to_vec(), &mut Vec::new());
