@@ -16,7 +16,10 @@
 #     product.
 # Writes target/bench/catalog-changes-SIZE.json and prints a table.
 # STOREFRONT_BIN measures another build of the mesh (feeds, token and the
-# change generator stay this tree's).
+# change generator stay this tree's). FEED=<export of SIZE products> uses
+# that feed rather than exporting one (at 1,000,000 an export takes
+# minutes); IMPORT=off leaves out the import (1.), for the changes alone;
+# SETTLE=<seconds> waits that long after ready.
 # Usage: bench/catalog_changes.sh [size] [seconds, default 30] [stock/s, 200] [prices/s, 20]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,12 +43,20 @@ if ! command -v wrk >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq wrk >/dev/null
 fi
 cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin changes
-./target/release/storefront catalog export --size "$size" >"$work/a.ndjson"
+if [ -n "${FEED:-}" ]; then
+  ln -s "$(realpath "$FEED")" "$work/a.ndjson"
+else
+  ./target/release/storefront catalog export --size "$size" >"$work/a.ndjson"
+fi
 sed '/"type":"product"/ s/"brand":"/"brand":"B2 /' "$work/a.ndjson" >"$work/b.ndjson"
 
 export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off RATE_LIMIT_SERVICE=off
 start $port CATALOG_FEED="$work/a.ndjson" INTERNAL_LISTEN_ADDR=127.0.0.1:$internal
+# A million products take about a minute to be ready (start waits 20 s).
+for _ in $(seq 1 600); do curl -sf "$base/health/ready" >/dev/null && break; sleep 0.5; done
 curl -sf "$base/health/ready" >/dev/null || { echo "the mesh did not become ready" >&2; exit 1; }
+# SETTLE=<seconds>: let the work after ready (search's merge) end first.
+sleep "${SETTLE:-0}"
 # The mesh's dev issuer is on its fixed port unless something else holds it.
 token=$(./target/release/storefront token merchandising@storefront.iam.gserviceaccount.com)
 H=(-H 'X-Api-Version: v1.0')
@@ -67,6 +78,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 now_ms() { date +%s%3N; }
 
 # 1. An import under load.
+import_json=null
+if [ "${IMPORT:-on}" != off ]; then
 before=$(load versions.lua "$work/list" 64 10)
 t0=$(now_ms)
 dry=$(curl -s -X POST -H "Authorization: Bearer $token" --data-binary @"$work/b.ndjson" \
@@ -94,6 +107,12 @@ during_rps=$(awk -v s="$import_start" -v e="$import_end" '
   $1 == "BUCKET" && ($2 + 1) * 1000 > s && $2 * 1000 < e { m += $3; j++ }
   END { printf "%.1f", (k > 0 ? n / k : (j > 0 ? m / j : 0)) }' "$work/during")
 brands_now=$(curl -sf "${H[@]}" "$base/products?limit=20" | grep -o '"brand":"B2 ' | wc -l)
+import_json="{\"dry_run_ms\":$dry_ms,\"import_ms\":$((import_end - import_start)),
+   \"list_rps_before\":$(field "$before" 2),\"list_rps_during\":$during_rps,
+   \"ratio\":$(ratio "$during_rps" "$(field "$before" 2)"),
+   \"errors\":$(( $(field "$before" 6) + $(field "$during" 6) )),\"mixed_answers\":$(field "$during" 7),
+   \"new_brands_on_first_page_after\":$brands_now}"
+fi
 
 # 2. Stock and price changes under load.
 changes_load() { # SECONDS LABEL
@@ -126,11 +145,7 @@ quiet_search=$(mean "$before_search" "$after_search"); busy_search=$(field "$(ca
 
 cat >"$json" <<EOF
 {"size":$size,
- "import":{"dry_run_ms":$dry_ms,"import_ms":$((import_end - import_start)),
-   "list_rps_before":$(field "$before" 2),"list_rps_during":$during_rps,
-   "ratio":$(ratio "$during_rps" "$(field "$before" 2)"),
-   "errors":$(( $(field "$before" 6) + $(field "$during" 6) )),"mixed_answers":$(field "$during" 7),
-   "new_brands_on_first_page_after":$brands_now},
+ "import":$import_json,
  "changes":{"seconds":$seconds,"stock_per_s":$stock_rate,"prices_per_s":$price_rate,
    "list_rps_quiet":$quiet_list,"list_rps_before":$before_list,"list_rps_after":$after_list,"list_rps_busy":$busy_list,"list_ratio":$(ratio "$busy_list" "$quiet_list"),
    "search_rps_quiet":$quiet_search,"search_rps_before":$before_search,"search_rps_after":$after_search,"search_rps_busy":$busy_search,"search_ratio":$(ratio "$busy_search" "$quiet_search"),
@@ -143,9 +158,10 @@ d = json.load(open(sys.argv[1]))
 i, c = d["import"], d["changes"]
 l = c["load"]
 print(f"{d['size']:,} products")
-print(f"import of the whole feed: dry run {i['dry_run_ms']:,} ms, import {i['import_ms']:,} ms under load")
-print(f"  /products at 64 conns: {i['list_rps_before']:,.0f} req/s before, {i['list_rps_during']:,.0f} during "
-      f"({i['ratio']:.2f}x); failed requests {i['errors']}; answers mixing two catalogs {i['mixed_answers']}")
+if i:
+    print(f"import of the whole feed: dry run {i['dry_run_ms']:,} ms, import {i['import_ms']:,} ms under load")
+    print(f"  /products at 64 conns: {i['list_rps_before']:,.0f} req/s before, {i['list_rps_during']:,.0f} during "
+          f"({i['ratio']:.2f}x); failed requests {i['errors']}; answers mixing two catalogs {i['mixed_answers']}")
 print(f"changes for {c['seconds']} s: {l['stock']['sent']} stock ({l['stock']['failed']} failed), "
       f"{l['prices']['sent']} price ({l['prices']['failed']} failed)")
 print(f"  /products (32 conns): {c['list_rps_quiet']:,.0f} (before {c['list_rps_before']:,.0f}, after {c['list_rps_after']:,.0f})"

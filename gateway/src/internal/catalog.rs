@@ -151,7 +151,10 @@ pub struct StockChange {
     pub delta: Option<i64>,
 }
 
-/// Sets stock levels by SKU, together.
+/// Sets stock levels by SKU, together. Requests that arrive while the
+/// catalog writes a version share the next one (in the order they
+/// arrived: of two setting one SKU, the later holds), and each answer is
+/// that version.
 #[utoipa::path(post, path = "/internal/catalog/stock", tag = "Catalog", security(("BearerAuth" = [])),
     request_body = StockBody,
     responses(

@@ -8,6 +8,7 @@ mod edit;
 pub mod feed;
 mod generate;
 mod imports;
+mod levels;
 mod live;
 mod oplog;
 mod reindex;

@@ -37,6 +37,8 @@ pub struct Live {
     pub(crate) shared: Option<Shared>,
     /// Stock operations waiting for the next version.
     pub(crate) stock: StockQueue,
+    /// Stock levels set waiting for the next version (`levels`).
+    pub(crate) levels: crate::levels::LevelsQueue,
     /// What an import may make of its categories.
     pub(crate) feed_limits: FeedLimits,
     /// The reindex generation without a shared store (`reindex`).
@@ -54,6 +56,7 @@ impl Live {
             writer: Arc::default(),
             shared,
             stock: Default::default(),
+            levels: Default::default(),
             feed_limits: Default::default(),
             reindex: Arc::new(1.into()),
         }

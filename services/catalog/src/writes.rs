@@ -2,7 +2,8 @@
 //! a product put from its feed record, a delete, stock levels, the catalog
 //! exported as a feed, and what changed since a version for indexers (a
 //! whole feed imported is `imports`). Each write is one new
-//! version, whole or not at all; writers take turns, readers never wait.
+//! version, whole or not at all (stock levels set at once share one:
+//! `levels`); writers take turns, readers never wait.
 
 use std::sync::Arc;
 use storefront_proto::error::codes;
@@ -215,9 +216,7 @@ pub async fn set_stock(api: &Live, req: SetStockRequest) -> Result<ChangeReply, 
         return Err(invalid(problems));
     }
     let skus: Vec<String> = levels.iter().map(|l| l.sku.clone()).collect();
-    let next = api
-        .change(move |_| Ok(vec![Change::Stock(levels.clone())]))
-        .await?;
+    let next = crate::levels::set(api, levels).await?;
     // Each product once (two of its SKUs may change), decoded once for the
     // reply, in id order.
     let mut rows: Vec<u32> = skus
