@@ -6,36 +6,23 @@
 //! under load there, and the requests waiting for their turn filled the
 //! service's concurrency limit (DOWNSTREAM_BUSY).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use storefront_platform::error::ServiceError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::edit::{Change, Stock};
-use crate::live::Live;
+use crate::live::{Live, PendingLevels, waiting};
 use crate::store::Catalog;
 
 /// Requests one version applies at most.
 const BATCH: usize = 256;
 
-/// One request's levels waiting for the next version, and where the
-/// version that applied them (or the request's refusal) goes.
-pub(crate) type Pending = (
-    Vec<Stock>,
-    oneshot::Sender<Result<Arc<Catalog>, ServiceError>>,
-);
-
-/// The queue of levels for the next version, started by the first.
-#[derive(Clone, Default)]
-pub struct LevelsQueue {
-    queue: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
-}
-
 /// Applies `levels` (all or none) in the next version: the version.
 /// Requests in one version apply in the order they arrived, so of two that
 /// set one SKU the later holds; each is answered with that version.
 pub async fn set(api: &Live, levels: Vec<Stock>) -> Result<Arc<Catalog>, ServiceError> {
-    let queue = api.levels.queue.get_or_init(|| {
+    let queue = api.stock.levels.get_or_init(|| {
         let (send, receive) = mpsc::unbounded_channel();
         tokio::spawn(write_batches(api.clone(), receive));
         send
@@ -46,15 +33,9 @@ pub async fn set(api: &Live, levels: Vec<Stock>) -> Result<Arc<Catalog>, Service
     answered.await.map_err(|_| stopped())?
 }
 
-async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<Pending>) {
+async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<PendingLevels>) {
     while let Some(first) = receive.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match receive.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
+        let batch = waiting(first, &mut receive, BATCH);
         if batch.len() > 1 {
             tracing::debug!(requests = batch.len(), "stock levels in one version");
         }

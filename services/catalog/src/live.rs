@@ -1,6 +1,6 @@
 //! The catalog's live state: the current version (readers take it and
 //! never wait), the writers' turn, the shared store it is kept in, the
-//! queue of stock operations for the next version. The writers (`writes`,
+//! queues of stock writes for the next version. The writers (`writes`,
 //! `stock`, `versions`) take it; the tonic handler (`service`) adapts it.
 
 use std::sync::{Arc, OnceLock, RwLock};
@@ -9,6 +9,7 @@ use storefront_platform::error::ServiceError;
 use storefront_proto::catalog::v1::{AdjustStockReply, AdjustStockRequest};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::edit::Stock;
 use crate::feed::limits::FeedLimits;
 use crate::shared::Shared;
 use crate::store::Catalog;
@@ -20,11 +21,33 @@ pub(crate) type Pending = (
     oneshot::Sender<Result<AdjustStockReply, ServiceError>>,
 );
 
-/// The queue of stock operations for the next version, started by the
-/// first (`stock::adjust`).
+/// One request's stock levels (`SetStock`) waiting for the next version,
+/// and where the version that applied them (or the request's refusal)
+/// goes.
+pub(crate) type PendingLevels = (
+    Vec<Stock>,
+    oneshot::Sender<Result<Arc<Catalog>, ServiceError>>,
+);
+
+/// The queues of stock writes for the next version, each started by its
+/// first write: operations (`stock::adjust`) and levels set (`levels`).
 #[derive(Clone, Default)]
 pub struct StockQueue {
     pub(crate) queue: Arc<OnceLock<mpsc::UnboundedSender<Pending>>>,
+    pub(crate) levels: Arc<OnceLock<mpsc::UnboundedSender<PendingLevels>>>,
+}
+
+/// `first` and what else waits in `receive` now, at most `max` in all:
+/// what the next version applies together.
+pub(crate) fn waiting<T>(first: T, receive: &mut mpsc::UnboundedReceiver<T>, max: usize) -> Vec<T> {
+    let mut batch = vec![first];
+    while batch.len() < max {
+        match receive.try_recv() {
+            Ok(next) => batch.push(next),
+            Err(_) => break,
+        }
+    }
+    batch
 }
 
 #[derive(Clone)]
@@ -37,8 +60,6 @@ pub struct Live {
     pub(crate) shared: Option<Shared>,
     /// Stock operations waiting for the next version.
     pub(crate) stock: StockQueue,
-    /// Stock levels set waiting for the next version (`levels`).
-    pub(crate) levels: crate::levels::LevelsQueue,
     /// What an import may make of its categories.
     pub(crate) feed_limits: FeedLimits,
     /// The reindex generation without a shared store (`reindex`).
@@ -56,7 +77,6 @@ impl Live {
             writer: Arc::default(),
             shared,
             stock: Default::default(),
-            levels: Default::default(),
             feed_limits: Default::default(),
             reindex: Arc::new(1.into()),
         }

@@ -19,7 +19,7 @@ use storefront_proto::catalog::v1::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::edit::Change;
-use crate::live::{Live, Pending};
+use crate::live::{Live, Pending, waiting};
 use crate::store::{Catalog, sku_key};
 
 /// Lines an operation may name (a cart has at most a few hundred).
@@ -208,13 +208,7 @@ pub async fn adjust(api: &Live, req: AdjustStockRequest) -> Result<AdjustStockRe
 
 async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<Pending>) {
     while let Some(first) = receive.recv().await {
-        let mut batch = vec![first];
-        while batch.len() < BATCH {
-            match receive.try_recv() {
-                Ok(next) => batch.push(next),
-                Err(_) => break,
-            }
-        }
+        let batch = waiting(first, &mut receive, BATCH);
         let (requests, answers): (Vec<_>, Vec<_>) = batch.into_iter().unzip();
         match write(&api, requests).await {
             Ok(replies) => {
