@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use storefront_platform::error::ServiceError;
+use storefront_platform::error::{ErrorKind, ServiceError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::edit::{Change, Stock};
@@ -51,7 +51,10 @@ async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<PendingLe
                 .for_each(|a| drop(a.send(Ok(next.clone())))),
             // One request refused (an unknown SKU, a level below zero)
             // refuses the batch: each is written alone, for its own answer.
-            Err(_) if answers.len() > 1 => {
+            // Any other failure (the shared store unreachable, the catalog
+            // changing too fast) is every request's: not tried again one by
+            // one, which would make the last wait for all the others.
+            Err(e) if answers.len() > 1 && e.kind == ErrorKind::Validation => {
                 let levels = Arc::unwrap_or_clone(levels);
                 for (levels, answer) in levels.into_iter().zip(answers) {
                     let written = api.change(move |_| Ok(vec![Change::Stock(levels.clone())]));
