@@ -157,9 +157,14 @@ fn masked<'a>(
 fn alive(rows: &[u32]) -> Arc<[u64]> {
     let mut bits = vec![0u64; rows.len().div_ceil(64)];
     for (doc, _) in rows.iter().enumerate().filter(|(_, row)| **row != u32::MAX) {
-        bits[doc / 64] |= 1 << (doc % 64);
+        set(&mut bits, doc as u32);
     }
     bits.into()
+}
+
+/// Sets bit `at` of `bits` (which has room for it).
+pub(super) fn set(bits: &mut [u64], at: u32) {
+    bits[at as usize / 64] |= 1 << (at % 64);
 }
 
 /// Whether bit `at` of `bits` is set.
