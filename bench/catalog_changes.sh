@@ -126,7 +126,11 @@ changes_load 10 quiet
 # The change generator stands for a shop system on another machine: it
 # runs at low priority so that its own work takes as little as possible
 # from the mesh and wrk (the changes it sends are the load measured).
-CHANGES_READY="$work/sending" nice -n 10 ./target/release/changes "$work/b.ndjson" "http://127.0.0.1:$internal" "$base" "$token" \
+# Its products are the catalog's as held (the imported feed, or without the
+# import the first): a price change moves prices and a name, not a brand.
+held="$work/b.ndjson"
+[ "${IMPORT:-on}" != off ] || held="$work/a.ndjson"
+CHANGES_READY="$work/sending" nice -n 10 ./target/release/changes "$held" "http://127.0.0.1:$internal" "$base" "$token" \
   "$seconds" "$stock_rate" "$price_rate" >"$work/changes.json" 2>"$work/changes.err" &
 changes_pid=$!
 # wrk's window starts with the changes, not while the driver reads its feed

@@ -74,6 +74,17 @@ struct FacetRow<R> {
     stock_bucket: [u8; MAX_CURRENCIES],
 }
 
+impl FacetRow<u32> {
+    /// These values, with ranks as narrow as `R`.
+    fn narrowed<R: Rank>(self) -> FacetRow<R> {
+        FacetRow {
+            brand_category: R::new(self.brand_category),
+            attributes: R::new(self.attributes),
+            stock_bucket: self.stock_bucket,
+        }
+    }
+}
+
 /// Price buckets and one for none.
 const BUCKET_SLOTS: usize = PRICE_BUCKETS.len() + 1;
 
@@ -181,7 +192,7 @@ mod restock;
 pub use docs::{BATCH, SegmentDocs};
 pub use layout::Layout;
 use layout::Spread;
-pub use restock::{holds_but_stock_and_prices, restocked};
+pub use restock::{Kept, holds_but_stock_and_prices, kept, restocked};
 
 /// Values of no facet (a document without a row).
 fn blank<R: Rank>() -> FacetRow<R> {

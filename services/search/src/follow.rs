@@ -25,7 +25,7 @@ use crate::clients::Catalog;
 use storefront_domain::currencies::Currencies;
 
 use crate::clients::unavailable;
-use crate::facets::{self, FacetRows};
+use crate::facets::{self, FacetRows, Kept};
 use crate::index::{self, Indexed};
 use crate::service::SearchApi;
 use crate::view::IndexedProduct;
@@ -247,7 +247,45 @@ pub(crate) fn apply(
     writer.wait_merging_threads()?;
     live.reader.reload()?;
     next.searcher = live.reader.searcher();
-    rebuilt_facets(next)
+    kept_facets(current, next, &edited)
+}
+
+/// `next` (documents written since `current`) with what a search reads of
+/// each document kept from `current` where what facets count by and the
+/// tie order hold (`facets::kept`), else made again.
+fn kept_facets(current: &Indexed, mut next: Indexed, edited: &[u32]) -> tantivy::Result<Indexed> {
+    let popularity = |at: &Indexed| at.listing.column("popularity", 0).map(std::ptr::from_ref);
+    let holds = current.len() == next.len()
+        && popularity(current).map_err(internal)? == popularity(&next).map_err(internal)?
+        && facets::holds_but_stock_and_prices(&current.listing, &next.listing).map_err(internal)?;
+    if !holds {
+        return rebuilt_facets(next);
+    }
+    let before: HashMap<_, _> = (current.searcher.segment_readers().iter())
+        .zip(current.segments.iter())
+        .map(|(reader, docs)| (reader.segment_id(), (reader.num_deleted_docs(), docs)))
+        .collect();
+    let mut kept = Vec::new();
+    for reader in next.searcher.segment_readers() {
+        kept.push(match before.get(&reader.segment_id()) {
+            Some(&(deleted, docs)) if deleted == reader.num_deleted_docs() => Kept::Same(docs),
+            Some(&(_, docs)) => {
+                let alive = reader.alive_bitset();
+                let alive = move |doc| alive.is_none_or(|a| a.is_alive(doc));
+                Kept::Deleted(docs, Box::new(alive))
+            }
+            None => Kept::New(index::rows_of_segment(reader, next.fields.ord, next.len())?),
+        });
+    }
+    let layout = &next.facet_layout;
+    match facets::kept(kept, &next.listing, layout, &next.tie_order).map_err(internal)? {
+        Some(segments) => {
+            next.segments =
+                facets::restocked(&segments, &next.listing, edited).map_err(internal)?;
+            Ok(next)
+        }
+        None => rebuilt_facets(next),
+    }
 }
 
 /// `next` with what a search reads of each document made again from its

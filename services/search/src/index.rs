@@ -18,7 +18,8 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{
-    Index, IndexReader, IndexSettings, IndexSortByField, Order, Searcher, TantivyDocument,
+    Index, IndexReader, IndexSettings, IndexSortByField, Order, Searcher, SegmentReader,
+    TantivyDocument,
 };
 
 use crate::analyzer;
@@ -240,20 +241,26 @@ pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceEr
 /// Per segment, each document's row, from the `ord` column (none for a
 /// deleted document).
 pub fn rows_of_docs(searcher: &Searcher, ord: Field, len: usize) -> tantivy::Result<RowsOfDocs> {
-    let mut rows = Vec::new();
-    let name = searcher.schema().get_field_name(ord).to_string();
-    for reader in searcher.segment_readers() {
-        let column = reader.fast_fields().u64(&name)?;
-        let alive = reader.alive_bitset();
-        let of_doc: Vec<u32> = (0..reader.max_doc())
-            .map(|doc| {
-                column
-                    .first(doc)
-                    .filter(|&r| (r as usize) < len && alive.is_none_or(|a| a.is_alive(doc)))
-                    .map_or(u32::MAX, |r| r as u32)
-            })
-            .collect();
-        rows.push(of_doc.into_boxed_slice());
-    }
-    Ok(rows)
+    (searcher.segment_readers().iter())
+        .map(|reader| rows_of_segment(reader, ord, len))
+        .collect()
+}
+
+/// Each document's row in one segment, as `rows_of_docs`.
+pub fn rows_of_segment(
+    reader: &SegmentReader,
+    ord: Field,
+    len: usize,
+) -> tantivy::Result<Box<[u32]>> {
+    let name = reader.schema().get_field_name(ord);
+    let column = reader.fast_fields().u64(name)?;
+    let alive = reader.alive_bitset();
+    Ok((0..reader.max_doc())
+        .map(|doc| {
+            column
+                .first(doc)
+                .filter(|&r| (r as usize) < len && alive.is_none_or(|a| a.is_alive(doc)))
+                .map_or(u32::MAX, |r| r as u32)
+        })
+        .collect())
 }

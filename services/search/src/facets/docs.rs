@@ -154,7 +154,7 @@ fn masked<'a>(
 }
 
 /// One bit a document whose row is not `u32::MAX`.
-fn alive(rows: &[u32]) -> Arc<[u64]> {
+fn alive_bits(rows: &[u32]) -> Arc<[u64]> {
     let mut bits = vec![0u64; rows.len().div_ceil(64)];
     for (doc, _) in rows.iter().enumerate().filter(|(_, row)| **row != u32::MAX) {
         set(&mut bits, doc as u32);
@@ -273,165 +273,111 @@ impl SegmentDocs {
         }
         next
     }
-
-    /// Whether its rows are `other`'s (shared, not made again).
-    #[cfg(test)]
-    pub fn shares_rows_with(&self, other: &SegmentDocs) -> bool {
-        Arc::ptr_eq(&self.rows, &other.rows)
-    }
-
-    /// The row of document `doc` (None: a document without one).
-    #[cfg(test)]
-    pub fn row(&self, doc: u32) -> Option<u32> {
-        self.entry(doc).map(|(row, _)| row)
-    }
 }
 
 impl FacetRows {
     /// What a search reads of each document of a segment whose documents
     /// have the rows `rows` (`u32::MAX`: none), `tie_order` each row's
     /// place in the tie order.
-    pub fn for_segment(&self, mut rows: Box<[u32]>, tie_order: &[u32]) -> SegmentDocs {
+    pub fn for_segment(&self, rows: Box<[u32]>, tie_order: &[u32]) -> SegmentDocs {
         let len = match &self.packed {
             Packed::Narrow(by_row) => by_row.len(),
             Packed::Wide(by_row) => by_row.len(),
         };
-        for row in rows.iter_mut().filter(|row| **row as usize >= len) {
-            *row = u32::MAX;
-        }
+        let rows = rows_of(rows, len);
+        let values = match &self.packed {
+            Packed::Narrow(by_row) => Values::Narrow(values(by_row, &rows)),
+            Packed::Wide(by_row) => Values::Wide(values(by_row, &rows)),
+        };
+        SegmentDocs::new(rows, tie_order, values)
+    }
+}
+
+/// `rows` with each row past `len` none.
+fn rows_of(mut rows: Box<[u32]>, len: usize) -> Box<[u32]> {
+    for row in rows.iter_mut().filter(|row| **row as usize >= len) {
+        *row = u32::MAX;
+    }
+    rows
+}
+
+/// Whether the documents with a row are in tie order.
+fn in_tie_order(rows: &[u32], tie: impl Fn(u32) -> u32) -> bool {
+    rows.iter()
+        .filter(|&&row| row != u32::MAX)
+        .map(|&row| tie(row))
+        .is_sorted_by(|a, b| a < b)
+}
+
+impl SegmentDocs {
+    fn new(rows: Box<[u32]>, tie_order: &[u32], values: Values) -> SegmentDocs {
         let tie = |row: u32| tie_order.get(row as usize).copied().unwrap_or(u32::MAX);
         let ties: Arc<[u32]> = rows.iter().map(|&row| tie(row)).collect();
-        let ordered = rows
-            .iter()
-            .filter(|&&row| row != u32::MAX)
-            .map(|&row| tie(row))
-            .is_sorted_by(|a, b| a < b);
+        let ordered = in_tie_order(&rows, tie);
         let complete = rows.iter().all(|&row| row != u32::MAX);
         SegmentDocs {
             complete,
-            alive: (!complete).then(|| alive(&rows)),
-            values: Arc::new(match &self.packed {
-                Packed::Narrow(by_row) => Values::Narrow(values(by_row, &rows)),
-                Packed::Wide(by_row) => Values::Wide(values(by_row, &rows)),
-            }),
+            alive: (!complete).then(|| alive_bits(&rows)),
+            values: Arc::new(values),
             rows: rows.into(),
             ties,
+            ordered,
+        }
+    }
+
+    /// A segment whose documents have the rows `rows` (`u32::MAX`: none;
+    /// past `len` rows: none), `value(row)` each row's facet values, kept
+    /// narrow when `narrow`.
+    pub(super) fn made(
+        rows: Box<[u32]>,
+        len: usize,
+        tie_order: &[u32],
+        narrow: bool,
+        value: impl Fn(u32) -> FacetRow<u32>,
+    ) -> SegmentDocs {
+        let rows = rows_of(rows, len);
+        fn each<R: Rank>(rows: &[u32], value: impl Fn(u32) -> FacetRow<u32>) -> Box<[FacetRow<R>]> {
+            (rows.iter())
+                .map(|&row| match row {
+                    u32::MAX => blank(),
+                    row => value(row).narrowed(),
+                })
+                .collect()
+        }
+        let values = match narrow {
+            true => Values::Narrow(each(&rows, value)),
+            false => Values::Wide(each(&rows, value)),
+        };
+        SegmentDocs::new(rows, tie_order, values)
+    }
+
+    /// This segment with the documents `alive` says no longer are (deleted
+    /// since) without a row: the rows copied, the tie places and values
+    /// shared (those of a document without a row are never read).
+    pub(super) fn with_deletes(&self, alive: impl Fn(u32) -> bool) -> SegmentDocs {
+        let rows: Box<[u32]> = (self.rows.iter().enumerate())
+            .map(|(doc, &row)| if alive(doc as u32) { row } else { u32::MAX })
+            .collect();
+        let complete = rows.iter().all(|&row| row != u32::MAX);
+        // Fewer documents in tie order are still in it; fewer out of it
+        // may be in it now.
+        let ties = &self.ties;
+        let ordered = self.ordered
+            || (rows.iter().zip(ties.iter()))
+                .filter(|(row, _)| **row != u32::MAX)
+                .map(|(_, &tie)| tie)
+                .is_sorted_by(|a, b| a < b);
+        SegmentDocs {
+            complete,
+            alive: (!complete).then(|| alive_bits(&rows)),
+            values: self.values.clone(),
+            rows: rows.into(),
+            ties: self.ties.clone(),
             ordered,
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts};
-    use storefront_domain::listing::Listing;
-
-    use super::super::tests::product;
-    use super::super::{Counts, FacetRows, facets};
-
-    /// A segment's documents read their own row's tie place and values,
-    /// in the segment's order; a document without a row, or one not
-    /// kept, is neither counted nor taken.
-    #[test]
-    fn segment_documents_read_their_own_rows() {
-        let products: Vec<ProductFacts> = (0..50).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
-        let narrow = FacetRows::build(&listing).unwrap();
-        let wide = FacetRows::wide(&listing);
-        let tie_order: Vec<u32> = (0..50).map(|r| 1000 + 3 * r).collect();
-        let rows = [7, u32::MAX, 0, 49, 12, 60];
-        for by_row in [&narrow, &wide] {
-            let docs = by_row.for_segment(rows.into(), &tie_order);
-            assert!(!docs.complete && !docs.ordered(), "row 7 before row 0");
-            let hits: Vec<(u32, f32)> = (0..7).map(|d| (d, d as f32 / 2.0)).collect();
-            let mut by_doc = Counts::new(&listing, by_row.layout(), 1).unwrap();
-            let mut taken = Vec::new();
-            let kept = docs.take(
-                &hits,
-                &mut by_doc,
-                |row| row != 12,
-                |row, tie, score| taken.push((row, tie, score)),
-            );
-            assert_eq!(kept, 3);
-            // Counted without scores, the same.
-            let mut unscored = Counts::new(&listing, by_row.layout(), 1).unwrap();
-            let keep = |row| row != 12;
-            let docs_only: Vec<u32> = (0..7).collect();
-            assert_eq!(docs.count(&docs_only, &mut unscored, Some(&keep)), 3);
-            assert_eq!(
-                facets(&HashMap::new(), unscored),
-                facets(&HashMap::new(), {
-                    let mut c = Counts::new(&listing, by_row.layout(), 1).unwrap();
-                    for row in [7, 0, 49] {
-                        by_row.count(&mut c, row);
-                    }
-                    c
-                })
-            );
-            let expect = [(7, 1021, 0.0), (0, 1000, 1.0), (49, 1147, 1.5)];
-            assert_eq!(taken, expect);
-            let mut expected = Counts::new(&listing, by_row.layout(), 1).unwrap();
-            for row in [7, 0, 49] {
-                by_row.count(&mut expected, row);
-            }
-            let no_labels = HashMap::new();
-            assert_eq!(facets(&no_labels, by_doc), facets(&no_labels, expected));
-        }
-    }
-
-    /// A segment with documents without a row (deleted) counts by values
-    /// alone, those masked out, as it counts by rows.
-    #[test]
-    fn segments_with_deleted_documents_count_by_values_as_by_rows() {
-        let products: Vec<ProductFacts> = (0..80).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
-        let by_row = FacetRows::build(&listing).unwrap();
-        let tie_order: Vec<u32> = (0..80).collect();
-        // 70 documents, every third deleted, the last two past the rows.
-        let rows: Vec<u32> = (0..70)
-            .map(|d| if d % 3 == 0 { u32::MAX } else { d })
-            .chain([90, 91])
-            .collect();
-        let docs = by_row.for_segment(rows.into(), &tie_order);
-        assert!(!docs.complete);
-        // Every document matched, and bits past the segment's end.
-        let bits = [u64::MAX, u64::MAX, u64::MAX];
-        let mut by_values = Counts::new(&listing, by_row.layout(), 0).unwrap();
-        let counted = docs.count_all(&bits, &mut by_values);
-        let mut expected = Counts::new(&listing, by_row.layout(), 0).unwrap();
-        let all: Vec<u32> = (0..72).collect();
-        let mut by_rows = 0;
-        for batch in all.chunks(super::BATCH) {
-            by_rows += docs.count(batch, &mut expected, None);
-        }
-        assert_eq!(counted, by_rows);
-        assert_eq!(counted, 46);
-        let no_labels = HashMap::new();
-        assert_eq!(facets(&no_labels, by_values), facets(&no_labels, expected));
-    }
-
-    /// A segment whose every document has a row counts by the values
-    /// alone, as by rows; one in tie order says so.
-    #[test]
-    fn complete_segments_count_by_values_alone() {
-        let products: Vec<ProductFacts> = (0..50).map(product).collect();
-        let listing = Listing::build(&products, PRODUCT_FIELDS, &super::super::tests::codes());
-        let by_row = FacetRows::build(&listing).unwrap();
-        let tie_order: Vec<u32> = (0..50).map(|r| 49 - r).collect();
-        let docs = by_row.for_segment((0..50).rev().collect(), &tie_order);
-        assert!(docs.complete && docs.ordered());
-        let mut by_doc = Counts::new(&listing, by_row.layout(), 0).unwrap();
-        let all: Vec<u32> = (0..50).collect();
-        assert_eq!(docs.count(&all, &mut by_doc, None), 50);
-        let mut expected = Counts::new(&listing, by_row.layout(), 0).unwrap();
-        for row in 0..50 {
-            by_row.count(&mut expected, row);
-        }
-        let no_labels = HashMap::new();
-        assert_eq!(facets(&no_labels, by_doc), facets(&no_labels, expected));
-        let unordered = by_row.for_segment((0..50).collect(), &tie_order);
-        assert!(unordered.complete && !unordered.ordered());
-    }
-}
+#[path = "docs_tests.rs"]
+mod tests;

@@ -1,8 +1,10 @@
 //! A follow step that moves only stock and prices patches what a search
-//! reads of the documents it changed: the same as made again for every row.
+//! reads of the documents it changed, and one that writes documents keeps
+//! the segments it had: the same as made again for every row.
 
 use storefront_proto::catalog::v1::Product;
 
+use crate::index::Indexed;
 use crate::search::tests::{index, product, reread};
 
 /// Products in stock and out, priced across buckets, one losing its
@@ -52,4 +54,55 @@ fn a_brand_change_makes_the_values_again() {
     let next = super::apply(&indexed, &[id], vec![reread(&indexed, &changed)], 2).unwrap();
     let whole = super::rebuilt_facets(next.clone()).unwrap();
     assert_eq!(next.segments[..], whole.segments[..]);
+}
+
+/// A step that writes documents (renamed products, two of them with new
+/// stock and prices) but moves nothing else facets count by keeps the
+/// segments it had, their rewritten documents unset, and reads only the
+/// new segment's documents: what a search reads is what a build of every
+/// row from the same listing and segments makes.
+#[test]
+fn a_rename_step_keeps_the_segments_it_had() {
+    let indexed = index();
+    let renamed = [5, 11, 300];
+    let changed = [5, 11, 12, 250, 300];
+    let ids: Vec<String> = changed.map(|i| product(i).meta.unwrap().id).to_vec();
+    let batches = changed
+        .iter()
+        .map(|&i| {
+            let mut p = if i == 5 { product(i) } else { restocked(i) };
+            if renamed.contains(&i) {
+                let names = p.name.iter_mut().flat_map(|n| n.values.values_mut());
+                names.for_each(|name| name.push_str(" zebra"));
+            }
+            reread(&indexed, &p)
+        })
+        .collect();
+    let next = super::apply(&indexed, &ids, batches, 2).unwrap();
+    assert!(
+        next.segments.len() > indexed.segments.len(),
+        "a new segment"
+    );
+    assert!(std::sync::Arc::ptr_eq(&next.tie_order, &indexed.tie_order));
+    assert!(std::sync::Arc::ptr_eq(
+        &next.facet_layout,
+        &indexed.facet_layout
+    ));
+    let held = next.segments.iter().zip(indexed.segments.iter());
+    assert!(
+        held.clone()
+            .all(|(now, before)| now.shares_ties_with(before))
+    );
+    assert!(
+        held.clone().any(|(now, before)| now != before),
+        "documents unset"
+    );
+    let whole = super::rebuilt_facets(next.clone()).unwrap();
+    let normalized = |at: &Indexed| {
+        at.segments
+            .iter()
+            .map(|s| s.normalized())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(normalized(&next), normalized(&whole));
 }
