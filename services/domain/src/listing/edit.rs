@@ -4,7 +4,9 @@
 //! dropped, a new one ranked in), so one change costs a few moves of each
 //! changed column's arrays (milliseconds at 100,000 records), not a build.
 //! Columns are shared between versions (`Arc`): a change copies only the
-//! columns whose value it changes.
+//! columns whose value it changes, and a plain replace in a column the
+//! version before still holds writes the next one's arrays in one pass
+//! (`replace.rs`).
 
 use std::sync::Arc;
 
@@ -173,12 +175,22 @@ impl<S: Schema> Listing<S> {
     }
 
     /// Record `row` now reads `record` (same id): only the columns whose
-    /// value changed are touched (and copied, when shared).
+    /// value changed are touched (and written anew, when shared).
     pub fn replace(&mut self, row: u32, record: &S::Record, contexts: &[S::Context]) {
         let values = self.values(record, contexts);
         for (indexed, value) in self.columns.iter_mut().zip(values) {
             let Some(value) = value else { continue };
             if indexed.column.value(row) == Key::of(value).as_ref() {
+                continue;
+            }
+            if Arc::get_mut(indexed).is_none()
+                && let Some(column) = indexed.column.replaced(row, value, &self.id_rank)
+            {
+                *indexed = Arc::new(Indexed {
+                    name: indexed.name,
+                    context: indexed.context,
+                    column,
+                });
                 continue;
             }
             let column = &mut Arc::make_mut(indexed).column;

@@ -12,6 +12,7 @@ mod column;
 mod edit;
 mod filter;
 mod rank;
+mod replace;
 #[cfg(test)]
 mod tests;
 
