@@ -85,6 +85,12 @@ impl FacetRow<u32> {
     }
 }
 
+/// Whether ranks fit in u16 (`Packed::Narrow`) with `pairs` pairs of
+/// brand and category and `sets` sets of attributes.
+fn narrow(pairs: usize, sets: usize) -> bool {
+    pairs.max(sets) < usize::from(u16::MAX)
+}
+
 /// Price buckets and one for none.
 const BUCKET_SLOTS: usize = PRICE_BUCKETS.len() + 1;
 
@@ -208,7 +214,7 @@ impl FacetRows {
         let buckets = price_buckets(listing)?;
         let (at, pairs) = pairs(listing)?;
         let sets = listing.column("attributes", 0)?.distinct.len();
-        let narrow = pairs.len().max(sets) < usize::from(u16::MAX);
+        let narrow = narrow(pairs.len(), sets);
         let column = |field| listing.column(field, 0);
         let columns = [
             column("brand")?,

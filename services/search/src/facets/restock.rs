@@ -16,7 +16,7 @@ use storefront_platform::error::ServiceError;
 use storefront_domain::listing::Column;
 
 use super::docs::{SegmentDocs, set};
-use super::{FacetRow, Layout, NO_BUCKET, bucket, stock_bucket, stock_slots};
+use super::{FacetRow, Layout, NO_BUCKET, bucket, narrow, stock_bucket, stock_slots};
 
 /// Whether every row's facet values but its stock and price read in
 /// `after` as in `before`: the brand, category and attribute columns
@@ -129,7 +129,7 @@ pub fn kept(
     let brand = &listing.column("brand", 0)?.rank;
     let category = &listing.column("category", 0)?.rank;
     let attributes = listing.column("attributes", 0)?;
-    let narrow = layout.pairs.len().max(attributes.distinct.len()) < usize::from(u16::MAX);
+    let narrow = narrow(layout.pairs.len(), attributes.distinct.len());
     let stock_buckets = StockBuckets::new(listing)?;
     let pairs: foldhash::HashMap<(u32, u32), u32> = (layout.pairs.iter().enumerate())
         .map(|(at, &pair)| (pair, at as u32))
