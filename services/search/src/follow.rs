@@ -200,24 +200,30 @@ pub(crate) fn apply(
         index::stamp(&mut doc, &fields, row, p.popularity);
         doc
     };
-    // Rows whose stock and price may have moved.
+    // Rows whose stock and price may have moved. Products held before are
+    // edited first, their listing entries together (one pass a changed
+    // column, `Listing::replace_all`), then the new and the deleted ones
+    // (a delete renumbers the last row).
     let mut edited = Vec::new();
+    let mut facts = Vec::new();
     for id in changed {
-        let written = match writer.as_mut() {
-            Some(writer) if !unwritten.contains(id.as_str()) => Some(writer),
-            _ => None,
+        let (Some(read), Some(row)) = (found.get(id.as_str()), next.row(id)) else {
+            continue;
         };
-        match (found.get(id.as_str()), next.row(id), written) {
-            (Some(read), Some(row), written) => {
-                if let Some(writer) = written {
-                    writer.delete_term(row_term(row));
-                    writer.add_document(doc(&read.product, row))?;
-                }
-                next.listing
-                    .replace(row, &ProductFacts::of(&read.product), contexts);
-                next.summaries.replace(row as usize, &read.lz4, read.length);
-                edited.push(row);
-            }
+        if let Some(writer) = writer.as_mut()
+            && !unwritten.contains(id.as_str())
+        {
+            writer.delete_term(row_term(row));
+            writer.add_document(doc(&read.product, row))?;
+        }
+        facts.push((row, ProductFacts::of(&read.product)));
+        next.summaries.replace(row as usize, &read.lz4, read.length);
+        edited.push(row);
+    }
+    let facts: Vec<(u32, &ProductFacts)> = facts.iter().map(|(row, f)| (*row, f)).collect();
+    next.listing.replace_all(&facts, contexts);
+    for id in changed {
+        match (found.get(id.as_str()), next.row(id), writer.as_mut()) {
             (Some(read), None, Some(writer)) => {
                 let row = next.len() as u32;
                 let ids = Arc::make_mut(&mut next.ids);

@@ -177,15 +177,34 @@ impl<S: Schema> Listing<S> {
     /// Record `row` now reads `record` (same id): only the columns whose
     /// value changed are touched (and written anew, when shared).
     pub fn replace(&mut self, row: u32, record: &S::Record, contexts: &[S::Context]) {
-        let values = self.values(record, contexts);
-        for (indexed, value) in self.columns.iter_mut().zip(values) {
-            let Some(value) = value else { continue };
-            if indexed.column.value(row) == Key::of(value).as_ref() {
-                continue;
-            }
-            if Arc::get_mut(indexed).is_none()
-                && let Some(column) = indexed.column.replaced(row, value, &self.id_rank)
-            {
+        self.replace_all(&[(row, record)], contexts);
+    }
+
+    /// Each `(row, record)` of `changes` (rows distinct, ids kept) now
+    /// reads its record: each column some of them change is touched once,
+    /// written anew for all of them when it is shared or more than one
+    /// changes in it (`replace_all.rs`), else edited in place.
+    pub fn replace_all(&mut self, changes: &[(u32, &S::Record)], contexts: &[S::Context]) {
+        let values: Vec<_> = (changes.iter())
+            .map(|(_, record)| self.values(record, contexts))
+            .collect();
+        for (c, indexed) in self.columns.iter_mut().enumerate() {
+            let moves: Vec<(u32, Value<'_>)> = (changes.iter().zip(&values))
+                .filter_map(|(&(row, _), values)| Some((row, values[c]?)))
+                .filter(|&(row, value)| indexed.column.value(row) != Key::of(value).as_ref())
+                .collect();
+            let written = match moves.as_slice() {
+                [] => continue,
+                [(row, value)] if Arc::get_mut(indexed).is_none() => {
+                    indexed.column.replaced(*row, *value, &self.id_rank)
+                }
+                [_] => None,
+                moves => (moves.iter())
+                    .map(|&(row, value)| Some((row, Key::of(value)?)))
+                    .collect::<Option<Vec<_>>>()
+                    .and_then(|keys| indexed.column.replaced_all(&keys, &self.id_rank)),
+            };
+            if let Some(column) = written {
                 *indexed = Arc::new(Indexed {
                     name: indexed.name,
                     context: indexed.context,
@@ -194,8 +213,10 @@ impl<S: Schema> Listing<S> {
                 continue;
             }
             let column = &mut Arc::make_mut(indexed).column;
-            column.remove(row, &self.id_rank);
-            column.insert(row, value, &self.id_rank);
+            for (row, value) in moves {
+                column.remove(row, &self.id_rank);
+                column.insert(row, value, &self.id_rank);
+            }
         }
     }
 

@@ -13,6 +13,7 @@ mod edit;
 mod filter;
 mod rank;
 mod replace;
+mod replace_all;
 #[cfg(test)]
 mod tests;
 

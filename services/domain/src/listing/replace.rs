@@ -215,4 +215,68 @@ mod tests {
         }
         assert!(written > 1_000, "the written path ran {written} times");
     }
+
+    /// Several replaces written anew at once are those replaces made in
+    /// place one after another: values dropped by every record leaving
+    /// them, taken by another record meanwhile, new ones (several between
+    /// two held values), records joining a value others leave.
+    #[test]
+    fn replaces_written_anew_together_are_the_replaces_made_in_place() {
+        let texts: Vec<String> = (0..400).map(|i| format!("name {i:03}")).collect();
+        let mut rng = Lcg(11);
+        let mut written = 0;
+        for round in 0..200 {
+            // More than 64 values: fewer keep a bitmap each, edited in place.
+            let n = 100 + rng.below(150) as usize;
+            let spread = 70 + rng.below(120);
+            let numbers = round % 2 == 0;
+            let value = |v: u64| match v {
+                0 => Value::Missing,
+                v if numbers => Value::Integer(v as i64 * 2),
+                v => Value::Text(&texts[v as usize * 2 % 400]),
+            };
+            let values: Vec<Value<'_>> = (0..n).map(|_| value(rng.below(spread))).collect();
+            let mut by_id: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                by_id.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let mut id_rank = vec![0u32; n];
+            for (rank, &row) in by_id.iter().enumerate() {
+                id_rank[row as usize] = rank as u32;
+            }
+            let column = Column::build(&values, &by_id);
+            let mut rows: Vec<u32> = (0..n as u32).collect();
+            let mut moves = Vec::new();
+            for _ in 0..1 + rng.below(12) {
+                let row = rows.swap_remove(rng.below(rows.len() as u64) as usize);
+                // Odd numbers and texts between the held ones: new values.
+                let new = match (numbers, rng.below(3)) {
+                    (true, 0) => Value::Integer(rng.below(spread) as i64 * 2 + 1),
+                    (false, 0) => Value::Text(&texts[(rng.below(spread) * 2 + 1) as usize % 400]),
+                    _ => value(1 + rng.below(spread)),
+                };
+                if column.value(row) != Key::of(new).as_ref() {
+                    moves.push((row, new));
+                }
+            }
+            let mut in_place = column.clone();
+            for &(row, new) in &moves {
+                in_place.remove(row, &id_rank);
+                in_place.insert(row, new, &id_rank);
+            }
+            let keys: Option<Vec<(u32, Key)>> = moves
+                .iter()
+                .map(|&(row, v)| Some((row, Key::of(v)?)))
+                .collect();
+            if let Some(anew) = keys.and_then(|k| column.replaced_all(&k, &id_rank)) {
+                assert!(
+                    same(&anew, &in_place),
+                    "round {round}, moves {}",
+                    moves.len()
+                );
+                written += 1;
+            }
+        }
+        assert!(written > 100, "the written path ran {written} times");
+    }
 }
