@@ -98,7 +98,19 @@ impl Column {
         rank[row as usize] = to as u32;
         let starts = change.starts(&self.starts);
         let asc = self.moved(row, change, id_rank);
-        Some(Column {
+        Some(self.written(distinct, rank, asc, starts))
+    }
+
+    /// The next version of this column from its arrays written anew (no
+    /// bitmaps per value; the same id sets).
+    pub(super) fn written(
+        &self,
+        distinct: imbl::Vector<Key>,
+        rank: Vec<u32>,
+        asc: Vec<u32>,
+        starts: Vec<u32>,
+    ) -> Column {
+        Column {
             distinct,
             rank,
             asc,
@@ -106,7 +118,7 @@ impl Column {
             bitmaps: Vec::new(),
             members: Arc::clone(&self.members),
             keeps_bitmaps: false,
-        })
+        }
     }
 
     /// The ascending order with `row` moved from its place in `change.from`
@@ -158,6 +170,19 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (self.0 >> 33) % n
         }
+
+        /// `n` records in a random id order: by id, and each one's place.
+        fn ids(&mut self, n: usize) -> (Vec<u32>, Vec<u32>) {
+            let mut by_id: Vec<u32> = (0..n as u32).collect();
+            for i in (1..n).rev() {
+                by_id.swap(i, self.below(i as u64 + 1) as usize);
+            }
+            let mut id_rank = vec![0u32; n];
+            for (rank, &row) in by_id.iter().enumerate() {
+                id_rank[row as usize] = rank as u32;
+            }
+            (by_id, id_rank)
+        }
     }
 
     fn same(a: &Column, b: &Column) -> bool {
@@ -188,14 +213,7 @@ mod tests {
                 v => Value::Text(&texts[v as usize]),
             };
             let values: Vec<Value<'_>> = (0..n).map(|_| value(rng.below(spread))).collect();
-            let mut by_id: Vec<u32> = (0..n as u32).collect();
-            for i in (1..n).rev() {
-                by_id.swap(i, rng.below(i as u64 + 1) as usize);
-            }
-            let mut id_rank = vec![0u32; n];
-            for (rank, &row) in by_id.iter().enumerate() {
-                id_rank[row as usize] = rank as u32;
-            }
+            let (by_id, id_rank) = rng.ids(n);
             let mut column = Column::build(&values, &by_id);
             for _ in 0..40 {
                 let row = rng.below(n as u64) as u32;
@@ -236,14 +254,7 @@ mod tests {
                 v => Value::Text(&texts[v as usize * 2 % 400]),
             };
             let values: Vec<Value<'_>> = (0..n).map(|_| value(rng.below(spread))).collect();
-            let mut by_id: Vec<u32> = (0..n as u32).collect();
-            for i in (1..n).rev() {
-                by_id.swap(i, rng.below(i as u64 + 1) as usize);
-            }
-            let mut id_rank = vec![0u32; n];
-            for (rank, &row) in by_id.iter().enumerate() {
-                id_rank[row as usize] = rank as u32;
-            }
+            let (by_id, id_rank) = rng.ids(n);
             let column = Column::build(&values, &by_id);
             let mut rows: Vec<u32> = (0..n as u32).collect();
             let mut moves = Vec::new();

@@ -7,7 +7,6 @@
 //! arrays about 2k times.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::column::{Column, Key, MISSING};
 
@@ -62,15 +61,7 @@ impl Column {
             rows.sort_unstable();
         }
         let (asc, starts) = self.orders(&leaving, &joined, &dropped, &arrivals, id_rank);
-        Some(Column {
-            distinct,
-            rank,
-            asc,
-            starts,
-            bitmaps: Vec::new(),
-            members: Arc::clone(&self.members),
-            keeps_bitmaps: false,
-        })
+        Some(self.written(distinct, rank, asc, starts))
     }
 
     /// The values `moves` bring, in order (a held value at its place, a
