@@ -80,6 +80,20 @@ impl<'a> Predicate<'a> {
         }
     }
 
+    /// The passing records as one bitmap held already (one value of a
+    /// column with bitmaps, or an id's members, not negated): borrowed, so
+    /// that an intersection copies none of it.
+    fn held(&self) -> Option<&'a RoaringBitmap> {
+        if self.negate {
+            return None;
+        }
+        match self.set {
+            Set::Range { column, lo, hi } if hi == lo + 1 => column.bitmaps.get(lo as usize),
+            Set::Range { .. } => None,
+            Set::Contains(members) => members,
+        }
+    }
+
     /// Every passing record out of `len`.
     pub fn bitmap(&self, len: u32) -> RoaringBitmap {
         let inside = match &self.set {
@@ -102,13 +116,24 @@ impl<'a> Predicate<'a> {
 pub fn select(mut predicates: Vec<Predicate<'_>>, len: u32) -> Option<RoaringBitmap> {
     let total = u64::from(len);
     predicates.sort_by_key(|p| p.count(total));
-    let mut predicates = predicates.into_iter();
-    let mut set = predicates.next()?.bitmap(len);
+    let mut predicates = predicates.into_iter().peekable();
+    let first = predicates.next()?;
+    // Two bitmaps held are intersected where they lie; a bitmap held is
+    // intersected with the set by reference: none is copied whole first.
+    let mut set = match (first.held(), predicates.peek().and_then(Predicate::held)) {
+        (Some(a), Some(b)) => {
+            predicates.next();
+            a & b
+        }
+        _ => first.bitmap(len),
+    };
     for p in predicates {
         if set.is_empty() {
             break;
         }
-        if p.has_bitmaps() || p.count(total) < set.len() {
+        if let Some(held) = p.held() {
+            set &= held;
+        } else if p.has_bitmaps() || p.count(total) < set.len() {
             set &= p.bitmap(len);
         } else {
             set = RoaringBitmap::from_sorted_iter(set.iter().filter(|&row| p.test(row)))
