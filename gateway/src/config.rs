@@ -206,6 +206,9 @@ pub struct GatewayConfig {
     /// `CATALOG_IMPORT_MAX_BYTES` (4 GiB): the largest feed
     /// `POST /internal/catalog/import` streams in (413 beyond).
     pub import_max_bytes: usize,
+    /// `PRODUCT_JSON_CACHE_MB` (32; 0: none): products' JSON kept for
+    /// the next listing or search that shows the same bytes.
+    pub product_json_bytes: usize,
     /// The Agentic Commerce Protocol facade: `ACP_AGENTS`, `ACP_BASE_URL`,
     /// `ACP_ORDER_URL` (docs/agents.md).
     pub acp: AcpSettings,
@@ -286,6 +289,20 @@ pub fn dev_identity_url(issuer_base: &str) -> String {
     topology::GATEWAY.dev_token_url(issuer_base)
 }
 
+/// `PRODUCT_JSON_CACHE_MB`, at most 4,096 (a typo's extra zeros
+/// should not reserve the machine's memory).
+fn product_json_bytes(env: &EnvReader) -> Result<usize, ConfigError> {
+    let default = crate::transcode::DEFAULT_PRODUCT_JSON_BYTES >> 20;
+    let mb: usize = env.parse("PRODUCT_JSON_CACHE_MB", default)?;
+    if mb > 4096 {
+        return Err(ConfigError::new(
+            "PRODUCT_JSON_CACHE_MB",
+            "at most 4096 (MiB); 0 keeps none",
+        ));
+    }
+    Ok(mb << 20)
+}
+
 impl GatewayConfig {
     pub fn from_env(env: &EnvReader) -> Result<Self, ConfigError> {
         let program = ProgramSettings::from_env(&topology::GATEWAY, env)?;
@@ -322,6 +339,7 @@ impl GatewayConfig {
             idempotency_ttl: Duration::from_secs(env.parse("IDEMPOTENCY_TTL_SECS", 86_400)?),
             idempotency_allowances: idempotency_allowances(env)?,
             import_max_bytes: env.parse("CATALOG_IMPORT_MAX_BYTES", 4usize << 30)?,
+            product_json_bytes: product_json_bytes(env)?,
             acp: AcpSettings::from_env(env, environment)?,
             program,
         };
@@ -431,5 +449,12 @@ mod tests {
             GatewayConfig::from_env(&env).unwrap_err().var,
             "CATALOG_URL"
         );
+        for (mb, held) in [("40960", None), ("0", Some(0)), ("8", Some(8 << 20))] {
+            let env = EnvReader::from_pairs([("PRODUCT_JSON_CACHE_MB", mb)]);
+            match GatewayConfig::from_env(&env) {
+                Ok(config) => assert_eq!(Some(config.product_json_bytes), held),
+                Err(e) => assert_eq!((e.var.as_str(), held), ("PRODUCT_JSON_CACHE_MB", None)),
+            }
+        }
     }
 }

@@ -171,6 +171,7 @@ pub fn app(
     let state = AppState::new(state::Shared {
         tree,
         suggestions: Arc::default(),
+        product_json: transcode::ProductJson::new(config.product_json_bytes),
         acp: facade,
         downstreams,
         redis,

@@ -70,6 +70,8 @@ pub struct Shared {
     pub tree: Arc<crate::documents::TreeDocument>,
     /// Suggestion answers reused for half a second (`documents`).
     pub suggestions: Arc<crate::documents::Suggestions>,
+    /// Products' JSON as written before (`PRODUCT_JSON_CACHE_MB`).
+    pub product_json: crate::transcode::ProductJson,
     /// The Agentic Commerce Protocol facade's own (`acp`).
     pub acp: Arc<crate::acp::facade::Facade>,
 }

@@ -36,7 +36,12 @@ pub async fn list_products(
         .catalog()
         .list_products(&correlation, message)
         .await?;
-    transcode::paged(reply.page, &reply.products, locale.as_deref())
+    transcode::paged(
+        reply.page,
+        &reply.products,
+        locale.as_deref(),
+        &state.product_json,
+    )
 }
 
 async fn fetch_product(

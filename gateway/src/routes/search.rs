@@ -49,6 +49,7 @@ pub async fn search(
         &facets,
         relaxed,
         projection.as_deref(),
+        &state.product_json,
     )
 }
 
@@ -84,7 +85,12 @@ pub async fn suggestions(
         .search()
         .suggest(&correlation, message)
         .await?;
-    let json = transcode::suggestions(&reply.completions, &reply.products, projection.as_deref())?;
+    let json = transcode::suggestions(
+        &reply.completions,
+        &reply.products,
+        projection.as_deref(),
+        &state.product_json,
+    )?;
     let json = Bytes::from(json.into_bytes());
     state.suggestions.put(&key, json.clone());
     Ok(json_response(json))

@@ -7,10 +7,14 @@
 
 mod cart;
 mod product;
+mod product_json;
 mod wire;
 
 pub use product::Projection;
+pub use product_json::{DEFAULT_BYTES as DEFAULT_PRODUCT_JSON_BYTES, ProductJson};
 
+#[cfg(test)]
+mod product_json_tests;
 #[cfg(test)]
 mod tests;
 
@@ -60,7 +64,12 @@ fn field<T: Serialize + ?Sized>(out: &mut Vec<u8>, first: bool, name: &str, valu
 
 /// The products of a client-side reply (kept encoded) as a JSON array;
 /// returns how many.
-fn array(out: &mut Vec<u8>, products: &Products, locale: Projection<'_>) -> Result<u32, ApiError> {
+fn array(
+    out: &mut Vec<u8>,
+    products: &Products,
+    locale: Projection<'_>,
+    held: &ProductJson,
+) -> Result<u32, ApiError> {
     if !products.products.is_empty() {
         // Decoded replies never carry structs (see `encoded::Products`).
         return Err(ApiError::bad_gateway("products decoded as structs"));
@@ -70,7 +79,7 @@ fn array(out: &mut Vec<u8>, products: &Products, locale: Projection<'_>) -> Resu
         if i > 0 {
             out.push(b',');
         }
-        one(out, p, locale)?;
+        held.write(out, p, locale, one)?;
     }
     out.push(b']');
     Ok(products.encoded.len() as u32)
@@ -89,6 +98,7 @@ pub fn paged(
     page: Option<PageInfo>,
     products: &Products,
     locale: Projection<'_>,
+    held: &ProductJson,
 ) -> Result<JsonBytes, ApiError> {
     let page = page.ok_or_else(|| ApiError::bad_gateway("list reply without page info"))?;
     if page.count as usize != products.encoded.len() + products.products.len() {
@@ -101,7 +111,7 @@ pub fn paged(
     field(&mut out, false, "count", &page.count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products, locale)?;
+    array(&mut out, products, locale, held)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }
@@ -114,6 +124,7 @@ pub fn search(
     facets: &impl Serialize,
     relaxed: (&[String], &str),
     locale: Projection<'_>,
+    held: &ProductJson,
 ) -> Result<JsonBytes, ApiError> {
     let (dropped_words, did_you_mean) = relaxed;
     let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
@@ -126,7 +137,7 @@ pub fn search(
     field(&mut out, false, "count", &count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products, locale)?;
+    array(&mut out, products, locale, held)?;
     field(&mut out, false, "facets", facets);
     if !dropped_words.is_empty() {
         field(&mut out, false, "droppedWords", dropped_words);
@@ -143,12 +154,13 @@ pub fn suggestions(
     completions: &[String],
     products: &Products,
     locale: Projection<'_>,
+    held: &ProductJson,
 ) -> Result<JsonBytes, ApiError> {
     let mut out = buffer(products);
     out.push(b'{');
     field(&mut out, true, "completions", completions);
     out.extend_from_slice(b",\"products\":");
-    array(&mut out, products, locale)?;
+    array(&mut out, products, locale, held)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }

@@ -46,7 +46,7 @@ fn media(id: &str, kind: i32) -> Media {
 
 /// A product with every field set, strings that need escaping, maps out
 /// of order, negative and large numbers.
-fn full(status: i32) -> Product {
+pub(super) fn full(status: i32) -> Product {
     Product {
         meta: Some(ResourceMeta {
             id: "p-1".into(),
@@ -103,7 +103,7 @@ fn full(status: i32) -> Product {
 }
 
 /// What the catalog appends per request: the price in one currency.
-fn tail() -> Vec<u8> {
+pub(super) fn tail() -> Vec<u8> {
     Product {
         price: Some(money("AUD", 4995)),
         master_variant: Some(Variant {
@@ -115,7 +115,7 @@ fn tail() -> Vec<u8> {
     .encode_to_vec()
 }
 
-fn encoded(body: Vec<u8>, tail: Vec<u8>) -> EncodedProduct {
+pub(super) fn encoded(body: Vec<u8>, tail: Vec<u8>) -> EncodedProduct {
     EncodedProduct {
         body: body.into(),
         tail,
@@ -123,13 +123,13 @@ fn encoded(body: Vec<u8>, tail: Vec<u8>) -> EncodedProduct {
 }
 
 /// The model path's JSON, or None where it refuses the bytes.
-fn by_model(p: &EncodedProduct) -> Option<Vec<u8>> {
+pub(super) fn by_model(p: &EncodedProduct) -> Option<Vec<u8>> {
     let decoded = p.decode().ok()?;
     let model = Model::from_proto(decoded, false).ok()?;
     Some(serde_json::to_vec(&model).unwrap())
 }
 
-fn by_transcoder(p: &EncodedProduct) -> Result<Vec<u8>, ApiError> {
+pub(super) fn by_transcoder(p: &EncodedProduct) -> Result<Vec<u8>, ApiError> {
     let mut out = Vec::new();
     one(&mut out, p, None)?;
     Ok(out)
@@ -231,7 +231,7 @@ fn damaged_bytes_never_panic_and_never_disagree() {
     assert!(agreed > 100, "the model accepted only {agreed} variations");
 }
 
-fn products(n: usize) -> Products {
+pub(super) fn products(n: usize) -> Products {
     Products {
         products: Vec::new(),
         encoded: (0..n)
@@ -261,11 +261,21 @@ fn envelopes_are_the_models_envelopes() {
         count: 3,
         total: 40,
     };
+    // Written, then from the products' JSON held: the same bytes.
+    let held = ProductJson::new(1 << 20);
     let want = serde_json::to_vec(&Paged::new(Some(page), models(&list)).unwrap()).unwrap();
-    assert_eq!(paged(Some(page), &list, None).unwrap().as_bytes(), want);
+    for _ in 0..2 {
+        assert_eq!(
+            paged(Some(page), &list, None, &held).unwrap().as_bytes(),
+            want
+        );
+    }
+    assert_eq!(held.held().0, 3);
     let wrong_count = PageInfo { count: 2, ..page };
     assert_eq!(
-        paged(Some(wrong_count), &list, None).unwrap_err().status,
+        paged(Some(wrong_count), &list, None, &held)
+            .unwrap_err()
+            .status,
         axum::http::StatusCode::BAD_GATEWAY
     );
 
@@ -294,7 +304,7 @@ fn envelopes_are_the_models_envelopes() {
         dropped_words: Vec::new(),
         did_you_mean: String::new(),
     };
-    let got = search(Some(page), &list, &facets, (&[], ""), None).unwrap();
+    let got = search(Some(page), &list, &facets, (&[], ""), None, &held).unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&result).unwrap());
     let relaxed = SearchResult {
         dropped_words: vec!["unicorn".into(), "say \"hi\"".into()],
@@ -307,6 +317,7 @@ fn envelopes_are_the_models_envelopes() {
         &facets,
         (&relaxed.dropped_words, &relaxed.did_you_mean),
         None,
+        &held,
     )
     .unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&relaxed).unwrap());
@@ -316,9 +327,9 @@ fn envelopes_are_the_models_envelopes() {
         completions: completions.clone(),
         products: models(&list),
     };
-    let got = suggestions(&completions, &list, None).unwrap();
+    let got = suggestions(&completions, &list, None, &held).unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&want).unwrap());
-    let empty = suggestions(&[], &products(0), None).unwrap();
+    let empty = suggestions(&[], &products(0), None, &held).unwrap();
     assert_eq!(empty.as_bytes(), br#"{"completions":[],"products":[]}"#);
 }
 
