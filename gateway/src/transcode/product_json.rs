@@ -7,46 +7,71 @@
 //! by a 128-bit hash of everything the JSON is written from (the product's
 //! bytes, the reply's tail for it, the locale projection), so a product that
 //! changes (a price, its stock, a rename) is simply another key: nothing is
-//! ever stale, and nothing needs telling. The least recently used entries
-//! go first once the shard holds its share of `PRODUCT_JSON_CACHE_MB`.
+//! ever stale, and no writer needs to tell the gateway. `quick_cache` holds
+//! them, bounded by their bytes: its S3-FIFO policy keeps what is asked for
+//! again when a scan passes through (a crawler walking every page), where a
+//! least-recently-used list would let the scan flush it.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use lru::LruCache;
+use bytes::Bytes;
+use quick_cache::Weighter;
+use quick_cache::sync::Cache;
 use storefront_proto::encoded::EncodedProduct;
 use xxhash_rust::xxh3::Xxh3;
 
 use super::product::Projection;
 use crate::error::ApiError;
 
-const SHARDS: usize = 16;
+/// `PRODUCT_JSON_CACHE_MB`'s default, 32 MiB: some 13,000 products'
+/// listing JSON with every locale's strings.
+pub const DEFAULT_BYTES: usize = 32 << 20;
 
-/// An entry's bookkeeping besides its bytes (the map's slot, the box).
-const ENTRY_OVERHEAD: usize = 64;
+/// An entry's bookkeeping besides its JSON (the table's slot, the
+/// shared buffer's header).
+const ENTRY_OVERHEAD: u64 = 96;
 
-struct Shard {
-    entries: LruCache<u128, Box<[u8]>>,
-    bytes: usize,
+/// Slots of keys written lately (512 KiB): about five times the products
+/// the default holds.
+const SEEN_SLOTS: usize = 1 << 16;
+
+/// A guess of an entry's size, for the table's first allocation only.
+const TYPICAL_ENTRY: u64 = 2_048;
+
+#[derive(Clone)]
+struct BySize;
+
+impl Weighter<u128, Bytes> for BySize {
+    fn weight(&self, _key: &u128, json: &Bytes) -> u64 {
+        json.len() as u64 + ENTRY_OVERHEAD
+    }
 }
 
 pub struct ProductJson {
-    shards: Box<[Mutex<Shard>]>,
-    /// Bytes a shard may hold; zero: nothing is kept.
-    per_shard: usize,
+    /// None: nothing is kept (`PRODUCT_JSON_CACHE_MB=0`).
+    held: Option<Cache<u128, Bytes, BySize>>,
+    /// The keys written lately, one a slot (a later key takes the slot):
+    /// a product's JSON is kept the second time it is written, so one
+    /// seen once (most of a crawl, the long tail) costs a store here
+    /// rather than a copy, an insert and an eviction.
+    seen: Box<[AtomicU64]>,
+    /// No product's JSON over this is kept: one never empties the rest.
+    largest: u64,
 }
 
 impl ProductJson {
     /// At most `bytes` of JSON (and bookkeeping) held in all.
     pub fn new(bytes: usize) -> Self {
-        let shard = || {
-            Mutex::new(Shard {
-                entries: LruCache::unbounded(),
-                bytes: 0,
-            })
-        };
+        let bytes = bytes as u64;
+        let held = (bytes > 0).then(|| {
+            let items = (bytes / TYPICAL_ENTRY).max(16) as usize;
+            Cache::with_weighter(items, bytes, BySize)
+        });
+        let slots = if held.is_some() { SEEN_SLOTS } else { 0 };
         Self {
-            shards: (0..SHARDS).map(|_| shard()).collect(),
-            per_shard: bytes / SHARDS,
+            held,
+            seen: (0..slots).map(|_| AtomicU64::new(0)).collect(),
+            largest: bytes / 64,
         }
     }
 
@@ -59,51 +84,41 @@ impl ProductJson {
         locale: Projection<'_>,
         write: impl FnOnce(&mut Vec<u8>, &EncodedProduct, Projection<'_>) -> Result<(), ApiError>,
     ) -> Result<(), ApiError> {
-        if self.per_shard == 0 {
+        let Some(held) = &self.held else {
             return write(out, p, locale);
-        }
+        };
         let key = key(p, locale);
-        let shard = &self.shards[(key as usize) % SHARDS];
-        {
-            let mut held = shard.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(json) = held.entries.get(&key) {
-                out.extend_from_slice(json);
-                return Ok(());
-            }
+        if let Some(json) = held.get(&key) {
+            out.extend_from_slice(&json);
+            return Ok(());
         }
         let start = out.len();
         write(out, p, locale)?;
-        let json: Box<[u8]> = out[start..].into();
-        let size = json.len() + ENTRY_OVERHEAD;
-        // One product never takes more than a small share of a shard.
-        if size > self.per_shard / 8 {
-            return Ok(());
-        }
-        let mut held = shard.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = held.entries.put(key, json) {
-            held.bytes -= old.len() + ENTRY_OVERHEAD;
-        }
-        held.bytes += size;
-        while held.bytes > self.per_shard {
-            match held.entries.pop_lru() {
-                Some((_, gone)) => held.bytes -= gone.len() + ENTRY_OVERHEAD,
-                None => break,
-            }
+        let json = &out[start..];
+        if self.seen_before(key) && json.len() as u64 + ENTRY_OVERHEAD <= self.largest {
+            held.insert(key, Bytes::copy_from_slice(json));
         }
         Ok(())
     }
 
+    /// Whether `key` was written lately, noting that it was.
+    fn seen_before(&self, key: u128) -> bool {
+        let slot = &self.seen[(key as usize) % self.seen.len()];
+        let tag = (key >> 64) as u64;
+        slot.swap(tag, Ordering::Relaxed) == tag
+    }
+
     /// Entries and bytes held (bookkeeping included).
     pub fn held(&self) -> (usize, usize) {
-        self.shards.iter().fold((0, 0), |(n, b), shard| {
-            let held = shard.lock().unwrap_or_else(|e| e.into_inner());
-            (n + held.entries.len(), b + held.bytes)
-        })
+        self.held
+            .as_ref()
+            .map_or((0, 0), |c| (c.len(), c.weight() as usize))
     }
 }
 
 /// Everything the JSON is written from, each part preceded by its length
-/// so that no two inputs run into one another.
+/// so that no two inputs run into one another; no locale is not any
+/// locale's name (0xff is never UTF-8).
 fn key(p: &EncodedProduct, locale: Projection<'_>) -> u128 {
     let mut hasher = Xxh3::new();
     for part in [
@@ -116,7 +131,3 @@ fn key(p: &EncodedProduct, locale: Projection<'_>) -> u128 {
     }
     hasher.digest128()
 }
-
-/// `PRODUCT_JSON_CACHE_MB`'s default, 32 MiB: some 14,000 products'
-/// listing JSON with every locale's strings.
-pub const DEFAULT_BYTES: usize = 32 << 20;

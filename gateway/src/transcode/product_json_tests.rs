@@ -22,15 +22,19 @@ fn held_json_is_the_transcoders_for_the_same_bytes() {
     let p = encoded(full(1).encode_to_vec(), tail());
     let want = by_transcoder(&p).unwrap();
     assert_eq!(through(&held, &p, None), want, "written");
-    assert_eq!(through(&held, &p, None), want, "held");
+    assert_eq!(held.held().0, 0, "kept from the second time on");
+    assert_eq!(through(&held, &p, None), want, "written again");
     assert_eq!(held.held().0, 1);
+    assert_eq!(through(&held, &p, None), want, "held");
 
     // A projection is another answer, and so is another tail (a price)
     // or another body (a stock level, a rename): none is served stale.
     let mut projected = Vec::new();
     one(&mut projected, &p, Some("en-NZ")).unwrap();
     assert_ne!(projected, want);
-    assert_eq!(through(&held, &p, Some("en-NZ")), projected);
+    for _ in 0..3 {
+        assert_eq!(through(&held, &p, Some("en-NZ")), projected);
+    }
     let mut repriced = storefront_proto::catalog::v1::Product::decode(&tail()[..]).unwrap();
     repriced.price = Some(Money {
         currency_code: "AUD".into(),
@@ -38,17 +42,21 @@ fn held_json_is_the_transcoders_for_the_same_bytes() {
         fraction_digits: 2,
     });
     let repriced = encoded(full(1).encode_to_vec(), repriced.encode_to_vec());
-    assert_eq!(
-        through(&held, &repriced, None),
-        by_transcoder(&repriced).unwrap()
-    );
+    for _ in 0..3 {
+        assert_eq!(
+            through(&held, &repriced, None),
+            by_transcoder(&repriced).unwrap()
+        );
+    }
     let mut renamed = full(1);
     renamed.key = "another-key".into();
     let renamed = encoded(renamed.encode_to_vec(), tail());
-    assert_eq!(
-        through(&held, &renamed, None),
-        by_transcoder(&renamed).unwrap()
-    );
+    for _ in 0..3 {
+        assert_eq!(
+            through(&held, &renamed, None),
+            by_transcoder(&renamed).unwrap()
+        );
+    }
     assert_eq!(held.held().0, 4);
 }
 
@@ -90,7 +98,9 @@ fn held_bytes_stay_within_their_bound_and_zero_holds_nothing() {
     for n in 0..1_000 {
         product.key = format!("key-{n}");
         let p = encoded(product.encode_to_vec(), tail());
-        assert_eq!(through(&held, &p, None), by_transcoder(&p).unwrap());
+        for _ in 0..2 {
+            assert_eq!(through(&held, &p, None), by_transcoder(&p).unwrap());
+        }
         assert!(held.held().1 <= bound, "{} bytes held", held.held().1);
     }
     let (entries, bytes) = held.held();
@@ -103,4 +113,46 @@ fn held_bytes_stay_within_their_bound_and_zero_holds_nothing() {
     let p = encoded(full(1).encode_to_vec(), tail());
     assert_eq!(through(&none, &p, None), by_transcoder(&p).unwrap());
     assert_eq!(none.held(), (0, 0));
+}
+
+/// Products asked for again and again outlast a crawler's walk through
+/// ten times as many as fit, whether it sees each product once (none is
+/// kept) or twice (kept, and evicted before the popular ones).
+#[test]
+fn products_asked_for_again_outlast_a_scan() {
+    let held = ProductJson::new(1 << 20);
+    let product = |n: usize| {
+        let mut p = full(1);
+        p.key = format!("key-{n}");
+        encoded(p.encode_to_vec(), tail())
+    };
+    let popular: Vec<EncodedProduct> = (0..100).map(product).collect();
+    let written = std::cell::Cell::new(0);
+    let counted = |out: &mut Vec<u8>, p: &EncodedProduct, locale: Projection<'_>| {
+        written.set(written.get() + 1);
+        one(out, p, locale)
+    };
+    for _ in 0..4 {
+        for p in &popular {
+            held.write(&mut Vec::new(), p, None, counted).unwrap();
+        }
+    }
+    assert_eq!(written.get(), 200, "written twice each, then held");
+    let one_json = through(&held, &popular[0], None).len();
+    let walked = 10 * (1 << 20) / one_json;
+    for n in 1_000..1_000 + walked {
+        held.write(&mut Vec::new(), &product(n), None, one).unwrap();
+    }
+    assert!(held.held().0 <= 100, "a walk seen once is not kept");
+    for n in 100_000..100_000 + walked {
+        for _ in 0..2 {
+            held.write(&mut Vec::new(), &product(n), None, one).unwrap();
+        }
+        assert!(held.held().1 <= 1 << 20, "{} bytes held", held.held().1);
+    }
+    written.set(0);
+    for p in &popular {
+        held.write(&mut Vec::new(), p, None, counted).unwrap();
+    }
+    assert!(written.get() < 25, "{} of 100 written again", written.get());
 }
