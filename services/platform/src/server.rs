@@ -190,6 +190,7 @@ where
             .max_connection_age(settings.max_connection_age)
             .initial_stream_window_size(crate::client::STREAM_WINDOW)
             .initial_connection_window_size(crate::client::CONNECTION_WINDOW)
+            .max_frame_size(crate::client::MAX_FRAME)
             .layer(GrpcMetricsLayer)
             .layer(grpc_trace_layer())
             .layer(CallContextLayer)
