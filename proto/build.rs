@@ -57,6 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         config.extern_path(proto, rust);
     }
     tonic_prost_build::configure()
+        .codec_path("crate::codec::SizedCodec")
         .file_descriptor_set_path(out.join("storefront_descriptor.bin"))
         .compile_with_config(config, PROTOS, &["."])?;
     for proto in PROTOS {

@@ -3,6 +3,7 @@
 
 mod address;
 pub mod category_tree;
+pub mod codec;
 pub mod encoded;
 pub mod error;
 pub mod names;
