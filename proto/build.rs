@@ -26,6 +26,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Compressed products are kept as they arrive, not copied into a Vec.
     config.bytes([
         ".storefront.catalog.v1.CompressedProduct.lz4",
+        ".storefront.catalog.v1.CompressedProduct.tail",
+        ".storefront.catalog.v1.SummaryDictionary.bytes",
         // Feed chunks and records pass through as they arrive.
         ".storefront.catalog.v1.FeedChunk.data",
         ".storefront.catalog.v1.PutProductRequest.record",

@@ -172,6 +172,7 @@ pub fn app(
         tree,
         suggestions: Arc::default(),
         product_json: transcode::ProductJson::new(config.product_json_bytes),
+        summaries: Default::default(),
         acp: facade,
         downstreams,
         redis,

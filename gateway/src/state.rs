@@ -72,6 +72,8 @@ pub struct Shared {
     pub suggestions: Arc<crate::documents::Suggestions>,
     /// Products' JSON as written before (`PRODUCT_JSON_CACHE_MB`).
     pub product_json: crate::transcode::ProductJson,
+    /// What listings' compressed products are compressed against.
+    pub summaries: crate::downstream::summaries::Summaries,
     /// The Agentic Commerce Protocol facade's own (`acp`).
     pub acp: Arc<crate::acp::facade::Facade>,
 }

@@ -210,11 +210,15 @@ macro_rules! encoded_message {
 pub struct ListProductsResponse {
     pub page: Option<PageInfo>,
     pub products: Products,
+    pub dictionary_id: u64,
+    pub compressed: Vec<CompressedProduct>,
 }
 
 encoded_message!(ListProductsResponse {
     1 => page: message,
     2 => products: products,
+    3 => dictionary_id: fixed64,
+    4 => compressed: messages,
 });
 
 /// `storefront.catalog.v1.ProductBatch`. Decoded, its products stay
@@ -326,6 +330,7 @@ mod tests {
                     })
                     .to_vec(),
             },
+            ..Default::default()
         };
         let bytes = reply.encode_to_vec();
         assert_eq!(bytes.len(), reply.encoded_len());
@@ -343,6 +348,26 @@ mod tests {
     }
 
     #[test]
+    fn a_compressed_listing_keeps_its_dictionary_and_tails() {
+        let reply = ListProductsResponse {
+            page: Some(PageInfo::default()),
+            dictionary_id: u64::MAX - 7,
+            compressed: vec![CompressedProduct {
+                lz4: Bytes::from_static(b"\x01\x02"),
+                length: 9,
+                tail: Bytes::from_static(b"\x42\x00"),
+            }],
+            ..Default::default()
+        };
+        let bytes = reply.encode_to_vec();
+        assert_eq!(bytes.len(), reply.encoded_len());
+        assert_eq!(
+            ListProductsResponse::decode(bytes.as_slice()).unwrap(),
+            reply
+        );
+    }
+
+    #[test]
     fn batches_keep_products_encoded_on_both_sides() {
         let batch = ProductBatch {
             products: Products {
@@ -357,6 +382,7 @@ mod tests {
             compressed: vec![CompressedProduct {
                 lz4: Bytes::from_static(b"\x01\x02"),
                 length: 9,
+                tail: Bytes::new(),
             }],
         };
         let bytes = batch.encode_to_vec();

@@ -139,7 +139,7 @@ both_backends!(
     a_product_changes_everywhere
 );
 
-async fn export_lines(t: &TestMesh) -> Vec<String> {
+pub async fn export_lines(t: &TestMesh) -> Vec<String> {
     let reply = internal(t, MERCHANDISING, Method::GET, "/internal/catalog/export")
         .send()
         .await

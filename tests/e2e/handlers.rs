@@ -34,12 +34,12 @@ use crate::helpers::Reply;
 
 /// A dev identity issuer of its own: all a lone gateway and catalog need
 /// of a mesh. Stops when dropped.
-struct Issuer {
-    url: String,
+pub(crate) struct Issuer {
+    pub(crate) url: String,
     _stop: tokio_util::sync::DropGuard,
 }
 
-async fn issuer() -> Issuer {
+pub(crate) async fn issuer() -> Issuer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
@@ -53,7 +53,10 @@ async fn issuer() -> Issuer {
 
 /// A gateway alone, identity from `issuer_url`, with a short deadline;
 /// `extra` on top of its environment (where its fakes are).
-async fn gateway_with(issuer_url: &str, extra: &[(&str, &str)]) -> (String, CancellationToken) {
+pub(crate) async fn gateway_with(
+    issuer_url: &str,
+    extra: &[(&str, &str)],
+) -> (String, CancellationToken) {
     let mut env = EnvReader::from_pairs([
         ("IDENTITY_TOKEN_URL", dev_identity_url(issuer_url)),
         ("IDENTITY_JWKS_URL", format!("{issuer_url}{JWKS_PATH}")),
@@ -77,7 +80,7 @@ async fn gateway_with(issuer_url: &str, extra: &[(&str, &str)]) -> (String, Canc
     (base, stop)
 }
 
-async fn send(request: reqwest::RequestBuilder) -> Reply {
+pub(crate) async fn send(request: reqwest::RequestBuilder) -> Reply {
     let response = request.send().await.unwrap();
     let status = response.status();
     let headers = response.headers().clone();
@@ -147,7 +150,7 @@ impl Customers {
     }
 }
 
-fn request(method: Method, url: String) -> reqwest::RequestBuilder {
+pub(crate) fn request(method: Method, url: String) -> reqwest::RequestBuilder {
     reqwest::Client::new()
         .request(method, url)
         .header("X-Api-Version", "v1.0")

@@ -60,7 +60,14 @@ impl CatalogService for Records {
                 products: self.0.clone(),
                 encoded: Vec::new(),
             },
+            ..Default::default()
         }))
+    }
+    async fn get_summary_dictionary(
+        &self,
+        _: Request<pb::GetSummaryDictionaryRequest>,
+    ) -> Reply<pb::SummaryDictionary> {
+        absent()
     }
     async fn get_product(&self, _: Request<pb::GetProductRequest>) -> Reply<pb::Product> {
         absent()

@@ -87,6 +87,7 @@ clients! {
     /// Products, categories and collections.
     Catalog = catalog via CatalogServiceClient of catalog_service_server {
         Read list_products(catalog::ListProductsRequest) -> encoded::ListProductsResponse;
+        Read get_summary_dictionary(catalog::GetSummaryDictionaryRequest) -> catalog::SummaryDictionary;
         Read get_product(catalog::GetProductRequest) -> catalog::Product;
         Read list_categories(catalog::ListCategoriesRequest) -> catalog::ListCategoriesResponse;
         Read get_category(catalog::GetCategoryRequest) -> catalog::Category;

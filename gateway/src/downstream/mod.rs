@@ -6,6 +6,7 @@
 mod call;
 pub use call::CallContext;
 pub mod clients;
+pub mod summaries;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -30,15 +30,24 @@ pub async fn list_products(
     let message = ListProductsRequest {
         query: Some(parsed.list),
         currency_code,
+        compressed: false,
     };
-    let reply = state
-        .downstreams
-        .catalog()
-        .list_products(&correlation, message)
+    // Compressed when the gateway keeps products' JSON: then most of a
+    // page's products are never decompressed at all.
+    let compressed = state.product_json.holds();
+    let listing = state
+        .summaries
+        .list(&state.downstreams, &correlation, message, compressed)
         .await?;
+    let reply = &listing.reply;
+    let compressed = transcode::Compressed {
+        products: &reply.compressed,
+        dictionary: listing.dictionary.as_deref(),
+    };
     transcode::paged(
         reply.page,
         &reply.products,
+        compressed,
         locale.as_deref(),
         &state.product_json,
     )

@@ -14,6 +14,8 @@ pub use product::Projection;
 pub use product_json::{DEFAULT_BYTES as DEFAULT_PRODUCT_JSON_BYTES, ProductJson};
 
 #[cfg(test)]
+mod compressed_tests;
+#[cfg(test)]
 mod product_json_tests;
 #[cfg(test)]
 mod tests;
@@ -22,6 +24,8 @@ use axum::http::HeaderValue;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use storefront_domain::compact::Dictionary;
+use storefront_proto::catalog::v1::CompressedProduct;
 use storefront_proto::common::v1::PageInfo;
 use storefront_proto::encoded::{EncodedProduct, Products};
 
@@ -51,10 +55,19 @@ impl IntoResponse for JsonBytes {
     }
 }
 
+/// Products that came compressed (`downstream::summaries`), with what
+/// they are compressed against.
+#[derive(Clone, Copy, Default)]
+pub struct Compressed<'a> {
+    pub products: &'a [CompressedProduct],
+    pub dictionary: Option<&'a Dictionary>,
+}
+
 /// Room for a reply's JSON: keys make it about twice its protobuf.
-fn buffer(products: &Products) -> Vec<u8> {
+fn buffer(products: &Products, compressed: Compressed<'_>) -> Vec<u8> {
     let encoded: usize = products.encoded.iter().map(|e| e.body.len()).sum();
-    Vec::with_capacity(encoded * 2 + 512)
+    let compressed: usize = compressed.products.iter().map(|c| c.length as usize).sum();
+    Vec::with_capacity((encoded + compressed) * 2 + 512)
 }
 
 fn field<T: Serialize + ?Sized>(out: &mut Vec<u8>, first: bool, name: &str, value: &T) {
@@ -62,33 +75,57 @@ fn field<T: Serialize + ?Sized>(out: &mut Vec<u8>, first: bool, name: &str, valu
     product::json(out, value);
 }
 
-/// The products of a client-side reply (kept encoded) as a JSON array;
-/// returns how many.
+/// The products of a client-side reply (kept encoded, or compressed) as
+/// a JSON array.
 fn array(
     out: &mut Vec<u8>,
     products: &Products,
+    compressed: Compressed<'_>,
     locale: Projection<'_>,
     held: &ProductJson,
-) -> Result<u32, ApiError> {
+) -> Result<(), ApiError> {
     if !products.products.is_empty() {
         // Decoded replies never carry structs (see `encoded::Products`).
         return Err(ApiError::bad_gateway("products decoded as structs"));
     }
-    out.push(b'[');
-    for (i, p) in products.encoded.iter().enumerate() {
-        if i > 0 {
+    let mut first = true;
+    let mut comma = |out: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
             out.push(b',');
         }
+    };
+    out.push(b'[');
+    for p in &products.encoded {
+        comma(out);
         held.write(out, p, locale, one)?;
     }
+    if !compressed.products.is_empty() {
+        let dictionary = compressed
+            .dictionary
+            .ok_or_else(|| ApiError::bad_gateway("compressed products without a dictionary"))?;
+        for c in compressed.products {
+            comma(out);
+            held.write_compressed(out, c, dictionary, locale, parts)?;
+        }
+    }
     out.push(b']');
-    Ok(products.encoded.len() as u32)
+    Ok(())
 }
 
 fn one(out: &mut Vec<u8>, p: &EncodedProduct, locale: Projection<'_>) -> Result<(), ApiError> {
-    let mut message = wire::Message::new(&p.body);
-    if !p.tail.is_empty() {
-        message.merge(&p.tail);
+    parts(out, &p.body, &p.tail, locale)
+}
+
+/// A product's JSON from its encoded bytes and the fields merged after.
+fn parts(
+    out: &mut Vec<u8>,
+    body: &[u8],
+    tail: &[u8],
+    locale: Projection<'_>,
+) -> Result<(), ApiError> {
+    let mut message = wire::Message::new(body);
+    if !tail.is_empty() {
+        message.merge(tail);
     }
     product::product(out, &message, locale).map_err(ApiError::bad_gateway)
 }
@@ -97,21 +134,23 @@ fn one(out: &mut Vec<u8>, p: &EncodedProduct, locale: Projection<'_>) -> Result<
 pub fn paged(
     page: Option<PageInfo>,
     products: &Products,
+    compressed: Compressed<'_>,
     locale: Projection<'_>,
     held: &ProductJson,
 ) -> Result<JsonBytes, ApiError> {
     let page = page.ok_or_else(|| ApiError::bad_gateway("list reply without page info"))?;
-    if page.count as usize != products.encoded.len() + products.products.len() {
+    let sent = products.encoded.len() + products.products.len() + compressed.products.len();
+    if page.count as usize != sent {
         return Err(ApiError::bad_gateway("page count does not match results"));
     }
-    let mut out = buffer(products);
+    let mut out = buffer(products, compressed);
     out.push(b'{');
     field(&mut out, true, "limit", &page.limit);
     field(&mut out, false, "offset", &page.offset);
     field(&mut out, false, "count", &page.count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products, locale, held)?;
+    array(&mut out, products, compressed, locale, held)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }
@@ -128,7 +167,7 @@ pub fn search(
 ) -> Result<JsonBytes, ApiError> {
     let (dropped_words, did_you_mean) = relaxed;
     let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
-    let mut out = buffer(products);
+    let mut out = buffer(products, Compressed::default());
     out.push(b'{');
     field(&mut out, true, "limit", &page.limit);
     field(&mut out, false, "offset", &page.offset);
@@ -137,7 +176,7 @@ pub fn search(
     field(&mut out, false, "count", &count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products, locale, held)?;
+    array(&mut out, products, Compressed::default(), locale, held)?;
     field(&mut out, false, "facets", facets);
     if !dropped_words.is_empty() {
         field(&mut out, false, "droppedWords", dropped_words);
@@ -156,11 +195,11 @@ pub fn suggestions(
     locale: Projection<'_>,
     held: &ProductJson,
 ) -> Result<JsonBytes, ApiError> {
-    let mut out = buffer(products);
+    let mut out = buffer(products, Compressed::default());
     out.push(b'{');
     field(&mut out, true, "completions", completions);
     out.extend_from_slice(b",\"products\":");
-    array(&mut out, products, locale, held)?;
+    array(&mut out, products, Compressed::default(), locale, held)?;
     out.push(b'}');
     Ok(JsonBytes(out))
 }

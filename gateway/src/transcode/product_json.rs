@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bytes::Bytes;
 use quick_cache::Weighter;
 use quick_cache::sync::Cache;
+use storefront_domain::compact::Dictionary;
+use storefront_proto::catalog::v1::CompressedProduct;
 use storefront_proto::encoded::EncodedProduct;
 use xxhash_rust::xxh3::Xxh3;
 
@@ -37,6 +39,14 @@ const SEEN_SLOTS: usize = 1 << 16;
 
 /// A guess of an entry's size, for the table's first allocation only.
 const TYPICAL_ENTRY: u64 = 2_048;
+
+/// A compressed product's key starts with this part, so that it never
+/// meets an encoded one's (its parts are five, not three).
+const COMPRESSED: &[u8] = b"lz4";
+
+/// No product summary decompresses to more (the gRPC message limit): a
+/// damaged length allocates nothing.
+const MAX_SUMMARY: u32 = 4 << 20;
 
 #[derive(Clone)]
 struct BySize;
@@ -84,16 +94,60 @@ impl ProductJson {
         locale: Projection<'_>,
         write: impl FnOnce(&mut Vec<u8>, &EncodedProduct, Projection<'_>) -> Result<(), ApiError>,
     ) -> Result<(), ApiError> {
-        let Some(held) = &self.held else {
+        if self.held.is_none() {
             return write(out, p, locale);
+        }
+        let key = key([&p.body[..], &p.tail[..]], locale);
+        self.write_keyed(out, key, |out| write(out, p, locale))
+    }
+
+    /// Appends the JSON of `c`, compressed against `dictionary`: the one
+    /// held for the same bytes, else `write`'s from the decompressed
+    /// summary and the tail (kept when it succeeds). The block and the
+    /// dictionary's id determine the summary, so they key it; fewer bytes
+    /// to hash than the summary's.
+    pub fn write_compressed(
+        &self,
+        out: &mut Vec<u8>,
+        c: &CompressedProduct,
+        dictionary: &Dictionary,
+        locale: Projection<'_>,
+        write: impl FnOnce(&mut Vec<u8>, &[u8], &[u8], Projection<'_>) -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
+        let decompressed = |out: &mut Vec<u8>| {
+            if c.length > MAX_SUMMARY {
+                return Err(ApiError::bad_gateway("a product summary over 4 MiB"));
+            }
+            let body = dictionary
+                .decompress(&c.lz4, c.length)
+                .map_err(ApiError::bad_gateway)?;
+            write(out, &body, &c.tail, locale)
         };
-        let key = key(p, locale);
+        if self.held.is_none() {
+            return decompressed(out);
+        }
+        let id = dictionary.id().to_le_bytes();
+        let key = key([COMPRESSED, &id[..], &c.lz4[..], &c.tail[..]], locale);
+        self.write_keyed(out, key, decompressed)
+    }
+
+    /// Appends the JSON held under `key`, else `write`'s (kept when it
+    /// succeeds and has been written lately).
+    fn write_keyed(
+        &self,
+        out: &mut Vec<u8>,
+        key: u128,
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
+        let Some(held) = &self.held else {
+            return write(out);
+        };
         if let Some(json) = held.get(&key) {
             out.extend_from_slice(&json);
             return Ok(());
         }
         let start = out.len();
-        write(out, p, locale)?;
+        write(out)?;
         let json = &out[start..];
         if self.seen_before(key) && json.len() as u64 + ENTRY_OVERHEAD <= self.largest {
             held.insert(key, Bytes::copy_from_slice(json));
@@ -108,6 +162,11 @@ impl ProductJson {
         slot.swap(tag, Ordering::Relaxed) == tag
     }
 
+    /// Whether any JSON is kept (then listings are asked for compressed).
+    pub fn holds(&self) -> bool {
+        self.held.is_some()
+    }
+
     /// Entries and bytes held (bookkeeping included).
     pub fn held(&self) -> (usize, usize) {
         self.held
@@ -119,13 +178,10 @@ impl ProductJson {
 /// Everything the JSON is written from, each part preceded by its length
 /// so that no two inputs run into one another; no locale is not any
 /// locale's name (0xff is never UTF-8).
-fn key(p: &EncodedProduct, locale: Projection<'_>) -> u128 {
+fn key<const N: usize>(parts: [&[u8]; N], locale: Projection<'_>) -> u128 {
     let mut hasher = Xxh3::new();
-    for part in [
-        &p.body[..],
-        &p.tail[..],
-        locale.map_or(&b"\xff"[..], str::as_bytes),
-    ] {
+    let locale = locale.map_or(&b"\xff"[..], str::as_bytes);
+    for part in parts.into_iter().chain([locale]) {
         hasher.update(&(part.len() as u64).to_le_bytes());
         hasher.update(part);
     }

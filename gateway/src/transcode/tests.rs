@@ -266,14 +266,16 @@ fn envelopes_are_the_models_envelopes() {
     let want = serde_json::to_vec(&Paged::new(Some(page), models(&list)).unwrap()).unwrap();
     for _ in 0..2 {
         assert_eq!(
-            paged(Some(page), &list, None, &held).unwrap().as_bytes(),
+            paged(Some(page), &list, Compressed::default(), None, &held)
+                .unwrap()
+                .as_bytes(),
             want
         );
     }
     assert_eq!(held.held().0, 3);
     let wrong_count = PageInfo { count: 2, ..page };
     assert_eq!(
-        paged(Some(wrong_count), &list, None, &held)
+        paged(Some(wrong_count), &list, Compressed::default(), None, &held)
             .unwrap_err()
             .status,
         axum::http::StatusCode::BAD_GATEWAY

@@ -11,7 +11,7 @@ use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::catalog::v1::catalog_service_server::CatalogService;
 use storefront_proto::catalog::v1::*;
 use storefront_proto::common::v1::ListQuery;
-use storefront_proto::encoded::{EncodedProduct, Products};
+use storefront_proto::encoded::EncodedProduct;
 use storefront_proto::names::MAX_BATCH_PRODUCTS;
 use tonic::{Request, Response, Status};
 
@@ -60,25 +60,40 @@ fn list_page(
     catalog: &Catalog,
     query: &ListQuery,
     currency: usize,
+    compressed: bool,
 ) -> Result<ListProductsResponse, ServiceError> {
     let (info, rows) = catalog.listing.page(query, currency, &[("key", false)])?;
     let code = catalog.currencies.code(currency);
-    let encoded = rows
-        .iter()
-        .map(|&row| {
-            Ok(EncodedProduct {
-                body: catalog.summary(row)?.into(),
-                tail: price_tail(code, catalog.price(row, currency)),
-            })
-        })
-        .collect::<Result<_, ServiceError>>()?;
-    Ok(ListProductsResponse {
+    let tail = |row: u32| price_tail(code, catalog.price(row, currency));
+    let mut reply = ListProductsResponse {
         page: Some(info),
-        products: Products {
-            products: Vec::new(),
-            encoded,
-        },
-    })
+        ..Default::default()
+    };
+    if compressed {
+        reply.dictionary_id = catalog.products.dictionary().id();
+        reply.compressed = rows
+            .iter()
+            .map(|&row| {
+                let (lz4, length) = catalog.compressed_summary(row)?;
+                Ok(CompressedProduct {
+                    lz4: bytes::Bytes::copy_from_slice(lz4),
+                    length,
+                    tail: tail(row).into(),
+                })
+            })
+            .collect::<Result<_, ServiceError>>()?;
+    } else {
+        reply.products.encoded = rows
+            .iter()
+            .map(|&row| {
+                Ok(EncodedProduct {
+                    body: catalog.summary(row)?.into(),
+                    tail: tail(row),
+                })
+            })
+            .collect::<Result<_, ServiceError>>()?;
+    }
+    Ok(reply)
 }
 
 #[tonic::async_trait]
@@ -92,12 +107,35 @@ impl CatalogService for CatalogApi {
         let currency = catalog.currencies.resolve(&req.currency_code)?;
         let query = req.query.unwrap_or_default();
         let query = priced_only(query, &catalog.listing, currency);
+        let compressed = req.compressed;
         let reply = if catalog.listing.estimate(&query, currency) > INLINE_RECORDS {
-            storefront_platform::cpu::run(move || list_page(&catalog, &query, currency)).await?
+            storefront_platform::cpu::run(move || list_page(&catalog, &query, currency, compressed))
+                .await?
         } else {
-            list_page(&catalog, &query, currency)
+            list_page(&catalog, &query, currency, compressed)
         };
         Ok(Response::new(reply?))
+    }
+
+    async fn get_summary_dictionary(
+        &self,
+        request: Request<GetSummaryDictionaryRequest>,
+    ) -> Reply<SummaryDictionary> {
+        let id = request.into_inner().id;
+        let dictionary = self.read().products.dictionary().clone();
+        if dictionary.id() != id {
+            // Ids are hashes: nothing of the caller's input is echoed.
+            return Err(ServiceError::new(
+                ErrorKind::NotFound,
+                storefront_platform::error::codes::NOT_FOUND,
+                "this catalog no longer holds that dictionary",
+            )
+            .into());
+        }
+        Ok(Response::new(SummaryDictionary {
+            id,
+            bytes: dictionary.bytes().clone(),
+        }))
     }
 
     async fn get_product(&self, request: Request<GetProductRequest>) -> Reply<Product> {
@@ -368,13 +406,11 @@ fn export_rows(
         batch.dictionary = catalog.products.dictionary().bytes().clone();
         batch.compressed = rows
             .map(|row| {
-                let (lz4, length) = catalog
-                    .products
-                    .compressed_summary(row)
-                    .ok_or_else(|| ServiceError::internal(format!("no product {row}")))?;
+                let (lz4, length) = catalog.compressed_summary(row)?;
                 Ok(CompressedProduct {
                     lz4: bytes::Bytes::copy_from_slice(lz4),
                     length,
+                    tail: bytes::Bytes::new(),
                 })
             })
             .collect::<Result<_, ServiceError>>()?;

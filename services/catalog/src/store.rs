@@ -307,6 +307,14 @@ impl Catalog {
         self.products.summary(row).map_err(ServiceError::internal)
     }
 
+    /// Row `row`'s listing summary as held: its LZ4 block (against
+    /// `products.dictionary()`) and its length decompressed.
+    pub fn compressed_summary(&self, row: u32) -> Result<(&[u8], u32), ServiceError> {
+        self.products
+            .compressed_summary(row)
+            .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))
+    }
+
     /// Row `row`'s whole product, prices not picked.
     pub fn product(&self, row: u32) -> Result<Product, ServiceError> {
         self.products.decode(row).map_err(ServiceError::internal)

@@ -19,22 +19,40 @@ use arenas::Arenas;
 const ARENA_BYTES: usize = 32 << 10;
 
 /// What records are compressed against.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Dictionary(Bytes);
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dictionary {
+    bytes: Bytes,
+    /// The bytes' 64-bit XXH3 hash: what a reader holding records
+    /// compressed elsewhere names the dictionary by (equal in every
+    /// process that holds the same bytes).
+    id: u64,
+}
+
+impl Default for Dictionary {
+    fn default() -> Self {
+        Self::new(Bytes::new())
+    }
+}
 
 impl Dictionary {
     pub fn new(typical: impl Into<Bytes>) -> Self {
-        Self(typical.into())
+        let bytes = typical.into();
+        let id = xxhash_rust::xxh3::xxh3_64(&bytes);
+        Self { bytes, id }
     }
 
     pub fn bytes(&self) -> &Bytes {
-        &self.0
+        &self.bytes
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// One record compressed against this dictionary, `len` bytes long
     /// decompressed.
     pub fn decompress(&self, lz4: &[u8], len: u32) -> Result<Vec<u8>, String> {
-        decompress(lz4, len, &self.0)
+        decompress(lz4, len, &self.bytes)
     }
 }
 
@@ -127,7 +145,7 @@ impl Records {
 
     /// Compresses and appends `raw`; `scratch` is reused between calls.
     pub fn push(&mut self, raw: &[u8], scratch: &mut Vec<u8>) {
-        let dictionary = self.dictionary.0.clone();
+        let dictionary = self.dictionary.bytes.clone();
         self.push_against(raw, &dictionary, scratch);
     }
 
@@ -264,7 +282,11 @@ impl Records {
             .ok_or_else(|| corrupt(format!("no record {index}")))?;
         let arena = self.arenas.get(a);
         let (start, end) = arena.span(i);
-        decompress(&arena.bytes[start..end], arena.lens[i], &self.dictionary.0)
+        decompress(
+            &arena.bytes[start..end],
+            arena.lens[i],
+            &self.dictionary.bytes,
+        )
     }
 
     /// Record `index`, added by `push_against` with `dictionary`.
@@ -290,7 +312,7 @@ impl Records {
             .iter()
             .map(|a| a.bytes.capacity() + a.ends.capacity() * 8)
             .sum();
-        arenas + self.dictionary.0.len()
+        arenas + self.dictionary.bytes.len()
     }
 
     /// Bytes of the records uncompressed.

@@ -540,6 +540,7 @@ pub(crate) fn reread(
         compressed: vec![storefront_proto::catalog::v1::CompressedProduct {
             lz4: Bytes::copy_from_slice(lz4),
             length,
+            tail: Bytes::new(),
         }],
         ..Default::default()
     }
