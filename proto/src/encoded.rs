@@ -247,6 +247,8 @@ pub struct SearchResponse {
     pub facets: Option<Facets>,
     pub dropped_words: Vec<String>,
     pub did_you_mean: String,
+    pub dictionary_id: u64,
+    pub compressed: Vec<CompressedProduct>,
 }
 
 encoded_message!(SearchResponse {
@@ -255,6 +257,8 @@ encoded_message!(SearchResponse {
     3 => facets: message,
     4 => dropped_words: strings,
     5 => did_you_mean: string,
+    6 => dictionary_id: fixed64,
+    7 => compressed: messages,
 });
 
 /// `storefront.search.v1.SuggestResponse`.

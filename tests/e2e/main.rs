@@ -17,6 +17,7 @@ mod catalog_changes;
 mod catalog_feed;
 mod categories;
 mod checkout_money;
+mod compressed_fallback;
 mod compressed_listings;
 mod content;
 mod cors;

@@ -11,26 +11,56 @@
 //! catalog no longer holds (replaced by an import between the listing and
 //! the fetch) makes the listing be asked again, decompressed.
 
+use std::future::Future;
 use std::sync::{Arc, RwLock};
 
 use storefront_domain::compact::Dictionary;
 use storefront_platform::client::call::CallError;
-use storefront_proto::catalog::v1::{GetSummaryDictionaryRequest, ListProductsRequest};
-use storefront_proto::encoded::ListProductsResponse;
+use storefront_proto::catalog::v1::{CompressedProduct, GetSummaryDictionaryRequest};
+use storefront_proto::encoded::{ListProductsResponse, SearchResponse};
 
 use super::{CallContext, Downstreams};
 use crate::error::ApiError;
+use crate::transcode::Compressed;
 
 /// Dictionaries held: the current one, the one before an import, and
 /// those of replicas that were fed differently (each replica names its
 /// own; more than this and the oldest is fetched again when it returns).
 const HELD: usize = 4;
 
-/// A listing's reply and, when its products came compressed, what they
-/// are compressed against.
-pub struct Listing {
-    pub reply: ListProductsResponse,
+/// A reply whose products may have come compressed: them, and the id of
+/// what they are compressed against.
+pub trait Compressible {
+    fn compressed(&self) -> (&[CompressedProduct], u64);
+}
+
+impl Compressible for ListProductsResponse {
+    fn compressed(&self) -> (&[CompressedProduct], u64) {
+        (&self.compressed, self.dictionary_id)
+    }
+}
+
+impl Compressible for SearchResponse {
+    fn compressed(&self) -> (&[CompressedProduct], u64) {
+        (&self.compressed, self.dictionary_id)
+    }
+}
+
+/// A reply and, when its products came compressed, what they are
+/// compressed against.
+pub struct Answer<R> {
+    pub reply: R,
     pub dictionary: Option<Arc<Dictionary>>,
+}
+
+impl<R: Compressible> Answer<R> {
+    /// The reply's compressed products, for the transcoder.
+    pub fn compressed(&self) -> Compressed<'_> {
+        Compressed {
+            products: self.reply.compressed().0,
+            dictionary: self.dictionary.as_deref(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -57,29 +87,31 @@ impl Summaries {
         dictionary
     }
 
-    /// The listing `message` asks for; compressed when `compressed` (the
-    /// gateway keeps products' JSON), else as the catalog decompresses it.
-    pub async fn list(
+    /// `ask(compressed)`'s reply with the dictionary its products need
+    /// (fetched from the catalog the first time); asked again with
+    /// `ask(false)` when the catalog no longer holds it. A downstream that
+    /// predates compressed replies answers decompressed, and needs none.
+    pub async fn ask<R, F, Fut>(
         &self,
         downstreams: &Downstreams,
         ctx: &CallContext,
-        mut message: ListProductsRequest,
         compressed: bool,
-    ) -> Result<Listing, ApiError> {
-        message.compressed = compressed;
-        let again = compressed.then(|| message.clone());
-        let reply = downstreams.catalog().list_products(ctx, message).await?;
-        let (Some(mut again), false) = (again, reply.compressed.is_empty()) else {
-            // Not asked, or a catalog that predates compressed listings.
-            return Ok(Listing {
-                reply,
-                dictionary: None,
-            });
-        };
-        let id = reply.dictionary_id;
+        ask: F,
+    ) -> Result<Answer<R>, ApiError>
+    where
+        R: Compressible,
+        F: Fn(bool) -> Fut,
+        Fut: Future<Output = Result<R, CallError>>,
+    {
+        let reply = ask(compressed).await?;
+        let (products, id) = reply.compressed();
+        if products.is_empty() {
+            let dictionary = None;
+            return Ok(Answer { reply, dictionary });
+        }
         if let Some(dictionary) = self.get(id) {
             let dictionary = Some(dictionary);
-            return Ok(Listing { reply, dictionary });
+            return Ok(Answer { reply, dictionary });
         }
         let asked = GetSummaryDictionaryRequest { id };
         match downstreams
@@ -93,13 +125,12 @@ impl Summaries {
                     return Err(ApiError::bad_gateway("a dictionary not of its id"));
                 }
                 let dictionary = Some(self.keep(dictionary));
-                Ok(Listing { reply, dictionary })
+                Ok(Answer { reply, dictionary })
             }
             Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
-                again.compressed = false;
-                let reply = downstreams.catalog().list_products(ctx, again).await?;
+                let reply = ask(false).await?;
                 let dictionary = None;
-                Ok(Listing { reply, dictionary })
+                Ok(Answer { reply, dictionary })
             }
             Err(e) => Err(e.into()),
         }

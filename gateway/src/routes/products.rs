@@ -27,27 +27,26 @@ pub async fn list_products(
     Currency(currency_code): Currency,
     LocaleProjection(locale): LocaleProjection,
 ) -> Result<JsonBytes, ApiError> {
-    let message = ListProductsRequest {
-        query: Some(parsed.list),
-        currency_code,
-        compressed: false,
+    let (downstreams, ctx) = (&state.downstreams, &correlation);
+    let ask = |compressed| {
+        let message = ListProductsRequest {
+            query: Some(parsed.list.clone()),
+            currency_code: currency_code.clone(),
+            compressed,
+        };
+        async move { downstreams.catalog().list_products(ctx, message).await }
     };
     // Compressed when the gateway keeps products' JSON: then most of a
     // page's products are never decompressed at all.
     let compressed = state.product_json.holds();
-    let listing = state
+    let answer = state
         .summaries
-        .list(&state.downstreams, &correlation, message, compressed)
+        .ask(downstreams, ctx, compressed, ask)
         .await?;
-    let reply = &listing.reply;
-    let compressed = transcode::Compressed {
-        products: &reply.compressed,
-        dictionary: listing.dictionary.as_deref(),
-    };
     transcode::paged(
-        reply.page,
-        &reply.products,
-        compressed,
+        answer.reply.page,
+        &answer.reply.products,
+        answer.compressed(),
         locale.as_deref(),
         &state.product_json,
     )

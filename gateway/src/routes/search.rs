@@ -30,22 +30,31 @@ pub async fn search(
     Listing(parsed, _): Listing<Search>,
     LocaleProjection(projection): LocaleProjection,
 ) -> Result<JsonBytes, ApiError> {
-    let message = SearchRequest {
-        text,
-        locale,
-        currency_code,
-        query: Some(parsed.list),
+    let (downstreams, ctx) = (&state.downstreams, &correlation);
+    let ask = |compressed| {
+        let message = SearchRequest {
+            text: text.clone(),
+            locale: locale.clone(),
+            currency_code: currency_code.clone(),
+            query: Some(parsed.list.clone()),
+            compressed,
+        };
+        async move { downstreams.search().search(ctx, message).await }
     };
-    let reply = state
-        .downstreams
-        .search()
-        .search(&correlation, message)
+    // As listings (`products::list_products`).
+    let compressed = state.product_json.holds();
+    let mut answer = state
+        .summaries
+        .ask(downstreams, ctx, compressed, ask)
         .await?;
-    let facets = Facets::from(reply.facets.unwrap_or_default());
+    let facets = Facets::from(answer.reply.facets.take().unwrap_or_default());
+    let compressed = answer.compressed();
+    let reply = &answer.reply;
     let relaxed = (reply.dropped_words.as_slice(), reply.did_you_mean.as_str());
     transcode::search(
         reply.page,
         &reply.products,
+        compressed,
         &facets,
         relaxed,
         projection.as_deref(),

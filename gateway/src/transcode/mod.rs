@@ -160,6 +160,7 @@ pub fn paged(
 pub fn search(
     page: Option<PageInfo>,
     products: &Products,
+    compressed: Compressed<'_>,
     facets: &impl Serialize,
     relaxed: (&[String], &str),
     locale: Projection<'_>,
@@ -167,16 +168,16 @@ pub fn search(
 ) -> Result<JsonBytes, ApiError> {
     let (dropped_words, did_you_mean) = relaxed;
     let page = page.ok_or_else(|| ApiError::bad_gateway("search reply without page"))?;
-    let mut out = buffer(products, Compressed::default());
+    let mut out = buffer(products, compressed);
     out.push(b'{');
     field(&mut out, true, "limit", &page.limit);
     field(&mut out, false, "offset", &page.offset);
     // What this page holds, whatever the reply's page says.
-    let count = products.encoded.len() as u32;
+    let count = (products.encoded.len() + compressed.products.len()) as u32;
     field(&mut out, false, "count", &count);
     field(&mut out, false, "total", &page.total);
     out.extend_from_slice(b",\"results\":");
-    array(&mut out, products, Compressed::default(), locale, held)?;
+    array(&mut out, products, compressed, locale, held)?;
     field(&mut out, false, "facets", facets);
     if !dropped_words.is_empty() {
         field(&mut out, false, "droppedWords", dropped_words);

@@ -306,7 +306,16 @@ fn envelopes_are_the_models_envelopes() {
         dropped_words: Vec::new(),
         did_you_mean: String::new(),
     };
-    let got = search(Some(page), &list, &facets, (&[], ""), None, &held).unwrap();
+    let got = search(
+        Some(page),
+        &list,
+        Compressed::default(),
+        &facets,
+        (&[], ""),
+        None,
+        &held,
+    )
+    .unwrap();
     assert_eq!(got.as_bytes(), serde_json::to_vec(&result).unwrap());
     let relaxed = SearchResult {
         dropped_words: vec!["unicorn".into(), "say \"hi\"".into()],
@@ -316,6 +325,7 @@ fn envelopes_are_the_models_envelopes() {
     let got = search(
         Some(page),
         &list,
+        Compressed::default(),
         &facets,
         (&relaxed.dropped_words, &relaxed.did_you_mean),
         None,

@@ -37,7 +37,7 @@ pub fn answer(
     let lang = indexed.fields.for_locale(&req.locale);
     // Taken, not cloned: the request is this search's alone.
     let list = req.query.unwrap_or_default();
-    let plan = Plan::new(indexed, &list, currency)?;
+    let plan = Plan::new(indexed, &list, currency)?.compressed(req.compressed);
     let mut kept = words.len();
     let matched = loop {
         let matched = matches(indexed, synonyms, lang, &plan, &words[..kept])?;

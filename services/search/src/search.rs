@@ -9,6 +9,7 @@ use storefront_domain::catalog::price_tail;
 use storefront_domain::listing::{self, Key, Ranked, RowFilter, SortKey};
 use storefront_domain::query;
 use storefront_platform::error::ServiceError;
+use storefront_proto::catalog::v1::CompressedProduct;
 use storefront_proto::common::v1::ListQuery;
 use storefront_proto::encoded::{EncodedProduct, Products};
 use storefront_proto::search::v1::SearchResponse;
@@ -56,6 +57,8 @@ pub struct Plan<'a> {
     /// Whether all matches of a flat query are scored one by one (None:
     /// as `lead::each` chooses; tests force either way).
     each: Option<bool>,
+    /// Whether the page's products go as the index holds them (LZ4).
+    compressed: bool,
     /// Matches scored one by one in a pass over every match (tests: how
     /// many the ceiling of constant scores spared).
     #[cfg(test)]
@@ -97,11 +100,18 @@ impl<'a> Plan<'a> {
             filter,
             keys,
             keep,
+            compressed: false,
             seek_max: None,
             each: None,
             #[cfg(test)]
             scored: Default::default(),
         })
+    }
+
+    /// The page's products sent as the index holds them when `yes`.
+    pub fn compressed(mut self, yes: bool) -> Self {
+        self.compressed = yes;
+        self
     }
 
     fn nothing(&self) -> Result<Matched, ServiceError> {
@@ -221,12 +231,18 @@ impl<'a> Plan<'a> {
                 .collect(),
         };
         let facets = facets(&self.indexed.category_keys, matched.counts);
-        Ok(SearchResponse {
+        let mut reply = SearchResponse {
             page: Some(info),
-            products: encoded(self.indexed, page.into_iter(), self.currency)?,
             facets: Some(facets),
             ..Default::default()
-        })
+        };
+        if self.compressed {
+            reply.dictionary_id = self.indexed.summaries.dictionary().id();
+            reply.compressed = compressed(self.indexed, page.into_iter(), self.currency)?;
+        } else {
+            reply.products = encoded(self.indexed, page.into_iter(), self.currency)?;
+        }
+        Ok(reply)
     }
 }
 
@@ -258,24 +274,56 @@ pub fn top_hits(indexed: &Indexed, query: &dyn Query, limit: usize) -> tantivy::
         .collect())
 }
 
+/// Row `row`'s price in `currency`, encoded to follow its summary.
+fn tail_of(
+    indexed: &Indexed,
+    currency: usize,
+) -> Result<impl Fn(u32) -> Vec<u8> + '_, ServiceError> {
+    let prices = indexed.listing.column("price", currency)?;
+    let code = indexed.live.currencies.code(currency);
+    Ok(move |row| {
+        let cents = match prices.value(row) {
+            Some(Key::Integer(c)) => Some(*c),
+            _ => None,
+        };
+        price_tail(code, cents)
+    })
+}
+
+/// The page's products as the index holds them, priced in `currency`.
+fn compressed(
+    indexed: &Indexed,
+    rows: impl Iterator<Item = u32>,
+    currency: usize,
+) -> Result<Vec<CompressedProduct>, ServiceError> {
+    let tail = tail_of(indexed, currency)?;
+    rows.map(|row| {
+        let (lz4, length) = indexed
+            .summaries
+            .compressed(row as usize)
+            .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))?;
+        Ok(CompressedProduct {
+            lz4: bytes::Bytes::copy_from_slice(lz4),
+            length,
+            tail: tail(row).into(),
+        })
+    })
+    .collect()
+}
+
 /// The page's products, encoded, priced in `currency`.
 pub fn encoded(
     indexed: &Indexed,
     rows: impl Iterator<Item = u32>,
     currency: usize,
 ) -> Result<Products, ServiceError> {
-    let prices = indexed.listing.column("price", currency)?;
-    let code = indexed.live.currencies.code(currency);
+    let tail = tail_of(indexed, currency)?;
     let encoded = rows
         .map(|row| {
             let body = indexed.summary(row).map_err(ServiceError::internal)?;
-            let cents = match prices.value(row) {
-                Some(Key::Integer(c)) => Some(*c),
-                _ => None,
-            };
             Ok(EncodedProduct {
                 body,
-                tail: price_tail(code, cents),
+                tail: tail(row),
             })
         })
         .collect::<Result<_, ServiceError>>()?;
