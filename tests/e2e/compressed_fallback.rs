@@ -132,9 +132,18 @@ async fn the_gateway_fetches_a_dictionary_once_and_asks_again_without_one() {
     let reply = get("limit=1&offset=1").await;
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(reply.body["results"], results[0]);
-    let asked: Vec<bool> = listings.all().iter().map(|a| a.compressed).collect();
-    assert_eq!(asked, [true, true, true, true, false]);
+    let asked = || -> Vec<bool> { listings.all().iter().map(|a| a.compressed).collect() };
+    assert_eq!(asked(), [true, true, true, true, false]);
     assert_eq!(fetches.all().len(), 2);
+    // For the next 2 s the catalog is asked decompressed at once (one
+    // call a request while, say, an index rebuilds after an import); then
+    // compressed again.
+    assert_eq!(get("limit=1").await.body["results"], results[0]);
+    assert_eq!(asked()[5..], [false]);
+    tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    assert_eq!(get("limit=1").await.body["results"], results[0]);
+    assert_eq!(asked()[6..], [true]);
+    assert_eq!(fetches.all().len(), 2, "the dictionary held");
     stop.cancel();
 
     // A gateway that keeps no products' JSON asks for them decompressed.

@@ -12,7 +12,9 @@
 //! the fetch) makes the listing be asked again, decompressed.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use storefront_domain::compact::Dictionary;
 use storefront_platform::client::call::CallError;
@@ -27,6 +29,20 @@ use crate::transcode::Compressed;
 /// those of replicas that were fed differently (each replica names its
 /// own; more than this and the oldest is fetched again when it returns).
 const HELD: usize = 4;
+
+/// How long a downstream that named a dictionary the catalog no longer
+/// holds is asked for its products decompressed: a search index rebuilding
+/// after an import names the old one for seconds (some 15 s at 1,000,000
+/// products), and a gateway that never held it would otherwise pay two
+/// calls and a fetch for every search meanwhile.
+const PLAIN_FOR: Duration = Duration::from_secs(2);
+
+/// Who answers: listings come from the catalog, searches from the index.
+#[derive(Clone, Copy, Debug)]
+pub enum Source {
+    Catalog = 0,
+    Search = 1,
+}
 
 /// A reply whose products may have come compressed: them, and the id of
 /// what they are compressed against.
@@ -63,13 +79,30 @@ impl<R: Compressible> Answer<R> {
     }
 }
 
-#[derive(Default)]
 pub struct Summaries {
     /// Newest last.
     held: RwLock<Vec<Arc<Dictionary>>>,
+    since: Instant,
+    /// Per `Source`: until when (ms after `since`) it is asked for its
+    /// products decompressed.
+    plain_until: [AtomicU64; 2],
+}
+
+impl Default for Summaries {
+    fn default() -> Self {
+        Self {
+            held: RwLock::default(),
+            since: Instant::now(),
+            plain_until: Default::default(),
+        }
+    }
 }
 
 impl Summaries {
+    fn now_ms(&self) -> u64 {
+        self.since.elapsed().as_millis() as u64
+    }
+
     fn get(&self, id: u64) -> Option<Arc<Dictionary>> {
         let held = self.held.read().unwrap_or_else(|e| e.into_inner());
         held.iter().find(|d| d.id() == id).cloned()
@@ -87,15 +120,16 @@ impl Summaries {
         dictionary
     }
 
-    /// `ask(compressed)`'s reply with the dictionary its products need
-    /// (fetched from the catalog the first time); asked again with
-    /// `ask(false)` when the catalog no longer holds it. A downstream that
-    /// predates compressed replies answers decompressed, and needs none.
+    /// `ask(compressed)`'s reply from `source` with the dictionary its
+    /// products need (fetched from the catalog the first time); asked
+    /// again with `ask(false)` when the catalog no longer holds it, and
+    /// asked so for `PLAIN_FOR` after. A downstream that predates
+    /// compressed replies answers decompressed, and needs none.
     pub async fn ask<R, F, Fut>(
         &self,
         downstreams: &Downstreams,
         ctx: &CallContext,
-        compressed: bool,
+        (source, compressed): (Source, bool),
         ask: F,
     ) -> Result<Answer<R>, ApiError>
     where
@@ -103,6 +137,8 @@ impl Summaries {
         F: Fn(bool) -> Fut,
         Fut: Future<Output = Result<R, CallError>>,
     {
+        let plain_until = &self.plain_until[source as usize];
+        let compressed = compressed && self.now_ms() >= plain_until.load(Ordering::Relaxed);
         let reply = ask(compressed).await?;
         let (products, id) = reply.compressed();
         if products.is_empty() {
@@ -128,6 +164,12 @@ impl Summaries {
                 Ok(Answer { reply, dictionary })
             }
             Err(CallError::Status(s)) if s.code() == tonic::Code::NotFound => {
+                let until = self.now_ms() + PLAIN_FOR.as_millis() as u64;
+                plain_until.store(until, Ordering::Relaxed);
+                tracing::info!(
+                    ?source,
+                    "a dictionary the catalog no longer holds: asked decompressed"
+                );
                 let reply = ask(false).await?;
                 let dictionary = None;
                 Ok(Answer { reply, dictionary })

@@ -6,6 +6,7 @@ use storefront_proto::catalog::v1::{GetProductRequest, ListProductsRequest};
 use storefront_proto::common::v1::PageRequest;
 
 use super::params::{Currency, LocaleProjection};
+use crate::downstream::summaries::Source;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::catalog::{Media, Product, Variant};
@@ -39,10 +40,8 @@ pub async fn list_products(
     // Compressed when the gateway keeps products' JSON: then most of a
     // page's products are never decompressed at all.
     let compressed = state.product_json.holds();
-    let answer = state
-        .summaries
-        .ask(downstreams, ctx, compressed, ask)
-        .await?;
+    let asked = (Source::Catalog, compressed);
+    let answer = state.summaries.ask(downstreams, ctx, asked, ask).await?;
     transcode::paged(
         answer.reply.page,
         &answer.reply.products,

@@ -8,6 +8,7 @@ use storefront_proto::error::codes;
 use storefront_proto::search::v1::{SearchRequest, SuggestRequest};
 
 use super::params::{Currency, Locale, LocaleProjection, SearchText, SuggestLimit};
+use crate::downstream::summaries::Source;
 use crate::error::{ApiError, ErrorBody};
 use crate::middleware::call_context::CallContext;
 use crate::model::search::{Facets, SearchResult, Suggestions};
@@ -43,10 +44,8 @@ pub async fn search(
     };
     // As listings (`products::list_products`).
     let compressed = state.product_json.holds();
-    let mut answer = state
-        .summaries
-        .ask(downstreams, ctx, compressed, ask)
-        .await?;
+    let asked = (Source::Search, compressed);
+    let mut answer = state.summaries.ask(downstreams, ctx, asked, ask).await?;
     let facets = Facets::from(answer.reply.facets.take().unwrap_or_default());
     let compressed = answer.compressed();
     let reply = &answer.reply;
