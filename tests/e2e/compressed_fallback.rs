@@ -12,7 +12,8 @@ use storefront_proto::catalog::v1::{
     SummaryDictionary, Variant,
 };
 use storefront_proto::common::v1::{Money, PageInfo, ResourceMeta};
-use storefront_proto::encoded::{EncodedProduct, ListProductsResponse};
+use storefront_proto::encoded::{EncodedProduct, ListProductsResponse, SearchResponse};
+use storefront_proto::search::v1::SearchRequest;
 
 use crate::fake::{Calls, Fake};
 use crate::handlers;
@@ -158,5 +159,63 @@ async fn the_gateway_fetches_a_dictionary_once_and_asks_again_without_one() {
     let reply = handlers::send(handlers::request(Method::GET, url)).await;
     assert_eq!(reply.body["results"], results[0]);
     assert!(!listings.one().compressed);
+    stop.cancel();
+}
+
+/// Search hits come compressed too, against the catalog's dictionary; a
+/// search that names one the catalog no longer holds (an index not yet
+/// rebuilt after an import) is asked again decompressed.
+#[tokio::test]
+async fn searches_arrive_compressed_and_fall_back_alike() {
+    let issuer = handlers::issuer().await;
+    let (catalog, _, fetches) = catalog_fake();
+    let catalog = catalog.serve().await;
+    let (encoded, compressed, dictionary) = product_both_ways();
+    let id = dictionary.id();
+    let (search, searches) = Fake::default().answer(
+        "/storefront.search.v1.SearchService/Search",
+        move |asked: &SearchRequest| {
+            let mut reply = SearchResponse {
+                page: Some(PageInfo {
+                    limit: 1,
+                    offset: 0,
+                    count: 1,
+                    total: 1,
+                }),
+                ..Default::default()
+            };
+            if asked.compressed {
+                // "stale": the index before an import.
+                let stale = asked.text == "stale";
+                reply.dictionary_id = if stale { id ^ 1 } else { id };
+                reply.compressed = vec![compressed.clone()];
+            } else {
+                reply.products.encoded = vec![encoded.clone()];
+            }
+            Ok(reply)
+        },
+    );
+    let search = search.serve().await;
+    let env = [("CATALOG_URL", catalog.as_str()), ("SEARCH_URL", &search)];
+    let (base, stop) = handlers::gateway_with(&issuer.url, &env).await;
+    let get = |text: &str| {
+        let url = format!("{base}/search?query={text}&limit=1");
+        handlers::send(handlers::request(Method::GET, url))
+    };
+    let fresh = get("lamp").await;
+    assert_eq!(fresh.status, 200, "{}", fresh.body);
+    assert_eq!(fresh.body["results"][0]["key"], "zanzibar-lamp");
+    let stale = get("stale").await;
+    assert_eq!(stale.body["results"], fresh.body["results"]);
+    let asked: Vec<(String, bool)> = (searches.all().into_iter())
+        .map(|a| (a.text, a.compressed))
+        .collect();
+    let want = [("lamp", true), ("stale", true), ("stale", false)];
+    assert_eq!(asked, want.map(|(t, c)| (t.to_string(), c)));
+    assert_eq!(
+        fetches.all().len(),
+        2,
+        "the catalog's, then the one it lacks"
+    );
     stop.cancel();
 }
