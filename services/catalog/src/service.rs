@@ -74,9 +74,9 @@ fn list_page(
         reply.compressed = rows
             .iter()
             .map(|&row| {
-                let (lz4, length) = catalog.compressed_summary(row)?;
+                let (lz4, length) = catalog.shared_summary(row)?;
                 Ok(CompressedProduct {
-                    lz4: bytes::Bytes::copy_from_slice(lz4),
+                    lz4,
                     length,
                     tail: tail(row).into(),
                 })

@@ -315,6 +315,15 @@ impl Catalog {
             .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))
     }
 
+    /// As `compressed_summary`, the block shared with the catalog's
+    /// arena rather than borrowed (a reply sends it without a copy).
+    pub fn shared_summary(&self, row: u32) -> Result<(bytes::Bytes, u32), ServiceError> {
+        self.products
+            .summaries
+            .compressed_shared(row as usize)
+            .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))
+    }
+
     /// Row `row`'s whole product, prices not picked.
     pub fn product(&self, row: u32) -> Result<Product, ServiceError> {
         self.products.decode(row).map_err(ServiceError::internal)

@@ -89,6 +89,19 @@ impl Arena {
     }
 }
 
+/// One record's block within a shared arena.
+struct Block {
+    arena: Arc<Arena>,
+    start: usize,
+    end: usize,
+}
+
+impl AsRef<[u8]> for Block {
+    fn as_ref(&self) -> &[u8] {
+        &self.arena.bytes[self.start..self.end]
+    }
+}
+
 /// Appends one compressed record, in the last arena while it has room
 /// (copied first if another version shares it).
 fn append(
@@ -193,6 +206,22 @@ impl Records {
         let arena = self.arenas.get(a);
         let (start, end) = arena.span(i);
         Some((&arena.bytes[start..end], arena.lens[i]))
+    }
+
+    /// As `compressed`, the block shared rather than borrowed: it keeps
+    /// its arena alive (an edit copies an arena others hold), so a reply
+    /// sends the held bytes without copying them.
+    pub fn compressed_shared(&self, index: usize) -> Option<(Bytes, u32)> {
+        let (a, i) = self.locate(index)?;
+        let arena = self.arenas.get(a);
+        let (start, end) = arena.span(i);
+        let len = arena.lens[i];
+        let block = Block {
+            arena: arena.clone(),
+            start,
+            end,
+        };
+        Some((Bytes::from_owner(block), len))
     }
 
     /// Gives back the unused end of the last arena (once no more records
@@ -351,6 +380,22 @@ mod tests {
             records.push(&record(n), &mut scratch);
         }
         records
+    }
+
+    #[test]
+    fn a_shared_block_outlives_an_edit_of_its_arena() {
+        let dictionary = Dictionary::new(record(3));
+        let mut records = filled(0, 200, &dictionary);
+        let (shared, len) = records.compressed_shared(42).unwrap();
+        assert_eq!((&shared[..], len), records.compressed(42).unwrap());
+        let mut one = Records::new(dictionary.clone());
+        one.push(&record(9_999), &mut Vec::new());
+        let (lz4, new_len) = one.compressed(0).unwrap();
+        // The block holds its arena: the edit copies it first.
+        records.replace(42, lz4, new_len);
+        assert_eq!(records.get(42).unwrap(), record(9_999));
+        assert_eq!(dictionary.decompress(&shared, len).unwrap(), record(42));
+        assert!(records.compressed_shared(200).is_none());
     }
 
     #[test]

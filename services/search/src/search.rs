@@ -300,10 +300,10 @@ fn compressed(
     rows.map(|row| {
         let (lz4, length) = indexed
             .summaries
-            .compressed(row as usize)
+            .compressed_shared(row as usize)
             .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))?;
         Ok(CompressedProduct {
-            lz4: bytes::Bytes::copy_from_slice(lz4),
+            lz4,
             length,
             tail: tail(row).into(),
         })
