@@ -406,9 +406,9 @@ fn export_rows(
         batch.dictionary = catalog.products.dictionary().bytes().clone();
         batch.compressed = rows
             .map(|row| {
-                let (lz4, length) = catalog.compressed_summary(row)?;
+                let (lz4, length) = catalog.shared_summary(row)?;
                 Ok(CompressedProduct {
-                    lz4: bytes::Bytes::copy_from_slice(lz4),
+                    lz4,
                     length,
                     tail: bytes::Bytes::new(),
                 })

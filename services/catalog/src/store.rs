@@ -125,11 +125,6 @@ impl StoredProducts {
         self.summaries.get(row as usize)
     }
 
-    /// Row `row`'s listing summary as held (for an export).
-    pub fn compressed_summary(&self, row: u32) -> Option<(&[u8], u32)> {
-        self.summaries.compressed(row as usize)
-    }
-
     /// What summaries are compressed against.
     pub fn dictionary(&self) -> &Dictionary {
         self.summaries.dictionary()
@@ -308,15 +303,9 @@ impl Catalog {
     }
 
     /// Row `row`'s listing summary as held: its LZ4 block (against
-    /// `products.dictionary()`) and its length decompressed.
-    pub fn compressed_summary(&self, row: u32) -> Result<(&[u8], u32), ServiceError> {
-        self.products
-            .compressed_summary(row)
-            .ok_or_else(|| ServiceError::internal(format!("no product at row {row}")))
-    }
-
-    /// As `compressed_summary`, the block shared with the catalog's
-    /// arena rather than borrowed (a reply sends it without a copy).
+    /// `products.dictionary()`, shared with the arena holding it, so a
+    /// reply or an export sends it without a copy) and its length
+    /// decompressed.
     pub fn shared_summary(&self, row: u32) -> Result<(bytes::Bytes, u32), ServiceError> {
         self.products
             .summaries
