@@ -287,11 +287,13 @@ impl Ledgers {
         } else {
             Holder::Customer(&record.customer_id)
         };
-        self.forget_in(shopper, &session.id).await;
-        if !record.client_network.is_empty() {
-            self.forget_in(Holder::Network(&record.client_network), &session.id)
-                .await;
-        }
+        let network = async {
+            if !record.client_network.is_empty() {
+                let network = Holder::Network(&record.client_network);
+                self.forget_in(network, &session.id).await;
+            }
+        };
+        tokio::join!(self.forget_in(shopper, &session.id), network);
     }
 
     async fn forget_in(&self, holder: Holder<'_>, session_id: &str) {

@@ -140,7 +140,9 @@ impl Holds {
             let lines = record.held.clone();
             self.adjust(op, action, lines, hold_op(session_id)).await?;
         }
-        self.ledgers.forget(record).await;
-        self.unlist(session_id).await
+        // Apart, so at once: a ledger's failure is only logged (its entry
+        // expires), and the sweep's entry goes either way.
+        let (_, unlisted) = tokio::join!(self.ledgers.forget(record), self.unlist(session_id));
+        unlisted
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use prost::Message;
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::{Held, Store, Updated, Versioned};
+use storefront_platform::store::{Held, Store, StoreError, Updated, Versioned};
 use storefront_proto::orders::storage::v1::{OrderEvent, StoredOrder};
 use storefront_proto::orders::v1::Order;
 use tokio_util::sync::CancellationToken;
@@ -136,10 +136,9 @@ impl Outbox {
         let outbox = known.as_ref().map_or(&[][..], |k| &k.value.outbox[..]);
         let mut published = HashSet::new();
         let mut moved = false;
-        // When the order last recorded as updated changed: the events of
-        // one change (`order.created` and `payment.authorized`) record it
-        // once (the set keeps the greater time: the same again is a no-op).
-        let mut recorded: Option<i64> = None;
+        // Each event's effects first (stock given back, a payment moved),
+        // in order; then every event to the stream in one round trip, as
+        // the order's last change is recorded.
         for event in outbox {
             if let (CANCELLED, Some(order), Some(catalog)) =
                 (event.r#type.as_str(), &event.order, &self.catalog)
@@ -152,20 +151,21 @@ impl Outbox {
                 let payment = crate::payment::make(payments, order, how).await?;
                 moved |= self.record_payment(order_id, payment, how).await?;
             }
-            let fields = fields(event);
-            let fields: Vec<(&str, &[u8])> = fields.iter().map(|(n, v)| (*n, &v[..])).collect();
-            self.store
-                .stream_add(STREAM, &fields, STREAM_LENGTH)
-                .await?;
-            if let Some(order) = &event.order {
-                let change = crate::stored::changed_ms(order);
-                if recorded != Some(change) {
-                    crate::updates::record(&self.store, order).await?;
-                    recorded = Some(change);
-                }
-            }
             published.insert(event.id.clone());
         }
+        let encoded: Vec<_> = outbox.iter().map(fields).collect();
+        let entries: Vec<Vec<(&str, &[u8])>> = (encoded.iter())
+            .map(|f| f.iter().map(|(n, v)| (*n, &v[..])).collect())
+            .collect();
+        let added = async {
+            match entries.is_empty() {
+                true => Ok(()),
+                false => (self.store.stream_add_all(STREAM, &entries, STREAM_LENGTH))
+                    .await
+                    .map(drop),
+            }
+        };
+        tokio::try_join!(added, self.record_changes(outbox))?;
         let emptied = if published.is_empty() {
             true
         } else {
@@ -194,8 +194,10 @@ impl Outbox {
         if emptied {
             // Unmarked, then checked again: a change that marked the order
             // in between has its event in the outbox now.
-            self.store.set_remove(PENDING, order_id).await?;
-            let left = self.store.get_message::<StoredOrder>(&key).await?;
+            let left = self
+                .store
+                .set_remove_then_get_message::<StoredOrder>(PENDING, order_id, &key);
+            let left = left.await?;
             if left.is_some_and(|stored| !stored.value.outbox.is_empty()) {
                 self.expect(order_id).await?;
             }
@@ -203,6 +205,21 @@ impl Outbox {
         // A payment moved: its event waits in the outbox; out now.
         if moved {
             Box::pin(self.publish(order_id, None)).await?;
+        }
+        Ok(())
+    }
+
+    /// Records when the orders of `events` last changed: the events of one
+    /// change (`order.created` and `payment.authorized`) record it once
+    /// (the set keeps the greater time: the same again is a no-op).
+    async fn record_changes(&self, events: &[OrderEvent]) -> Result<(), StoreError> {
+        let mut recorded: Option<i64> = None;
+        for order in events.iter().filter_map(|e| e.order.as_ref()) {
+            let change = crate::stored::changed_ms(order);
+            if recorded != Some(change) {
+                crate::updates::record(&self.store, order).await?;
+                recorded = Some(change);
+            }
         }
         Ok(())
     }

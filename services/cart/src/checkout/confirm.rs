@@ -11,7 +11,7 @@ use storefront_proto::cart::v1::{Cart, CheckoutSession, Repriced};
 use super::machine::{Event, Refusal, is_confirmed, step};
 use super::paid::{for_total, holds_money};
 use super::runner::{Ran, Seen};
-use super::{Checkout, ids, view};
+use super::{Checkout, current_key, ids, view};
 use crate::carts::now;
 use crate::claims::claimed_for;
 use crate::quote::{decimal, same_price};
@@ -90,7 +90,12 @@ impl Checkout {
             return Ok(Outcome::Confirmed(view(seen.record)));
         }
         let (_, cart_id) = ids(&seen.record);
-        let cart = self.carts.get_versioned(customer_id, cart_id).await?;
+        // The cart's pointer to its current session is read with the cart
+        // (one round trip for both), though a claimed cart needs it not.
+        let pointer = current_key(cart_id);
+        let cart = self.carts.get_versioned(customer_id, cart_id);
+        let (cart, current) = tokio::join!(cart, self.store.get(&pointer));
+        let cart = cart?;
         let claimed = claimed_for(&cart.value, &seen.record.planned_order_id);
         let seen = if claimed {
             seen
@@ -107,7 +112,7 @@ impl Checkout {
                 Err(Refusal::PaymentStale) => return self.unpay(seen.record, cart.value).await,
                 refused => drop(refused.map_err(Refusal::error)?),
             }
-            self.ensure_current(record).await?;
+            Self::ensure_current(record, current?)?;
             let version = cart.version;
             let (cart, changed) = self.carts.refreshed(customer_id, cart.value).await?;
             let minor_units = self.markets.current().minor_units(&cart.currency_code);

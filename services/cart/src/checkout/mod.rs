@@ -183,10 +183,13 @@ impl Checkout {
         Ok(())
     }
 
-    /// 409 unless `record` is its cart's current session.
-    async fn ensure_current(&self, record: &CheckoutRecord) -> Result<(), ServiceError> {
-        let (id, cart_id) = ids(record);
-        let current = self.store.get(&current_key(cart_id)).await?;
+    /// 409 unless `record` is its cart's current session (`current`, the
+    /// cart's pointer as read).
+    fn ensure_current(
+        record: &CheckoutRecord,
+        current: Option<Versioned<Vec<u8>>>,
+    ) -> Result<(), ServiceError> {
+        let (id, _) = ids(record);
         if current.is_some_and(|c| c.value != id.as_bytes()) {
             return Err(Refusal::Superseded.error());
         }

@@ -346,7 +346,7 @@ pub(super) struct MemoryStream {
 }
 
 impl MemoryEvents {
-    fn add(&mut self, stream: &str, fields: &[(&str, &[u8])], max_len: usize) -> String {
+    pub(super) fn add(&mut self, stream: &str, fields: &[(&str, &[u8])], max_len: usize) -> String {
         self.sequence += 1;
         let ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

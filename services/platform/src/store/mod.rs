@@ -12,6 +12,7 @@ mod redis_backend;
 mod replicas;
 mod stream_range;
 mod target;
+mod together;
 mod turn;
 mod update;
 
@@ -242,13 +243,7 @@ impl Store {
         &self,
         key: &str,
     ) -> Result<Option<Versioned<T>>, StoreError> {
-        let Some(found) = self.get(key).await? else {
-            return Ok(None);
-        };
-        Ok(Some(Versioned {
-            version: found.version,
-            value: decode_message(key, &found.value)?,
-        }))
+        decoded(key, self.get(key).await?)
     }
 
     pub async fn insert_message<T: prost::Message>(
@@ -259,6 +254,20 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.insert(key, &value.encode_to_vec(), ttl).await
     }
+}
+
+/// The message a value read at `key` holds, at its version.
+pub(super) fn decoded<T: prost::Message + Default>(
+    key: &str,
+    found: Option<Versioned<Vec<u8>>>,
+) -> Result<Option<Versioned<T>>, StoreError> {
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    Ok(Some(Versioned {
+        version: found.version,
+        value: decode_message(key, &found.value)?,
+    }))
 }
 
 pub(super) fn decode_message<T: prost::Message + Default>(

@@ -19,6 +19,7 @@ use super::{RedisTarget, StoreError, Versioned};
 
 mod acks;
 mod gcra;
+mod pipelined;
 mod replication;
 #[cfg(test)]
 mod tcp_tests;
@@ -215,17 +216,7 @@ impl RedisStore {
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<Versioned<Vec<u8>>>, StoreError> {
-        let mut conn = self.conn.clone();
-        let (version, value): (Option<u64>, Option<Vec<u8>>) = redis::cmd("HMGET")
-            .arg(self.key(key))
-            .arg("v")
-            .arg("d")
-            .query_async(&mut conn)
-            .await
-            .map_err(unavailable)?;
-        Ok(version
-            .zip(value)
-            .map(|(version, value)| Versioned { version, value }))
+        self.get_full(&self.key(key)).await
     }
 
     pub async fn insert(

@@ -7,10 +7,10 @@ use super::Store;
 use crate::testing::{RedisCluster, RedisServer};
 
 /// What keeps a backend's server running while its store is tested.
-type Server = Box<dyn std::any::Any + Send>;
+pub(super) type Server = Box<dyn std::any::Any + Send>;
 
 /// Memory, one redis-server, and a Redis Cluster of six nodes.
-async fn backends() -> Vec<(Store, Option<Server>)> {
+pub(super) async fn backends() -> Vec<(Store, Option<Server>)> {
     let redis = RedisServer::start().expect("redis-server on PATH");
     let store = Store::redis(&redis.url, "test:").await.expect("connect");
     let cluster = RedisCluster::start().expect("a Redis Cluster on loopback");
