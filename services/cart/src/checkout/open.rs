@@ -103,9 +103,14 @@ impl Checkout {
             return Err(e.into());
         }
         // Listed for the sweep before anything is held: a hold is never
-        // left behind by a process that stops half-way.
-        self.holds.due_at(&session.id, millis(&expires)).await?;
-        self.make_current(cart_id, &session.id).await?;
+        // left behind by a process that stops half-way. Made its cart's
+        // current session at the same time: neither waits on the other
+        // (the sweep takes a session only once it is due).
+        let listed = self.holds.due_at(&session.id, millis(&expires));
+        let current = self.make_current(cart_id, &session.id);
+        let (listed, current) = tokio::join!(listed, current);
+        listed?;
+        current?;
         if !awaiting_payment {
             self.hold(&cart, record).await?;
         }
