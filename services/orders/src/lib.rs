@@ -7,6 +7,7 @@ mod kinds;
 mod orders;
 pub mod outbox;
 pub mod payment;
+mod published;
 mod restock;
 mod service;
 mod stored;

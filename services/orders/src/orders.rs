@@ -12,6 +12,7 @@ use storefront_proto::orders::storage::v1::StoredOrder;
 use storefront_proto::orders::v1::{CreateOrderRequest, ListOrdersResponse, Order, OrderStatus};
 
 use crate::outbox::{self, Outbox};
+use crate::published;
 pub use crate::stored::{MAX_ATTEMPTS, changed_ms, order_key, read};
 
 /// Order ids a listing reads from the customer's set per call, and orders
@@ -66,19 +67,28 @@ impl Orders {
         let order = new_order(req);
         let id = meta_id(&order).to_string();
         let customer_id = order.customer_id.clone();
-        // Listed and marked for the outbox before it is written (both at
-        // once: one round trip): a listing skips an id whose order is not
-        // there (yet, or another customer's), so no order is ever written
-        // and missing from its customer's list.
         let listing = customer_key(&customer_id);
-        let listed = self.store.zset_raise(&listing, &id, changed_ms(&order));
-        let (listed, marked) = tokio::join!(listed, self.outbox.expect(&id));
-        listed?;
-        marked?;
         let mut events = vec![outbox::event(outbox::CREATED, &order)];
         if order.payment.is_some() {
             events.push(outbox::payment_event(outbox::PAYMENT_AUTHORIZED, &order));
         }
+        let published = published::insert(&self.outbox, &id, &order, &events, &listing);
+        match published.await? {
+            Some(true) => {
+                tracing::info!(order_id = %id, "order created");
+                return Ok(order);
+            }
+            Some(false) => return self.created_before(&id, &customer_id).await,
+            None => {}
+        }
+        // Listed and marked for the outbox before it is written (both at
+        // once: one round trip): a listing skips an id whose order is not
+        // there (yet, or another customer's), so no order is ever written
+        // and missing from its customer's list.
+        let listed = self.store.zset_raise(&listing, &id, changed_ms(&order));
+        let (listed, marked) = tokio::join!(listed, self.outbox.expect(&id));
+        listed?;
+        marked?;
         let stored = StoredOrder {
             order: Some(order.clone()),
             outbox: events,
@@ -96,8 +106,13 @@ impl Orders {
             self.outbox.publish_written(&id, written).await;
             return Ok(order);
         }
-        // Created before (a retried confirm): only its customer may have it.
-        match read(&self.store, &id, None).await? {
+        self.created_before(&id, &customer_id).await
+    }
+
+    /// Order `id`, created before (a retried confirm): only its customer
+    /// may have it.
+    async fn created_before(&self, id: &str, customer_id: &str) -> Result<Order, ServiceError> {
+        match read(&self.store, id, None).await? {
             Some(existing) if existing.customer_id == customer_id => Ok(existing),
             Some(_) => Err(ServiceError::new(
                 ErrorKind::Conflict,

@@ -5,6 +5,8 @@
 //! stream and removes what it published; an order whose writer died in
 //! between is marked pending beforehand, and a sweep publishes it.
 //! Delivery is at least once: a consumer skips an event id seen before.
+//! A new order whose events have no effect to make first skips all this
+//! where the store writes it with its events at once (`published`).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -28,7 +30,7 @@ pub const CLOUDEVENT: &str = "cloudevent";
 const PENDING: &str = "order-outbox-pending";
 /// Entries the stream keeps (about): weeks of orders for a large shop;
 /// a consumer further behind reconciles through the internal port.
-const STREAM_LENGTH: usize = 1_000_000;
+pub(crate) const STREAM_LENGTH: usize = 1_000_000;
 /// How often each replica publishes what a failed writer left.
 const SWEEP_EVERY: Duration = Duration::from_secs(5);
 /// Orders a sweep looks at, at most.
@@ -60,7 +62,7 @@ pub fn payment_event(kind: &str, order: &Order) -> OrderEvent {
 /// event as a CloudEvent in JSON (`cloudevent`: the order as the public
 /// API shows it, for any back office), and the whole order as
 /// `storefront.orders.v1.Order` protobuf bytes.
-fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
+pub(crate) fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
     let order = event.order.clone().unwrap_or_default();
     let meta = order.meta.clone().unwrap_or_default();
     let occurred = event.occurred_at.map(|t| t.to_string()).unwrap_or_default();

@@ -14,7 +14,7 @@ use storefront_proto::orders::v1::{
 use crate::stored::{changed_ms, read};
 
 /// The sorted set of every order by its last change.
-const UPDATED: &str = "orders-updated";
+pub(crate) const UPDATED: &str = "orders-updated";
 /// Entries a page looks at, at most (a status filter skips the others):
 /// each is one read of its order.
 const SCAN: usize = 200;
@@ -23,9 +23,15 @@ const DEFAULT_LIMIT: u32 = 20;
 
 /// Records that `order` changed (idempotent: publishing again is a no-op).
 pub async fn record(store: &Store, order: &Order) -> Result<(), StoreError> {
+    store
+        .zset_raise(UPDATED, &member(order), changed_ms(order))
+        .await
+}
+
+/// `order`'s member in the set of orders by last change.
+pub(crate) fn member(order: &Order) -> String {
     let id = order.meta.as_ref().map_or("", |m| m.id.as_str());
-    let member = format!("{}/{id}", order.customer_id);
-    store.zset_raise(UPDATED, &member, changed_ms(order)).await
+    format!("{}/{id}", order.customer_id)
 }
 
 /// A page's `limit`: 1 to 100, 0 the default 20.

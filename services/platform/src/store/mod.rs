@@ -20,6 +20,7 @@ pub use events::StreamEntry;
 pub use redis_backend::{GcraOutcome, RedisStore};
 pub use stream_range::is_position;
 pub use target::RedisTarget;
+pub use together::Published;
 pub use turn::Turn;
 pub use update::{Held, Updated};
 

@@ -65,3 +65,48 @@ async fn a_member_removed_then_the_value_read_as_it_is_after() {
         );
     }
 }
+
+/// A value created with its stream entries and sorted set members, all in
+/// one write; a second create writes none of them; a cluster says it
+/// cannot (its keys lie in different slots).
+#[tokio::test]
+async fn a_value_is_created_with_what_it_publishes_or_not_at_all() {
+    for (store, _server) in backends().await {
+        let b = store.backend();
+        let entries: Vec<Vec<(&str, &[u8])>> = vec![vec![("n", b"1")], vec![("n", b"2")]];
+        let raised = [("by-customer", "o1", 5), ("updated", "c1/o1", 7)];
+        let published = super::Published {
+            stream: "events",
+            entries: &entries,
+            max_len: 1000,
+            raised: &raised,
+        };
+        let created = store.insert_published("o1", b"order", &published).await;
+        if b == "redis cluster" {
+            assert_eq!(created.unwrap(), None, "{b}");
+            continue;
+        }
+        assert_eq!(created.unwrap(), Some(true), "{b}");
+        let again = store.insert_published("o1", b"other", &published).await;
+        assert_eq!(again.unwrap(), Some(false), "{b}");
+        let got = store.get("o1").await.unwrap().unwrap();
+        assert_eq!(
+            (got.version, got.value.as_slice()),
+            (1, &b"order"[..]),
+            "{b}"
+        );
+        let all = store.stream_after("events", "", 10).await.unwrap();
+        let numbers: Vec<&[u8]> = all.iter().filter_map(|e| e.field("n")).collect();
+        assert_eq!(numbers, [b"1", b"2"], "{b}: once, in order");
+        let page = store
+            .zset_page("updated", (i64::MIN, ""), 10)
+            .await
+            .unwrap();
+        assert_eq!(page, [("c1/o1".to_string(), 7)], "{b}");
+        let page = store
+            .zset_page("by-customer", (i64::MIN, ""), 10)
+            .await
+            .unwrap();
+        assert_eq!(page, [("o1".to_string(), 5)], "{b}");
+    }
+}

@@ -4,7 +4,7 @@
 //! only commands of one key go together.
 
 use super::{Conn, RedisStore, unavailable};
-use crate::store::{StoreError, Versioned};
+use crate::store::{Published, StoreError, Versioned};
 
 impl RedisStore {
     /// Appends `entries` to `stream` in their order, in one round trip (one
@@ -82,4 +82,64 @@ pub(super) fn versioned(found: (Option<u64>, Option<Vec<u8>>)) -> Option<Version
     version
         .zip(value)
         .map(|(version, value)| Versioned { version, value })
+}
+
+/// KEYS[1] value, KEYS[2] stream, KEYS[3..] sorted sets; ARGV[1] data,
+/// ARGV[2] the stream's length kept, ARGV[3] entries; then each entry's
+/// field count and its names and values; then each sorted set's score and
+/// member (raised, never lowered).
+const INSERT_PUBLISHED: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'v', 1, 'd', ARGV[1])
+local at = 4
+for _ = 1, tonumber(ARGV[3]) do
+  local fields = tonumber(ARGV[at])
+  local add = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[2], '*'}
+  for i = 1, 2 * fields do add[#add + 1] = ARGV[at + i] end
+  at = at + 1 + 2 * fields
+  redis.call(unpack(add))
+end
+for k = 3, #KEYS do
+  redis.call('ZADD', KEYS[k], 'GT', ARGV[at], ARGV[at + 1])
+  at = at + 2
+end
+return 1";
+
+static INSERT_PUBLISHED_SCRIPT: std::sync::LazyLock<redis::Script> =
+    std::sync::LazyLock::new(|| redis::Script::new(INSERT_PUBLISHED));
+
+impl RedisStore {
+    /// Creates `key` (unless it exists) with `published`'s stream entries
+    /// and sorted set members, all or none, in one script: on one server.
+    /// None on a cluster, where the keys lie in different slots.
+    pub async fn insert_published(
+        &self,
+        key: &str,
+        value: &[u8],
+        published: &Published<'_>,
+    ) -> Result<Option<bool>, StoreError> {
+        if let Conn::Cluster(_) = self.conn {
+            return Ok(None);
+        }
+        let script = &*INSERT_PUBLISHED_SCRIPT;
+        let mut call = script.key(self.key(key));
+        call.key(self.key(published.stream));
+        for (set, _, _) in published.raised {
+            call.key(self.key(set));
+        }
+        call.arg(value).arg(published.max_len);
+        call.arg(published.entries.len());
+        for fields in published.entries {
+            call.arg(fields.len());
+            for (name, value) in fields {
+                call.arg(*name).arg(*value);
+            }
+        }
+        for (_, member, score) in published.raised {
+            call.arg(*score).arg(*member);
+        }
+        let mut conn = self.conn.clone();
+        let created: i64 = call.invoke_async(&mut conn).await.map_err(unavailable)?;
+        Ok(Some(created == 1))
+    }
 }
