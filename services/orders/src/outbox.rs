@@ -86,6 +86,15 @@ pub(crate) fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
     fields
 }
 
+/// Stream entries' fields as `Store::stream_add_all` takes them.
+pub(crate) fn borrowed<'a>(
+    encoded: &'a [Vec<(&'static str, Vec<u8>)>],
+) -> Vec<Vec<(&'a str, &'a [u8])>> {
+    (encoded.iter())
+        .map(|f| f.iter().map(|(n, v)| (*n, &v[..])).collect())
+        .collect()
+}
+
 #[derive(Clone)]
 pub struct Outbox {
     pub store: Store,
@@ -156,9 +165,7 @@ impl Outbox {
             published.insert(event.id.clone());
         }
         let encoded: Vec<_> = outbox.iter().map(fields).collect();
-        let entries: Vec<Vec<(&str, &[u8])>> = (encoded.iter())
-            .map(|f| f.iter().map(|(n, v)| (*n, &v[..])).collect())
-            .collect();
+        let entries = borrowed(&encoded);
         let added = async {
             match entries.is_empty() {
                 true => Ok(()),

@@ -31,9 +31,7 @@ pub(crate) async fn insert(
         return Ok(None);
     }
     let encoded: Vec<_> = events.iter().map(outbox::fields).collect();
-    let entries: Vec<Vec<(&str, &[u8])>> = (encoded.iter())
-        .map(|f| f.iter().map(|(n, v)| (*n, &v[..])).collect())
-        .collect();
+    let entries = outbox::borrowed(&encoded);
     let (changed, member) = (changed_ms(order), updates::member(order));
     let raised = [
         (listing, id, changed),
