@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
+use super::spare;
 use crate::query::{OwnedValue, Value};
 
 /// The rank of a record without the field: above every value, as
@@ -48,7 +49,7 @@ impl Key {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Column {
     /// Distinct values, ascending. A persistent vector shared between
     /// versions: a change that brings or drops a value copies a path of
@@ -177,6 +178,37 @@ pub(super) fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec
         }
     }
     order
+}
+
+/// A copy's large arrays are written into arrays a dropped version left
+/// (`spare`), not into memory fresh from the system.
+impl Clone for Column {
+    fn clone(&self) -> Self {
+        Column {
+            distinct: self.distinct.clone(),
+            rank: copied(&self.rank),
+            asc: copied(&self.asc),
+            starts: copied(&self.starts),
+            bitmaps: self.bitmaps.clone(),
+            members: Arc::clone(&self.members),
+            keeps_bitmaps: self.keeps_bitmaps,
+        }
+    }
+}
+
+/// A dropped version's large arrays are kept a moment for the next one's.
+impl Drop for Column {
+    fn drop(&mut self) {
+        spare::give(std::mem::take(&mut self.rank));
+        spare::give(std::mem::take(&mut self.asc));
+        spare::give(std::mem::take(&mut self.starts));
+    }
+}
+
+fn copied(array: &[u32]) -> Vec<u32> {
+    let mut copy = spare::take(array.len());
+    copy.extend_from_slice(array);
+    copy
 }
 
 impl Column {

@@ -14,6 +14,7 @@ mod filter;
 mod rank;
 mod replace;
 mod replace_all;
+mod spare;
 #[cfg(test)]
 mod tests;
 

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use super::column::{Column, Key, MISSING};
+use super::spare;
 use crate::query::Value;
 
 /// What a replace does to a column's values: the record leaves value
@@ -45,7 +46,7 @@ impl Move {
             out.extend(starts[split + skip..hi + skip].iter().map(|&s| s - 1 + add));
         };
         let len = starts.len() - skip;
-        let mut out = Vec::with_capacity(len + usize::from(self.added));
+        let mut out = spare::take(len + usize::from(self.added));
         // Up to `to` as they were; a new value starts where the value
         // after it did; every later one a record further.
         let cut = if self.added { self.to } else { self.to + 1 };
@@ -94,7 +95,8 @@ impl Column {
             to,
             added,
         };
-        let mut rank: Vec<u32> = self.rank.iter().map(|&r| change.rank(r)).collect();
+        let mut rank = spare::take(self.rank.len());
+        rank.extend(self.rank.iter().map(|&r| change.rank(r)));
         rank[row as usize] = to as u32;
         let starts = change.starts(&self.starts);
         let asc = self.moved(row, change, id_rank);
@@ -138,7 +140,7 @@ impl Column {
             lo + self.asc[lo..hi].partition_point(|&r| id_rank[r as usize] < id)
         };
         let asc = &self.asc;
-        let mut out = Vec::with_capacity(asc.len());
+        let mut out = spare::take(asc.len());
         if join <= leave {
             out.extend_from_slice(&asc[..join]);
             out.push(row);
@@ -232,6 +234,38 @@ mod tests {
             }
         }
         assert!(written > 1_000, "the written path ran {written} times");
+    }
+
+    /// Versions large enough that each is written into the arrays of the
+    /// one before it (dropped: `spare`) answer as the column built anew
+    /// from their values: nothing of a dropped version shows through.
+    #[test]
+    fn versions_written_into_dropped_arrays_are_the_column_built_anew() {
+        let mut rng = Lcg(5);
+        let n = super::super::spare::SMALLEST * 2 + 17;
+        let mut values: Vec<Value<'_>> = (0..n)
+            .map(|_| Value::Integer(rng.below(5_000) as i64))
+            .collect();
+        let (by_id, id_rank) = rng.ids(n);
+        let mut column = Column::build(&values, &by_id);
+        let mut written = 0;
+        for _ in 0..12 {
+            let row = rng.below(n as u64) as u32;
+            let new = Value::Integer(5_000 + rng.below(5_000) as i64);
+            values[row as usize] = new;
+            let Some(next) = column.replaced(row, new, &id_rank) else {
+                continue;
+            };
+            // The version before dropped first: its arrays are the next's.
+            column = next;
+            assert!(same(&column, &Column::build(&values, &by_id)));
+            let mut copy = column.clone();
+            copy.remove(row, &id_rank);
+            copy.insert(row, new, &id_rank);
+            assert!(same(&copy, &column));
+            written += 1;
+        }
+        assert!(written > 8, "the written path ran {written} times");
     }
 
     /// Several replaces written anew at once are those replaces made in

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::column::{Column, Key, MISSING};
+use super::spare;
 
 /// Where the records of one value of the next version come from.
 struct Arrivals<'a> {
@@ -114,9 +115,8 @@ impl Column {
                 next
             })
             .collect();
-        let mut rank: Vec<u32> = (self.rank.iter())
-            .map(|&r| remap.get(r as usize).copied().unwrap_or(MISSING))
-            .collect();
+        let mut rank = spare::take(self.rank.len());
+        rank.extend((self.rank.iter()).map(|&r| remap.get(r as usize).copied().unwrap_or(MISSING)));
         for a in arrivals {
             let to = match a.new {
                 Some(key) => distinct.binary_search(key).ok()? as u32,
@@ -142,8 +142,8 @@ impl Column {
         id_rank: &[u32],
     ) -> (Vec<u32>, Vec<u32>) {
         let values = self.distinct.len();
-        let mut asc = Vec::with_capacity(self.asc.len());
-        let mut starts = Vec::with_capacity(values + arrivals.len() + 1);
+        let mut asc = spare::take(self.asc.len());
+        let mut starts = spare::take(values + arrivals.len() + 1);
         // Touched places in order: (place, held, arrival); a new value
         // goes before the held value at its place.
         let mut touched: Vec<(usize, bool, usize)> =
