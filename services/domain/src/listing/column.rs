@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
-use super::spare;
+use super::{distinct, spare};
 use crate::query::{OwnedValue, Value};
 
 /// The rank of a record without the field: above every value, as
@@ -74,112 +74,6 @@ pub struct Column {
     pub(super) keeps_bitmaps: bool,
 }
 
-/// The sort key of `text` from byte `offset` on: its next eight bytes,
-/// big-endian and zero-padded (ordered as the strings are wherever they
-/// differ: a zero pad sorts as or before any byte), then how many bytes
-/// are left, counted up to 9 (of two equal chunks the text that ends
-/// first is first; 9: both go on), then `index` (ties in index order).
-fn chunk_key(text: &str, offset: usize, index: u32) -> u128 {
-    let rest = text.as_bytes().get(offset..).unwrap_or_default();
-    let mut head = [0u8; 8];
-    let n = rest.len().min(8);
-    head[..n].copy_from_slice(&rest[..n]);
-    let left = rest.len().min(9) as u128;
-    (u128::from(u64::from_be_bytes(head)) << 64) | (left << 32) | u128::from(index)
-}
-
-/// Each record's rank among the distinct values (or `MISSING`), and those
-/// values in order. Records are numbered by value through a hash map, so
-/// that only the distinct values are sorted.
-fn ranks(values: &[Value<'_>]) -> (Vec<u32>, Vec<Key>) {
-    let mut seen: foldhash::HashMap<Value<'_>, u32> = foldhash::HashMap::default();
-    let mut firsts: Vec<Value<'_>> = Vec::new();
-    let mut rank: Vec<u32> = values
-        .iter()
-        .map(|&value| {
-            if value == Value::Missing {
-                return MISSING;
-            }
-            *seen.entry(value).or_insert_with(|| {
-                firsts.push(value);
-                firsts.len() as u32 - 1
-            })
-        })
-        .collect();
-    drop(seen);
-    let mut sorted: Vec<u32> = (0..firsts.len() as u32).collect();
-    sorted.sort_unstable_by(|&a, &b| firsts[a as usize].cmp(&firsts[b as usize]));
-    let mut final_rank = vec![0u32; firsts.len()];
-    for (r, &first) in sorted.iter().enumerate() {
-        final_rank[first as usize] = r as u32;
-    }
-    let distinct = sorted
-        .iter()
-        .filter_map(|&first| Key::of(firsts[first as usize]))
-        .collect();
-    for r in rank.iter_mut().filter(|r| **r != MISSING) {
-        *r = final_rank[*r as usize];
-    }
-    (rank, distinct)
-}
-
-/// As `ranks`, for a column of texts (None for any other): all of them
-/// sorted eight bytes at a time, equal neighbours one value. Keys and ids
-/// are a million distinct texts, where hashing each only to find it new
-/// was most of the column's cost.
-fn text_ranks(values: &[Value<'_>]) -> Option<(Vec<u32>, Vec<Key>)> {
-    let mut present: Vec<(u32, &str)> = Vec::with_capacity(values.len());
-    for (row, value) in values.iter().enumerate() {
-        match value {
-            Value::Text(text) => present.push((row as u32, text)),
-            Value::Missing => {}
-            _ => return None,
-        }
-    }
-    let mut rank = vec![MISSING; values.len()];
-    let mut distinct: Vec<Key> = Vec::new();
-    let mut last = None;
-    for i in sorted_texts(present.len(), |i| present[i as usize].1) {
-        let (row, text) = present[i as usize];
-        if last != Some(text) {
-            distinct.push(Key::Text(text.into()));
-            last = Some(text);
-        }
-        rank[row as usize] = distinct.len() as u32 - 1;
-    }
-    Some((rank, distinct))
-}
-
-/// `0..len` ordered by `text(i)`, ties in index order: eight bytes at a
-/// time, and only texts equal so far go on to their next eight, so a
-/// head that thousands share ("premium-leather-...", in keys and names)
-/// costs integer compares, not a string compare per pair.
-pub(super) fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..len as u32).collect();
-    let mut keys: Vec<u128> = Vec::new();
-    // Runs of `order` still to sort: start, end, byte offset.
-    let mut runs = vec![(0, len, 0)];
-    while let Some((start, end, offset)) = runs.pop() {
-        let run = &mut order[start..end];
-        keys.clear();
-        keys.extend(run.iter().map(|&i| chunk_key(text(i), offset, i)));
-        keys.sort_unstable();
-        for (slot, &key) in run.iter_mut().zip(&keys) {
-            *slot = key as u32;
-        }
-        let mut a = 0;
-        while a < keys.len() {
-            let head = keys[a] >> 32;
-            let b = a + keys[a..].partition_point(|k| k >> 32 == head);
-            if b - a > 1 && head & 0xff == 9 {
-                runs.push((start + a, start + b, offset + 8));
-            }
-            a = b;
-        }
-    }
-    order
-}
-
 /// A copy's large arrays are written into arrays a dropped version left
 /// (`spare`), not into memory fresh from the system.
 impl Clone for Column {
@@ -222,7 +116,7 @@ impl Column {
     /// order, which breaks ties. The orders come from a counting sort of
     /// the records taken in id order.
     pub fn build(values: &[Value<'_>], by_id: &[u32]) -> Column {
-        let (rank, distinct) = text_ranks(values).unwrap_or_else(|| ranks(values));
+        let (rank, distinct) = distinct::ranks(values);
         // starts[v + 1] counts value v, then becomes where v begins.
         let mut starts = vec![0u32; distinct.len() + 1];
         for &r in rank.iter().filter(|&&r| r != MISSING) {
@@ -245,14 +139,16 @@ impl Column {
         }
         let keeps_bitmaps = distinct.len() <= BITMAP_VALUES;
         let bitmaps = if keeps_bitmaps {
-            (0..distinct.len())
-                .map(|v| sorted_bitmap(&asc[starts[v] as usize..starts[v + 1] as usize]))
-                .collect()
+            bitmaps_of(&rank, distinct.len())
         } else {
             Vec::new()
         };
+        let members = match distinct.first() {
+            Some(Key::TextSet(_)) if keeps_bitmaps => members_of_sets(&distinct, &bitmaps),
+            _ => members(values),
+        };
         Column {
-            members: Arc::new(members(values)),
+            members: Arc::new(members),
             distinct: distinct.into_iter().collect(),
             rank,
             asc,
@@ -389,6 +285,45 @@ fn sorted_bitmap(rows: &[u32]) -> RoaringBitmap {
     let mut rows = rows.to_vec();
     rows.sort_unstable();
     RoaringBitmap::from_sorted_iter(rows).unwrap_or_default()
+}
+
+/// A bitmap per value of `rank`'s `values` values: each value's records
+/// gathered in record order, nothing sorted.
+fn bitmaps_of(rank: &[u32], values: usize) -> Vec<RoaringBitmap> {
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); values];
+    for (row, &r) in rank.iter().enumerate() {
+        if let Some(rows) = rows.get_mut(r as usize) {
+            rows.push(row as u32);
+        }
+    }
+    rows.into_iter()
+        .map(|rows| RoaringBitmap::from_sorted_iter(rows).unwrap_or_default())
+        .collect()
+}
+
+/// `members`, for few distinct sets: each element's records are the union
+/// of the records of the sets holding it, not a lookup per record and
+/// element (a category or attribute column held 40 sets over 1,000,000
+/// records).
+fn members_of_sets(
+    distinct: &[Key],
+    bitmaps: &[RoaringBitmap],
+) -> HashMap<Box<str>, RoaringBitmap> {
+    let mut members: HashMap<Box<str>, RoaringBitmap> = HashMap::new();
+    for (set, records) in distinct.iter().zip(bitmaps) {
+        let Key::TextSet(elements) = set else {
+            continue;
+        };
+        for element in elements.iter() {
+            match members.get_mut(element) {
+                Some(all) => *all |= records,
+                None => {
+                    members.insert(element.clone(), records.clone());
+                }
+            }
+        }
+    }
+    members
 }
 
 /// For a set-valued field, the records holding each element.

@@ -9,6 +9,7 @@
 //! Records are named by their position (`row`) in the slice indexed.
 
 mod column;
+mod distinct;
 mod edit;
 mod filter;
 mod rank;
@@ -96,7 +97,7 @@ impl<S: Schema> Listing<S> {
         S::Field: Send + Sync,
         S::Context: Sync,
     {
-        let by_id = column::sorted_texts(records.len(), |i| S::id(&records[i as usize]));
+        let by_id = distinct::sorted_texts(records.len(), |i| S::id(&records[i as usize]));
         let mut id_rank = vec![0; records.len()];
         for (rank, &row) in by_id.iter().enumerate() {
             id_rank[row as usize] = rank as u32;

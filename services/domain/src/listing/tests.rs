@@ -339,7 +339,7 @@ proptest! {
             0..200,
         )
     ) {
-        let got = column::sorted_texts(texts.len(), |i| texts[i as usize].as_str());
+        let got = distinct::sorted_texts(texts.len(), |i| texts[i as usize].as_str());
         let mut want: Vec<u32> = (0..texts.len() as u32).collect();
         want.sort_by(|&a, &b| texts[a as usize].cmp(&texts[b as usize]).then(a.cmp(&b)));
         prop_assert_eq!(got, want);
