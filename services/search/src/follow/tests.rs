@@ -4,6 +4,7 @@
 
 use storefront_proto::catalog::v1::Product;
 
+use crate::facets::SegmentDocs;
 use crate::index::Indexed;
 use crate::search::tests::{index, product, reread};
 
@@ -88,7 +89,22 @@ fn a_rename_step_keeps_the_segments_it_had() {
         &next.facet_layout,
         &indexed.facet_layout
     ));
-    let held = next.segments.iter().zip(indexed.segments.iter());
+    // Each segment held before beside itself now: by id, since the new
+    // segment may come anywhere among them.
+    fn by_segment(
+        at: &Indexed,
+    ) -> std::collections::HashMap<tantivy::index::SegmentId, &SegmentDocs> {
+        (at.searcher.segment_readers().iter())
+            .map(|reader| reader.segment_id())
+            .zip(at.segments.iter())
+            .collect()
+    }
+    let now = by_segment(&next);
+    let held: Vec<_> = (by_segment(&indexed).into_iter())
+        .filter_map(|(id, before)| Some((*now.get(&id)?, before)))
+        .collect();
+    assert_eq!(held.len(), indexed.segments.len(), "every segment kept");
+    let held = held.into_iter();
     assert!(
         held.clone()
             .all(|(now, before)| now.shares_ties_with(before))
