@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use prost::Message;
-use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, meta_id, text};
+use storefront_domain::catalog::{
+    PRODUCT_FIELDS, ProductFacts, ProductSchema, ids_in_order, meta_id, text,
+};
 use storefront_domain::compact::{Dictionary, Records};
 use storefront_domain::currencies::Currencies;
 use storefront_domain::listing::{Key, Listing};
@@ -252,15 +254,7 @@ impl Catalog {
         // The id index and the tree beside the listing's columns: the
         // start-up's serial stretch.
         let (listing, (ids, tree)) = std::thread::scope(|s| {
-            let index = s.spawn(|| {
-                let mut ids: Vec<(Arc<str>, u32)> = facts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, f)| ((&*f.id).into(), i as u32))
-                    .collect();
-                ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-                (ids, tree(&categories))
-            });
+            let index = s.spawn(|| (ids_in_order(&facts), tree(&categories)));
             let listing = listing(&facts, &currencies);
             (
                 listing,

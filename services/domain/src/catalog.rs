@@ -151,6 +151,16 @@ pub struct ProductFacts {
     pub attributes: Box<[Arc<str>]>,
 }
 
+/// Product ids in id order with their rows: sorted eight bytes at a time
+/// (`listing::sorted_texts`), not compared whole (a million random ids
+/// compared whole missed the cache at every compare).
+pub fn ids_in_order(facts: &[ProductFacts]) -> Vec<(Arc<str>, u32)> {
+    crate::listing::sorted_texts(facts.len(), |row| &facts[row as usize].id)
+        .into_iter()
+        .map(|row| ((&*facts[row as usize].id).into(), row))
+        .collect()
+}
+
 impl ProductFacts {
     pub fn of(p: &Product) -> Self {
         Self::interned(p, &mut Interned::default())
@@ -390,5 +400,30 @@ mod tests {
             ProductFacts::of(&master_only).attributes,
             [attribute("colour", "Olive").into()].into()
         );
+    }
+
+    #[test]
+    fn ids_in_order_are_the_ids_sorted_with_their_rows() {
+        let ids = [
+            "5f0c2a9e-0001",
+            "5f0c2a9e-0000",
+            "",
+            "a",
+            "5f0c2a9e",
+            "Z",
+            "5f0c2a9e-00001",
+        ];
+        let facts: Vec<ProductFacts> = ids
+            .iter()
+            .map(|id| ProductFacts {
+                id: (*id).into(),
+                ..ProductFacts::of(&Product::default())
+            })
+            .collect();
+        let mut want: Vec<(Arc<str>, u32)> = (ids.iter().enumerate())
+            .map(|(row, id)| (Arc::from(*id), row as u32))
+            .collect();
+        want.sort();
+        assert_eq!(ids_in_order(&facts), want);
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use prost::Message;
-use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema};
+use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, ids_in_order};
 use storefront_domain::compact::{Dictionary, Records};
 use storefront_domain::currencies::Currencies;
 use storefront_domain::interned::Interned;
@@ -22,7 +22,7 @@ use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::facets::FacetRows;
 use crate::index::{self, Fields, Indexed};
-use crate::view::IndexedProduct;
+use crate::view::{DocumentText, IndexedProduct, ProductText};
 use crate::vocabulary::Counter;
 
 /// The locale each language's fields are filled from.
@@ -83,16 +83,20 @@ struct Prepared {
 
 /// A product's document: its text per language and brand (its row and
 /// tie key are stamped by the caller, `index::stamp`).
-pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> TantivyDocument {
+pub fn document(
+    p: DocumentText<'_>,
+    fields: &Fields,
+    categories: &CategoryNames,
+) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
     for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
         .into_iter()
         .enumerate()
     {
-        doc.add_text(lang.name, local(p.name.as_ref(), locale));
-        doc.add_text(lang.pairs, local(p.name.as_ref(), locale));
-        doc.add_text(lang.words, local(p.name.as_ref(), locale));
-        doc.add_text(lang.description, local(p.description.as_ref(), locale));
+        doc.add_text(lang.name, local(p.name, locale));
+        doc.add_text(lang.pairs, local(p.name, locale));
+        doc.add_text(lang.words, local(p.name, locale));
+        doc.add_text(lang.description, local(p.description, locale));
         for names in p
             .category_ids
             .iter()
@@ -101,7 +105,7 @@ pub fn document(p: &Product, fields: &Fields, categories: &CategoryNames) -> Tan
             doc.add_text(lang.category, &names[i]);
         }
     }
-    doc.add_text(fields.brand, &p.brand);
+    doc.add_text(fields.brand, p.brand);
     doc
 }
 
@@ -120,13 +124,12 @@ fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::
     let mut words: [Counter; 2] = Default::default();
     let mut analyzer = cx.words.clone();
     let mut add = |bytes: &[u8]| -> tantivy::Result<()> {
-        let p: Product = IndexedProduct::decode(bytes)
-            .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?
-            .into();
+        let p = ProductText::decode(bytes)
+            .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?;
         for (counter, locale) in words.iter_mut().zip(LOCALES) {
             counter.add(&mut analyzer, local(p.name.as_ref(), locale));
         }
-        docs.push(document(&p, cx.fields, cx.categories));
+        docs.push(document((&p).into(), cx.fields, cx.categories));
         popularity.push(p.popularity);
         Ok(())
     };
@@ -301,17 +304,6 @@ pub fn category_names(categories: &[Category]) -> CategoryNames {
         .collect()
 }
 
-/// Product ids in id order with their rows.
-fn ids(facts: &[ProductFacts]) -> Vec<(std::sync::Arc<str>, u32)> {
-    let mut ids: Vec<(std::sync::Arc<str>, u32)> = facts
-        .iter()
-        .enumerate()
-        .map(|(row, f)| ((&*f.id).into(), row as u32))
-        .collect();
-    ids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    ids
-}
-
 /// Indexes the products of `batches` (encoded summaries, in export order)
 /// as they arrive, priced in `currencies`.
 pub fn build(
@@ -351,7 +343,7 @@ pub fn build(
     writer.wait_merging_threads()?;
     let facts = facts_of(&summaries)?;
     let rows_total = facts.len();
-    let ids = ids(&facts);
+    let ids = ids_in_order(&facts);
     let reader: tantivy::IndexReader = index
         .reader_builder()
         .reload_policy(tantivy::ReloadPolicy::Manual)

@@ -36,6 +36,55 @@ pub struct IndexedProduct {
     pub variant_attributes: Vec<String>,
 }
 
+/// `storefront.catalog.v1.Product`, what its search document is made of
+/// (same tags): an index build decodes every product for its document
+/// and reads its facts later (`IndexedProduct`), so its ids, prices and
+/// attributes are skipped here rather than decoded twice.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ProductText {
+    #[prost(message, optional, tag = "3")]
+    pub name: Option<LocalizedString>,
+    #[prost(message, optional, tag = "4")]
+    pub description: Option<LocalizedString>,
+    #[prost(string, tag = "6")]
+    pub brand: String,
+    #[prost(string, repeated, tag = "7")]
+    pub category_ids: Vec<String>,
+    #[prost(uint32, tag = "10")]
+    pub popularity: u32,
+}
+
+/// The texts of a product's document, from a whole product or its text.
+#[derive(Clone, Copy)]
+pub struct DocumentText<'a> {
+    pub name: Option<&'a LocalizedString>,
+    pub description: Option<&'a LocalizedString>,
+    pub brand: &'a str,
+    pub category_ids: &'a [String],
+}
+
+impl<'a> From<&'a Product> for DocumentText<'a> {
+    fn from(p: &'a Product) -> Self {
+        DocumentText {
+            name: p.name.as_ref(),
+            description: p.description.as_ref(),
+            brand: &p.brand,
+            category_ids: &p.category_ids,
+        }
+    }
+}
+
+impl<'a> From<&'a ProductText> for DocumentText<'a> {
+    fn from(p: &'a ProductText) -> Self {
+        DocumentText {
+            name: p.name.as_ref(),
+            description: p.description.as_ref(),
+            brand: &p.brand,
+            category_ids: &p.category_ids,
+        }
+    }
+}
+
 /// `storefront.catalog.v1.Variant`, its prices only.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct VariantPrices {
@@ -141,5 +190,17 @@ mod tests {
             (&p.name, &p.description, &p.brand, &p.category_ids)
         );
         assert!(view.media.is_empty() && view.slug.is_none() && view.variants.is_empty());
+        let text = ProductText::decode(bytes.as_slice()).unwrap();
+        let (a, b) = (DocumentText::from(&text), DocumentText::from(&p));
+        assert_eq!(
+            (
+                a.name,
+                a.description,
+                a.brand,
+                a.category_ids,
+                text.popularity
+            ),
+            (b.name, b.description, b.brand, b.category_ids, p.popularity)
+        );
     }
 }

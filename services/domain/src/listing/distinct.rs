@@ -214,11 +214,12 @@ fn text_ranks(values: &[Value<'_>]) -> Option<(Vec<u32>, Vec<Key>)> {
     Some((rank, distinct))
 }
 
-/// `0..len` ordered by `text(i)`, ties in index order: eight bytes at a
+/// `0..len` ordered by `text(i)` (as `str`s compare), ties in index
+/// order: eight bytes at a
 /// time, and only texts equal so far go on to their next eight, so a
 /// head that thousands share ("premium-leather-...", in keys and names)
 /// costs integer compares, not a string compare per pair.
-pub(super) fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec<u32> {
+pub fn sorted_texts<'t>(len: usize, text: impl Fn(u32) -> &'t str) -> Vec<u32> {
     grouped_texts(len, text).0
 }
 

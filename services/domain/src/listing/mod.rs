@@ -26,6 +26,7 @@ use roaring::RoaringBitmap;
 use storefront_proto::common::v1::{ListQuery, PageInfo, SortDirection};
 
 pub use self::column::{Column, Key, MISSING};
+pub use self::distinct::sorted_texts;
 use self::filter::Predicate;
 use crate::query::{self, Schema, Value};
 use storefront_proto::error::ServiceError;
