@@ -323,7 +323,7 @@ mod tests {
                     (false, _) => Value::Missing,
                     (_, 0) => Value::Text(&pool[a % pool.len()]),
                     (_, 1) => Value::TextSet(set),
-                    (_, 2) => Value::Integer(numbers[a] * i64::MAX / 3),
+                    (_, 2) => Value::Integer(numbers[a] * (i64::MAX / 3)),
                     (_, 3) => Value::Timestamp(numbers[a], numbers[15 - a] as i32 * 7),
                     _ => Value::Boolean(a % 2 == 0),
                 })
