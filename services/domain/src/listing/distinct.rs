@@ -304,6 +304,17 @@ mod tests {
         pool
     }
 
+    /// Per pick, a set of `n` texts of the pool from `a` on.
+    fn sets(pool: &[Arc<str>], picks: &[(usize, usize, bool)]) -> Vec<Vec<Arc<str>>> {
+        (picks.iter())
+            .map(|&(a, n, _)| {
+                (0..n)
+                    .map(|i| pool[(a + 3 * i) % pool.len()].clone())
+                    .collect()
+            })
+            .collect()
+    }
+
     proptest! {
         #[test]
         fn hashed_sorted_and_reference_ranks_agree(
@@ -312,10 +323,7 @@ mod tests {
             numbers in proptest::collection::vec(-3i64..3, 16),
         ) {
             let pool = pool();
-            let sets: Vec<Vec<Arc<str>>> = picks
-                .iter()
-                .map(|&(a, n, _)| (0..n).map(|i| pool[(a + 3 * i) % pool.len()].clone()).collect())
-                .collect();
+            let sets = sets(&pool, &picks);
             let values: Vec<Value<'_>> = picks
                 .iter()
                 .zip(&sets)
@@ -339,10 +347,7 @@ mod tests {
             picks in proptest::collection::vec((0usize..16, 0usize..4, any::<bool>()), 0..200),
         ) {
             let pool = pool();
-            let sets: Vec<Vec<Arc<str>>> = picks
-                .iter()
-                .map(|&(a, n, _)| (0..n).map(|i| pool[(a + 3 * i) % pool.len()].clone()).collect())
-                .collect();
+            let sets = sets(&pool, &picks);
             let values: Vec<Value<'_>> = picks
                 .iter()
                 .zip(&sets)
