@@ -54,16 +54,33 @@ impl Dictionary {
     pub fn decompress(&self, lz4: &[u8], len: u32) -> Result<Vec<u8>, String> {
         decompress(lz4, len, &self.bytes)
     }
+
+    /// As `decompress`, into `out`, reused from record to record.
+    pub fn decompress_into(&self, lz4: &[u8], len: u32, out: &mut Vec<u8>) -> Result<(), String> {
+        decompress_into(lz4, len, &self.bytes, out)
+    }
 }
 
 fn decompress(lz4: &[u8], len: u32, dictionary: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = vec![0; len as usize];
-    let n =
-        lz4_flex::block::decompress_into_with_dict(lz4, &mut out, dictionary).map_err(corrupt)?;
+    let mut out = Vec::new();
+    decompress_into(lz4, len, dictionary, &mut out)?;
+    Ok(out)
+}
+
+/// As `decompress`, into `out` (its bytes replaced; zeroed only where it
+/// grows).
+fn decompress_into(
+    lz4: &[u8],
+    len: u32,
+    dictionary: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.resize(len as usize, 0);
+    let n = lz4_flex::block::decompress_into_with_dict(lz4, out, dictionary).map_err(corrupt)?;
     if n != out.len() {
         return Err(corrupt("short record"));
     }
-    Ok(out)
+    Ok(())
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -306,16 +323,18 @@ impl Records {
 
     /// Record `index`, decompressed.
     pub fn get(&self, index: usize) -> Result<Vec<u8>, String> {
-        let (a, i) = self
-            .locate(index)
+        let mut out = Vec::new();
+        self.get_into(index, &mut out)?;
+        Ok(out)
+    }
+
+    /// As `get`, into `out` (reused when records are read one after
+    /// another).
+    pub fn get_into(&self, index: usize, out: &mut Vec<u8>) -> Result<(), String> {
+        let (lz4, len) = self
+            .compressed(index)
             .ok_or_else(|| corrupt(format!("no record {index}")))?;
-        let arena = self.arenas.get(a);
-        let (start, end) = arena.span(i);
-        decompress(
-            &arena.bytes[start..end],
-            arena.lens[i],
-            &self.dictionary.bytes,
-        )
+        decompress_into(lz4, len, &self.dictionary.bytes, out)
     }
 
     /// Record `index`, added by `push_against` with `dictionary`.
@@ -444,6 +463,12 @@ mod tests {
         assert_eq!(c.get(4).unwrap(), record(4));
         assert_eq!(c.get(51).unwrap(), vec![0xff; 300]);
         assert_eq!(all.get(3).unwrap(), record(3));
+        // Read into one buffer, longer records and shorter, each whole.
+        let mut out = Vec::new();
+        for n in [51, 0, 50, 3, 51, 2] {
+            all.get_into(n, &mut out).unwrap();
+            assert_eq!(out, all.get(n).unwrap());
+        }
         // Moved as stored to another holder of the same dictionary.
         let mut copy = Records::new(all.dictionary().clone());
         for n in 0..all.len() {

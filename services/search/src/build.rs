@@ -143,10 +143,11 @@ fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::
                     "an export changed its dictionary midway".into(),
                 ));
             }
+            let mut bytes = Vec::new();
             for p in &products {
                 // Decompressed to be indexed, so what is kept is checked.
-                let bytes = dictionary
-                    .decompress(&p.lz4, p.length)
+                dictionary
+                    .decompress_into(&p.lz4, p.length, &mut bytes)
                     .map_err(TantivyError::InvalidArgument)?;
                 add(&bytes)?;
                 summaries.push_compressed(&p.lz4, p.length);
@@ -260,9 +261,10 @@ fn facts_of(summaries: &Records) -> tantivy::Result<Vec<ProductFacts>> {
     let chunk = rows.div_ceil(workers).max(1);
     let read = |from: usize| -> tantivy::Result<Vec<ProductFacts>> {
         let mut strings = Interned::default();
+        let mut bytes = Vec::new();
         (from..(from + chunk).min(rows))
             .map(|row| {
-                let bytes = summaries.get(row).map_err(internal)?;
+                summaries.get_into(row, &mut bytes).map_err(internal)?;
                 let p: Product = IndexedProduct::decode(bytes.as_slice())
                     .map_err(internal)?
                     .into();

@@ -80,7 +80,8 @@ enum Stage {
 /// Product batches on their way through the cores.
 struct Pipeline<'s> {
     jobs: SyncSender<(usize, Batch, Arc<Context>)>,
-    results: &'s Receiver<(usize, Done)>,
+    /// Each batch read, with its buffers back to be filled again.
+    results: &'s Receiver<(usize, Done, Batch)>,
     sent: usize,
 }
 
@@ -106,6 +107,9 @@ pub struct Loader<'r> {
     /// Frozen when the first product is read.
     context: Option<Arc<Context>>,
     batch: Batch,
+    /// Batches read, emptied, to be filled again (as many as are in flight
+    /// at most).
+    spare: Vec<Batch>,
     /// Batches read, waiting for the ones before them.
     pending: BTreeMap<usize, Done>,
     taken: usize,
@@ -138,6 +142,7 @@ impl<'r> Loader<'r> {
             category_index: HashMap::new(),
             context: None,
             batch: Batch::default(),
+            spare: Vec::new(),
             pending: BTreeMap::new(),
             taken: 0,
             first_seen: HashMap::default(),
@@ -187,7 +192,8 @@ impl<'r> Loader<'r> {
                     loop {
                         let job = queue.lock().unwrap_or_else(|p| p.into_inner()).recv();
                         let Ok((seq, batch, cx)) = job else { return };
-                        if finished.send((seq, batch::read(&batch, &cx))).is_err() {
+                        let done = batch::read(&batch, &cx);
+                        if finished.send((seq, done, batch.cleared())).is_err() {
                             return;
                         }
                     }

@@ -47,7 +47,8 @@ impl Loader<'_> {
     }
 
     fn send(&mut self, pipe: &mut Pipeline<'_>) {
-        let batch = std::mem::take(&mut self.batch);
+        let next = self.spare.pop().unwrap_or_default();
+        let batch = std::mem::replace(&mut self.batch, next);
         let Some(cx) = self.context.clone() else {
             return;
         };
@@ -55,8 +56,9 @@ impl Loader<'_> {
             pipe.sent += 1;
         }
         // Take what is done, so that memory stays bounded.
-        while let Ok((seq, done)) = pipe.results.try_recv() {
+        while let Ok((seq, done, spare)) = pipe.results.try_recv() {
             self.pending.insert(seq, done);
+            self.spare.push(spare);
         }
         self.take_in_order();
     }
@@ -68,8 +70,9 @@ impl Loader<'_> {
         }
         while self.taken < pipe.sent {
             match pipe.results.recv() {
-                Ok((seq, done)) => {
+                Ok((seq, done, spare)) => {
                     self.pending.insert(seq, done);
+                    self.spare.push(spare);
                     self.take_in_order();
                 }
                 Err(_) => return,
