@@ -15,23 +15,14 @@ use storefront_domain::currencies::Currencies;
 use storefront_domain::interned::Interned;
 use storefront_domain::listing::Listing;
 use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
-use storefront_proto::common::v1::LocalizedString;
 use storefront_proto::encoded::ProductBatch;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::facets::FacetRows;
 use crate::index::{self, Fields, Indexed};
-use crate::view::{DocumentText, IndexedProduct, ProductText};
+use crate::view::{DocumentText, IndexedProduct, LOCALES, local};
 use crate::vocabulary::Counter;
-
-/// The locale each language's fields are filled from.
-const LOCALES: [&str; 2] = ["en-AU", "de-DE"];
-
-fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
-    ls.and_then(|l| l.values.get(locale))
-        .map_or("", String::as_str)
-}
 
 /// Category id -> its name in each of `LOCALES`.
 pub type CategoryNames = HashMap<String, [String; 2]>;
@@ -84,24 +75,17 @@ struct Prepared {
 /// A product's document: its text per language and brand (its row and
 /// tie key are stamped by the caller, `index::stamp`).
 pub fn document(
-    p: DocumentText<'_>,
+    p: &DocumentText<'_>,
     fields: &Fields,
     categories: &CategoryNames,
 ) -> TantivyDocument {
     let mut doc = TantivyDocument::default();
-    for (i, (lang, locale)) in [(fields.en, LOCALES[0]), (fields.de, LOCALES[1])]
-        .into_iter()
-        .enumerate()
-    {
-        doc.add_text(lang.name, local(p.name, locale));
-        doc.add_text(lang.pairs, local(p.name, locale));
-        doc.add_text(lang.words, local(p.name, locale));
-        doc.add_text(lang.description, local(p.description, locale));
-        for names in p
-            .category_ids
-            .iter()
-            .filter_map(|id| categories.get(id.as_str()))
-        {
+    for (i, lang) in [fields.en, fields.de].into_iter().enumerate() {
+        doc.add_text(lang.name, p.name[i]);
+        doc.add_text(lang.pairs, p.name[i]);
+        doc.add_text(lang.words, p.name[i]);
+        doc.add_text(lang.description, p.description[i]);
+        for names in (p.category_ids.iter()).filter_map(|&id| categories.get(id)) {
             doc.add_text(lang.category, &names[i]);
         }
     }
@@ -124,13 +108,13 @@ fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::
     let mut words: [Counter; 2] = Default::default();
     let mut analyzer = cx.words.clone();
     let mut add = |bytes: &[u8]| -> tantivy::Result<()> {
-        let p = ProductText::decode(bytes)
+        let p = DocumentText::decode(bytes)
             .map_err(|e| TantivyError::InvalidArgument(format!("exported product: {e}")))?;
-        for (counter, locale) in words.iter_mut().zip(LOCALES) {
-            counter.add(&mut analyzer, local(p.name.as_ref(), locale));
+        for (counter, name) in words.iter_mut().zip(p.name) {
+            counter.add(&mut analyzer, name);
         }
-        docs.push(document((&p).into(), cx.fields, cx.categories));
         popularity.push(p.popularity);
+        docs.push(document(&p, cx.fields, cx.categories));
         Ok(())
     };
     match batch {

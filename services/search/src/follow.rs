@@ -196,7 +196,7 @@ pub(crate) fn apply(
     let names = &live.category_names;
     let row_term = |row: u32| Term::from_field_u64(fields.ord, u64::from(row));
     let doc = |p: &Product, row: u32| -> TantivyDocument {
-        let mut doc = document(p.into(), &fields, names);
+        let mut doc = document(&p.into(), &fields, names);
         index::stamp(&mut doc, &fields, row, p.popularity);
         doc
     };

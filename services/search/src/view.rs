@@ -4,6 +4,8 @@
 //! variant's SKU, attributes and media) is skipped by protobuf rather
 //! than decoded into strings and maps only to be dropped.
 
+mod text;
+
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};
 
@@ -36,51 +38,33 @@ pub struct IndexedProduct {
     pub variant_attributes: Vec<String>,
 }
 
-/// `storefront.catalog.v1.Product`, what its search document is made of
-/// (same tags): an index build decodes every product for its document
-/// and reads its facts later (`IndexedProduct`), so its ids, prices and
-/// attributes are skipped here rather than decoded twice.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct ProductText {
-    #[prost(message, optional, tag = "3")]
-    pub name: Option<LocalizedString>,
-    #[prost(message, optional, tag = "4")]
-    pub description: Option<LocalizedString>,
-    #[prost(string, tag = "6")]
-    pub brand: String,
-    #[prost(string, repeated, tag = "7")]
-    pub category_ids: Vec<String>,
-    #[prost(uint32, tag = "10")]
+/// The locale each language's fields are filled from.
+pub const LOCALES: [&str; 2] = ["en-AU", "de-DE"];
+
+/// What a product's search document is made of: its name and description
+/// in each of `LOCALES`, brand, categories and popularity (its tie key).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DocumentText<'a> {
+    pub name: [&'a str; 2],
+    pub description: [&'a str; 2],
+    pub brand: &'a str,
+    pub category_ids: Vec<&'a str>,
     pub popularity: u32,
 }
 
-/// The texts of a product's document, from a whole product or its text.
-#[derive(Clone, Copy)]
-pub struct DocumentText<'a> {
-    pub name: Option<&'a LocalizedString>,
-    pub description: Option<&'a LocalizedString>,
-    pub brand: &'a str,
-    pub category_ids: &'a [String],
+pub(crate) fn local<'a>(ls: Option<&'a LocalizedString>, locale: &str) -> &'a str {
+    ls.and_then(|l| l.values.get(locale))
+        .map_or("", String::as_str)
 }
 
 impl<'a> From<&'a Product> for DocumentText<'a> {
     fn from(p: &'a Product) -> Self {
         DocumentText {
-            name: p.name.as_ref(),
-            description: p.description.as_ref(),
+            name: LOCALES.map(|l| local(p.name.as_ref(), l)),
+            description: LOCALES.map(|l| local(p.description.as_ref(), l)),
             brand: &p.brand,
-            category_ids: &p.category_ids,
-        }
-    }
-}
-
-impl<'a> From<&'a ProductText> for DocumentText<'a> {
-    fn from(p: &'a ProductText) -> Self {
-        DocumentText {
-            name: p.name.as_ref(),
-            description: p.description.as_ref(),
-            brand: &p.brand,
-            category_ids: &p.category_ids,
+            category_ids: p.category_ids.iter().map(String::as_str).collect(),
+            popularity: p.popularity,
         }
     }
 }
@@ -190,17 +174,8 @@ mod tests {
             (&p.name, &p.description, &p.brand, &p.category_ids)
         );
         assert!(view.media.is_empty() && view.slug.is_none() && view.variants.is_empty());
-        let text = ProductText::decode(bytes.as_slice()).unwrap();
-        let (a, b) = (DocumentText::from(&text), DocumentText::from(&p));
-        assert_eq!(
-            (
-                a.name,
-                a.description,
-                a.brand,
-                a.category_ids,
-                text.popularity
-            ),
-            (b.name, b.description, b.brand, b.category_ids, p.popularity)
-        );
+        // What a document is made of, read from the summary as exported.
+        let text = DocumentText::decode(&bytes).unwrap();
+        assert_eq!(text, DocumentText::from(&p));
     }
 }
