@@ -230,6 +230,7 @@ pub struct ProductBatch {
     pub catalog_version: u64,
     pub dictionary: Bytes,
     pub compressed: Vec<CompressedProduct>,
+    pub tie_order: bool,
 }
 
 encoded_message!(ProductBatch {
@@ -237,6 +238,7 @@ encoded_message!(ProductBatch {
     2 => catalog_version: uint64,
     3 => dictionary: bytes,
     4 => compressed: messages,
+    5 => tie_order: bool,
 });
 
 /// `storefront.search.v1.SearchResponse`.
@@ -388,11 +390,13 @@ mod tests {
                 length: 9,
                 tail: Bytes::new(),
             }],
+            tie_order: true,
         };
         let bytes = batch.encode_to_vec();
         assert_eq!(bytes.len(), batch.encoded_len());
         let back = ProductBatch::decode(bytes.as_slice()).unwrap();
         assert_eq!(back.catalog_version, 7);
+        assert!(back.tie_order);
         assert_eq!(back.dictionary, batch.dictionary);
         assert_eq!(back.compressed, batch.compressed);
         let keys: Vec<String> = back

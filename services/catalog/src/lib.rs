@@ -5,6 +5,7 @@ mod changes;
 pub mod config;
 mod currencies;
 mod edit;
+mod export;
 pub mod feed;
 mod generate;
 mod imports;

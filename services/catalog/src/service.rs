@@ -21,9 +21,6 @@ use crate::shared::Shared;
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
 use crate::writes;
 
-/// Products per export batch unless asked otherwise.
-const EXPORT_BATCH: usize = 500;
-
 /// The tonic handler: it adapts the catalog's live state (`Live`), which
 /// the writers take, to the gRPC service.
 #[derive(Clone)]
@@ -237,43 +234,15 @@ impl CatalogService for CatalogApi {
         Ok(Response::new(collection.clone()))
     }
 
-    type ExportProductsStream = Pin<Box<dyn Stream<Item = Result<ProductBatch, Status>> + Send>>;
+    type ExportProductsStream = crate::export::Batches;
 
     async fn export_products(
         &self,
         request: Request<ExportProductsRequest>,
     ) -> Reply<Self::ExportProductsStream> {
-        let request = request.into_inner();
-        let size = match request.batch_size as usize {
-            0 => EXPORT_BATCH,
-            n => n.min(5_000),
-        };
-        // A consistent snapshot: the version being read, batch by batch.
-        let catalog = self.read();
-        if !request.product_ids.is_empty() {
-            if request.product_ids.len() > 10_000 {
-                return Err(ServiceError::new(
-                    ErrorKind::BadRequest,
-                    "BAD_REQUEST",
-                    "at most 10,000 products by id",
-                )
-                .into());
-            }
-            let rows: Vec<u32> = request
-                .product_ids
-                .iter()
-                .filter_map(|id| catalog.product_row(id))
-                .collect();
-            let batch = export_rows(&catalog, rows.into_iter(), request.compressed);
-            return Ok(Response::new(Box::pin(futures::stream::iter([batch]))));
-        }
-        let batches = (0..catalog.products.len())
-            .step_by(size.max(1))
-            .map(move |start| {
-                let end = (start + size).min(catalog.products.len());
-                export_rows(&catalog, start as u32..end as u32, request.compressed)
-            });
-        Ok(Response::new(Box::pin(futures::stream::iter(batches))))
+        Ok(Response::new(
+            crate::export::batches(self.read(), request.into_inner()).await?,
+        ))
     }
 
     async fn get_catalog_info(&self, _: Request<GetCatalogInfoRequest>) -> Reply<CatalogInfo> {
@@ -389,42 +358,6 @@ impl CatalogService for CatalogApi {
             reindex_generation: self.raise_reindex_generation().await?,
         }))
     }
-}
-
-/// Rows `rows` of the export: summaries as held (with what they are
-/// compressed against) or, for a reader that did not ask for that, encoded.
-fn export_rows(
-    catalog: &Catalog,
-    rows: impl Iterator<Item = u32>,
-    compressed: bool,
-) -> Result<ProductBatch, Status> {
-    let mut batch = ProductBatch {
-        catalog_version: catalog.version,
-        ..Default::default()
-    };
-    if compressed {
-        batch.dictionary = catalog.products.dictionary().bytes().clone();
-        batch.compressed = rows
-            .map(|row| {
-                let (lz4, length) = catalog.shared_summary(row)?;
-                Ok(CompressedProduct {
-                    lz4,
-                    length,
-                    tail: bytes::Bytes::new(),
-                })
-            })
-            .collect::<Result<_, ServiceError>>()?;
-    } else {
-        batch.products.encoded = rows
-            .map(|row| {
-                Ok(EncodedProduct {
-                    body: catalog.summary(row)?.into(),
-                    tail: Vec::new(),
-                })
-            })
-            .collect::<Result<_, ServiceError>>()?;
-    }
-    Ok(batch)
 }
 
 /// Row `row`'s product, its price picked in `currency` (0 when it has

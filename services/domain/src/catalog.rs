@@ -35,6 +35,9 @@ pub fn created(meta: Option<&ResourceMeta>) -> Value<'_> {
 
 pub use storefront_proto::names::product_status as status_name;
 
+mod order;
+pub use order::{ids_in_order, tie_rows};
+
 /// The fields a listing of products filters and sorts by (all of them).
 pub const PRODUCT_FIELDS: &[&str] = &[
     "name",
@@ -149,16 +152,6 @@ pub struct ProductFacts {
     pub prices: Box<[(Code, i64)]>,
     /// Every variant's attributes (`attribute`), sorted, once each.
     pub attributes: Box<[Arc<str>]>,
-}
-
-/// Product ids in id order with their rows: sorted eight bytes at a time
-/// (`listing::sorted_texts`), not compared whole (a million random ids
-/// compared whole missed the cache at every compare).
-pub fn ids_in_order(facts: &[ProductFacts]) -> Vec<(Arc<str>, u32)> {
-    crate::listing::sorted_texts(facts.len(), |row| &facts[row as usize].id)
-        .into_iter()
-        .map(|row| ((&*facts[row as usize].id).into(), row))
-        .collect()
 }
 
 impl ProductFacts {

@@ -35,6 +35,8 @@ pub enum Batch {
     Compressed {
         dictionary: Bytes,
         products: Vec<CompressedProduct>,
+        /// The export is in tie order (`index::create`).
+        tie_order: bool,
     },
     Encoded(Vec<Bytes>),
 }
@@ -47,6 +49,7 @@ impl From<ProductBatch> for Batch {
             Batch::Compressed {
                 dictionary: batch.dictionary,
                 products: batch.compressed,
+                tie_order: batch.tie_order,
             }
         }
     }
@@ -59,6 +62,16 @@ impl Batch {
             Batch::Compressed { dictionary, .. } => Dictionary::new(dictionary.clone()),
             Batch::Encoded(bodies) => Dictionary::new(bodies.first().cloned().unwrap_or_default()),
         }
+    }
+
+    fn in_tie_order(&self) -> bool {
+        matches!(
+            self,
+            Batch::Compressed {
+                tie_order: true,
+                ..
+            }
+        )
     }
 }
 
@@ -121,6 +134,7 @@ fn prepare(batch: Batch, cx: &Context<'_>, dictionary: &Dictionary) -> tantivy::
         Batch::Compressed {
             dictionary: theirs,
             products,
+            ..
         } => {
             if theirs != dictionary.bytes() {
                 return Err(TantivyError::InvalidArgument(
@@ -298,7 +312,9 @@ pub fn build(
     currencies: std::sync::Arc<Currencies>,
 ) -> tantivy::Result<Indexed> {
     let started = Instant::now();
-    let (index, fields) = index::create()?;
+    let mut batches = batches.peekable();
+    let in_order = batches.peek().is_some_and(Batch::in_tie_order);
+    let (mut index, fields) = index::create(in_order)?;
     let names = category_names(categories);
     let category_keys = categories
         .iter()
@@ -327,6 +343,9 @@ pub fn build(
     // core: on two, running them at once bought no time measured.
     writer.commit()?;
     writer.wait_merging_threads()?;
+    if in_order {
+        index::sort_from_now(&mut index);
+    }
     let facts = facts_of(&summaries)?;
     let rows_total = facts.len();
     let ids = ids_in_order(&facts);
@@ -344,6 +363,7 @@ pub fn build(
         fed_ms = fed.as_millis() as u64,
         built_ms = started.elapsed().as_millis() as u64,
         segments = segments.len(),
+        fed_in_tie_order = in_order,
         "search index phases"
     );
     Ok(Indexed {

@@ -82,6 +82,7 @@ impl SearchApi {
                 batch_size: 0,
                 compressed: true,
                 product_ids: ids.to_vec(),
+                tie_order: false,
             };
             let mut stream = catalog
                 .export_products(&Current, request)

@@ -159,8 +159,23 @@ fn language(
     }
 }
 
-/// A new in-RAM index with the catalog's schema and analyzers.
-pub fn create() -> tantivy::Result<(Index, Fields)> {
+/// Documents in tie order: a search by relevance keeps the first of
+/// equally scored matches it meets, so the page can skip every block of
+/// postings that cannot score strictly above its worst (`search::lead`).
+pub fn tie_sort() -> IndexSortByField {
+    IndexSortByField {
+        field: "tie".into(),
+        order: Order::Asc,
+    }
+}
+
+/// A new in-RAM index with the catalog's schema and analyzers, sorting
+/// each segment it writes in tie order unless its documents are
+/// `fed_in_order`: then each segment, a part of the feed, already is, and
+/// tantivy's sort would re-map every posting list and the document store
+/// for nothing. Such an index is to sort from when it is built
+/// (`sort_from_now`).
+pub fn create(fed_in_order: bool) -> tantivy::Result<(Index, Fields)> {
     let mut b = Schema::builder();
     let fields = Fields {
         en: language(
@@ -174,14 +189,8 @@ pub fn create() -> tantivy::Result<(Index, Fields)> {
         ord: b.add_u64_field("ord", FAST | INDEXED),
         tie: b.add_u64_field("tie", FAST),
     };
-    // Documents in tie order: a search by relevance keeps the first of
-    // equally scored matches it meets, so the page can skip every block of
-    // postings that cannot score strictly above its worst (`search::lead`).
     let settings = IndexSettings {
-        sort_by_field: Some(IndexSortByField {
-            field: "tie".into(),
-            order: Order::Asc,
-        }),
+        sort_by_field: (!fed_in_order).then(tie_sort),
         ..IndexSettings::default()
     };
     let index = Index::builder()
@@ -190,6 +199,12 @@ pub fn create() -> tantivy::Result<(Index, Fields)> {
         .create_in_ram()?;
     analyzer::register(&index);
     Ok((index, fields))
+}
+
+/// `index` sorting the segments written from now on in tie order, and
+/// merging its segments in that order (each one already in it).
+pub fn sort_from_now(index: &mut Index) {
+    index.settings_mut().sort_by_field = Some(tie_sort());
 }
 
 /// Where a product stands in the tie order: more popular first, then
@@ -222,15 +237,10 @@ pub fn segments(
     (segments, facets.layout().clone())
 }
 
-/// Each row's place in the tie order (`tie_key`): the popularity
-/// column's descending order, rows in order within each value.
+/// Each row's place in the tie order (`tie_key`,
+/// `storefront_domain::catalog::tie_rows`).
 pub fn tie_order(listing: &Listing<ProductSchema>) -> Result<Vec<u32>, ServiceError> {
-    let popularity = listing.column("popularity", 0)?;
-    let mut order: Vec<u32> = popularity.rows(true, 0).collect();
-    let rank = &popularity.rank;
-    for equal in order.chunk_by_mut(|&a, &b| rank[a as usize] == rank[b as usize]) {
-        equal.sort_unstable();
-    }
+    let order = storefront_domain::catalog::tie_rows(listing)?;
     let mut place = vec![0; order.len()];
     for (i, &row) in order.iter().enumerate() {
         place[row as usize] = i as u32;

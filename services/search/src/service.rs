@@ -121,6 +121,8 @@ impl SearchApi {
             batch_size: 1000,
             compressed: true,
             product_ids: Vec::new(),
+            // Documents come as they are to be kept: none is sorted.
+            tie_order: true,
         };
         let mut stream = catalog
             .export_products(&Current, export)

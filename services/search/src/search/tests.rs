@@ -86,6 +86,11 @@ fn index_of(products: Vec<Product>) -> Indexed {
         .iter()
         .map(|p| Bytes::from(p.encode_to_vec()))
         .collect();
+    index_from(Batch::Encoded(bodies))
+}
+
+/// The index of the products of `batch`, in three categories.
+fn index_from(batch: Batch) -> Indexed {
     let categories: Vec<Category> = (0..3)
         .map(|c| Category {
             meta: Some(ResourceMeta {
@@ -98,12 +103,7 @@ fn index_of(products: Vec<Product>) -> Indexed {
         })
         .collect();
     let currencies = std::sync::Arc::new(Currencies::demo());
-    build(
-        std::iter::once(Batch::Encoded(bodies)),
-        &categories,
-        currencies,
-    )
-    .unwrap()
+    build(std::iter::once(batch), &categories, currencies).unwrap()
 }
 
 /// `n` products, product `i` named `name(i)`, described alike.
@@ -487,6 +487,67 @@ fn merged_into_one_segment_answers_as_before() {
                 plan.answer(plan.run(Some(&query)).unwrap()).unwrap()
             };
             assert_eq!(answer(&merged), answer(&indexed), "{text} {list:?}");
+        }
+    }
+}
+
+/// An export in tie order is indexed as it comes (tantivy sorts nothing)
+/// and answers as the same products in row order, sorted by the index;
+/// what is written after the build (a change, the merge) is sorted.
+#[test]
+fn an_export_in_tie_order_answers_as_one_the_index_sorted() {
+    let products: Vec<Product> = (0..400).map(product).collect();
+    let by_rows = index_of(products.clone());
+    let mut order: Vec<&Product> = products.iter().collect();
+    order.sort_by_key(|p| std::cmp::Reverse(p.popularity));
+    // Against the dictionary of the build by rows: both hold one product
+    // in the same bytes, so their answers compare whole.
+    let dictionary = by_rows.summaries.dictionary().clone();
+    let mut records = storefront_domain::compact::Records::new(dictionary.clone());
+    for p in &order {
+        records.push(&p.encode_to_vec(), &mut Vec::new());
+    }
+    let compressed = (0..order.len())
+        .map(|at| {
+            let (lz4, length) = records.compressed(at).unwrap();
+            storefront_proto::catalog::v1::CompressedProduct {
+                lz4: Bytes::copy_from_slice(lz4),
+                length,
+                tail: Bytes::new(),
+            }
+        })
+        .collect();
+    let in_order = index_from(Batch::Compressed {
+        dictionary: dictionary.bytes().clone(),
+        products: compressed,
+        tie_order: true,
+    });
+    assert!(in_order.segments.iter().all(|s| s.ordered()));
+    assert!(in_order.live.index.settings().sort_by_field.is_some());
+    let mut again = product(10);
+    again.description = localized("written again");
+    let id = again.meta.clone().unwrap().id;
+    let follow = |at: &Indexed| {
+        crate::follow::apply(at, std::slice::from_ref(&id), vec![reread(at, &again)], 2).unwrap()
+    };
+    let (by_rows, in_order) = (follow(&by_rows), follow(&in_order));
+    assert!(in_order.searcher.segment_readers().len() >= 2);
+    assert!(in_order.segments.iter().all(|s| s.ordered()));
+    let merged = crate::build::merged(&in_order).unwrap().unwrap();
+    assert!(merged.segments[0].ordered());
+    let lang = by_rows.fields.for_locale("en-AU");
+    for text in ["shirt", "cotton linen", "wool dress"] {
+        for list in queries() {
+            let answer = |at: &Indexed| {
+                let query = text_query::build(at, lang, &Synonyms::default(), text, Typos::Exact)
+                    .unwrap()
+                    .unwrap();
+                let plan = Plan::new(at, &list, 0).unwrap();
+                plan.answer(plan.run(Some(&query)).unwrap()).unwrap()
+            };
+            let expected = answer(&by_rows);
+            assert_eq!(answer(&in_order), expected, "{text} {list:?}");
+            assert_eq!(answer(&merged), expected, "{text} {list:?}");
         }
     }
 }
