@@ -4,7 +4,7 @@
 //! row); the listing index is built once tantivy has committed.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -238,15 +238,37 @@ fn internal(e: impl std::fmt::Display) -> TantivyError {
 
 /// The listing index over `facts`, the packed facet rows and the relevance
 /// tie order.
-fn listing(
-    facts: Vec<ProductFacts>,
-    currencies: &Currencies,
-) -> tantivy::Result<(Listing<ProductSchema>, FacetRows, Vec<u32>)> {
-    let listing = Listing::build(&facts, PRODUCT_FIELDS, currencies.codes());
-    drop(facts);
-    let facets = FacetRows::build(&listing).map_err(internal)?;
-    let tie_order = index::tie_order(&listing).map_err(internal)?;
-    Ok((listing, facets, tie_order))
+/// What is built of the products' facts: the listing, its facet rows,
+/// the tie order and the product ids in order.
+struct Listed {
+    listing: Listing<ProductSchema>,
+    facets: FacetRows,
+    tie_order: Vec<u32>,
+    ids: Vec<(Arc<str>, u32)>,
+}
+
+/// The ids are put in order beside the listing's own sort by id, and
+/// the facts are dropped beside the facets: each alone left a core idle
+/// (about 0.5 s of a start at 1,000,000 products).
+fn listing(facts: Vec<ProductFacts>, currencies: &Currencies) -> tantivy::Result<Listed> {
+    let (listing, ids) = std::thread::scope(|s| {
+        let ids = s.spawn(|| ids_in_order(&facts));
+        let listing = Listing::build(&facts, PRODUCT_FIELDS, currencies.codes());
+        (listing, ids.join())
+    });
+    let ids = ids.map_err(|_| internal("ordering ids panicked"))?;
+    let (facets, tie_order) = std::thread::scope(|s| {
+        s.spawn(move || drop(facts));
+        let facets = FacetRows::build(&listing).map_err(internal)?;
+        let tie_order = index::tie_order(&listing).map_err(internal)?;
+        tantivy::Result::Ok((facets, tie_order))
+    })?;
+    Ok(Listed {
+        listing,
+        facets,
+        tie_order,
+        ids,
+    })
 }
 
 /// Each row's facts (for the listing), read back from the summaries once
@@ -348,13 +370,17 @@ pub fn build(
     }
     let facts = facts_of(&summaries)?;
     let rows_total = facts.len();
-    let ids = ids_in_order(&facts);
     let reader: tantivy::IndexReader = index
         .reader_builder()
         .reload_policy(tantivy::ReloadPolicy::Manual)
         .try_into()?;
     reader.reload()?;
-    let (listing, facets, tie_order) = listing(facts, &currencies)?;
+    let Listed {
+        listing,
+        facets,
+        tie_order,
+        ids,
+    } = listing(facts, &currencies)?;
     let searcher = reader.searcher();
     let rows = index::rows_of_docs(&searcher, fields.ord, rows_total)?;
     let (segments, facet_layout) = index::segments(rows, &facets, &tie_order);
