@@ -8,20 +8,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytes::Bytes;
-use prost::Message;
 use storefront_domain::catalog::{PRODUCT_FIELDS, ProductFacts, ProductSchema, ids_in_order};
 use storefront_domain::compact::{Dictionary, Records};
 use storefront_domain::currencies::Currencies;
 use storefront_domain::interned::Interned;
 use storefront_domain::listing::Listing;
-use storefront_proto::catalog::v1::{Category, CompressedProduct, Product};
+use storefront_proto::catalog::v1::{Category, CompressedProduct};
 use storefront_proto::encoded::ProductBatch;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{IndexWriter, TantivyDocument, TantivyError};
 
 use crate::facets::FacetRows;
 use crate::index::{self, Fields, Indexed};
-use crate::view::{DocumentText, IndexedProduct, LOCALES, local};
+use crate::view::{DocumentText, LOCALES, local};
 use crate::vocabulary::Counter;
 
 /// Category id -> its name in each of `LOCALES`.
@@ -280,15 +279,15 @@ fn facts_of(summaries: &Records) -> tantivy::Result<Vec<ProductFacts>> {
     let read = |from: usize| -> tantivy::Result<Vec<ProductFacts>> {
         let mut strings = Interned::default();
         let mut bytes = Vec::new();
-        (from..(from + chunk).min(rows))
-            .map(|row| {
-                summaries.get_into(row, &mut bytes).map_err(internal)?;
-                let p: Product = IndexedProduct::decode(bytes.as_slice())
-                    .map_err(internal)?
-                    .into();
-                Ok(ProductFacts::interned(&p, &mut strings))
-            })
-            .collect()
+        let upto = (from + chunk).min(rows);
+        // Pushed into their exact room: collected through a `Result` they
+        // grew by doubling, every step a copy into pages faulted anew.
+        let mut part = Vec::with_capacity(upto - from);
+        for row in from..upto {
+            summaries.get_into(row, &mut bytes).map_err(internal)?;
+            part.push(crate::view::facts(&bytes, &mut strings).map_err(internal)?);
+        }
+        Ok(part)
     };
     let parts: Vec<tantivy::Result<Vec<ProductFacts>>> = std::thread::scope(|scope| {
         let running: Vec<_> = (0..rows)
@@ -436,4 +435,4 @@ pub fn merged(current: &Indexed) -> tantivy::Result<Option<Indexed>> {
 
 #[cfg(test)]
 #[path = "build_tests.rs"]
-mod tests;
+pub(crate) mod tests;

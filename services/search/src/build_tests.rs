@@ -21,7 +21,7 @@ fn localized(text: String) -> Option<LocalizedString> {
 
 /// Products differing in every field a listing indexes, some without a
 /// name, a price in one currency or any attribute.
-fn product(i: u32) -> Product {
+pub(crate) fn product(i: u32) -> Product {
     let money = |code: &str, cents: i64| Money {
         currency_code: code.into(),
         cent_amount: cents,

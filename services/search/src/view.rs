@@ -4,7 +4,11 @@
 //! variant's SKU, attributes and media) is skipped by protobuf rather
 //! than decoded into strings and maps only to be dropped.
 
+mod facts;
 mod text;
+mod wire;
+
+pub use facts::facts;
 
 use storefront_proto::catalog::v1::{Product, Variant};
 use storefront_proto::common::v1::{LocalizedString, Money, ResourceMeta};

@@ -6,8 +6,9 @@
 //! own helpers, with its rules: a field seen twice keeps its last value,
 //! a message seen twice is merged, an unknown field is skipped.
 
-use prost::encoding::{DecodeContext, WireType, check_wire_type, decode_key, decode_varint};
+use prost::encoding::decode_key;
 
+use super::wire::{Wire, delimited, entry, skip, string, varint, wrong};
 use super::{DocumentText, LOCALES};
 
 /// `Product`'s fields a document is made of (storefront/catalog/v1).
@@ -18,8 +19,6 @@ const CATEGORY_IDS: u32 = 7;
 const POPULARITY: u32 = 10;
 /// `LocalizedString.values`, a map: entries of key 1, value 2.
 const VALUES: u32 = 1;
-
-type Wire<'a> = &'a [u8];
 
 impl<'a> DocumentText<'a> {
     /// The document text of the encoded `storefront.catalog.v1.Product`
@@ -34,41 +33,13 @@ impl<'a> DocumentText<'a> {
                 DESCRIPTION => localized(delimited(wire, buf)?, &mut text.description)?,
                 BRAND => text.brand = string(wire, buf)?,
                 CATEGORY_IDS => text.category_ids.push(string(wire, buf)?),
-                POPULARITY => {
-                    check_wire_type(WireType::Varint, wire).map_err(wrong)?;
-                    // As prost reads a uint32: the varint truncated.
-                    text.popularity = decode_varint(buf).map_err(wrong)? as u32;
-                }
+                // As prost reads a uint32: the varint truncated.
+                POPULARITY => text.popularity = varint(wire, buf)? as u32,
                 _ => skip(wire, tag, buf)?,
             }
         }
         Ok(text)
     }
-}
-
-fn wrong(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
-fn skip(wire: WireType, tag: u32, buf: &mut Wire<'_>) -> Result<(), String> {
-    prost::encoding::skip_field(wire, tag, buf, DecodeContext::default()).map_err(wrong)
-}
-
-/// A length-delimited field's bytes.
-fn delimited<'a>(wire: WireType, buf: &mut Wire<'a>) -> Result<&'a [u8], String> {
-    check_wire_type(WireType::LengthDelimited, wire).map_err(wrong)?;
-    let len = decode_varint(buf).map_err(wrong)?;
-    let Some(len) = usize::try_from(len).ok().filter(|&n| n <= buf.len()) else {
-        return Err("buffer underflow".into());
-    };
-    let (head, tail) = buf.split_at(len);
-    *buf = tail;
-    Ok(head)
-}
-
-fn string<'a>(wire: WireType, buf: &mut Wire<'a>) -> Result<&'a str, String> {
-    let bytes = delimited(wire, buf)?;
-    std::str::from_utf8(bytes).map_err(|_| "invalid string value: data is not UTF-8 encoded".into())
 }
 
 /// The values of `LOCALES` in an encoded `LocalizedString`, over those
@@ -87,21 +58,6 @@ fn localized<'a>(mut bytes: Wire<'a>, texts: &mut [&'a str; 2]) -> Result<(), St
         }
     }
     Ok(())
-}
-
-/// A map entry's key and value (each empty when absent).
-fn entry(mut bytes: Wire<'_>) -> Result<(&str, &str), String> {
-    let buf = &mut bytes;
-    let (mut key, mut value) = ("", "");
-    while !buf.is_empty() {
-        let (tag, wire) = decode_key(buf).map_err(wrong)?;
-        match tag {
-            1 => key = string(wire, buf)?,
-            2 => value = string(wire, buf)?,
-            _ => skip(wire, tag, buf)?,
-        }
-    }
-    Ok((key, value))
 }
 
 #[cfg(test)]
