@@ -11,7 +11,7 @@ use storefront_domain::catalog::{ProductFacts, SORT_LOCALE};
 use storefront_domain::currencies::Code;
 use storefront_domain::interned::Interned;
 
-use super::wire::{Wire, delimited, entry, skip, string, varint, wrong};
+use super::wire::{Wire, delimited, localized_entries, skip, string, varint, wrong};
 
 /// `Product`'s fields (storefront/catalog/v1) that facts are made of.
 const META: u32 = 1;
@@ -34,8 +34,6 @@ const NANOS: u32 = 2;
 const PRICES: u32 = 5;
 const CURRENCY_CODE: u32 = 1;
 const CENT_AMOUNT: u32 = 2;
-/// `LocalizedString.values`.
-const VALUES: u32 = 1;
 
 /// The facts' fields as read, borrowed from the bytes.
 #[derive(Default)]
@@ -122,20 +120,12 @@ impl<'a> Read<'a> {
     }
 
     /// The `SORT_LOCALE` entry of a `LocalizedString`, over any before.
-    fn name(&mut self, mut bytes: Wire<'a>) -> Result<(), String> {
-        let buf = &mut bytes;
-        while !buf.is_empty() {
-            let (tag, wire) = decode_key(buf).map_err(wrong)?;
-            if tag != VALUES {
-                skip(wire, tag, buf)?;
-                continue;
-            }
-            let (locale, text) = entry(delimited(wire, buf)?)?;
+    fn name(&mut self, bytes: Wire<'a>) -> Result<(), String> {
+        localized_entries(bytes, |locale, text| {
             if locale == SORT_LOCALE {
                 self.name = Some(text);
             }
-        }
-        Ok(())
+        })
     }
 
     fn variant(&mut self, mut bytes: Wire<'a>) -> Result<(), String> {

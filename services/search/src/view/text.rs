@@ -8,7 +8,7 @@
 
 use prost::encoding::decode_key;
 
-use super::wire::{Wire, delimited, entry, skip, string, varint, wrong};
+use super::wire::{Wire, delimited, localized_entries, skip, string, varint, wrong};
 use super::{DocumentText, LOCALES};
 
 /// `Product`'s fields a document is made of (storefront/catalog/v1).
@@ -17,8 +17,6 @@ const DESCRIPTION: u32 = 4;
 const BRAND: u32 = 6;
 const CATEGORY_IDS: u32 = 7;
 const POPULARITY: u32 = 10;
-/// `LocalizedString.values`, a map: entries of key 1, value 2.
-const VALUES: u32 = 1;
 
 impl<'a> DocumentText<'a> {
     /// The document text of the encoded `storefront.catalog.v1.Product`
@@ -44,20 +42,12 @@ impl<'a> DocumentText<'a> {
 
 /// The values of `LOCALES` in an encoded `LocalizedString`, over those
 /// in `texts` (a later entry of a locale wins, as in a map decoded).
-fn localized<'a>(mut bytes: Wire<'a>, texts: &mut [&'a str; 2]) -> Result<(), String> {
-    let buf = &mut bytes;
-    while !buf.is_empty() {
-        let (tag, wire) = decode_key(buf).map_err(wrong)?;
-        if tag != VALUES {
-            skip(wire, tag, buf)?;
-            continue;
-        }
-        let (locale, text) = entry(delimited(wire, buf)?)?;
+fn localized<'a>(bytes: Wire<'a>, texts: &mut [&'a str; 2]) -> Result<(), String> {
+    localized_entries(bytes, |locale, text| {
         if let Some(at) = LOCALES.iter().position(|&l| l == locale) {
             texts[at] = text;
         }
-    }
-    Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ pub(super) fn string<'a>(wire: WireType, buf: &mut Wire<'a>) -> Result<&'a str, 
 }
 
 /// A map entry's key and value (each empty when absent).
-pub(super) fn entry(mut bytes: Wire<'_>) -> Result<(&str, &str), String> {
+fn entry(mut bytes: Wire<'_>) -> Result<(&str, &str), String> {
     let buf = &mut bytes;
     let (mut key, mut value) = ("", "");
     while !buf.is_empty() {
@@ -50,4 +50,25 @@ pub(super) fn entry(mut bytes: Wire<'_>) -> Result<(&str, &str), String> {
 pub(super) fn varint(wire: WireType, buf: &mut Wire<'_>) -> Result<u64, String> {
     check_wire_type(WireType::Varint, wire).map_err(wrong)?;
     decode_varint(buf).map_err(wrong)
+}
+
+/// `LocalizedString.values`, a map: entries of key 1, value 2.
+const VALUES: u32 = 1;
+
+/// Each (locale, text) entry of an encoded `LocalizedString`, in order.
+pub(super) fn localized_entries<'a>(
+    mut bytes: Wire<'a>,
+    mut each: impl FnMut(&'a str, &'a str),
+) -> Result<(), String> {
+    let buf = &mut bytes;
+    while !buf.is_empty() {
+        let (tag, wire) = decode_key(buf).map_err(wrong)?;
+        if tag != VALUES {
+            skip(wire, tag, buf)?;
+            continue;
+        }
+        let (locale, text) = entry(delimited(wire, buf)?)?;
+        each(locale, text);
+    }
+    Ok(())
 }
