@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use storefront_domain::catalog::ProductFacts;
 use storefront_domain::currencies::Currencies;
+use storefront_domain::interned::Interned;
 use storefront_domain::markets::{self, MarketSet};
 use storefront_platform::error::ServiceError;
 use storefront_platform::shared_document::MARKETS;
@@ -64,8 +65,10 @@ impl Catalog {
     /// This version with a price index for each of `currencies` (its own,
     /// in the same order, and more).
     pub fn priced_in(&self, currencies: Arc<Currencies>) -> Result<Catalog, ServiceError> {
+        // One `Interned` for all: their brands, paths and sets held once.
+        let mut strings = Interned::default();
         let facts = (0..self.products.len() as u32)
-            .map(|row| Ok(ProductFacts::of(&self.product(row)?)))
+            .map(|row| Ok(ProductFacts::interned(&self.product(row)?, &mut strings)))
             .collect::<Result<Vec<_>, ServiceError>>()?;
         let mut next = self.clone();
         next.listing = listing(&facts, &currencies);

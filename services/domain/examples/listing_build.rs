@@ -103,7 +103,7 @@ struct Shared {
     colours: Vec<Arc<str>>,
     sizes: Vec<Arc<str>>,
     brands: Vec<Arc<str>>,
-    paths: Vec<Box<[Arc<str>]>>,
+    paths: Vec<Arc<[Arc<str>]>>,
 }
 
 impl Shared {

@@ -10,7 +10,7 @@ use storefront_proto::common::v1::{
 
 use std::sync::Arc;
 
-use crate::interned::Interned;
+use crate::interned::{Interned, Set};
 use crate::listing::Listing;
 
 use crate::query::{FieldType, Schema, Value};
@@ -115,7 +115,7 @@ pub fn variant_attributes(p: &Product) -> Vec<String> {
 }
 
 /// `variant_attributes`, held in `strings`.
-fn interned_attributes(p: &Product, strings: &mut Interned) -> Box<[Arc<str>]> {
+fn interned_attributes(p: &Product, strings: &mut Interned) -> Set {
     let mut out: Vec<Arc<str>> = match attributes_of(p) {
         AttributesOf::Listed(listed) => listed.iter().map(|m| strings.get(m)).collect(),
         AttributesOf::Variants(variants) => {
@@ -131,7 +131,7 @@ fn interned_attributes(p: &Product, strings: &mut Interned) -> Box<[Arc<str>]> {
     };
     out.sort_unstable();
     out.dedup();
-    out.into_boxed_slice()
+    strings.set(&out)
 }
 
 /// What filtering and sorting need of a product, without its text,
@@ -140,13 +140,15 @@ fn interned_attributes(p: &Product, strings: &mut Interned) -> Box<[Arc<str>]> {
 pub struct ProductFacts {
     // Boxed strings and slices, not `String` and `Vec`: a build holds
     // every product's facts at once, and their capacities were 32 bytes a
-    // product of about 390 (1,000,000 products: the start's peak).
+    // product of about 390 (1,000,000 products: the start's peak). Sets
+    // are shared (`Interned::set`): products repeat category paths and
+    // attribute sets.
     pub id: Box<str>,
     pub key: Box<str>,
     /// The `SORT_LOCALE` name.
     pub name: Option<Box<str>>,
     pub brand: Arc<str>,
-    pub category_ids: Box<[Arc<str>]>,
+    pub category_ids: Set,
     pub status: i32,
     pub featured: bool,
     pub popularity: u32,
@@ -155,7 +157,7 @@ pub struct ProductFacts {
     /// The master variant's prices, by currency.
     pub prices: Box<[(Code, i64)]>,
     /// Every variant's attributes (`attribute`), sorted, once each.
-    pub attributes: Box<[Arc<str>]>,
+    pub attributes: Set,
 }
 
 impl ProductFacts {
@@ -176,7 +178,10 @@ impl ProductFacts {
                 .and_then(|l| l.values.get(SORT_LOCALE))
                 .map(|n| n.as_str().into()),
             brand: strings.get(&p.brand),
-            category_ids: p.category_ids.iter().map(|c| strings.get(c)).collect(),
+            category_ids: {
+                let path: Vec<Arc<str>> = p.category_ids.iter().map(|c| strings.get(c)).collect();
+                strings.set(&path)
+            },
             status: p.status,
             featured: p.featured,
             popularity: p.popularity,
@@ -377,7 +382,7 @@ mod tests {
             variants: vec![variant("Navy"), variant("Sand"), variant("Navy")],
             ..Default::default()
         };
-        let both: Box<[Arc<str>]> = [attribute("colour", "Navy"), attribute("colour", "Sand")]
+        let both: Arc<[Arc<str>]> = [attribute("colour", "Navy"), attribute("colour", "Sand")]
             .map(Arc::from)
             .into();
         assert_eq!(ProductFacts::of(&product).attributes, both);
@@ -397,6 +402,30 @@ mod tests {
             ProductFacts::of(&master_only).attributes,
             [attribute("colour", "Olive").into()].into()
         );
+    }
+
+    /// Products of one build with the same category path and attributes
+    /// hold one of each set; another path or set is its own.
+    #[test]
+    fn facts_of_one_build_share_their_sets() {
+        let product = |colour: &str, category: &str| Product {
+            category_ids: vec!["root".into(), category.into()],
+            master_variant: Some(variant(colour)),
+            variants: vec![variant(colour), variant("Sand")],
+            ..Default::default()
+        };
+        let mut strings = Interned::default();
+        let a = ProductFacts::interned(&product("Navy", "shirts"), &mut strings);
+        let b = ProductFacts::interned(&product("Navy", "shirts"), &mut strings);
+        assert!(Arc::ptr_eq(&a.category_ids, &b.category_ids));
+        assert!(Arc::ptr_eq(&a.attributes, &b.attributes));
+        let c = ProductFacts::interned(&product("Rust", "shoes"), &mut strings);
+        assert_eq!(&*c.category_ids, [Arc::from("root"), Arc::from("shoes")]);
+        assert_eq!(c.attributes.len(), 2);
+        assert!(!Arc::ptr_eq(&a.attributes, &c.attributes));
+        // Shared or not, the facts equal those made alone.
+        assert_eq!(a, ProductFacts::of(&product("Navy", "shirts")));
+        assert_eq!(c, ProductFacts::of(&product("Rust", "shoes")));
     }
 
     #[test]

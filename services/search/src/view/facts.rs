@@ -65,7 +65,10 @@ pub fn facts(bytes: &[u8], strings: &mut Interned) -> Result<ProductFacts, Strin
         key: read.key.into(),
         name: read.name.map(Into::into),
         brand: strings.get(read.brand),
-        category_ids: read.category_ids.iter().map(|c| strings.get(c)).collect(),
+        category_ids: {
+            let path: Vec<_> = read.category_ids.iter().map(|c| strings.get(c)).collect();
+            strings.set(&path)
+        },
         status: read.status,
         featured: read.featured,
         popularity: read.popularity,
@@ -74,7 +77,7 @@ pub fn facts(bytes: &[u8], strings: &mut Interned) -> Result<ProductFacts, Strin
         prices: (read.prices.iter())
             .filter_map(|&(code, amount)| Some((Code::parse(code)?, amount)))
             .collect(),
-        attributes: attributes.into_boxed_slice(),
+        attributes: strings.set(&attributes),
     })
 }
 
