@@ -21,18 +21,26 @@ use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collec
 /// Encodes `p` as the catalog holds it: its listing summary (no variant
 /// list, no price picked) into `summary`, its variants (repeated field 14)
 /// into `variants`, so that the two concatenated are the product. Takes
-/// the product so that nothing is cloned.
+/// the product so that nothing is cloned: a product without a master
+/// variant (`convert::product_to_store`) is given its first variant as
+/// the master, moved into place for the summary and back.
 pub fn encode_stored(mut p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u8>) {
     // The summary names its variants' attributes: search filters by them
     // and reads summaries alone.
     p.variant_attributes = storefront_domain::catalog::variant_attributes(&p);
-    let list = std::mem::take(&mut p.variants);
-    p.price = None;
-    if let Some(v) = p.master_variant.as_mut() {
-        v.price = None;
+    let mut list = std::mem::take(&mut p.variants);
+    let lent = p.master_variant.is_none() && !list.is_empty();
+    if lent {
+        p.master_variant = Some(std::mem::take(&mut list[0]));
     }
+    p.price = None;
+    let price = p.master_variant.as_mut().and_then(|v| v.price.take());
     summary.clear();
     p.encode_raw(summary);
+    if lent && let Some(mut first) = p.master_variant.take() {
+        first.price = price;
+        list[0] = first;
+    }
     variants.clear();
     prost::encoding::message::encode_repeated(14, &list, variants);
 }

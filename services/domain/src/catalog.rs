@@ -168,7 +168,10 @@ impl ProductFacts {
     /// `of`, its repeated strings (brand, category ids, attributes) held
     /// in `strings`: what a build of many products makes them with.
     pub fn interned(p: &Product, strings: &mut Interned) -> Self {
-        let prices = p.master_variant.as_ref().map(|v| v.prices.as_slice());
+        // The master, or the first variant a product to store holds in its
+        // place (`encode_stored`).
+        let master = p.master_variant.as_ref().or(p.variants.first());
+        let prices = master.map(|v| v.prices.as_slice());
         Self {
             id: meta_id(p.meta.as_ref()).into(),
             key: p.key.as_str().into(),

@@ -135,7 +135,8 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
         });
         let mut problems = Problems::default();
         let category_ids = ancestors(&cx.categories, &record.category_id, &mut problems);
-        let product = convert::product(record, category_ids, &mut problems, cx.now, &cx.currencies);
+        let product =
+            convert::product_to_store(record, category_ids, &mut problems, cx.now, &cx.currencies);
         if !problems.0.is_empty() {
             done.errors
                 .extend(problems.0.into_iter().map(|p| FeedError {

@@ -21,7 +21,7 @@ use super::record::{
 use crate::generate::slug;
 
 mod products;
-pub use products::{product, product_record};
+pub use products::{product, product_record, product_to_store};
 
 /// What is wrong with one field of one record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,9 +64,11 @@ impl Problems {
     pub fn id(&mut self, field: &str, value: &str) {
         if value.is_empty() {
             self.add(field, "is required");
-        } else if value.chars().count() > MAX_ID_CHARS {
+        } else if value.len() > MAX_ID_CHARS && value.chars().count() > MAX_ID_CHARS {
+            // Counted only when its bytes could be too many characters:
+            // ids are checked several times a product.
             self.add(field, format!("is longer than {MAX_ID_CHARS} characters"));
-        } else if value.chars().any(char::is_control) {
+        } else if has_control(value) {
             self.add(field, "contains control characters");
         }
     }

@@ -255,3 +255,87 @@ fn an_over_long_line_is_refused_and_the_next_one_read() {
         &found[0][..80]
     );
 }
+
+/// An id is 1 to `MAX_ID_CHARS` characters (not bytes) without control
+/// characters (C0, DEL, C1), as `char::is_control` has them.
+#[test]
+fn ids_are_counted_in_characters_and_refuse_control_characters() {
+    use storefront_proto::names::MAX_ID_CHARS;
+    let problem = |id: &str| {
+        let mut p = convert::Problems::default();
+        p.id("key", id);
+        p.0.into_iter().map(|f| f.message).collect::<Vec<_>>()
+    };
+    let long = format!("is longer than {MAX_ID_CHARS} characters");
+    assert_eq!(problem(""), ["is required"]);
+    assert!(problem(&"a".repeat(MAX_ID_CHARS)).is_empty());
+    assert_eq!(problem(&"a".repeat(MAX_ID_CHARS + 1)), [long.as_str()]);
+    // Twice as many bytes as characters: counted by characters.
+    assert!(problem(&"ä".repeat(MAX_ID_CHARS)).is_empty());
+    assert_eq!(problem(&"ä".repeat(MAX_ID_CHARS + 1)), [long.as_str()]);
+    for control in ['\0', '\n', '\u{1f}', '\u{7f}', '\u{80}', '\u{85}', '\u{9f}'] {
+        let id = format!("sku-{control}-1");
+        assert_eq!(problem(&id), ["contains control characters"], "{id:?}");
+    }
+    for fine in ["SKU-ä-1", "sku\u{a0}1", "ключ-1", "鍵-1", "sku-\u{2028}"] {
+        assert!(problem(fine).is_empty(), "{fine:?}");
+        let is_control = fine.chars().any(char::is_control);
+        assert!(!is_control, "{fine:?}");
+    }
+}
+
+/// A feed's batch stores each product without a copy of its master
+/// variant (`product_to_store`): its first variant is lent to the summary
+/// as it is encoded. Stored, it reads back as the product with its master,
+/// byte for byte, with the same facts.
+#[test]
+fn a_product_to_store_is_stored_as_the_product_with_its_master() {
+    use storefront_domain::catalog::ProductFacts;
+    use storefront_proto::catalog::v1::Product;
+    let generated = generate::generate(300, 4);
+    let currencies = generated.currencies.clone();
+    let now = storefront_domain::time::now();
+    let mut priced = 0;
+    for row in 0..generated.products.len() as u32 {
+        let product = generated.products.decode(row).unwrap();
+        let convert = |to_store: bool| {
+            let record = convert::product_record(&product);
+            let ids = product.category_ids.clone();
+            let mut problems = convert::Problems::default();
+            let made = if to_store {
+                convert::product_to_store(record, ids, &mut problems, now, &currencies)
+            } else {
+                convert::product(record, ids, &mut problems, now, &currencies)
+            };
+            assert!(problems.0.is_empty(), "{:?}", problems.0);
+            made
+        };
+        let (mut whole, mut to_store) = (convert(false), convert(true));
+        assert!(to_store.master_variant.is_none());
+        assert_eq!(ProductFacts::of(&to_store), ProductFacts::of(&whole));
+        // A price picked on the first variant stays on it, as on a product
+        // with its master; the summary's master has none either way.
+        if row % 2 == 0 {
+            storefront_domain::catalog::price_in(&mut whole, "AUD");
+            storefront_domain::catalog::price_in(&mut to_store, "AUD");
+            priced += 1;
+        }
+        let stored = |p: Product| {
+            let mut products = StoredProducts::new(&p);
+            products.push(p, &mut crate::store::Scratch::default());
+            (products.summary(0).unwrap(), products.encoded(0).unwrap())
+        };
+        let same = stored(to_store) == stored(whole.clone());
+        assert!(
+            same,
+            "row {row}: stored apart from the product with its master"
+        );
+        let (_, encoded) = stored(whole.clone());
+        let back = <Product as prost::Message>::decode(encoded.as_slice()).unwrap();
+        assert_eq!(
+            back.master_variant.as_ref().map(|v| &v.sku),
+            Some(&whole.variants[0].sku)
+        );
+    }
+    assert!(priced > 0);
+}

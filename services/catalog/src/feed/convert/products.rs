@@ -136,10 +136,25 @@ fn variant_record(v: &Variant) -> VariantRecord {
     }
 }
 
-/// The product of record `r` (moved: nothing is copied); `category_ids`
-/// are its category and the ancestors, root first; its prices in
-/// `currencies` only.
+/// The product of record `r`; `category_ids` are its category and the
+/// ancestors, root first; its prices in `currencies` only.
 pub fn product(
+    r: ProductRecord,
+    category_ids: Vec<String>,
+    p: &mut Problems,
+    now: Timestamp,
+    currencies: &Currencies,
+) -> Product {
+    let mut product = product_to_store(r, category_ids, p, now, currencies);
+    product.master_variant = product.variants.first().cloned();
+    product
+}
+
+/// `product` (moved from `r`: nothing is copied) without its master
+/// variant, the first of its variants: what a feed's batch stores, which
+/// names the first variant the master as it encodes it (`encode_stored`)
+/// rather than holding a copy of it a product.
+pub fn product_to_store(
     r: ProductRecord,
     category_ids: Vec<String>,
     p: &mut Problems,
@@ -211,7 +226,7 @@ pub fn product(
             .iter()
             .any(|v| v.availability.is_some_and(|a| a.in_stock)),
         price: None,
-        master_variant: variants.first().cloned(),
+        master_variant: None,
         variants,
         media: r
             .media
