@@ -162,7 +162,7 @@ pub struct ProductFacts {
 
 impl ProductFacts {
     pub fn of(p: &Product) -> Self {
-        Self::interned(p, &mut Interned::default())
+        Self::interned(p, &mut Interned::alone())
     }
 
     /// `of`, its repeated strings (brand, category ids, attributes) held

@@ -24,6 +24,8 @@ pub struct Interned {
     /// for as long as the set, so an address names one text.
     sets: HashMap<Box<[usize]>, Set, RandomState>,
     addresses: Vec<usize>,
+    /// Holds nothing (`alone`).
+    alone: bool,
 }
 
 fn address(member: &Arc<str>) -> usize {
@@ -31,8 +33,21 @@ fn address(member: &Arc<str>) -> usize {
 }
 
 impl Interned {
+    /// One that holds nothing: each text and set is its own. For one
+    /// product's facts (an edit, a sale), where there is nothing to share
+    /// and the maps would only cost allocations.
+    pub fn alone() -> Self {
+        Self {
+            alone: true,
+            ..Self::default()
+        }
+    }
+
     /// The one `Arc<str>` of `text`.
     pub fn get(&mut self, text: &str) -> Arc<str> {
+        if self.alone {
+            return text.into();
+        }
         if let Some(held) = self.strings.get(text) {
             return held.clone();
         }
@@ -45,6 +60,9 @@ impl Interned {
     /// this `Interned`'s own (`get`); members held elsewhere make a set of
     /// their own, equal in content.
     pub fn set(&mut self, members: &[Arc<str>]) -> Set {
+        if self.alone {
+            return members.into();
+        }
         self.addresses.clear();
         self.addresses.extend(members.iter().map(address));
         if let Some(held) = self.sets.get(self.addresses.as_slice()) {
@@ -93,5 +111,18 @@ mod tests {
         let other = interned.set(&[elsewhere, b.clone()]);
         assert_eq!(other, ab);
         assert!(!Arc::ptr_eq(&other, &ab));
+    }
+
+    #[test]
+    fn alone_holds_nothing() {
+        let mut alone = Interned::alone();
+        let (a, again) = (alone.get("a"), alone.get("a"));
+        assert_eq!(a, again);
+        assert!(!Arc::ptr_eq(&a, &again));
+        let one = std::slice::from_ref(&a);
+        let (set, same) = (alone.set(one), alone.set(one));
+        assert_eq!(set, same);
+        assert!(!Arc::ptr_eq(&set, &same));
+        assert!(alone.strings.is_empty() && alone.sets.is_empty());
     }
 }
