@@ -24,10 +24,27 @@ use storefront_proto::catalog::v1::{Category, CategoryNode, CategoryTree, Collec
 /// the product so that nothing is cloned: a product without a master
 /// variant (`convert::product_to_store`) is given its first variant as
 /// the master, moved into place for the summary and back.
-pub fn encode_stored(mut p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u8>) {
+pub fn encode_stored(p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u8>) {
     // The summary names its variants' attributes: search filters by them
     // and reads summaries alone.
-    p.variant_attributes = storefront_domain::catalog::variant_attributes(&p);
+    let attributes = storefront_domain::catalog::variant_attributes(&p);
+    encode_listed(p, &attributes, summary, variants);
+}
+
+/// The summary's field of its variants' attributes: the last of a
+/// product's, so written after the rest as prost would write it.
+const VARIANT_ATTRIBUTES: u32 = 16;
+
+/// `encode_stored` with the product's variant attributes given (as its
+/// facts hold them: a build has them already).
+fn encode_listed(
+    mut p: Product,
+    attributes: &[impl AsRef<str>],
+    summary: &mut Vec<u8>,
+    variants: &mut Vec<u8>,
+) {
+    use prost::encoding::{WireType, encode_key, encode_varint};
+    p.variant_attributes.clear();
     let mut list = std::mem::take(&mut p.variants);
     let lent = p.master_variant.is_none() && !list.is_empty();
     if lent {
@@ -37,6 +54,11 @@ pub fn encode_stored(mut p: Product, summary: &mut Vec<u8>, variants: &mut Vec<u
     let price = p.master_variant.as_mut().and_then(|v| v.price.take());
     summary.clear();
     p.encode_raw(summary);
+    for member in attributes.iter().map(AsRef::as_ref) {
+        encode_key(VARIANT_ATTRIBUTES, WireType::LengthDelimited, summary);
+        encode_varint(member.len() as u64, summary);
+        summary.extend_from_slice(member.as_bytes());
+    }
     if lent && let Some(mut first) = p.master_variant.take() {
         first.price = price;
         list[0] = first;
@@ -79,8 +101,20 @@ impl StoredProducts {
 
     /// Appends `p`.
     pub fn push(&mut self, p: Product, scratch: &mut Scratch) {
+        let attributes = storefront_domain::catalog::variant_attributes(&p);
+        self.push_listed(p, &attributes, scratch);
+    }
+
+    /// Appends `p`, whose variant attributes (`variant_attributes`) are
+    /// `attributes`: its facts hold them.
+    pub fn push_listed(
+        &mut self,
+        p: Product,
+        attributes: &[impl AsRef<str>],
+        scratch: &mut Scratch,
+    ) {
         let [summary, variants, out, against] = &mut scratch.0;
-        encode_stored(p, summary, variants);
+        encode_listed(p, attributes, summary, variants);
         self.summaries.push(summary, out);
         self.against(summary, against);
         self.variants.push_against(variants, against, out);

@@ -146,9 +146,11 @@ pub fn read(batch: &Batch, cx: &Context) -> Done {
                 }));
             continue;
         }
-        done.facts
-            .push(ProductFacts::interned(&product, &mut strings));
-        done.products.push(product, &mut scratch);
+        let facts = ProductFacts::interned(&product, &mut strings);
+        // The summary names the attributes the facts hold.
+        done.products
+            .push_listed(product, &facts.attributes, &mut scratch);
+        done.facts.push(facts);
     }
     done
 }

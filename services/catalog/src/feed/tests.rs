@@ -286,8 +286,9 @@ fn ids_are_counted_in_characters_and_refuse_control_characters() {
 
 /// A feed's batch stores each product without a copy of its master
 /// variant (`product_to_store`): its first variant is lent to the summary
-/// as it is encoded. Stored, it reads back as the product with its master,
-/// byte for byte, with the same facts.
+/// as it is encoded, and the summary's attributes are those its facts
+/// hold. Stored, it reads back as the product with its master, byte for
+/// byte, with the same facts.
 #[test]
 fn a_product_to_store_is_stored_as_the_product_with_its_master() {
     use storefront_domain::catalog::ProductFacts;
@@ -320,22 +321,36 @@ fn a_product_to_store_is_stored_as_the_product_with_its_master() {
             storefront_domain::catalog::price_in(&mut to_store, "AUD");
             priced += 1;
         }
-        let stored = |p: Product| {
+        let stored = |p: Product, listed: bool| {
             let mut products = StoredProducts::new(&p);
-            products.push(p, &mut crate::store::Scratch::default());
+            let scratch = &mut crate::store::Scratch::default();
+            if listed {
+                // As a batch stores it: the attributes its facts hold.
+                let facts = ProductFacts::of(&p);
+                products.push_listed(p, &facts.attributes, scratch);
+            } else {
+                products.push(p, scratch);
+            }
             (products.summary(0).unwrap(), products.encoded(0).unwrap())
         };
-        let same = stored(to_store) == stored(whole.clone());
+        let same = stored(to_store, true) == stored(whole.clone(), false);
         assert!(
             same,
             "row {row}: stored apart from the product with its master"
         );
-        let (_, encoded) = stored(whole.clone());
+        let (summary, encoded) = stored(whole.clone(), false);
         let back = <Product as prost::Message>::decode(encoded.as_slice()).unwrap();
         assert_eq!(
             back.master_variant.as_ref().map(|v| &v.sku),
             Some(&whole.variants[0].sku)
         );
+        // The summary as prost writes it: every field in order, the
+        // attributes its variants have.
+        let listed = <Product as prost::Message>::decode(summary.as_slice()).unwrap();
+        let attributes = storefront_domain::catalog::variant_attributes(&whole);
+        assert_eq!(listed.variant_attributes, attributes);
+        assert!(!attributes.is_empty());
+        assert_eq!(prost::Message::encode_to_vec(&listed), summary);
     }
     assert!(priced > 0);
 }
