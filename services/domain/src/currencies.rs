@@ -162,6 +162,12 @@ impl Currencies {
         self.index(code).is_some()
     }
 
+    /// The minor units of `code` when it is one of these: what
+    /// `fraction_digits` answers for it, without the shared table's lock.
+    pub fn units(&self, code: &str) -> Option<u32> {
+        self.index(code).and_then(|i| self.units.get(i).copied())
+    }
+
     /// The codes, comma-separated, for an error that names the allowed ones.
     pub fn listed(&self) -> String {
         let codes: Vec<&str> = self.codes.iter().map(Code::as_str).collect();
@@ -265,6 +271,13 @@ mod tests {
         assert_eq!(two.listed(), "JPY, KWD");
         assert_eq!((fraction_digits("JPY"), fraction_digits("KWD")), (0, 3));
         assert_eq!(fraction_digits("AUD"), 2);
+        // A set's own units, as the shared table has them; none for a
+        // code it does not price in.
+        assert_eq!((two.units("JPY"), two.units("KWD")), (Some(0), Some(3)));
+        assert_eq!(
+            (two.units("AUD"), two.units(""), two.units("jpy")),
+            (None, None, None)
+        );
         assert_eq!(
             Code::parse("JPY").map(|c| c.as_str().to_string()),
             Some("JPY".into())

@@ -354,3 +354,52 @@ fn a_product_to_store_is_stored_as_the_product_with_its_master() {
     }
     assert!(priced > 0);
 }
+
+/// A price's minor units are its currency's, as the catalog's currencies
+/// have them; a currency outside them is refused.
+#[test]
+fn prices_take_their_currencys_minor_units() {
+    use storefront_domain::currencies::Currencies;
+    let currencies = Currencies::from_pairs([("JPY", 0), ("KWD", 3), ("AUD", 2)].into_iter());
+    let generated = generate::generate(1, 2);
+    let product = generated.products.decode(0).unwrap();
+    let now = storefront_domain::time::now();
+    let priced = |code: &str| {
+        let mut record = convert::product_record(&product);
+        for v in &mut record.variants {
+            v.prices = vec![record::PriceRecord {
+                currency_code: code.to_string(),
+                cent_amount: 1500,
+            }];
+        }
+        let mut problems = convert::Problems::default();
+        let made = convert::product(record, Vec::new(), &mut problems, now, &currencies);
+        let digits: Vec<u32> = made
+            .variants
+            .iter()
+            .map(|v| v.prices[0].fraction_digits)
+            .collect();
+        (
+            digits,
+            problems
+                .0
+                .into_iter()
+                .map(|p| p.message)
+                .collect::<Vec<_>>(),
+        )
+    };
+    for (code, units) in [("JPY", 0), ("KWD", 3), ("AUD", 2)] {
+        let (digits, problems) = priced(code);
+        assert!(problems.is_empty(), "{code}: {problems:?}");
+        assert!(
+            !digits.is_empty() && digits.iter().all(|&d| d == units),
+            "{code}: {digits:?}"
+        );
+    }
+    let (_, problems) = priced("USD");
+    assert!(
+        problems.iter().all(|p| p == "must be one of JPY, KWD, AUD"),
+        "{problems:?}"
+    );
+    assert!(!problems.is_empty());
+}

@@ -4,9 +4,12 @@
 use super::*;
 
 fn price(r: &PriceRecord, p: &mut Problems, currencies: &Currencies) -> Money {
+    // Looked up once, in the currencies the catalog prices in (ten prices
+    // a product; a code outside them refuses the record anyway).
+    let units = currencies.units(&r.currency_code);
     if r.currency_code.is_empty() {
         p.add("currencyCode", "is required");
-    } else if !currencies.contains(&r.currency_code) {
+    } else if units.is_none() {
         let allowed = currencies.listed();
         p.add("currencyCode", format!("must be one of {allowed}"));
     }
@@ -19,7 +22,7 @@ fn price(r: &PriceRecord, p: &mut Problems, currencies: &Currencies) -> Money {
     Money {
         currency_code: r.currency_code.clone(),
         cent_amount: r.cent_amount,
-        fraction_digits: fraction_digits(&r.currency_code),
+        fraction_digits: units.unwrap_or_else(|| fraction_digits(&r.currency_code)),
     }
 }
 
