@@ -17,7 +17,8 @@
 //! Rounds repeat until each phase has run for SECONDS. Prints one line per
 //! measurement, `RESULT NAME rps p50_us p99_us p999_us errors`. With
 //! `MESH_PID` (the mesh's process), also the mesh's CPU a session in each
-//! phase (on stderr).
+//! phase (on stderr). With `SHOPPERS_READY_FILE`, that file is written once
+//! every shopper has signed up, before the first round.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -339,6 +340,11 @@ async fn main() -> anyhow::Result<()> {
     let mut shoppers = Vec::with_capacity(workers);
     for n in 0..workers {
         shoppers.push(Shopper::new(http.clone(), base, n).await?);
+    }
+    // A profiler's cue that the sign-ups (password hashing) are over and
+    // the sessions begin: `callgrind_control --instr=on` counts from here.
+    if let Ok(path) = std::env::var("SHOPPERS_READY_FILE") {
+        std::fs::write(&path, b"")?;
     }
     // Every worker, plus this task timing the phases.
     let barrier = Arc::new(Barrier::new(workers + 1));
