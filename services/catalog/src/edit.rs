@@ -7,11 +7,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use storefront_proto::error::codes;
 
+use prost::Message;
 use storefront_domain::catalog::{ProductFacts, meta_id};
 use storefront_platform::error::{ErrorKind, FieldViolation, ServiceError};
+use storefront_proto::catalog::storage::v1::JournalEntry;
 use storefront_proto::catalog::v1::Product;
 
 use crate::store::{Catalog, Scratch, sku_key};
+
+/// `JournalEntry.puts`: the field its products are written to.
+const JOURNAL_PUTS: u32 = 1;
 
 /// One change of a catalog.
 #[derive(Debug, Clone)]
@@ -98,17 +103,14 @@ impl Catalog {
                         touched.push(next.restock(row, product));
                     }
                 }
-                Change::Stocked(mut product) => {
-                    // A hold or sale changed its variants' stock: what the
-                    // listings and the inStock filter read follows.
-                    derive(&mut product);
-                    let id: Arc<str> = meta_id(product.meta.as_ref()).into();
+                Change::Stocked(product) => {
+                    // A hold or sale changed its variants' stock, and
+                    // nothing else, in the product as this version has it.
+                    let id = meta_id(product.meta.as_ref());
                     let row = next
-                        .product_row(&id)
-                        .ok_or_else(|| ServiceError::not_found("product", &id))?;
-                    let current = next.product(row)?;
-                    next.replace(row, &current, *product);
-                    touched.push(id);
+                        .product_row(id)
+                        .ok_or_else(|| ServiceError::not_found("product", id))?;
+                    touched.push(next.put_back(row, *product));
                 }
                 Change::Operations(ids) => ops.extend(ids),
             }
@@ -161,16 +163,30 @@ impl Catalog {
     }
 
     /// What this version changed against the one before, as the journal
-    /// keeps it: each product it touched as it is now, or its deletion.
-    pub fn journal_entry(&self) -> (Vec<Product>, Vec<String>) {
-        let (mut puts, mut deletes) = (Vec::new(), Vec::new());
+    /// keeps it (a `JournalEntry`, encoded): each product it touched as it
+    /// is now, or its deletion, and the stock operations it applied. A
+    /// product goes as it is stored, its bytes copied rather than decoded
+    /// and encoded again: a hold or a sale writes one.
+    pub fn journal_entry(&self) -> Result<Vec<u8>, ServiceError> {
+        let (mut bytes, mut deletes) = (Vec::new(), Vec::new());
         for id in self.changes.last_ids() {
-            match self.product_row(&id).map(|row| self.product(row)) {
-                Some(Ok(product)) => puts.push(product),
-                _ => deletes.push(id.to_string()),
-            }
+            let Some(row) = self.product_row(&id) else {
+                deletes.push(id.to_string());
+                continue;
+            };
+            let product = self.products.encoded(row).map_err(ServiceError::internal)?;
+            prost::encoding::bytes::encode(JOURNAL_PUTS, &product, &mut bytes);
         }
-        (puts, deletes)
+        // Fields of one message may come in any order; repeated ones
+        // append, so the puts above and these decode as one entry.
+        let rest = JournalEntry {
+            deletes,
+            operations: self.applied_ops.to_vec(),
+            ..Default::default()
+        };
+        rest.encode(&mut bytes)
+            .map_err(|e| ServiceError::internal(e.to_string()))?;
+        Ok(bytes)
     }
 
     /// Creates or replaces `product` (its version, timestamps kept or
@@ -281,14 +297,20 @@ impl Catalog {
     }
 
     /// A product `stocked` changed put back at its `row`: its version
-    /// moves on as a put's does. Only its stock and modification time
-    /// differ from the product stored, so nothing is decoded again and
-    /// the SKU index stays (a put decodes the product it replaces: a
-    /// third of a stock change's decoding).
+    /// moves on as a put's does.
     fn restock(&mut self, row: u32, mut product: Product) -> Arc<str> {
-        derive(&mut product);
         let meta = product.meta.get_or_insert_with(Default::default);
         meta.version += 1;
+        self.put_back(row, product)
+    }
+
+    /// `product` put back at its `row`, where only its stock (and its
+    /// version or modification time) differ from the product stored: so
+    /// the one it replaces is not decoded and the SKU index stays (a put
+    /// decodes the product it replaces: a third of a stock change's
+    /// decoding). What the listings and the inStock filter read follows.
+    fn put_back(&mut self, row: u32, mut product: Product) -> Arc<str> {
+        derive(&mut product);
         let id: Arc<str> = meta_id(product.meta.as_ref()).into();
         let facts = ProductFacts::of(&product);
         self.products.replace(row, product);

@@ -156,3 +156,61 @@ fn stale_versions_unknown_skus_and_negative_stock_change_nothing() {
     }]);
     assert_eq!(missing.err().unwrap().code, "NOT_FOUND");
 }
+
+#[test]
+fn a_version_journals_what_it_changed_as_a_replica_replays_it() {
+    let base = catalog(200);
+    let all = products(&base);
+    let mut cheaper = all[3].clone();
+    cheaper.variants[0].prices[0].cent_amount = 7;
+    let gone = meta_id(all[5].meta.as_ref()).to_string();
+    // A checkout's hold as the stock writer makes it: the product as the
+    // version has it, its variants' stock alone changed.
+    let mut held = all[8].clone();
+    for v in &mut held.variants {
+        v.availability = Some(crate::units::availability(0, 1));
+    }
+    let next = base
+        .apply(vec![
+            Change::Put {
+                product: Box::new(cheaper),
+                expected: None,
+            },
+            Change::Delete {
+                id: gone.clone(),
+                expected: None,
+            },
+            Change::Stocked(Box::new(held)),
+            Change::Operations(vec!["op-1".into()]),
+        ])
+        .unwrap();
+    let held = next
+        .product(next.product_row(meta_id(all[8].meta.as_ref())).unwrap())
+        .unwrap();
+    assert_eq!(
+        version_of(&held),
+        version_of(&all[8]),
+        "a hold keeps the version"
+    );
+    assert!(!held.in_stock, "derived from the variants");
+    assert_eq!(held.master_variant.as_ref(), held.variants.first());
+
+    let entry = next.journal_entry().unwrap();
+    let entry = JournalEntry::decode(entry.as_slice()).unwrap();
+    assert_eq!(entry.deletes, [gone]);
+    assert_eq!(entry.operations, ["op-1"]);
+    assert!(entry.switch_to.is_none());
+    let now = |p: &Product| next.product(next.product_row(meta_id(p.meta.as_ref())).unwrap());
+    let mut expected = vec![now(&all[3]).unwrap(), now(&all[8]).unwrap()];
+    expected.sort_by(|a, b| meta_id(a.meta.as_ref()).cmp(meta_id(b.meta.as_ref())));
+    assert_eq!(entry.puts, expected);
+
+    let replayed = base
+        .replay(entry.puts, &entry.deletes, entry.operations, next.version)
+        .unwrap();
+    assert_eq!(products(&replayed), products(&next));
+    for (sort, desc) in [("price", false), ("inStock", false), ("name", true)] {
+        assert_eq!(page(&replayed, sort, desc), page(&next, sort, desc));
+    }
+    assert!(replayed.ops.contains("op-1"));
+}

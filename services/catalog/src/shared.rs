@@ -206,11 +206,11 @@ impl Shared {
             .map(|e| e.value))
     }
 
-    /// Claims `version` with `entry`.
-    pub async fn claim(&self, version: u64, entry: &JournalEntry) -> Result<Claimed, ServiceError> {
+    /// Claims `version` with `entry` (a `JournalEntry`, encoded).
+    pub async fn claim(&self, version: u64, entry: &[u8]) -> Result<Claimed, ServiceError> {
         let created = self
             .store
-            .insert_message(&entry_key(version), entry, Some(KEEP))
+            .insert(&entry_key(version), entry, Some(KEEP))
             .await?;
         Ok(if created {
             Claimed::Yes

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use storefront_proto::error::codes;
 
+use prost::Message;
 use storefront_platform::error::ServiceError;
 use storefront_proto::catalog::storage::v1::{Head, JournalEntry};
 
@@ -74,13 +75,7 @@ impl Live {
             };
             let next = Arc::new(next);
             if let Some(shared) = &self.shared {
-                let (puts, deletes) = next.journal_entry();
-                let entry = JournalEntry {
-                    puts,
-                    deletes,
-                    switch_to: None,
-                    operations: next.applied_ops.to_vec(),
-                };
+                let entry = next.journal_entry()?;
                 if let Claimed::Taken = shared.claim(next.version, &entry).await? {
                     continue;
                 }
@@ -119,7 +114,8 @@ impl Live {
             let entry = JournalEntry {
                 switch_to: Some(head),
                 ..Default::default()
-            };
+            }
+            .encode_to_vec();
             if let Claimed::Taken = shared.claim(head.version, &entry).await? {
                 continue;
             }
