@@ -104,6 +104,40 @@ impl Arena {
         let start = i.checked_sub(1).map_or(0, |p| self.ends[p]) as usize;
         (start, self.ends[i] as usize)
     }
+
+    /// Record `i` replaced by `lz4` (`len` decompressed), in place.
+    fn replace(&mut self, i: usize, lz4: &[u8], len: u32) {
+        let (start, end) = self.span(i);
+        self.bytes.splice(start..end, lz4.iter().copied());
+        self.moved(i, end - start, lz4.len(), len);
+    }
+
+    /// This arena with record `i` replaced: its bytes copied once, around
+    /// the new record, rather than cloned and then moved to make room.
+    fn replaced(&self, i: usize, lz4: &[u8], len: u32) -> Arena {
+        let (start, end) = self.span(i);
+        let mut bytes = Vec::with_capacity(self.bytes.len() - (end - start) + lz4.len());
+        bytes.extend_from_slice(&self.bytes[..start]);
+        bytes.extend_from_slice(lz4);
+        bytes.extend_from_slice(&self.bytes[end..]);
+        let mut next = Arena {
+            bytes,
+            ends: self.ends.clone(),
+            lens: self.lens.clone(),
+        };
+        next.moved(i, end - start, lz4.len(), len);
+        next
+    }
+
+    /// Record `i`, `was` bytes long, is now `now` (`len` decompressed):
+    /// the records after it end that much later or earlier.
+    fn moved(&mut self, i: usize, was: usize, now: usize, len: u32) {
+        let (grown, shrunk) = (now as u32, was as u32);
+        for e in &mut self.ends[i..] {
+            *e = *e + grown - shrunk;
+        }
+        self.lens[i] = len;
+    }
 }
 
 /// One record's block within a shared arena.
@@ -274,14 +308,11 @@ impl Records {
         let Some((a, i)) = self.locate(index) else {
             return;
         };
-        let arena = self.arenas.get_mut(a);
-        let (start, end) = arena.span(i);
-        arena.bytes.splice(start..end, lz4.iter().copied());
-        let (grown, shrunk) = (lz4.len() as u32, (end - start) as u32);
-        for e in &mut arena.ends[i..] {
-            *e = *e + grown - shrunk;
-        }
-        arena.lens[i] = len;
+        self.arenas.update(
+            a,
+            |arena| arena.replace(i, lz4, len),
+            |arena| arena.replaced(i, lz4, len),
+        );
     }
 
     /// Removes record `index`; the last record takes its place (as

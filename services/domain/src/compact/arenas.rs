@@ -37,6 +37,23 @@ impl Arenas {
         Arc::make_mut(&mut chunk[a % CHUNK])
     }
 
+    /// Arena `a` changed: by `edit` in place when no other version holds
+    /// it, else made anew by `copy` from the one shared (one pass over its
+    /// bytes, where a clone and then an edit that grows it copies twice).
+    pub fn update(
+        &mut self,
+        a: usize,
+        edit: impl FnOnce(&mut Arena),
+        copy: impl FnOnce(&Arena) -> Arena,
+    ) {
+        let chunk = Arc::make_mut(&mut self.chunks[a / CHUNK]);
+        let slot = &mut chunk[a % CHUNK];
+        match Arc::get_mut(slot) {
+            Some(arena) => edit(arena),
+            None => *slot = Arc::new(copy(slot)),
+        }
+    }
+
     pub fn last(&self) -> Option<&Arc<Arena>> {
         self.len.checked_sub(1).map(|a| self.get(a))
     }
