@@ -1,10 +1,14 @@
 //! Money at checkout: one OPEN session per cart, totals repriced when a
 //! session opens and re-checked at confirm, never an order at a stale price.
 
+use prost::Message;
 use reqwest::Method;
 use storefront_platform::settings::DEV_GATEWAY_ACCOUNT;
+use storefront_platform::topology;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
-use storefront_proto::catalog::v1::{PriceUpdate, UpdateProductRequest};
+use storefront_proto::catalog::v1::{
+    GetProductsRequest, PriceUpdate, Product, UpdateProductRequest, Variant,
+};
 use storefront_proto::common::v1::Money;
 
 use crate::both_backends;
@@ -150,3 +154,75 @@ both_backends!(
     a_cart_keeps_its_current_and_previous_session_only,
     superseded_sessions_are_not_kept
 );
+
+/// The products of `ids` as the cart asks the catalog for them.
+async fn get_products(t: &TestMesh, ids: &[String], prices_only: bool) -> Vec<Product> {
+    let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
+        .await
+        .unwrap();
+    let mut request = tonic::Request::new(GetProductsRequest {
+        product_ids: ids.to_vec(),
+        currency_code: "AUD".into(),
+        prices_only,
+    });
+    let token = t
+        .mesh
+        .issuer
+        .mint(topology::CART.dev_account, "catalog")
+        .unwrap();
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    client
+        .get_products(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .products
+}
+
+/// A checkout's refresh asks only for what it prices by: the same prices
+/// and stock as the whole products, in the cart's currency, at a fraction
+/// of the bytes.
+async fn checkout_reads_prices_only(t: TestMesh) {
+    let ids: Vec<String> = buyable(&t, 2).await.into_iter().map(|(id, _)| id).collect();
+    let whole = get_products(&t, &ids, false).await;
+    let lean = get_products(&t, &ids, true).await;
+    assert_eq!(whole.len(), ids.len());
+    assert_eq!(lean.len(), whole.len());
+    for (lean, whole) in lean.iter().zip(&whole) {
+        let variant = |v: &Variant| Variant {
+            id: v.id,
+            sku: v.sku.clone(),
+            price: v.price.clone(),
+            prices: (v.prices.iter())
+                .filter(|p| p.currency_code == "AUD")
+                .cloned()
+                .collect(),
+            availability: v.availability,
+            ..Variant::default()
+        };
+        let expected = Product {
+            meta: whole.meta.clone(),
+            status: whole.status,
+            price: whole.price.clone(),
+            variants: whole.variants.iter().map(variant).collect(),
+            ..Product::default()
+        };
+        assert_eq!(*lean, expected);
+        assert!(lean.variants.iter().all(|v| !v.prices.is_empty()));
+        assert!(whole.name.is_some() && lean.name.is_none());
+        assert!(
+            lean.encoded_len() * 3 < whole.encoded_len(),
+            "{} bytes of {}",
+            lean.encoded_len(),
+            whole.encoded_len()
+        );
+    }
+}
+
+#[tokio::test]
+async fn checkout_reads_prices_only_memory() {
+    let mesh = crate::helpers::spawn_mesh_on(crate::helpers::Backend::Memory, &[]).await;
+    checkout_reads_prices_only(mesh).await;
+}

@@ -72,11 +72,32 @@ impl Carts {
         ids: &[&str],
         currency: &str,
     ) -> Result<HashMap<String, Product>, ServiceError> {
+        self.fetch(ids, currency, false).await
+    }
+
+    /// As `products`, each only as checkout prices it: status, variants'
+    /// prices in `currency` and stock, no names or media
+    /// (`GetProductsRequest.prices_only`; a catalog before it sends more).
+    pub(crate) async fn prices(
+        &self,
+        ids: &[&str],
+        currency: &str,
+    ) -> Result<HashMap<String, Product>, ServiceError> {
+        self.fetch(ids, currency, true).await
+    }
+
+    async fn fetch(
+        &self,
+        ids: &[&str],
+        currency: &str,
+        prices_only: bool,
+    ) -> Result<HashMap<String, Product>, ServiceError> {
         let mut found = HashMap::with_capacity(ids.len());
         for chunk in ids.chunks(MAX_BATCH_PRODUCTS) {
             let message = GetProductsRequest {
                 product_ids: chunk.iter().map(|id| id.to_string()).collect(),
                 currency_code: currency.to_string(),
+                prices_only,
             };
             let reply = self
                 .catalog

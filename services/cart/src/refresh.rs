@@ -39,7 +39,7 @@ impl Carts {
         cart: &Cart,
     ) -> Result<HashMap<(String, u32), Money>, ServiceError> {
         let ids = crate::offer::product_ids(cart);
-        let products = self.products(&ids, &cart.currency_code).await?;
+        let products = self.prices(&ids, &cart.currency_code).await?;
         let mut prices = HashMap::with_capacity(cart.line_items.len());
         for line in &cart.line_items {
             let priced = products

@@ -167,6 +167,15 @@ impl CatalogService for CatalogApi {
             .iter()
             .filter_map(|id| catalog.product_row(id))
             .map(|row| priced(&catalog, row, currency))
+            .map(|p| {
+                p.map(|p| {
+                    if req.prices_only {
+                        offer(p, currency)
+                    } else {
+                        p
+                    }
+                })
+            })
             .collect::<Result<_, _>>()?;
         Ok(Response::new(GetProductsResponse { products }))
     }
@@ -357,6 +366,29 @@ impl CatalogService for CatalogApi {
         Ok(Response::new(RequestReindexReply {
             reindex_generation: self.raise_reindex_generation().await?,
         }))
+    }
+}
+
+/// What a cart's checkout reads of `product` priced in `currency`
+/// (`GetProductsRequest.prices_only`): a refresh compares prices, and a
+/// whole product is several times the bytes to encode, send and decode.
+fn offer(product: Product, currency: &str) -> Product {
+    let variant = |v: Variant| Variant {
+        id: v.id,
+        sku: v.sku,
+        price: v.price,
+        prices: (v.prices.into_iter())
+            .filter(|p| p.currency_code == currency)
+            .collect(),
+        availability: v.availability,
+        ..Variant::default()
+    };
+    Product {
+        meta: product.meta,
+        status: product.status,
+        price: product.price,
+        variants: product.variants.into_iter().map(variant).collect(),
+        ..Product::default()
     }
 }
 
