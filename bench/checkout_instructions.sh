@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# What a checkout costs in instructions, two builds against each other:
+# each build's mesh runs under callgrind (valgrind) on one redis-server
+# with SIZE products (default 1000), and the scale benchmark's checkout
+# driver (bench/floor/src/checkout.rs) runs one round of WORKERS shoppers
+# against it (ten carts each: every cart made, opened, paid and confirmed;
+# a round's orders are cancelled only before another round, so one round
+# makes the same work whatever the timing). Instructions are counted from
+# the moment every shopper has signed up (the driver's
+# SHOPPERS_READY_FILE: not the password hashing) until the mesh is idle
+# again (the provider's last webhooks applied), less the dev issuer's
+# token mints (each program's first call mints one: a constant, not a
+# session's cost), and divided by the sessions. Unlike throughput on this
+# machine, the count moves by a few in 100,000 between runs of one build,
+# so a change of 1% shows. Instructions are not time: callgrind counts
+# SHA-NI, AVX-512 copies and the kernel's work differently or not at all
+# (bench/checkout_ab.sh measures time and CPU side by side).
+# Usage: bench/checkout_instructions.sh OLD_BINARY NEW_BINARY [workers, 16] [size, 1000]
+# (needs valgrind: apt-get install valgrind; about a minute a build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=$1 new=$2 workers=${3:-16} size=${4:-1000}
+command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 1; }
+command -v redis-server >/dev/null || { echo "redis-server is required (apt-get install redis-server)" >&2; exit 1; }
+cargo build --release --quiet -p storefront-bench --bin floor --bin checkout
+work=$(mktemp -d)
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+source bench/common.sh
+bench_limits_off
+port=18900
+./target/release/floor 127.0.0.1:$((port + 99)) >/dev/null 2>&1 &
+pids+=($!)
+
+# count NAME BINARY: prints "NAME instructions sessions per_session".
+count() {
+  local name=$1 bin=$2 redis mesh driver
+  redis-server --port $((port + 83)) --save '' --appendonly no >/dev/null 2>&1 &
+  redis=$!
+  pids+=("$redis")
+  until redis-cli -p $((port + 83)) ping >/dev/null 2>&1; do sleep 0.1; done
+  # MIMALLOC_PURGE_DELAY set: the binary would otherwise start itself
+  # again with it, and callgrind would follow the first process only.
+  env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 10)) \
+    REDIS_URL=redis://127.0.0.1:$((port + 83))/ MIMALLOC_PURGE_DELAY=10 RUST_LOG=warn \
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/$name.cg" "$bin" \
+    >"$work/mesh-$name.log" 2>&1 &
+  mesh=$!
+  pids+=("$mesh")
+  until curl -sf "http://127.0.0.1:$port/health/ready" >/dev/null; do
+    kill -0 "$mesh" 2>/dev/null || { echo "the $name mesh stopped:" >&2; cat "$work/mesh-$name.log" >&2; exit 1; }
+    sleep 1
+  done
+  stocked "http://127.0.0.1:$port" >"$work/stocked"
+  SHOPPERS_READY_FILE="$work/ready-$name" MESH_PID=$mesh ./target/release/checkout "http://127.0.0.1:$port" \
+    "http://127.0.0.1:$((port + 99))/hop" "$work/stocked" 0 "$workers" >"$work/out-$name" 2>"$work/err-$name" &
+  driver=$!
+  until [ -e "$work/ready-$name" ]; do
+    kill -0 "$driver" 2>/dev/null || { echo "the driver stopped:" >&2; cat "$work/err-$name" >&2; exit 1; }
+    sleep 0.05
+  done
+  callgrind_control --instr=on "$mesh" >/dev/null
+  wait "$driver"
+  # Idle: under 50 ms of CPU in a second (at most 60 s).
+  local t0 t1
+  t1=$(awk '{print $14 + $15}' "/proc/$mesh/stat")
+  for _ in $(seq 1 60); do
+    sleep 1
+    t0=$t1 t1=$(awk '{print $14 + $15}' "/proc/$mesh/stat")
+    [ $((t1 - t0)) -lt 5 ] && break
+  done
+  callgrind_control --dump "$mesh" >/dev/null
+  kill "$mesh" "$redis"
+  wait "$mesh" "$redis" 2>/dev/null || true
+  local total mint sessions
+  total=$(callgrind_annotate "$work/$name.cg".1 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  mint=$(callgrind_annotate --inclusive=yes "$work/$name.cg".1 2>/dev/null |
+    awk '/DevIssuer::mint_claims/ {gsub(",", "", $1); print $1; exit}')
+  sessions=$(awk '/^MESH CPU sessions/ {print $4}' "$work/err-$name")
+  grep -q ' 0$' <(grep '^RESULT checkout confirm' "$work/out-$name") ||
+    echo "$name: requests failed: $(grep '^RESULT' "$work/out-$name")" >&2
+  echo "$name $((total - ${mint:-0})) $sessions $(((total - ${mint:-0}) / sessions))"
+}
+a=$(count old "$old")
+b=$(count new "$new")
+printf '%s\n%s\n' "$a" "$b" | awk '{printf "%-4s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4; per[NR] = $4}
+  END {printf "new/old %.4f\n", per[2] / per[1]}'
