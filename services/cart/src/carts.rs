@@ -260,15 +260,21 @@ impl Carts {
     ) -> Result<EncodedCart, ServiceError> {
         let ttl = Some(self.limits.idle_ttl);
         let key = cart_key(cart_id);
-        let updated = self
-            .store
-            .update_message_encoded_from(&key, seed, MAX_ATTEMPTS, ttl, |cart: &mut Cart| {
+        // Boxed: a compare-and-set loop's future is several KB, and every
+        // cart write and checkout step would otherwise hold it inline.
+        let updated = Box::pin(self.store.update_message_encoded_from(
+            &key,
+            seed,
+            MAX_ATTEMPTS,
+            ttl,
+            |cart: &mut Cart| {
                 if cart.customer_id != customer_id {
                     return Err(not_found(cart_id));
                 }
                 change(cart)
-            })
-            .await?;
+            },
+        ))
+        .await?;
         written(updated, cart_id)
     }
 

@@ -109,7 +109,10 @@ impl Checkout {
             // Refused before the catalog is asked for prices.
             let mut copy = record.clone();
             match step(&mut copy, Event::Confirm { claimed }, &now()) {
-                Err(Refusal::PaymentStale) => return self.unpay(seen.record, cart.value).await,
+                // Rare, and boxed so that its future is not in every confirm's.
+                Err(Refusal::PaymentStale) => {
+                    return Box::pin(self.unpay(seen.record, cart.value)).await;
+                }
                 refused => drop(refused.map_err(Refusal::error)?),
             }
             Self::ensure_current(record, current?)?;
@@ -120,7 +123,7 @@ impl Checkout {
                 return Ok(Outcome::Repriced(repriced(cart, minor_units)));
             }
             if let Some(session) = self.reprice_if_stale(record, &cart).await? {
-                let session = self.void_stale(session_id, session).await?;
+                let session = Box::pin(self.void_stale(session_id, session)).await?;
                 return Ok(Outcome::Repriced(session_repriced(
                     cart,
                     session,

@@ -7,6 +7,8 @@
 //! (or the sweep) resumes it. Settling stock is never the reason a step
 //! fails: the session stays on the sweep's list until it is settled.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use storefront_platform::error::ServiceError;
@@ -89,13 +91,30 @@ pub(super) enum Next {
     Then(Event<'static>, Option<ServiceError>),
 }
 
+/// A step driven, boxed (`Checkout::drive`).
+type Step<'a> = Pin<Box<dyn Future<Output = Result<Ran, ServiceError>> + Send + 'a>>;
+
 impl Checkout {
     /// Applies `event` to session `id`, then carries out its effects (and
     /// the events they lead to). `seen`: the record as just read, to spare
     /// a write when the event changes nothing in it; `cart`: the cart as
     /// the order is to be made of it, when the event may create the order,
     /// and the version it was read at (the claim's seed).
-    pub(crate) async fn drive(
+    ///
+    /// Its future is on the heap: a step's is about 14 KB, and every step
+    /// of a checkout awaits one, so held inline it would be part of each
+    /// caller's future and copied whenever one of them moves.
+    pub(crate) fn drive<'a>(
+        &'a self,
+        id: &'a str,
+        event: Event<'a>,
+        seen: Option<Seen>,
+        cart: Option<&'a Versioned<Cart>>,
+    ) -> Step<'a> {
+        Box::pin(self.drive_inline(id, event, seen, cart))
+    }
+
+    async fn drive_inline(
         &self,
         id: &str,
         event: Event<'_>,
@@ -109,7 +128,7 @@ impl Checkout {
         let Next::Then(next, failure) = self.carry_out(&seen.record, effects, cart).await? else {
             return Ok(Ran::Done(seen));
         };
-        let after = Box::pin(self.drive(id, next, Some(seen), cart)).await?;
+        let after = self.drive(id, next, Some(seen), cart).await?;
         match failure {
             // Unless a concurrent confirm of the session got there first.
             Some(e) if !matches!(&after, Ran::Refused(r, _) if is_confirmed(r)) => Err(e),

@@ -128,7 +128,9 @@ impl Store {
     /// compare-and-set retry costs no round trip, so none is needed).
     async fn turn(&self, key: &str) -> Option<Turn<'_>> {
         match self {
-            Store::Redis(r) => Some(r.turn(key).await),
+            // Boxed, as `time_store` boxes commands: not inline in every
+            // update's future.
+            Store::Redis(r) => Some(Box::pin(r.turn(key)).await),
             Store::Memory(_) => None,
         }
     }
@@ -314,7 +316,7 @@ impl Store {
     async fn acked(&self, key: &str) -> Result<(), StoreError> {
         match self {
             Store::Memory(_) => Ok(()),
-            Store::Redis(r) => r.acked(key).await,
+            Store::Redis(r) => Box::pin(r.acked(key)).await,
         }
     }
 }
