@@ -21,7 +21,7 @@ async fn set_price(t: &TestMesh, product_id: &str, variant_id: u32, cents: i64) 
     let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
         .await
         .unwrap();
-    let mut request = tonic::Request::new(UpdateProductRequest {
+    let update = UpdateProductRequest {
         product_id: product_id.to_string(),
         name: None,
         description: None,
@@ -33,11 +33,8 @@ async fn set_price(t: &TestMesh, product_id: &str, variant_id: u32, cents: i64) 
                 fraction_digits: 2,
             }),
         }],
-    });
-    let token = t.mesh.issuer.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap();
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    };
+    let request = t.grpc_as(DEV_GATEWAY_ACCOUNT, "catalog", update);
     client.update_product(request).await.expect("price update");
 }
 
@@ -160,19 +157,12 @@ async fn get_products(t: &TestMesh, ids: &[String], prices_only: bool) -> Vec<Pr
     let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
         .await
         .unwrap();
-    let mut request = tonic::Request::new(GetProductsRequest {
+    let message = GetProductsRequest {
         product_ids: ids.to_vec(),
         currency_code: "AUD".into(),
         prices_only,
-    });
-    let token = t
-        .mesh
-        .issuer
-        .mint(topology::CART.dev_account, "catalog")
-        .unwrap();
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    };
+    let request = t.grpc_as(topology::CART.dev_account, "catalog", message);
     client
         .get_products(request)
         .await

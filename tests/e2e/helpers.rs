@@ -29,6 +29,20 @@ pub struct Api {
     pub http: reqwest::Client,
 }
 
+impl TestMesh {
+    /// `message` as a gRPC request of the program `account` to the
+    /// `audience` service, with the identity token the mesh's dev issuer
+    /// mints for it.
+    pub fn grpc_as<T>(&self, account: &str, audience: &str, message: T) -> tonic::Request<T> {
+        let token = self.mesh.issuer.mint(account, audience).unwrap();
+        let mut request = tonic::Request::new(message);
+        request
+            .metadata_mut()
+            .insert("authorization", format!("Bearer {token}").parse().unwrap());
+        request
+    }
+}
+
 impl std::ops::Deref for TestMesh {
     type Target = Api;
     fn deref(&self) -> &Api {

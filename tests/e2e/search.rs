@@ -343,7 +343,7 @@ async fn rename(t: &TestMesh, product_id: &str, name: &str) {
     let mut client = CatalogServiceClient::connect(format!("http://{}", t.mesh.catalog_addr))
         .await
         .unwrap();
-    let mut request = tonic::Request::new(UpdateProductRequest {
+    let update = UpdateProductRequest {
         product_id: product_id.to_string(),
         name: Some(LocalizedString {
             values: [
@@ -354,11 +354,8 @@ async fn rename(t: &TestMesh, product_id: &str, name: &str) {
         }),
         description: None,
         prices: Vec::new(),
-    });
-    let token = t.mesh.issuer.mint(DEV_GATEWAY_ACCOUNT, "catalog").unwrap();
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    };
+    let request = t.grpc_as(DEV_GATEWAY_ACCOUNT, "catalog", update);
     client
         .update_product(request)
         .await
