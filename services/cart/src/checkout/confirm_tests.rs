@@ -118,6 +118,8 @@ async fn opening_holds_and_confirming_sells_once() {
     );
     assert_eq!(cart_now(&m, &cart).await.order_id, first.order_id);
     assert!(listed(&m).await.is_empty(), "settled, off the sweep's list");
+    let asked = m.catalog.prices_only.lock().expect("asks").clone();
+    assert_eq!(asked, [true, true], "open and confirm ask for prices only");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

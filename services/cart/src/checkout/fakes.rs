@@ -55,6 +55,8 @@ pub struct FakeCatalog {
     pub down: AtomicBool,
     /// Stock operations fail; prices are still given.
     pub stock_down: AtomicBool,
+    /// Each `GetProducts` call's `prices_only`, in order.
+    pub prices_only: Mutex<Vec<bool>>,
 }
 
 impl FakeCatalog {
@@ -142,7 +144,10 @@ impl CatalogPeer for FakeCatalog {
         Box::pin(async move { answer })
     }
 
-    fn get_products(&self, _message: GetProductsRequest) -> Answer<'_, GetProductsResponse> {
+    fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse> {
+        if let Ok(mut asked) = self.prices_only.lock() {
+            asked.push(message.prices_only);
+        }
         let answer = if self.down.load(Ordering::SeqCst) {
             Err(down("catalog"))
         } else {
@@ -299,6 +304,7 @@ pub fn mesh(available: u32) -> Mesh {
         applied: Mutex::default(),
         down: AtomicBool::new(false),
         stock_down: AtomicBool::new(false),
+        prices_only: Mutex::default(),
     });
     let orders = Arc::new(FakeOrders {
         orders: Mutex::default(),
