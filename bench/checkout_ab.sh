@@ -37,10 +37,7 @@ pids+=($!)
 serve() {
   local name=$1 port=$2 bin=$3 redis_pid=0 env=()
   if [ "$store" = redis ]; then
-    redis-server --port $((port + 83)) --save '' --appendonly no >/dev/null 2>&1 &
-    redis_pid=$!
-    pids+=("$redis_pid")
-    until redis-cli -p $((port + 83)) ping >/dev/null 2>&1; do sleep 0.1; done
+    redis_up $((port + 83))
     env=(REDIS_URL=redis://127.0.0.1:$((port + 83))/)
   fi
   env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 10)) \

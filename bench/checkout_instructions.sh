@@ -34,11 +34,9 @@ pids+=($!)
 
 # count NAME BINARY: prints "NAME instructions sessions per_session".
 count() {
-  local name=$1 bin=$2 redis mesh driver
-  redis-server --port $((port + 83)) --save '' --appendonly no >/dev/null 2>&1 &
-  redis=$!
-  pids+=("$redis")
-  until redis-cli -p $((port + 83)) ping >/dev/null 2>&1; do sleep 0.1; done
+  local name=$1 bin=$2 redis redis_pid mesh driver
+  redis_up $((port + 83))
+  redis=$redis_pid
   # MIMALLOC_PURGE_DELAY set: the binary would otherwise start itself
   # again with it, and callgrind would follow the first process only.
   env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 10)) \

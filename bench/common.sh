@@ -39,3 +39,13 @@ stocked() {
     echo
   done | python3 -c 'import json,sys; [print(p["id"]) for l in sys.stdin if l.strip() for p in json.loads(l)["results"] if p["masterVariant"]["availability"]["quantity"] >= 40]'
 }
+
+# redis_up PORT: a throwaway redis-server (no persistence) on PORT, its
+# pid added to the caller's `pids` and set in `redis_pid`, waited for
+# until it answers.
+redis_up() {
+  redis-server --port "$1" --save '' --appendonly no >/dev/null 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  until redis-cli -p "$1" ping >/dev/null 2>&1; do sleep 0.1; done
+}
