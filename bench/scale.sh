@@ -18,6 +18,9 @@
 # ROUTES=reads those and the filtered listing (bench/markets.sh);
 # ROUTES=documents the floors, the listing whole and with one locale's
 # strings (localeProjection), suggestions, the tree and typos.
+# METRICS_DIR=<dir> keeps the Redis and cluster meshes' metrics after their
+# routes (redis.prom, cluster.prom: each call's and store operation's
+# histograms, the replica waits).
 # STOREFRONT_BIN measures another build of the storefront binary (an
 # older one, for a before/after; the floor is this tree's).
 # Usage: bench/scale.sh [size] [duration per route, default 5s] [connections...]
@@ -180,6 +183,13 @@ customer() {
   echo "/customers/me" >"$work/me-$tag"
 }
 
+# keep_metrics ADDR NAME: with METRICS_DIR set, a mesh's metrics after its
+# routes (each call's and store operation's histograms, by method and op:
+# where a store's time went) as METRICS_DIR/NAME.prom.
+keep_metrics() {
+  [ -z "${METRICS_DIR:-}" ] || { mkdir -p "$METRICS_DIR"; curl -sf "http://$1/metrics" >"$METRICS_DIR/$2.prom" || true; }
+}
+
 results=()
 # measure NAME LIST CONNS [extra wrk args...]: one wrk run; appends a result.
 measure() {
@@ -265,11 +275,13 @@ elif command -v redis-server >/dev/null 2>&1; then
   redis-server --port $redis_port --save '' --appendonly no --daemonize no >/dev/null 2>&1 &
   pids+=($!)
   sleep 0.5
-  read -r redis_mesh _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/)
+  read -r redis_mesh _ < <(start_mesh $((port + 100)) REDIS_URL=redis://127.0.0.1:$redis_port/ \
+    METRICS_LISTEN_ADDR=127.0.0.1:$((port + 199)))
   pids+=("$redis_mesh")
   for c in "${conns[@]}"; do
     routes $((port + 100)) redis "$c"
   done
+  keep_metrics 127.0.0.1:$((port + 199)) redis
   redis_note=""
   # The same routes on a Redis Cluster: three primaries, each with a
   # replica (writes wait for one replica's acknowledgement, as in
@@ -300,6 +312,7 @@ elif command -v redis-server >/dev/null 2>&1; then
     for c in "${conns[@]}"; do
       routes $((port + 200)) "redis cluster" "$c"
     done
+    keep_metrics "$cluster_metrics" cluster
     # The writes' replica waits (docs/state.md): a round past its 250 ms
     # bound holds up every write of its slot waiting behind it.
     cluster_waits=$(curl -sf "http://$cluster_metrics/metrics" | awk '

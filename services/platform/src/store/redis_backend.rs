@@ -136,6 +136,7 @@ impl RedisStore {
         });
         let prefix: Arc<str> = prefix.into();
         let mut acks = None;
+        let replicas = Arc::new(ReplicaHealth::default());
         let conn = if target.is_cluster() {
             let mut builder = ClusterClient::builder(target.nodes())
                 .connection_timeout(Duration::from_secs(2))
@@ -150,7 +151,8 @@ impl RedisStore {
             let lanes = futures::future::try_join_all(lanes)
                 .await
                 .map_err(unavailable)?;
-            acks = Some(Arc::new(Acks::new(lanes, prefix.clone())));
+            let replicas = Arc::clone(&replicas);
+            acks = Some(Arc::new(Acks::new(lanes, prefix.clone(), replicas)));
             Conn::Cluster(client.get_async_connection().await.map_err(unavailable)?)
         } else {
             let url = redis::IntoConnectionInfo::into_connection_info(target.url.as_str())
@@ -187,7 +189,7 @@ impl RedisStore {
             prefix,
             scripts: Arc::new(scripts),
             turns: Arc::new(Turns::default()),
-            replicas: Arc::default(),
+            replicas,
             acks,
             retired,
         })

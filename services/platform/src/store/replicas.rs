@@ -10,6 +10,7 @@
 //! changes, and it is read again every few seconds while it lasts.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long a reading of the cluster's replicas is trusted.
@@ -84,6 +85,8 @@ struct Reading {
 #[derive(Default)]
 pub(super) struct ReplicaHealth {
     reading: Mutex<Reading>,
+    /// A reading is being taken (at most one at a time).
+    reading_started: AtomicBool,
 }
 
 impl ReplicaHealth {
@@ -101,6 +104,35 @@ impl ReplicaHealth {
     pub fn stale(&self) -> bool {
         let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
         reading.at.is_none_or(|at| at.elapsed() >= FRESH_FOR)
+    }
+
+    /// The first slot of the primary that held `slot` at the last reading:
+    /// the slots of one primary share it (None before any reading). Only
+    /// a hint, which may be stale: whoever relies on it checks it.
+    pub fn group(&self, slot: u16) -> Option<u16> {
+        let reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        let primary = reading
+            .primaries
+            .iter()
+            .find(|p| p.slots.iter().any(|(a, b)| (*a..=*b).contains(&slot)))?;
+        primary.slots.iter().map(|(a, _)| *a).min()
+    }
+
+    /// Marks the reading stale (the cluster is not as it said).
+    pub fn forget(&self) {
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        reading.at = None;
+    }
+
+    /// True for the one caller that is to take a new reading now (the last
+    /// is stale and nobody is taking one); it calls [`ReplicaHealth::read_done`]
+    /// after.
+    pub fn start_reading(&self) -> bool {
+        self.stale() && !self.reading_started.swap(true, Ordering::AcqRel)
+    }
+
+    pub fn read_done(&self) {
+        self.reading_started.store(false, Ordering::Release);
     }
 
     /// Takes a new reading; says so (one log line, the metric) when the

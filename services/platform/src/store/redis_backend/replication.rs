@@ -1,13 +1,14 @@
 //! On a cluster, a write is acknowledged once a replica holds it (or its
 //! shard has none to wait for): what a failover would otherwise lose.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::Value;
 use redis::cluster_async::ClusterConnection;
 use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 
-use super::super::replicas::{key_slot, parse};
+use super::super::replicas::{ReplicaHealth, key_slot, parse};
 use super::{Conn, RedisStore, StoreError, unavailable};
 
 /// How long a write on a cluster waits for a replica to hold it: a
@@ -29,7 +30,7 @@ impl RedisStore {
     /// before replicating would take an acknowledged order with it at
     /// failover. WAIT counts the writes of the connection it is sent on,
     /// so it goes with a probe on a connection of its own (`acks`), shared
-    /// by the writes of the slot waiting at once.
+    /// by the writes of the primary waiting at once.
     ///
     /// A shard whose primary has no replica online (after a failover,
     /// until the lost node is replaced; or its replica just died) is not
@@ -43,6 +44,14 @@ impl RedisStore {
             return Ok(());
         };
         let slot = key_slot(full_key.as_bytes());
+        // Kept fresh while writes wait: it groups their waits by primary.
+        if self.replicas.start_reading() {
+            let (conn, replicas) = (conn.clone(), Arc::clone(&self.replicas));
+            tokio::spawn(async move {
+                read_replicas(&conn, &replicas).await;
+                replicas.read_done();
+            });
+        }
         if self.replicas.without_replica(slot) {
             if self.replicas.stale() {
                 self.read_replicas(conn).await;
@@ -88,24 +97,28 @@ impl RedisStore {
         ))
     }
 
-    /// Reads which primaries have a connected replica (`CLUSTER NODES`,
-    /// one node's view); a failed read keeps the last one.
     async fn read_replicas(&self, conn: &ClusterConnection) {
-        let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random);
-        let answer = conn
-            .clone()
-            .route_command(redis::cmd("CLUSTER").arg("NODES").clone(), routing)
-            .await;
-        match answer.and_then(|v| redis::from_redis_value::<String>(v).map_err(Into::into)) {
-            Ok(text) => self.replicas.record(parse(&text)),
-            Err(e) => tracing::warn!(error = %e, "the cluster's replicas could not be read"),
-        }
+        read_replicas(conn, &self.replicas).await;
     }
 
     /// Primaries of the cluster without a connected replica, as last read
     /// (0 on one server, or before any write missed its replica).
     pub fn primaries_without_replica(&self) -> usize {
         self.replicas.lacking()
+    }
+}
+
+/// Reads which primaries have a connected replica and their slots
+/// (`CLUSTER NODES`, one node's view); a failed read keeps the last one.
+async fn read_replicas(conn: &ClusterConnection, replicas: &ReplicaHealth) {
+    let routing = RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random);
+    let answer = conn
+        .clone()
+        .route_command(redis::cmd("CLUSTER").arg("NODES").clone(), routing)
+        .await;
+    match answer.and_then(|v| redis::from_redis_value::<String>(v).map_err(Into::into)) {
+        Ok(text) => replicas.record(parse(&text)),
+        Err(e) => tracing::warn!(error = %e, "the cluster's replicas could not be read"),
     }
 }
 
