@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Two builds of the storefront binary against each other on checkout, in
 # one sitting: both meshes served at once at SIZE products (default
-# 100000), each on its own redis-server (STORE=memory: in memory), and the
+# 100000), each on its own redis-server (STORE=memory: in memory;
+# STORE=cluster: each on its own six-node Redis Cluster), and the
 # scale benchmark's checkout driver (bench/floor/src/checkout.rs: open,
 # payment, confirm, SECONDS a phase at WORKERS shoppers) run against one
 # then the other, ROUNDS times each, the order swapped every round. Prints
 # each run's throughput a phase, the mesh's CPU a session in each phase
-# (from /proc, the driver's MESH_PID) and its redis-server's CPU a session
+# (from /proc, the driver's MESH_PID) and its Redis's CPU a session (a cluster's six servers)
 # over the whole run (carts and cancels included); then each build's
 # means and new/old. The machine's speed drifts from minute to minute:
 # CPU a session compares like with like, throughput less closely.
@@ -18,7 +19,7 @@ old=$1 new=$2 size=${3:-100000} rounds=${4:-3} seconds=${5:-3} workers=${6:-32}
 store=${STORE:-redis}
 # As bench/scale.sh builds them: one feature resolution, no rebuild between the two.
 cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor --bin checkout
-if [ "$store" = redis ] && ! command -v redis-server >/dev/null; then
+if [ "$store" != memory ] && ! command -v redis-server >/dev/null; then
   echo "redis-server is required (apt-get install redis-server), or STORE=memory" >&2
   exit 1
 fi
@@ -39,6 +40,10 @@ serve() {
   if [ "$store" = redis ]; then
     redis_up $((port + 83))
     env=(REDIS_URL=redis://127.0.0.1:$((port + 83))/)
+  elif [ "$store" = cluster ]; then
+    cluster_up $((port + 200)) "$work/cluster-$name"
+    env=(REDIS_CLUSTER_NODES="$cluster_nodes")
+    redis_pid="${cluster_pids[*]}"
   fi
   env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 10)) \
     RUST_LOG=info "${env[@]}" "$bin" >"$work/mesh-$name.log" 2>&1 &
@@ -52,7 +57,12 @@ serve() {
   printf -v "mesh_$name" %s "$mesh_pid"
   printf -v "redis_$name" %s "$redis_pid"
 }
-ticks() { if [ "$1" = 0 ]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi; }
+# ticks PID...: their CPU so far (0 for none).
+ticks() {
+  local p sum=0
+  for p in "$@"; do [ "$p" = 0 ] || sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  echo $sum
+}
 
 serve old 18500 "$old"
 serve new 18600 "$new"
@@ -63,10 +73,12 @@ hz=$(getconf CLK_TCK)
 run() {
   local name=$1 port=$2 mesh redis r0 r1 out
   mesh=mesh_$name redis=redis_$name
-  r0=$(ticks "${!redis}")
+  # shellcheck disable=SC2086 # a cluster's pids, one word each
+  r0=$(ticks ${!redis})
   out=$(MESH_PID=${!mesh} ./target/release/checkout "http://127.0.0.1:$port" \
     "http://127.0.0.1:$floor_port/hop" "$work/stocked-$name" "$seconds" "$workers" 2>"$work/err")
-  r1=$(ticks "${!redis}")
+  # shellcheck disable=SC2086
+  r1=$(ticks ${!redis})
   { echo "$out"; grep -a '^MESH CPU' "$work/err"; } | awk -v n="$name" -v r=$((r1 - r0)) -v hz="$hz" '
     /^RESULT checkout/ {rps[$3] = $4; errors += $8}
     /^MESH CPU sessions/ {sessions = $4}

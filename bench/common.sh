@@ -49,3 +49,31 @@ redis_up() {
   pids+=("$redis_pid")
   until redis-cli -p "$1" ping >/dev/null 2>&1; do sleep 0.1; done
 }
+
+# cluster_up BASEPORT DIR: a throwaway Redis Cluster of six redis-servers on
+# BASEPORT..BASEPORT+5 (and their bus ports +10000), three primaries each
+# with a replica (writes wait for one, as in production), no persistence,
+# its files in DIR; waited for until every node agrees it is up. Sets
+# `cluster_nodes` (host:port,...) and `cluster_pids`; adds them to `pids`.
+cluster_up() {
+  local base=$1 dir=$2 nodes=() n p
+  mkdir -p "$dir"
+  cluster_pids=()
+  for n in 0 1 2 3 4 5; do
+    p=$((base + n))
+    redis-server --port $p --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 2000 \
+      --cluster-config-file "$dir/nodes-$p.conf" --dir "$dir" \
+      --save '' --appendonly no --repl-diskless-sync-delay 0 >/dev/null 2>&1 &
+    pids+=($!)
+    cluster_pids+=($!)
+    nodes+=("127.0.0.1:$p")
+  done
+  for n in "${nodes[@]}"; do until redis-cli -p "${n#*:}" ping >/dev/null 2>&1; do sleep 0.1; done; done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null \
+    || { echo "the Redis Cluster did not form (ports $base-$((base + 5)) held by another run?)" >&2; exit 1; }
+  for n in "${nodes[@]}"; do
+    until redis-cli -p "${n#*:}" cluster info | grep -q cluster_state:ok \
+      && redis-cli -p "${n#*:}" info replication | grep -Eq 'role:master|master_link_status:up'; do sleep 0.2; done
+  done
+  cluster_nodes=$(IFS=,; echo "${nodes[*]}")
+}

@@ -287,24 +287,7 @@ elif command -v redis-server >/dev/null 2>&1; then
   # replica (writes wait for one replica's acknowledgement, as in
   # production), ports 18300-18305 and their bus ports +10000.
   if command -v redis-cli >/dev/null 2>&1; then
-    cluster_dir="$work/cluster"; mkdir -p "$cluster_dir"
-    nodes=()
-    for n in 0 1 2 3 4 5; do
-      cp=$((18300 + n))
-      redis-server --port $cp --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 2000 \
-        --cluster-config-file "$cluster_dir/nodes-$cp.conf" --dir "$cluster_dir" \
-        --save '' --appendonly no --repl-diskless-sync-delay 0 >/dev/null 2>&1 &
-      pids+=($!)
-      nodes+=("127.0.0.1:$cp")
-    done
-    for n in "${nodes[@]}"; do until redis-cli -p "${n#*:}" ping >/dev/null 2>&1; do sleep 0.1; done; done
-    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >/dev/null \
-      || { echo "the Redis Cluster did not form (ports 18300-18305 held by another run?)" >&2; exit 1; }
-    for n in "${nodes[@]}"; do
-      until redis-cli -p "${n#*:}" cluster info | grep -q cluster_state:ok \
-        && redis-cli -p "${n#*:}" info replication | grep -Eq 'role:master|master_link_status:up'; do sleep 0.2; done
-    done
-    cluster_nodes=$(IFS=,; echo "${nodes[*]}")
+    cluster_up 18300 "$work/cluster"
     cluster_metrics=127.0.0.1:$((port + 299))
     read -r cluster_mesh _ < <(start_mesh $((port + 200)) REDIS_CLUSTER_NODES="$cluster_nodes" \
       METRICS_LISTEN_ADDR=$cluster_metrics)
@@ -314,7 +297,7 @@ elif command -v redis-server >/dev/null 2>&1; then
     done
     keep_metrics "$cluster_metrics" cluster
     # The writes' replica waits (docs/state.md): a round past its 250 ms
-    # bound holds up every write of its slot waiting behind it.
+    # bound holds up every write of its primary waiting behind it.
     cluster_waits=$(curl -sf "http://$cluster_metrics/metrics" | awk '
       /^redis_replica_wait_rounds_total/ {rounds = $2}
       /^redis_replica_wait_writes_total/ {writes = $2}
