@@ -215,5 +215,17 @@ h1 127.0.0.1:7007@17007 slave,fail? a1 0 0 1 connected
         assert!(health.without_replica(6000));
         assert!(health.without_replica(16_383));
         assert_eq!(health.lacking(), 2);
+        // Slots are grouped by the primary holding them at the reading.
+        assert_eq!(health.group(100), Some(0));
+        assert_eq!(health.group(5_460), Some(0));
+        assert_eq!(health.group(5_461), Some(5_461));
+        assert_eq!(health.group(16_383), Some(10_923));
+        // One reader at a time, and only of a stale reading.
+        assert!(!health.start_reading(), "fresh");
+        health.forget();
+        assert!(health.start_reading());
+        assert!(!health.start_reading(), "one is being taken");
+        health.read_done();
+        assert!(health.start_reading());
     }
 }

@@ -48,8 +48,15 @@ impl RedisStore {
         if self.replicas.start_reading() {
             let (conn, replicas) = (conn.clone(), Arc::clone(&self.replicas));
             tokio::spawn(async move {
-                read_replicas(&conn, &replicas).await;
-                replicas.read_done();
+                // Done even if this task is dropped (at shutdown) midway.
+                struct Done(Arc<ReplicaHealth>);
+                impl Drop for Done {
+                    fn drop(&mut self) {
+                        self.0.read_done();
+                    }
+                }
+                let done = Done(replicas);
+                read_replicas(&conn, &done.0).await;
             });
         }
         if self.replicas.without_replica(slot) {
