@@ -10,13 +10,14 @@
 //! (lanes), and the writes of one primary waiting at once share one wait.
 //!
 //! `WAIT` counts the writes of its own connection, and a lane writes
-//! nothing else: each round writes a probe in each waiting write's slot
-//! first (a key of its own, expiring), whose offset follows every write
-//! the primary made before it, the waiting callers' included. Which
-//! primary holds a slot is the cluster's last reading (`replicas`), a hint
-//! only: a write is answered by a round only when its slot's probe was
-//! written on the node that then ran the `WAIT`, in the same pipeline;
-//! any other waits in a round of its own slot.
+//! nothing else: each round writes a probe first (a key of its own,
+//! expiring), whose offset follows every write the primary made before
+//! it, the waiting callers' included. Which primary holds a slot is the
+//! cluster's last reading (`replicas`), a hint only: a write is answered
+//! by a round only when its slot was checked (`EXISTS` of the slot's probe
+//! key, which only the node holding the slot answers) on the node that
+//! took the probe and ran the `WAIT`, in the same pipeline; any other
+//! waits in a round of its own slot.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -34,7 +35,8 @@ use super::super::replicas::{ReplicaHealth, key_slot};
 /// wait side by side on one node's connections.
 pub(super) const LANES: usize = 4;
 
-/// How long a probe key outlives its round (one per slot at most).
+/// How long a probe key outlives its round (one per slot at most: a
+/// group's round writes its first slot's, a round alone its slot's).
 const PROBE_TTL_MS: u64 = 60_000;
 
 /// A round's answer for everyone in it: acknowledged within the bound, or
@@ -128,7 +130,7 @@ impl Acks {
 
     /// Whether a replica of `slot`'s primary holds, within `bound`, every
     /// write the primary made to it before this call. A round running
-    /// already may have written its probes before the caller's write, so
+    /// already may have written its probe before the caller's write, so
     /// the caller joins the next one, which the same task runs after it.
     pub async fn shared_round(self: &Arc<Self>, slot: u16, bound: Duration) -> Outcome {
         let (tx, rx) = oneshot::channel();
