@@ -79,6 +79,11 @@ pub(super) fn parse(nodes: &str) -> Vec<Primary> {
 struct Reading {
     primaries: Vec<Primary>,
     at: Option<Instant>,
+    /// When a reading was last begun in the background (at most one
+    /// every [`FRESH_FOR`], whether it succeeds or not).
+    tried: Option<Instant>,
+    /// The last reading failed (said once, not at every attempt).
+    failing: bool,
 }
 
 /// The last reading of the cluster's replicas.
@@ -118,21 +123,39 @@ impl ReplicaHealth {
         primary.slots.iter().map(|(a, _)| *a).min()
     }
 
-    /// Marks the reading stale (the cluster is not as it said).
+    /// Marks the reading stale (the cluster is not as it said): to be taken
+    /// again at once.
     pub fn forget(&self) {
         let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
         reading.at = None;
+        reading.tried = None;
     }
 
-    /// True for the one caller that is to take a new reading now (the last
-    /// is stale and nobody is taking one); it calls [`ReplicaHealth::read_done`]
-    /// after.
+    /// True for the one caller that is to take a new reading now: the last
+    /// is stale, none was begun within [`FRESH_FOR`] (a store that refuses
+    /// `CLUSTER NODES` is asked every 2 s, not at every write), and nobody
+    /// is taking one. It calls [`ReplicaHealth::read_done`] after.
     pub fn start_reading(&self) -> bool {
-        self.stale() && !self.reading_started.swap(true, Ordering::AcqRel)
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        let old = |t: Option<Instant>| t.is_none_or(|t| t.elapsed() >= FRESH_FOR);
+        if !old(reading.at) || !old(reading.tried) {
+            return false;
+        }
+        if self.reading_started.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        reading.tried = Some(Instant::now());
+        true
     }
 
     pub fn read_done(&self) {
         self.reading_started.store(false, Ordering::Release);
+    }
+
+    /// A reading failed: true when the one before had not (say it once).
+    pub fn failed(&self) -> bool {
+        let mut reading = self.reading.lock().unwrap_or_else(|p| p.into_inner());
+        !std::mem::replace(&mut reading.failing, true)
     }
 
     /// Takes a new reading; says so (one log line, the metric) when the
@@ -151,6 +174,7 @@ impl ReplicaHealth {
         let (before, now) = (lacking(&reading.primaries), lacking(&primaries));
         reading.primaries = primaries;
         reading.at = Some(Instant::now());
+        reading.failing = false;
         drop(reading);
         if before != now {
             metrics::gauge!("redis_primaries_without_replica").set(now.len() as f64);
@@ -220,12 +244,21 @@ h1 127.0.0.1:7007@17007 slave,fail? a1 0 0 1 connected
         assert_eq!(health.group(5_460), Some(0));
         assert_eq!(health.group(5_461), Some(5_461));
         assert_eq!(health.group(16_383), Some(10_923));
-        // One reader at a time, and only of a stale reading.
+        // One reader at a time, only of a stale reading, and not again
+        // within 2 s of the last begun (unless the reading was wrong).
         assert!(!health.start_reading(), "fresh");
         health.forget();
         assert!(health.start_reading());
         assert!(!health.start_reading(), "one is being taken");
         health.read_done();
+        assert!(!health.start_reading(), "one was begun just now");
+        health.forget();
         assert!(health.start_reading());
+        health.read_done();
+        // A failing reading is said once, again after one succeeded.
+        assert!(health.failed());
+        assert!(!health.failed());
+        health.record(parse(nodes));
+        assert!(health.failed());
     }
 }

@@ -125,7 +125,12 @@ async fn read_replicas(conn: &ClusterConnection, replicas: &ReplicaHealth) {
         .await;
     match answer.and_then(|v| redis::from_redis_value::<String>(v).map_err(Into::into)) {
         Ok(text) => replicas.record(parse(&text)),
-        Err(e) => tracing::warn!(error = %e, "the cluster's replicas could not be read"),
+        // Said once until a reading succeeds (a store whose user may not
+        // run CLUSTER NODES is asked every 2 s while writes wait).
+        Err(e) if replicas.failed() => {
+            tracing::warn!(error = %e, "the cluster's replicas could not be read")
+        }
+        Err(e) => tracing::debug!(error = %e, "the cluster's replicas could not be read"),
     }
 }
 
