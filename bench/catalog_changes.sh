@@ -33,10 +33,8 @@ base="http://127.0.0.1:$port"
 out=target/bench
 mkdir -p "$out"
 json="$out/catalog-changes-$size.json"
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source bench/common.sh
+bench_session
 
 if ! command -v wrk >/dev/null 2>&1; then
   echo "installing wrk" >&2

@@ -23,10 +23,8 @@ if [ "$store" != memory ] && ! command -v redis-server >/dev/null; then
   echo "redis-server is required (apt-get install redis-server), or STORE=memory" >&2
   exit 1
 fi
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source bench/common.sh
+bench_session
 # As bench/scale.sh: rate limits off, hold limits out of reach.
 bench_limits_off
 floor_port=18499

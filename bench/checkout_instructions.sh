@@ -23,10 +23,8 @@ old=$1 new=$2 workers=${3:-16} size=${4:-1000}
 command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "redis-server is required (apt-get install redis-server)" >&2; exit 1; }
 cargo build --release --quiet -p storefront-bench --bin floor --bin checkout
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source bench/common.sh
+bench_session
 bench_limits_off
 port=18900
 ./target/release/floor 127.0.0.1:$((port + 99)) >/dev/null 2>&1 &

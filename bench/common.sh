@@ -1,6 +1,14 @@
 # Shared by the bench scripts (sourced): start a release mesh on a port and
 # measure one route with wrk. Callers set `pids` and their EXIT trap.
 
+# bench_session: a work directory (`work`, removed at exit) and the list
+# of processes the script starts (`pids`, each killed at exit).
+bench_session() {
+  work=$(mktemp -d)
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
+}
+
 # start PORT [VAR=value...]: the all-in-one binary (STOREFRONT_BIN: another
 # build of it, for a before/after), waited for until ready.
 start() {

@@ -16,10 +16,8 @@ route=${1:-/products?limit=20}
 seconds=${2:-5}
 size=${3:-100000}
 port=18691
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 source bench/common.sh
+bench_session
 
 for tool in wrk strace; do
   if ! command -v "$tool" >/dev/null 2>&1; then
