@@ -183,6 +183,7 @@ impl Checkout {
         let event = Event::Paid {
             payment: &voided,
             declined: false,
+            replaces: false,
         };
         match self
             .drive(session_id, event, Some(found.into()), None)

@@ -67,10 +67,15 @@ pub enum Event<'a> {
     /// (`totalPrice`, `totals`, `taxLines`, shipping) becomes `priced`'s.
     Reprice { priced: &'a CheckoutSession },
     /// The payment as the payments service last told of it (`declined`:
-    /// this try's method was refused; the next try is a new one).
+    /// this try's method was refused; the next try is a new one;
+    /// `replaces`: a pay's payment, which may replace another; any other
+    /// word of a payment, a webhook's or a void's, applies only to the
+    /// session's current one, since a late word of a payment replaced
+    /// since would undo the shopper's new one).
     Paid {
         payment: &'a Payment,
         declined: bool,
+        replaces: bool,
     },
     /// A confirm, its cart repriced unchanged (`claimed`: or already
     /// claimed for this session's order, by a confirm that stopped).
@@ -164,7 +169,11 @@ pub fn step(
         }
         Event::Extend { until_ms } => extend(record, until_ms, now),
         Event::Reprice { priced } => reprice(record, priced, now),
-        Event::Paid { payment, declined } => paid(record, payment, declined, now),
+        Event::Paid {
+            payment,
+            declined,
+            replaces,
+        } => paid(record, payment, declined, replaces, now),
         Event::Confirm { claimed } => confirm(record, claimed, now),
         Event::ClaimLost { taken } if hold == Selling => {
             if taken {
@@ -320,12 +329,16 @@ fn paid(
     record: &mut CheckoutRecord,
     payment: &Payment,
     declined: bool,
+    replaces: bool,
     now: &Timestamp,
 ) -> Result<Vec<Effect>, Refusal> {
     if is_confirmed(record) {
         return Err(Refusal::Confirmed);
     }
     let session = record.session.get_or_insert_default();
+    if !replaces && session.payment.as_ref().is_some_and(|p| p.id != payment.id) {
+        return Err(Refusal::Stood);
+    }
     session.payment = Some(payment.clone());
     if declined || super::paid::status(payment) == PaymentStatus::Voided {
         record.payment_attempts += 1;

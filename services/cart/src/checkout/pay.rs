@@ -73,9 +73,12 @@ impl Checkout {
             }
             _ => (payment, false),
         };
+        // The session's payment as this pay made it: a new one replaces
+        // the one it voided.
         let event = Event::Paid {
             payment: &payment,
             declined,
+            replaces: true,
         };
         match self
             .drive(session_id, event, Some(found.into()), None)
@@ -212,6 +215,7 @@ impl Checkout {
         let event = Event::Paid {
             payment: &voided,
             declined: false,
+            replaces: false,
         };
         if let Err(e) = self.drive(id, event, None, None).await {
             tracing::warn!(error = %e, session_id = id, "a voided payment was not recorded");
@@ -239,6 +243,7 @@ impl Checkout {
         let event = Event::Paid {
             payment: &payment,
             declined: false,
+            replaces: false,
         };
         match self.drive(&id, event, Some(seen), None).await? {
             Ran::Done(seen) => Ok(seen),

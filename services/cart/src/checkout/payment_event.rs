@@ -55,6 +55,7 @@ impl Checkout {
         let event = Event::Paid {
             payment: &payment,
             declined: false,
+            replaces: false,
         };
         let seen = match self
             .drive(session_id, event, Some(found.into()), None)
