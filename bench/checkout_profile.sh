@@ -6,8 +6,9 @@
 # of one phase (PHASE: 0 open, 1 payment, 2 confirm) shared out by kind
 # (bench/phase_profile.py). Prints the driver's rows with each phase over
 # its floor (measured under perf, which takes its share of the two cores:
-# lower than bench/scale.sh's, for comparing with each other). A build with frame pointers gives whole stacks
-# (RUSTFLAGS="-C force-frame-pointers=yes"; STOREFRONT_BIN names it).
+# lower than bench/scale.sh's, for comparing with each other). A build
+# with frame pointers gives whole stacks (RUSTFLAGS="-C
+# force-frame-pointers=yes"; STOREFRONT_BIN names it).
 # Usage: bench/checkout_profile.sh [size, 100000] [seconds, 5] [workers, 64]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,7 @@ done
 stocked "http://127.0.0.1:$port" >"$work/stocked"
 perf record -q -a -g -F 499 -k CLOCK_MONOTONIC -o "$work/perf.data" 2>"$work/perf.err" &
 recorder=$!
+pids+=("$recorder")
 MESH_PID=$mesh ./target/release/checkout "http://127.0.0.1:$port" "http://127.0.0.1:$((port + 79))/hop" \
   "$work/stocked" "$seconds" "$workers" >"$work/driver.out" 2>"$work/driver.err"
 kill -INT "$recorder"

@@ -7,7 +7,7 @@ recorded with `perf record -a -g -k CLOCK_MONOTONIC` and the driver's
     bench/phase_profile.py SCRIPT_OUT DRIVER_STDERR PID [slot, 2]
 
 Prints the share of PID's samples inside the phase's windows by kind: the
-allocator and memmove by themselves, the rest with what they call (a
+allocator and memory copies by themselves, the rest with what they call (a
 sample counts for each kind its stack passes through), then the functions
 with the most samples by themselves.
 """
@@ -17,7 +17,7 @@ import sys
 
 KINDS = [
     ("allocation (by itself)", r"^(_?mi_|__rustc::__rust_(alloc|dealloc|realloc))", True),
-    ("memmove (by itself)", r"^__mem(move|cpy)", True),
+    ("memmove and memcpy (by themselves)", r"^__mem(move|cpy)", True),
     ("the kernel's TCP", r"^(tcp_|__tcp_|ip_|__ip_|__dev_queue|net_rx|sock_|__netif)", False),
     ("spans, logs, trace propagation", r"tracing_opentelemetry|opentelemetry|json_subscriber|"
      r"tracing_subscriber|tracing_core|sharded_slab|tracing::span", False),
