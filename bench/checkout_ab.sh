@@ -28,8 +28,7 @@ bench_session
 # As bench/scale.sh: rate limits off, hold limits out of reach.
 bench_limits_off
 floor_port=18499
-./target/release/floor 127.0.0.1:$floor_port >/dev/null 2>&1 &
-pids+=($!)
+floor_up $floor_port
 
 # serve NAME PORT BINARY: a mesh (and its redis-server) ready, with the
 # products the driver buys; sets mesh_NAME and redis_NAME (pids).

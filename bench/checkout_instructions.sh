@@ -20,15 +20,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 old=$1 new=$2 workers=${3:-16} size=${4:-1000}
-command -v valgrind >/dev/null || { echo "valgrind is required (apt-get install valgrind)" >&2; exit 1; }
-command -v redis-server >/dev/null || { echo "redis-server is required (apt-get install redis-server)" >&2; exit 1; }
-cargo build --release --quiet -p storefront-bench --bin floor --bin checkout
 source bench/common.sh
+need valgrind valgrind
+need redis-server redis-server
+cargo build --release --quiet -p storefront-bench --bin floor --bin checkout
 bench_session
 bench_limits_off
 port=18900
-./target/release/floor 127.0.0.1:$((port + 99)) >/dev/null 2>&1 &
-pids+=($!)
+floor_up $((port + 99))
 
 # count NAME BINARY: prints "NAME instructions sessions per_session".
 count() {

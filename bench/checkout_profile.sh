@@ -14,15 +14,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-100000} seconds=${2:-5} workers=${3:-64}
 phase=${PHASE:-2}
-command -v perf >/dev/null || { echo "perf is required (apt-get install linux-perf)" >&2; exit 1; }
-command -v redis-server >/dev/null || { echo "redis-server is required (apt-get install redis-server)" >&2; exit 1; }
-cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor --bin checkout
 source bench/common.sh
+need perf linux-perf
+need redis-server redis-server
+cargo build --release --quiet -p storefront -p storefront-bench --bin storefront --bin floor --bin checkout
 bench_session
 bench_limits_off
 port=18620
-./target/release/floor 127.0.0.1:$((port + 79)) >/dev/null 2>&1 &
-pids+=($!)
+floor_up $((port + 79))
 redis_up $((port + 83))
 env CATALOG_SIZE="$size" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 10)) \
   REDIS_URL=redis://127.0.0.1:$((port + 83))/ MIMALLOC_PURGE_DELAY="${MIMALLOC_PURGE_DELAY:-10}" \

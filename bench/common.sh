@@ -9,6 +9,18 @@ bench_session() {
   trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
 }
 
+# need TOOL PACKAGE: stops the script, naming the Debian package, when
+# TOOL is not installed.
+need() {
+  command -v "$1" >/dev/null || { echo "$1 is required (apt-get install $2)" >&2; exit 1; }
+}
+
+# floor_up PORT: bench/floor's servers on PORT (its pid added to `pids`).
+floor_up() {
+  ./target/release/floor "127.0.0.1:$1" >/dev/null 2>&1 &
+  pids+=($!)
+}
+
 # start PORT [VAR=value...]: the all-in-one binary (STOREFRONT_BIN: another
 # build of it, for a before/after), waited for until ready.
 start() {

@@ -24,7 +24,7 @@ bin=${STOREFRONT_BIN:-./target/release/storefront}
 cmd=(env CATALOG_FEED="$feed" LISTEN_ADDR=127.0.0.1:$port INTERNAL_LISTEN_ADDR=127.0.0.1:$((port + 1))
   RUST_LOG=info MIMALLOC_PURGE_DELAY="${MIMALLOC_PURGE_DELAY:-10}" "$bin")
 if [ -n "${PERF:-}" ]; then
-  command -v perf >/dev/null || { echo "perf is required for PERF=1 (apt-get install linux-perf)" >&2; exit 1; }
+  need perf linux-perf
   perf record -q -F 99 -g -o "$work/perf.data" -- "${cmd[@]}" >"$work/log" 2>&1 &
 else
   "${cmd[@]}" >"$work/log" 2>&1 &
