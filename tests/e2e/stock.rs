@@ -266,3 +266,72 @@ crate::both_backends!(
     every_view_shows_what_is_left_live,
     every_view_shows_what_is_left
 );
+
+/// `AdjustStockBatch` over gRPC as the cart sends it: each operation
+/// answered as it would be alone (applied, short, refused as invalid with
+/// its field, a repeat); the orders service may not call it.
+async fn a_batch_of_stock_operations_answers_each_as_alone(t: TestMesh) {
+    use storefront_platform::topology::{CART, ORDERS};
+    use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
+    use storefront_proto::catalog::v1::{
+        AdjustStockBatchRequest, AdjustStockRequest, StockAction, StockLine,
+    };
+    product_with(&t, "p-batch", 5).await;
+    let op = |id: &str, action: StockAction, quantity: u32, hold: &str| AdjustStockRequest {
+        operation_id: id.into(),
+        action: action as i32,
+        lines: (quantity > 0)
+            .then(|| StockLine {
+                sku: "p-batch-1".into(),
+                quantity,
+            })
+            .into_iter()
+            .collect(),
+        hold_id: hold.into(),
+    };
+    let operations = vec![
+        op("e2e-h1", StockAction::Hold, 3, ""),
+        op("e2e-h2", StockAction::Hold, 3, ""),
+        op("e2e-bad", StockAction::Hold, 0, ""),
+        op("e2e-h1", StockAction::Hold, 3, ""),
+        op("e2e-s1", StockAction::Sell, 3, "e2e-h1"),
+    ];
+    let batch = AdjustStockBatchRequest { operations };
+    let address = format!("http://{}", t.mesh.catalog_addr);
+    let mut client = CatalogServiceClient::connect(address).await.unwrap();
+    let as_orders = t.grpc_as(ORDERS.dev_account, "catalog", batch.clone());
+    let denied = client.adjust_stock_batch(as_orders).await.unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied);
+    let as_cart = t.grpc_as(CART.dev_account, "catalog", batch);
+    let reply = client
+        .adjust_stock_batch(as_cart)
+        .await
+        .unwrap()
+        .into_inner();
+    let [held, short, bad, again, sold] = reply.outcomes.try_into().unwrap();
+    assert!(held.reply.unwrap().applied);
+    let short = short.reply.unwrap();
+    assert!(!short.applied);
+    assert_eq!(
+        (short.shortages[0].requested, short.shortages[0].available),
+        (3, 2)
+    );
+    assert!(bad.reply.is_none());
+    assert_eq!(bad.code, tonic::Code::InvalidArgument as i32);
+    let status = tonic::Status::with_details(
+        tonic::Code::InvalidArgument,
+        bad.message.clone(),
+        bad.details.into(),
+    );
+    let details = storefront_proto::error::status_details(&status);
+    assert_eq!(details.reason.as_deref(), Some("VALIDATION_ERROR"));
+    assert_eq!(details.violations[0].field, "lines", "{}", bad.message);
+    let again = again.reply.unwrap();
+    assert!(!again.applied && again.shortages.is_empty(), "a repeat");
+    assert!(sold.reply.unwrap().applied);
+    available_becomes(&t, "p-batch", 2).await;
+}
+crate::both_backends!(
+    stock_batch_calls,
+    a_batch_of_stock_operations_answers_each_as_alone
+);

@@ -155,6 +155,12 @@ impl CatalogService for Records {
     ) -> Reply<pb::AdjustStockReply> {
         absent()
     }
+    async fn adjust_stock_batch(
+        &self,
+        _: Request<pb::AdjustStockBatchRequest>,
+    ) -> Reply<pb::AdjustStockBatchReply> {
+        absent()
+    }
 }
 
 #[derive(Clone)]

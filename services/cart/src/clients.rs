@@ -11,8 +11,8 @@ use storefront_platform::client::call::{CallError, Caller, Current};
 use storefront_platform::typed_client;
 use storefront_proto::catalog::v1::catalog_service_client::CatalogServiceClient;
 use storefront_proto::catalog::v1::{
-    AdjustStockReply, AdjustStockRequest, GetProductRequest, GetProductsRequest,
-    GetProductsResponse, Product,
+    AdjustStockBatchReply, AdjustStockBatchRequest, AdjustStockReply, AdjustStockRequest,
+    GetProductRequest, GetProductsRequest, GetProductsResponse, Product,
 };
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
@@ -29,6 +29,7 @@ typed_client! {
         Read get_products(GetProductsRequest) -> GetProductsResponse;
         Read list_categories(ListCategoriesRequest) -> ListCategoriesResponse;
         Write adjust_stock(AdjustStockRequest) -> AdjustStockReply;
+        Write adjust_stock_batch(AdjustStockBatchRequest) -> AdjustStockBatchReply;
     }
 }
 
@@ -58,6 +59,15 @@ pub trait CatalogPeer: Send + Sync {
     fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product>;
     fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse>;
     fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply>;
+    /// Several stock operations in one call; a peer without it answers
+    /// Unimplemented, and they go one by one.
+    fn adjust_stock_batch(
+        &self,
+        _message: AdjustStockBatchRequest,
+    ) -> Answer<'_, AdjustStockBatchReply> {
+        let unserved = tonic::Status::unimplemented("AdjustStockBatch");
+        Box::pin(async move { Err(CallError::Status(unserved)) })
+    }
     fn list_categories(&self, message: ListCategoriesRequest)
     -> Answer<'_, ListCategoriesResponse>;
 }
@@ -110,6 +120,13 @@ impl CatalogPeer for MeshCatalog {
 
     fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply> {
         Box::pin(Catalog(&self.0).adjust_stock(&Current, message))
+    }
+
+    fn adjust_stock_batch(
+        &self,
+        message: AdjustStockBatchRequest,
+    ) -> Answer<'_, AdjustStockBatchReply> {
+        Box::pin(Catalog(&self.0).adjust_stock_batch(&Current, message))
     }
 
     fn list_categories(

@@ -2,12 +2,14 @@
 //! whose confirmation creates exactly one order in the orders service.
 
 pub mod carts;
+mod catalog_calls;
 mod category_keys;
 mod checkout;
 mod claims;
 mod clients;
 pub mod config;
 pub mod discounts;
+mod gather;
 mod hold_ledgers;
 mod hold_limits;
 mod holds;
@@ -89,7 +91,9 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     ));
     let markets = market_set::Markets::start(&config.markets, &store).await?;
     tokio::spawn(markets.clone().follow(store.clone(), shutdown.clone()));
-    let catalog_peer: Arc<dyn clients::CatalogPeer> = Arc::new(clients::MeshCatalog(catalog));
+    let catalog_peer: Arc<dyn clients::CatalogPeer> = Arc::new(catalog_calls::Gathered::new(
+        Arc::new(clients::MeshCatalog(catalog)),
+    ));
     let category_keys = Arc::new(category_keys::CategoryKeys::new(catalog_peer.clone()));
     let carts = Arc::new(carts::Carts {
         store: store.clone(),

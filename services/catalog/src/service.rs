@@ -352,6 +352,31 @@ impl CatalogService for CatalogApi {
         ))
     }
 
+    async fn adjust_stock_batch(
+        &self,
+        request: Request<AdjustStockBatchRequest>,
+    ) -> Reply<AdjustStockBatchReply> {
+        let ops = request.into_inner().operations;
+        let answers = crate::stock::adjust_all(self, ops).await?;
+        let outcome = |answer: Result<AdjustStockReply, ServiceError>| match answer {
+            Ok(reply) => AdjustStockOutcome {
+                reply: Some(reply),
+                ..Default::default()
+            },
+            Err(e) => {
+                let status = Status::from(e);
+                AdjustStockOutcome {
+                    reply: None,
+                    code: status.code() as i32,
+                    message: status.message().to_string(),
+                    details: status.details().to_vec(),
+                }
+            }
+        };
+        let outcomes = answers.into_iter().map(outcome).collect();
+        Ok(Response::new(AdjustStockBatchReply { outcomes }))
+    }
+
     async fn list_changes(&self, request: Request<ListChangesRequest>) -> Reply<ChangesReply> {
         let since = request.into_inner().since_version;
         let mut reply = writes::changes_since(&self.read(), since);

@@ -206,6 +206,21 @@ pub async fn adjust(api: &Live, req: AdjustStockRequest) -> Result<AdjustStockRe
         .map_err(|_| ServiceError::internal("the stock writer stopped"))?
 }
 
+/// Operations one `AdjustStockBatch` call may carry.
+pub const MAX_BATCH_OPERATIONS: usize = 256;
+
+/// Each of `ops` as [`adjust`] applies it alone, all queued at once (so
+/// they may become one version): each one's answer, in order.
+pub async fn adjust_all(
+    api: &Live,
+    ops: Vec<AdjustStockRequest>,
+) -> Result<Vec<Result<AdjustStockReply, ServiceError>>, ServiceError> {
+    if ops.len() > MAX_BATCH_OPERATIONS {
+        return Err(invalid("operations", "must be at most 256"));
+    }
+    Ok(futures::future::join_all(ops.into_iter().map(|op| adjust(api, op))).await)
+}
+
 async fn write_batches(api: Live, mut receive: mpsc::UnboundedReceiver<Pending>) {
     while let Some(first) = receive.recv().await {
         let batch = waiting(first, &mut receive, BATCH);

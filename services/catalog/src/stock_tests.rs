@@ -226,3 +226,35 @@ async fn racing_holds_never_take_more_than_there_is() {
         .all(|r| r.shortages.len() == 1 && r.shortages[0].available == 0);
     assert!(short, "every refused hold says none is left");
 }
+
+/// `AdjustStockBatch`: each operation answered as alone (applied, short,
+/// a repeat, refused as invalid), all in one version; over the bound, none.
+#[tokio::test]
+async fn a_batch_call_answers_each_operation_as_alone_in_one_version() {
+    let base = catalog();
+    let (sku, at_start) = stocked(&base);
+    let q = at_start.quantity;
+    let api = Live::new(base, None);
+    let before = api.read().version;
+    let mut empty = op("bad", StockAction::Hold, &sku, 1, "");
+    empty.lines.clear();
+    let ops = vec![
+        op("h1", StockAction::Hold, &sku, q - 1, ""),
+        op("h2", StockAction::Hold, &sku, 2, ""),
+        empty,
+        op("h1", StockAction::Hold, &sku, q - 1, ""),
+        op("s1", StockAction::Sell, &sku, q - 1, "h1"),
+    ];
+    let answers = adjust_all(&api, ops).await.unwrap();
+    let [held, short, bad, again, sold] = answers.try_into().unwrap();
+    assert!(held.unwrap().applied);
+    assert_eq!(short.unwrap().shortages[0].available, 1);
+    assert_eq!(bad.unwrap_err().kind, ErrorKind::Validation);
+    let again = again.unwrap();
+    assert!(!again.applied && again.shortages.is_empty(), "a repeat");
+    assert!(sold.unwrap().applied);
+    assert_eq!(api.read().version, before + 1, "one version");
+    assert_eq!(shown(&api.read(), &sku), availability(1, 0));
+    let too_many = vec![op("h9", StockAction::Hold, &sku, 1, ""); MAX_BATCH_OPERATIONS + 1];
+    assert!(adjust_all(&api, too_many).await.is_err());
+}

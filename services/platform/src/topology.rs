@@ -104,7 +104,13 @@ pub const CART: Program = Program {
     calls: &[
         Call {
             callee: "catalog",
-            methods: Methods::Only(&["AdjustStock", "GetProduct", "GetProducts", "ListCategories"]),
+            methods: Methods::Only(&[
+                "AdjustStock",
+                "AdjustStockBatch",
+                "GetProduct",
+                "GetProducts",
+                "ListCategories",
+            ]),
         },
         Call {
             callee: "orders",
@@ -351,7 +357,7 @@ mod tests {
             CATALOG.dev_allowed_callers(),
             "gateway@storefront.iam.gserviceaccount.com,\
              orders@storefront.iam.gserviceaccount.com=AdjustStock,\
-             cart@storefront.iam.gserviceaccount.com=AdjustStock|GetProduct|GetProducts|ListCategories,\
+             cart@storefront.iam.gserviceaccount.com=AdjustStock|AdjustStockBatch|GetProduct|GetProducts|ListCategories,\
              search@storefront.iam.gserviceaccount.com=ListChanges|ListCategories|ExportProducts|RequestReindex"
         );
         assert_eq!(

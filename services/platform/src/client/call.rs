@@ -49,7 +49,7 @@ impl CallScope for Current {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum CallError {
     /// The peer's circuit is open: not sent.
     CircuitOpen(&'static str),

@@ -1,0 +1,240 @@
+//! The catalog as carts and checkouts running at once call it: their
+//! price reads (`GetProducts`, a session opened and each confirm) and
+//! stock operations (`AdjustStock`: a hold, its sale or release) gathered
+//! (`gather.rs`), so that under load one call carries many. Reads go
+//! together by currency and projection, at most [`MAX_BATCH_PRODUCTS`] ids
+//! a call; stock operations go in one `AdjustStockBatch`, each with its
+//! own outcome as if sent alone (a catalog that does not serve it, or
+//! does not let this caller, takes them one by one).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use storefront_platform::client::call::CallError;
+use storefront_proto::catalog::v1::AdjustStockBatchReply;
+use storefront_proto::catalog::v1::{
+    AdjustStockBatchRequest, AdjustStockOutcome, AdjustStockReply, AdjustStockRequest,
+    GetProductRequest, GetProductsRequest, GetProductsResponse, ListCategoriesRequest,
+    ListCategoriesResponse, Product,
+};
+use storefront_proto::names::MAX_BATCH_PRODUCTS;
+
+use crate::clients::{Answer, CatalogPeer};
+use crate::gather::{Answers, Batched, Gather};
+use crate::offer::product_id;
+
+/// Operations one `AdjustStockBatch` carries (the catalog takes 256).
+const STOCK_BATCH: usize = 64;
+
+/// Price reads: (currency, prices only) -> each reader's ids.
+pub(crate) struct Reads(Arc<dyn CatalogPeer>);
+
+impl Batched for Reads {
+    type Kind = (String, bool);
+    type Item = Vec<String>;
+    type Out = GetProductsResponse;
+    const BOUND: usize = MAX_BATCH_PRODUCTS;
+
+    fn weight(ids: &Vec<String>) -> usize {
+        ids.len()
+    }
+
+    fn send<'a>(&'a self, kind: &'a Self::Kind, items: Vec<Vec<String>>) -> Answers<'a, Self::Out> {
+        Box::pin(async move {
+            let mut ids: Vec<String> = Vec::new();
+            let mut seen = HashSet::new();
+            for id in items.iter().flatten() {
+                if seen.insert(id.as_str()) {
+                    ids.push(id.clone());
+                }
+            }
+            let message = GetProductsRequest {
+                product_ids: ids,
+                currency_code: kind.0.clone(),
+                prices_only: kind.1,
+            };
+            let reply = self.0.get_products(message).await;
+            split(&items, reply)
+        })
+    }
+}
+
+/// Each reader's own products of `reply` (the catalog leaves out ids it
+/// does not have), or the call's error for all.
+fn split(
+    items: &[Vec<String>],
+    reply: Result<GetProductsResponse, CallError>,
+) -> Vec<Result<GetProductsResponse, CallError>> {
+    let products = match reply {
+        // Alone: the reply is its own, as sent.
+        Ok(reply) if items.len() == 1 => return vec![Ok(reply)],
+        Ok(reply) => reply.products,
+        Err(e) => return items.iter().map(|_| Err(e.clone())).collect(),
+    };
+    let by_id: HashMap<&str, &Product> = products.iter().map(|p| (product_id(p), p)).collect();
+    (items.iter())
+        .map(|ids| {
+            let own = (ids.iter())
+                .filter_map(|id| by_id.get(id.as_str()).map(|&p| p.clone()))
+                .collect();
+            Ok(GetProductsResponse { products: own })
+        })
+        .collect()
+}
+
+/// How long operations go one by one after the catalog did not serve a
+/// batch, before one is tried again (a catalog upgraded meanwhile).
+const UNSERVED_FOR: Duration = Duration::from_secs(60);
+
+/// Stock operations, all of one kind.
+pub(crate) struct Stock {
+    peer: Arc<dyn CatalogPeer>,
+    /// Until when batches are not tried (the catalog did not serve one).
+    unserved_until: Mutex<Option<Instant>>,
+}
+
+impl Stock {
+    fn served(&self) -> bool {
+        let until = self
+            .unserved_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        until.is_none_or(|t| Instant::now() >= t)
+    }
+
+    fn unserved(&self) {
+        let mut until = self
+            .unserved_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *until = Some(Instant::now() + UNSERVED_FOR);
+    }
+
+    /// Each of `ops` in a call of its own, all at once.
+    async fn alone(
+        &self,
+        ops: Vec<AdjustStockRequest>,
+    ) -> Vec<Result<AdjustStockReply, CallError>> {
+        futures::future::join_all(ops.into_iter().map(|op| self.peer.adjust_stock(op))).await
+    }
+}
+
+impl Batched for Stock {
+    type Kind = ();
+    type Item = AdjustStockRequest;
+    type Out = AdjustStockReply;
+    const BOUND: usize = STOCK_BATCH;
+
+    fn weight(_: &AdjustStockRequest) -> usize {
+        1
+    }
+
+    fn send<'a>(&'a self, _: &'a (), ops: Vec<AdjustStockRequest>) -> Answers<'a, Self::Out> {
+        Box::pin(async move {
+            if ops.len() == 1 || !self.served() {
+                return self.alone(ops).await;
+            }
+            let n = ops.len();
+            let message = AdjustStockBatchRequest { operations: ops };
+            match self.peer.adjust_stock_batch(message.clone()).await {
+                Ok(reply) if reply.outcomes.len() == n => {
+                    reply.outcomes.into_iter().map(outcome).collect()
+                }
+                Ok(_) => {
+                    let short = tonic::Status::internal("the catalog answered too few operations");
+                    (0..n)
+                        .map(|_| Err(CallError::Status(short.clone())))
+                        .collect()
+                }
+                Err(CallError::Status(s)) if not_served(&s) => {
+                    tracing::warn!(code = ?s.code(), "the catalog does not serve AdjustStockBatch to this service: stock operations go one by one");
+                    self.unserved();
+                    self.alone(message.operations).await
+                }
+                Err(e) => (0..n).map(|_| Err(e.clone())).collect(),
+            }
+        })
+    }
+}
+
+/// A catalog older than `AdjustStockBatch`, or one whose callers' list
+/// does not name it for this service.
+fn not_served(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
+    )
+}
+
+/// An operation's outcome as its own call would have answered it.
+fn outcome(outcome: AdjustStockOutcome) -> Result<AdjustStockReply, CallError> {
+    match outcome.reply {
+        Some(reply) => Ok(reply),
+        None => {
+            let code = tonic::Code::from_i32(outcome.code);
+            let status = tonic::Status::with_details(code, outcome.message, outcome.details.into());
+            Err(CallError::Status(status))
+        }
+    }
+}
+
+/// `inner` with its price reads and stock operations gathered; every
+/// other call as it is.
+pub struct Gathered {
+    inner: Arc<dyn CatalogPeer>,
+    reads: Gather<Reads>,
+    stock: Gather<Stock>,
+}
+
+impl Gathered {
+    pub fn new(inner: Arc<dyn CatalogPeer>) -> Self {
+        Self {
+            reads: Gather::new(Reads(inner.clone())),
+            stock: Gather::new(Stock {
+                peer: inner.clone(),
+                unserved_until: Mutex::default(),
+            }),
+            inner,
+        }
+    }
+}
+
+impl CatalogPeer for Gathered {
+    fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product> {
+        self.inner.get_product(message)
+    }
+
+    fn get_products(&self, message: GetProductsRequest) -> Answer<'_, GetProductsResponse> {
+        // The caller chunks to the catalog's bound; a read over it (or
+        // of nothing) goes alone, as it would have.
+        let ids = message.product_ids.len();
+        if ids == 0 || ids > MAX_BATCH_PRODUCTS {
+            return self.inner.get_products(message);
+        }
+        let kind = (message.currency_code, message.prices_only);
+        Box::pin(self.reads.call(kind, message.product_ids))
+    }
+
+    fn adjust_stock(&self, message: AdjustStockRequest) -> Answer<'_, AdjustStockReply> {
+        Box::pin(self.stock.call((), message))
+    }
+
+    fn adjust_stock_batch(
+        &self,
+        message: AdjustStockBatchRequest,
+    ) -> Answer<'_, AdjustStockBatchReply> {
+        self.inner.adjust_stock_batch(message)
+    }
+
+    fn list_categories(
+        &self,
+        message: ListCategoriesRequest,
+    ) -> Answer<'_, ListCategoriesResponse> {
+        self.inner.list_categories(message)
+    }
+}
+
+#[cfg(test)]
+#[path = "catalog_calls_tests.rs"]
+mod tests;

@@ -1,0 +1,184 @@
+//! Calls of one kind gathered while one of them is in flight. Under load
+//! dozens of checkouts call the catalog within one round trip, each for a
+//! few products, and each call paid a hop of its own (its HTTP/2 frames,
+//! HPACK, span, identity token). A call that arrives while one of its
+//! kind is in flight now waits for it to come back and goes in the next
+//! call with every other one waiting then (up to the kind's bound). So a
+//! call is never answered by one sent before it was asked (a confirm's
+//! prices are read after the confirm began), and with nothing in flight
+//! a call goes at once, as it would alone.
+//!
+//! A gathered call carries the correlation id and trace of the first one
+//! in it; the others' traces show the wait, not the peer's span.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use storefront_platform::call_context::{correlated, correlation};
+use storefront_platform::client::call::CallError;
+use tokio::sync::oneshot;
+use tonic::metadata::{Ascii, MetadataValue};
+use tracing::Instrument;
+
+/// The answers of one gathered call, one an item, in order.
+pub type Answers<'a, T> = Pin<Box<dyn Future<Output = Vec<Result<T, CallError>>> + Send + 'a>>;
+
+/// A kind of call that may carry several callers' items.
+pub trait Batched: Send + Sync + 'static {
+    /// Items that may go in one call.
+    type Kind: Hash + Eq + Clone + Send + Sync + 'static;
+    type Item: Send + 'static;
+    type Out: Send + 'static;
+    /// The most one call carries, counted in [`Batched::weight`].
+    const BOUND: usize;
+    fn weight(item: &Self::Item) -> usize;
+    /// One call for `items`: each one's answer, in order.
+    fn send<'a>(&'a self, kind: &'a Self::Kind, items: Vec<Self::Item>) -> Answers<'a, Self::Out>;
+}
+
+/// One caller waiting, with the scope it called in.
+struct Waiter<B: Batched> {
+    item: B::Item,
+    correlation: Option<MetadataValue<Ascii>>,
+    span: tracing::Span,
+    answer: oneshot::Sender<Result<B::Out, CallError>>,
+}
+
+type Queues<B> = Arc<Mutex<HashMap<<B as Batched>::Kind, Vec<Waiter<B>>>>>;
+
+/// Gathers `B`'s calls.
+pub struct Gather<B: Batched> {
+    batched: Arc<B>,
+    /// Calls waiting, by kind: a kind is here only while a task sends its
+    /// calls, so the map holds no more kinds than calls in flight.
+    waiting: Queues<B>,
+}
+
+impl<B: Batched> Gather<B> {
+    pub fn new(batched: B) -> Self {
+        Self {
+            batched: Arc::new(batched),
+            waiting: Arc::default(),
+        }
+    }
+
+    /// `item`'s answer, from the next call of its kind.
+    pub async fn call(&self, kind: B::Kind, item: B::Item) -> Result<B::Out, CallError> {
+        let (answer, answered) = oneshot::channel();
+        let waiter = Waiter {
+            item,
+            correlation: correlation(),
+            span: tracing::Span::current(),
+            answer,
+        };
+        let lead = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            match waiting.get_mut(&kind) {
+                Some(queue) => {
+                    queue.push(waiter);
+                    false
+                }
+                None => {
+                    waiting.insert(kind.clone(), vec![waiter]);
+                    true
+                }
+            }
+        };
+        if lead {
+            // A task of its own: a caller whose request is dropped must
+            // not take the others' calls with it.
+            let drain = Drain {
+                batched: self.batched.clone(),
+                waiting: self.waiting.clone(),
+                kind,
+                finished: false,
+            };
+            tokio::spawn(drain.run());
+        }
+        answered.await.unwrap_or_else(|_| {
+            let stopped = tonic::Status::internal("a gathered call stopped");
+            Err(CallError::Status(stopped))
+        })
+    }
+
+    #[cfg(test)]
+    pub fn waiting(&self, kind: &B::Kind) -> usize {
+        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.get(kind).map_or(0, Vec::len)
+    }
+
+    #[cfg(test)]
+    pub fn idle(&self) -> bool {
+        let waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        waiting.is_empty()
+    }
+}
+
+/// Sends one kind's waiting calls, one call at a time, until none wait.
+struct Drain<B: Batched> {
+    batched: Arc<B>,
+    waiting: Queues<B>,
+    kind: B::Kind,
+    /// Set when the queue was left empty and removed; otherwise (a panic)
+    /// dropping the drain removes it, so that its callers hear an error
+    /// and the next call leads anew.
+    finished: bool,
+}
+
+impl<B: Batched> Drop for Drain<B> {
+    fn drop(&mut self) {
+        if !self.finished {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            waiting.remove(&self.kind);
+        }
+    }
+}
+
+impl<B: Batched> Drain<B> {
+    async fn run(mut self) {
+        while let Some(batch) = self.next_batch() {
+            let (correlation, span) = (batch[0].correlation.clone(), batch[0].span.clone());
+            let mut answers = Vec::with_capacity(batch.len());
+            let items = (batch.into_iter())
+                .map(|w| {
+                    answers.push(w.answer);
+                    w.item
+                })
+                .collect();
+            let call = correlated(correlation, self.batched.send(&self.kind, items));
+            let mut outs = call.instrument(span).await.into_iter();
+            for answer in answers {
+                let out = outs.next().unwrap_or_else(|| {
+                    let short = tonic::Status::internal("a gathered call answered too few");
+                    Err(CallError::Status(short))
+                });
+                // A caller gone (its request dropped) has nothing to hear.
+                let _ = answer.send(out);
+            }
+        }
+    }
+
+    /// The calls waiting now, up to the kind's bound; None (and the kind
+    /// removed) when none wait.
+    fn next_batch(&mut self) -> Option<Vec<Waiter<B>>> {
+        let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+        let queue = waiting.get_mut(&self.kind)?;
+        if queue.is_empty() {
+            waiting.remove(&self.kind);
+            self.finished = true;
+            return None;
+        }
+        let mut total = 0;
+        let n = (queue.iter())
+            .take_while(|w| {
+                total += B::weight(&w.item);
+                total <= B::BOUND
+            })
+            .count()
+            .max(1);
+        Some(queue.drain(..n).collect())
+    }
+}
