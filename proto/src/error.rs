@@ -350,6 +350,24 @@ impl From<ServiceError> for Status {
     }
 }
 
+/// A failed item of a batch call, as its call alone would have failed.
+impl From<Status> for crate::common::v1::CallStatus {
+    fn from(status: Status) -> Self {
+        Self {
+            code: status.code() as i32,
+            message: status.message().to_string(),
+            details: status.details().to_vec(),
+        }
+    }
+}
+
+impl From<crate::common::v1::CallStatus> for Status {
+    fn from(failed: crate::common::v1::CallStatus) -> Self {
+        let code = Code::from_i32(failed.code);
+        Status::with_details(code, failed.message, failed.details.into())
+    }
+}
+
 const KIND_KEY: &str = "kind";
 
 /// What a service's status says, read once: its kind, its ErrorInfo
@@ -390,6 +408,19 @@ pub fn status_details(status: &Status) -> StatusDetails {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_batch_items_status_is_the_status_its_call_alone_would_have() {
+        let error = ServiceError::new(ErrorKind::Validation, "VALIDATION_ERROR", "lines")
+            .with_violation(FieldViolation::new("lines", "INVALID_VALUE", "none"));
+        let alone = Status::from(error);
+        let item = crate::common::v1::CallStatus::from(alone.clone());
+        let back = Status::from(item);
+        assert_eq!(back.code(), alone.code());
+        assert_eq!(back.message(), alone.message());
+        assert_eq!(status_details(&back), status_details(&alone));
+        assert_eq!(status_details(&back).violations[0].field, "lines");
+    }
 
     #[test]
     fn every_kind_crosses_the_hop_as_itself() {

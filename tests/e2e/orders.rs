@@ -358,3 +358,69 @@ crate::both_backends!(
     order_events_are_published_once_per_group,
     order_events_reach_the_back_office
 );
+
+/// `CreateOrderBatch` over gRPC as the cart sends it: each order made and
+/// answered as it would be alone (made, refused with its code, a repeat
+/// answered with the order made before); the catalog may not call it.
+async fn a_batch_of_orders_answers_each_as_alone(t: TestMesh) {
+    use storefront_platform::topology::{CART, CATALOG};
+    use storefront_proto::common::v1::LineItem;
+    use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
+    use storefront_proto::orders::v1::{
+        CreateOrderBatchRequest, CreateOrderRequest, GetOrderRequest,
+    };
+    let order = |id: &str, lines: u32| CreateOrderRequest {
+        order_id: id.into(),
+        customer_id: "c-batch".into(),
+        line_items: (0..lines)
+            .map(|_| LineItem {
+                product_id: "p-1".into(),
+                quantity: 1,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let orders = vec![
+        order("o-batch-1", 1),
+        order("o-batch-2", 0),
+        order("o-batch-1", 1),
+    ];
+    let batch = CreateOrderBatchRequest { orders };
+    let url = t.mesh.services["orders"].clone();
+    let mut client = OrderServiceClient::connect(url).await.unwrap();
+    let as_catalog = t.grpc_as(CATALOG.dev_account, "orders", batch.clone());
+    let denied = client.create_order_batch(as_catalog).await.unwrap_err();
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied);
+    let as_cart = t.grpc_as(CART.dev_account, "orders", batch);
+    let reply = client
+        .create_order_batch(as_cart)
+        .await
+        .unwrap()
+        .into_inner();
+    let [made, refused, again] = reply.outcomes.try_into().unwrap();
+    let made = made.order.expect("made");
+    assert_eq!(made.meta.as_ref().unwrap().id, "o-batch-1");
+    assert!(refused.order.is_none());
+    let status = tonic::Status::from(refused.error.expect("refused"));
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    let details = storefront_proto::error::status_details(&status);
+    assert_eq!(details.reason.as_deref(), Some("INVALID_ORDER"));
+    assert_eq!(again.order.expect("the one made before"), made);
+    let get = GetOrderRequest {
+        customer_id: "c-batch".into(),
+        order_id: "o-batch-1".into(),
+    };
+    let read = client
+        .get_order(t.grpc_as(CART.dev_account, "orders", get.clone()))
+        .await;
+    assert_eq!(
+        read.unwrap_err().code(),
+        tonic::Code::PermissionDenied,
+        "the cart only makes orders"
+    );
+    let gateway = storefront_platform::settings::DEV_GATEWAY_ACCOUNT;
+    let read = client.get_order(t.grpc_as(gateway, "orders", get)).await;
+    assert_eq!(read.unwrap().into_inner(), made, "stored as made");
+}
+crate::both_backends!(order_batch_calls, a_batch_of_orders_answers_each_as_alone);

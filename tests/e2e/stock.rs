@@ -317,15 +317,11 @@ async fn a_batch_of_stock_operations_answers_each_as_alone(t: TestMesh) {
         (3, 2)
     );
     assert!(bad.reply.is_none());
-    assert_eq!(bad.code, tonic::Code::InvalidArgument as i32);
-    let status = tonic::Status::with_details(
-        tonic::Code::InvalidArgument,
-        bad.message.clone(),
-        bad.details.into(),
-    );
+    let status = tonic::Status::from(bad.error.expect("refused"));
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
     let details = storefront_proto::error::status_details(&status);
     assert_eq!(details.reason.as_deref(), Some("VALIDATION_ERROR"));
-    assert_eq!(details.violations[0].field, "lines", "{}", bad.message);
+    assert_eq!(details.violations[0].field, "lines", "{}", status.message());
     let again = again.reply.unwrap();
     assert!(!again.applied && again.shortages.is_empty(), "a repeat");
     assert!(sold.reply.unwrap().applied);

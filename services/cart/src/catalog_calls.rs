@@ -8,20 +8,19 @@
 //! does not let this caller, takes them one by one).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use storefront_platform::client::call::CallError;
 use storefront_proto::catalog::v1::AdjustStockBatchReply;
 use storefront_proto::catalog::v1::{
-    AdjustStockBatchRequest, AdjustStockOutcome, AdjustStockReply, AdjustStockRequest,
-    GetProductRequest, GetProductsRequest, GetProductsResponse, ListCategoriesRequest,
-    ListCategoriesResponse, Product,
+    AdjustStockBatchRequest, AdjustStockReply, AdjustStockRequest, GetProductRequest,
+    GetProductsRequest, GetProductsResponse, ListCategoriesRequest, ListCategoriesResponse,
+    Product,
 };
 use storefront_proto::names::MAX_BATCH_PRODUCTS;
 
 use crate::clients::{Answer, CatalogPeer};
-use crate::gather::{Answers, Batched, Gather};
+use crate::gather::{Answers, Batched, Batching, Gather, outcome};
 use crate::offer::product_id;
 
 /// Operations one `AdjustStockBatch` carries (the catalog takes 256).
@@ -83,41 +82,10 @@ fn split(
         .collect()
 }
 
-/// How long operations go one by one after the catalog did not serve a
-/// batch, before one is tried again (a catalog upgraded meanwhile).
-const UNSERVED_FOR: Duration = Duration::from_secs(60);
-
 /// Stock operations, all of one kind.
 pub(crate) struct Stock {
     peer: Arc<dyn CatalogPeer>,
-    /// Until when batches are not tried (the catalog did not serve one).
-    unserved_until: Mutex<Option<Instant>>,
-}
-
-impl Stock {
-    fn served(&self) -> bool {
-        let until = self
-            .unserved_until
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        until.is_none_or(|t| Instant::now() >= t)
-    }
-
-    fn unserved(&self) {
-        let mut until = self
-            .unserved_until
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        *until = Some(Instant::now() + UNSERVED_FOR);
-    }
-
-    /// Each of `ops` in a call of its own, all at once.
-    async fn alone(
-        &self,
-        ops: Vec<AdjustStockRequest>,
-    ) -> Vec<Result<AdjustStockReply, CallError>> {
-        futures::future::join_all(ops.into_iter().map(|op| self.peer.adjust_stock(op))).await
-    }
+    batching: Batching,
 }
 
 impl Batched for Stock {
@@ -131,51 +99,16 @@ impl Batched for Stock {
     }
 
     fn send<'a>(&'a self, _: &'a (), ops: Vec<AdjustStockRequest>) -> Answers<'a, Self::Out> {
-        Box::pin(async move {
-            if ops.len() == 1 || !self.served() {
-                return self.alone(ops).await;
-            }
-            let n = ops.len();
-            let message = AdjustStockBatchRequest { operations: ops };
-            match self.peer.adjust_stock_batch(message.clone()).await {
-                Ok(reply) if reply.outcomes.len() == n => {
-                    reply.outcomes.into_iter().map(outcome).collect()
-                }
-                Ok(_) => {
-                    let short = tonic::Status::internal("the catalog answered too few operations");
-                    (0..n)
-                        .map(|_| Err(CallError::Status(short.clone())))
-                        .collect()
-                }
-                Err(CallError::Status(s)) if not_served(&s) => {
-                    tracing::warn!(code = ?s.code(), "the catalog does not serve AdjustStockBatch to this service: stock operations go one by one");
-                    self.unserved();
-                    self.alone(message.operations).await
-                }
-                Err(e) => (0..n).map(|_| Err(e.clone())).collect(),
-            }
-        })
-    }
-}
-
-/// A catalog older than `AdjustStockBatch`, or one whose callers' list
-/// does not name it for this service.
-fn not_served(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
-    )
-}
-
-/// An operation's outcome as its own call would have answered it.
-fn outcome(outcome: AdjustStockOutcome) -> Result<AdjustStockReply, CallError> {
-    match outcome.reply {
-        Some(reply) => Ok(reply),
-        None => {
-            let code = tonic::Code::from_i32(outcome.code);
-            let status = tonic::Status::with_details(code, outcome.message, outcome.details.into());
-            Err(CallError::Status(status))
-        }
+        let peer = &self.peer;
+        Box::pin(self.batching.send(
+            ops,
+            |operations| peer.adjust_stock_batch(AdjustStockBatchRequest { operations }),
+            |reply: AdjustStockBatchReply| {
+                let outcomes = reply.outcomes.into_iter();
+                outcomes.map(|o| outcome(o.reply, o.error)).collect()
+            },
+            |op| peer.adjust_stock(op),
+        ))
     }
 }
 
@@ -193,7 +126,7 @@ impl Gathered {
             reads: Gather::new(Reads(inner.clone())),
             stock: Gather::new(Stock {
                 peer: inner.clone(),
-                unserved_until: Mutex::default(),
+                batching: Batching::new("AdjustStockBatch"),
             }),
             inner,
         }

@@ -5,9 +5,11 @@
 //! stock operations go in one batch, each with its own outcome, or one by
 //! one where the catalog does not serve batches.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
+use storefront_proto::catalog::v1::AdjustStockOutcome;
 use storefront_proto::common::v1::ResourceMeta;
 use tokio::sync::Semaphore;
 
@@ -113,9 +115,7 @@ impl CatalogPeer for Held {
                     },
                     Err(status) => AdjustStockOutcome {
                         reply: None,
-                        code: status.code() as i32,
-                        message: status.message().to_string(),
-                        details: status.details().to_vec(),
+                        error: Some(status.into()),
                     },
                 })
                 .collect();

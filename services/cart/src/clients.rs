@@ -16,7 +16,9 @@ use storefront_proto::catalog::v1::{
 };
 use storefront_proto::catalog::v1::{ListCategoriesRequest, ListCategoriesResponse};
 use storefront_proto::orders::v1::order_service_client::OrderServiceClient;
-use storefront_proto::orders::v1::{CreateOrderRequest, Order};
+use storefront_proto::orders::v1::{
+    CreateOrderBatchReply, CreateOrderBatchRequest, CreateOrderRequest, Order,
+};
 use storefront_proto::payments::v1::payment_service_client::PaymentServiceClient;
 use storefront_proto::payments::v1::{
     ConfirmPaymentRequest, CreatePaymentRequest, GetPaymentRequest, MovePaymentRequest, Payment,
@@ -37,6 +39,7 @@ typed_client! {
     /// The order a confirmed checkout becomes.
     pub Orders via OrderServiceClient {
         Write create_order(CreateOrderRequest) -> Order;
+        Write create_order_batch(CreateOrderBatchRequest) -> CreateOrderBatchReply;
     }
 }
 
@@ -75,6 +78,15 @@ pub trait CatalogPeer: Send + Sync {
 /// What a confirmed checkout asks of the orders service.
 pub trait OrdersPeer: Send + Sync {
     fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order>;
+    /// Several orders in one call; a peer without it answers
+    /// Unimplemented, and they go one by one.
+    fn create_order_batch(
+        &self,
+        _message: CreateOrderBatchRequest,
+    ) -> Answer<'_, CreateOrderBatchReply> {
+        let unserved = tonic::Status::unimplemented("CreateOrderBatch");
+        Box::pin(async move { Err(CallError::Status(unserved)) })
+    }
 }
 
 /// What a checkout asks of the payments service.
@@ -143,6 +155,13 @@ pub struct MeshOrders(pub Caller);
 impl OrdersPeer for MeshOrders {
     fn create_order(&self, message: CreateOrderRequest) -> Answer<'_, Order> {
         Box::pin(Orders(&self.0).create_order(&Current, message))
+    }
+
+    fn create_order_batch(
+        &self,
+        message: CreateOrderBatchRequest,
+    ) -> Answer<'_, CreateOrderBatchReply> {
+        Box::pin(Orders(&self.0).create_order_batch(&Current, message))
     }
 }
 

@@ -16,12 +16,16 @@ use std::future::Future;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use storefront_platform::call_context::{correlated, correlation};
 use storefront_platform::client::call::CallError;
+use storefront_proto::common::v1::CallStatus;
 use tokio::sync::oneshot;
 use tonic::metadata::{Ascii, MetadataValue};
 use tracing::Instrument;
+
+use crate::clients::Answer;
 
 /// The answers of one gathered call, one an item, in order.
 pub type Answers<'a, T> = Pin<Box<dyn Future<Output = Vec<Result<T, CallError>>> + Send + 'a>>;
@@ -180,5 +184,94 @@ impl<B: Batched> Drain<B> {
             .count()
             .max(1);
         Some(queue.drain(..n).collect())
+    }
+}
+
+/// How long items go one by one after the peer did not serve a batch,
+/// before one is tried again (a peer upgraded meanwhile).
+const UNSERVED_FOR: Duration = Duration::from_secs(60);
+
+/// A peer's batch method (`method`), sent items one by one instead while
+/// the peer does not serve it: older than the method, or a callers' list
+/// that does not name it for this service.
+pub struct Batching {
+    method: &'static str,
+    unserved_until: Mutex<Option<Instant>>,
+}
+
+impl Batching {
+    pub fn new(method: &'static str) -> Self {
+        Self {
+            method,
+            unserved_until: Mutex::default(),
+        }
+    }
+
+    fn served(&self) -> bool {
+        let until = self.unserved_until.lock();
+        until
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none_or(|t| Instant::now() >= t)
+    }
+
+    fn unserved(&self, status: &tonic::Status) {
+        tracing::warn!(method = self.method, code = ?status.code(), "the peer does not serve a batch method to this service: its items go one by one");
+        let mut until = self
+            .unserved_until
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        *until = Some(Instant::now() + UNSERVED_FOR);
+    }
+
+    /// `items` in one call of `batch` (its reply read by `outcomes`, one an
+    /// item), or each in a call of its own (`alone`) when there is one or
+    /// the peer does not serve the batch.
+    pub async fn send<'a, I: Clone, O, R>(
+        &self,
+        items: Vec<I>,
+        batch: impl FnOnce(Vec<I>) -> Answer<'a, R>,
+        outcomes: impl FnOnce(R) -> Vec<Result<O, CallError>>,
+        alone: impl Fn(I) -> Answer<'a, O>,
+    ) -> Vec<Result<O, CallError>> {
+        if items.len() == 1 || !self.served() {
+            return futures::future::join_all(items.into_iter().map(alone)).await;
+        }
+        let n = items.len();
+        match batch(items.clone()).await {
+            Ok(reply) => {
+                let mut answers = outcomes(reply);
+                if answers.len() != n {
+                    let short = tonic::Status::internal("a batch answered too few items");
+                    answers = (0..n)
+                        .map(|_| Err(CallError::Status(short.clone())))
+                        .collect();
+                }
+                answers
+            }
+            Err(CallError::Status(s)) if not_served(&s) => {
+                self.unserved(&s);
+                futures::future::join_all(items.into_iter().map(alone)).await
+            }
+            Err(e) => (0..n).map(|_| Err(e.clone())).collect(),
+        }
+    }
+}
+
+fn not_served(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
+    )
+}
+
+/// An item's outcome of a batch: its reply, or the error its call alone
+/// would have had.
+pub fn outcome<T>(reply: Option<T>, error: Option<CallStatus>) -> Result<T, CallError> {
+    match (reply, error) {
+        (Some(reply), _) => Ok(reply),
+        (None, Some(error)) => Err(CallError::Status(error.into())),
+        (None, None) => Err(CallError::Status(tonic::Status::internal(
+            "a batch item answered neither a reply nor an error",
+        ))),
     }
 }

@@ -18,6 +18,7 @@ mod lines;
 mod market_set;
 mod merge;
 mod offer;
+mod order_calls;
 mod owned;
 pub mod pricing;
 pub mod promotion_set;
@@ -115,7 +116,9 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
     let checkout = Arc::new(checkout::Checkout {
         store: store.clone(),
         carts: carts.clone(),
-        orders: Arc::new(clients::MeshOrders(orders)),
+        orders: Arc::new(order_calls::GatheredOrders::new(Arc::new(
+            clients::MeshOrders(orders),
+        ))),
         payments: Arc::new(clients::MeshPayments(payments)),
         holds,
         markets: markets.clone(),

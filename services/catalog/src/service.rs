@@ -363,15 +363,10 @@ impl CatalogService for CatalogApi {
                 reply: Some(reply),
                 ..Default::default()
             },
-            Err(e) => {
-                let status = Status::from(e);
-                AdjustStockOutcome {
-                    reply: None,
-                    code: status.code() as i32,
-                    message: status.message().to_string(),
-                    details: status.details().to_vec(),
-                }
-            }
+            Err(e) => AdjustStockOutcome {
+                reply: None,
+                error: Some(Status::from(e).into()),
+            },
         };
         let outcomes = answers.into_iter().map(outcome).collect();
         Ok(Response::new(AdjustStockBatchReply { outcomes }))

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use storefront_platform::error::{ErrorKind, ServiceError};
+use storefront_proto::error::codes;
 use storefront_proto::orders::v1::order_service_server::OrderService;
 use storefront_proto::orders::v1::*;
 use tonic::{Request, Response, Status};
@@ -17,12 +19,41 @@ pub struct OrdersApi {
 
 type Reply<T> = Result<Response<T>, Status>;
 
+/// Orders one `CreateOrderBatch` call may carry.
+pub const MAX_BATCH_ORDERS: usize = 64;
+
 #[tonic::async_trait]
 impl OrderService for OrdersApi {
     async fn create_order(&self, request: Request<CreateOrderRequest>) -> Reply<Order> {
         Ok(Response::new(
             self.orders.create(request.into_inner()).await?,
         ))
+    }
+
+    async fn create_order_batch(
+        &self,
+        request: Request<CreateOrderBatchRequest>,
+    ) -> Reply<CreateOrderBatchReply> {
+        let orders = request.into_inner().orders;
+        if orders.len() > MAX_BATCH_ORDERS {
+            let message = format!("at most {MAX_BATCH_ORDERS} orders at once");
+            let e = ServiceError::new(ErrorKind::BadRequest, codes::VALIDATION_ERROR, message);
+            return Err(e.into());
+        }
+        let made = orders.into_iter().map(|req| self.orders.create(req));
+        let outcomes = (futures::future::join_all(made).await.into_iter())
+            .map(|made| match made {
+                Ok(order) => CreateOrderOutcome {
+                    order: Some(order),
+                    error: None,
+                },
+                Err(e) => CreateOrderOutcome {
+                    order: None,
+                    error: Some(Status::from(e).into()),
+                },
+            })
+            .collect();
+        Ok(Response::new(CreateOrderBatchReply { outcomes }))
     }
 
     async fn get_order(&self, request: Request<GetOrderRequest>) -> Reply<Order> {

@@ -114,7 +114,7 @@ pub const CART: Program = Program {
         },
         Call {
             callee: "orders",
-            methods: Methods::Only(&["CreateOrder"]),
+            methods: Methods::Only(&["CreateOrder", "CreateOrderBatch"]),
         },
         Call {
             callee: "payments",
@@ -362,7 +362,7 @@ mod tests {
         );
         assert_eq!(
             ORDERS.dev_allowed_callers(),
-            "gateway@storefront.iam.gserviceaccount.com,cart@storefront.iam.gserviceaccount.com=CreateOrder"
+            "gateway@storefront.iam.gserviceaccount.com,cart@storefront.iam.gserviceaccount.com=CreateOrder|CreateOrderBatch"
         );
         assert_eq!(CUSTOMERS.dev_allowed_callers(), GATEWAY.dev_account);
         assert_eq!(GATEWAY.dev_allowed_callers(), "");
