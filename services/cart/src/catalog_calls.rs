@@ -122,12 +122,18 @@ pub struct Gathered {
 
 impl Gathered {
     pub fn new(inner: Arc<dyn CatalogPeer>) -> Self {
+        Self::stalled_after(inner, crate::gather::STALL)
+    }
+
+    /// As `new`, a second call of a kind opened after `stall`.
+    pub fn stalled_after(inner: Arc<dyn CatalogPeer>, stall: std::time::Duration) -> Self {
+        let stock = Stock {
+            peer: inner.clone(),
+            batching: Batching::new("AdjustStockBatch"),
+        };
         Self {
-            reads: Gather::new(Reads(inner.clone())),
-            stock: Gather::new(Stock {
-                peer: inner.clone(),
-                batching: Batching::new("AdjustStockBatch"),
-            }),
+            reads: Gather::stalled_after(Reads(inner.clone()), stall),
+            stock: Gather::stalled_after(stock, stall),
             inner,
         }
     }

@@ -1,5 +1,6 @@
-//! Gathered calls against a catalog peer that answers only when let go:
-//! reads waiting on a call go together in the next one, each answered
+//! Gathered calls against a catalog peer that answers only when let go
+//! (each test first takes the kind's slots, `IN_FLIGHT`, with reads of
+//! their own): reads waiting on a call go together in the next one, each answered
 //! with its own products and never by a call made before it asked; a
 //! failed call fails each of its reads, and the next read leads anew;
 //! stock operations go in one batch, each with its own outcome, or one by
@@ -68,6 +69,10 @@ impl CatalogPeer for Held {
         let price = self.price.load(Ordering::SeqCst);
         self.calls.lock().unwrap().push(message.clone());
         Box::pin(async move {
+            if message.product_ids.iter().any(|id| id == "stuck") {
+                // A replica that never answers (until the call's deadline).
+                std::future::pending::<()>().await;
+            }
             self.permits.acquire().await.unwrap().forget();
             if self.fail.load(Ordering::SeqCst) {
                 return Err(CallError::Status(tonic::Status::unavailable("down")));
@@ -171,6 +176,25 @@ async fn calls_reach(peer: &Held, n: usize) {
     panic!("{n} calls never came: {:?}", peer.calls());
 }
 
+/// Calls of a kind in flight at once while none has waited long.
+const IN_FLIGHT: usize = 1;
+
+/// `peer` gathered, a second call opened only past the test's length
+/// (but in the test of it).
+fn gathered(peer: &Arc<Held>) -> Arc<Gathered> {
+    Arc::new(Gathered::stalled_after(
+        peer.clone(),
+        Duration::from_secs(3600),
+    ))
+}
+
+/// A read of "a" in flight, in a call of its own.
+async fn slots_taken(gathered: &Arc<Gathered>, peer: &Held) -> Vec<Read> {
+    let read = spawn_read(gathered, &["a"], "EUR");
+    calls_reach(peer, IN_FLIGHT).await;
+    vec![read]
+}
+
 /// (id, version) of a read's products.
 fn got(reply: Result<GetProductsResponse, CallError>) -> Vec<(String, i64)> {
     let products = reply.expect("answered").products;
@@ -209,10 +233,9 @@ async fn waiting_reach(gathered: &Gathered, kind: &str, n: usize) {
 async fn reads_waiting_on_a_call_go_together_in_the_next_each_with_its_own() {
     let peer = Arc::new(Held::default());
     peer.price.store(1, Ordering::SeqCst);
-    let gathered = Arc::new(Gathered::new(peer.clone()));
-    let first = spawn_read(&gathered, &["a"], "EUR");
-    calls_reach(&peer, 1).await;
-    // Asked after the first call was made: at the price of a later one.
+    let gathered = gathered(&peer);
+    let first = slots_taken(&gathered, &peer).await;
+    // Asked after the first calls were made: at the price of a later one.
     peer.price.store(2, Ordering::SeqCst);
     let others = vec![
         spawn_read(&gathered, &["b", "c"], "EUR"),
@@ -220,22 +243,44 @@ async fn reads_waiting_on_a_call_go_together_in_the_next_each_with_its_own() {
         spawn_read(&gathered, &["d"], "EUR"),
     ];
     waiting_reach(&gathered, "EUR", 3).await;
-    peer.permits.add_permits(2);
-    assert_eq!(got(first.await.unwrap()), vec![pair("a", 1)]);
+    peer.permits.add_permits(IN_FLIGHT + 1);
+    for answer in settled(first).await {
+        assert_eq!(got(answer), vec![pair("a", 1)]);
+    }
     let mut answers = settled(others).await.into_iter().map(got);
     assert_eq!(answers.next().unwrap(), vec![pair("b", 2), pair("c", 2)]);
     assert_eq!(answers.next().unwrap(), vec![pair("c", 2)]);
     assert_eq!(answers.next().unwrap(), vec![pair("d", 2)]);
     let calls = peer.calls();
-    assert_eq!(calls.len(), 2, "{calls:?}");
-    assert_eq!(calls[1].product_ids, ["b", "c", "missing", "d"]);
+    assert_eq!(calls.len(), IN_FLIGHT + 1, "{calls:?}");
+    assert_eq!(calls[IN_FLIGHT].product_ids, ["b", "c", "missing", "d"]);
     assert!(gathered.reads.idle());
+}
+
+#[tokio::test]
+async fn a_call_stuck_holds_up_no_read_but_its_own() {
+    let peer = Arc::new(Held::default());
+    let gathered = Arc::new(Gathered::new(peer.clone()));
+    let stuck = spawn_read(&gathered, &["stuck"], "EUR");
+    calls_reach(&peer, 1).await;
+    // Each read past the stall opens a call of its own beside it.
+    peer.permits.add_permits(3);
+    for id in ["b", "c", "d"] {
+        let read = spawn_read(&gathered, &[id], "EUR");
+        let answer = tokio::time::timeout(Duration::from_secs(5), read).await;
+        assert_eq!(
+            got(answer.expect("not held up").unwrap()),
+            vec![pair(id, 0)]
+        );
+    }
+    assert!(!stuck.is_finished());
+    stuck.abort();
 }
 
 #[tokio::test]
 async fn reads_of_another_currency_go_apart() {
     let peer = Arc::new(Held::default());
-    let gathered = Arc::new(Gathered::new(peer.clone()));
+    let gathered = gathered(&peer);
     let euros = spawn_read(&gathered, &["a"], "EUR");
     let dollars = spawn_read(&gathered, &["a"], "USD");
     calls_reach(&peer, 2).await;
@@ -250,35 +295,38 @@ async fn reads_of_another_currency_go_apart() {
 #[tokio::test]
 async fn a_call_goes_with_no_more_ids_than_the_catalog_takes() {
     let peer = Arc::new(Held::default());
-    let gathered = Arc::new(Gathered::new(peer.clone()));
-    let first = spawn_read(&gathered, &["a"], "EUR");
-    calls_reach(&peer, 1).await;
+    let gathered = gathered(&peer);
+    let first = slots_taken(&gathered, &peer).await;
     let many: Vec<String> = (0..MAX_BATCH_PRODUCTS).map(|i| format!("p{i}")).collect();
     let many: Vec<&str> = many.iter().map(String::as_str).collect();
     let big = spawn_read(&gathered, &many, "EUR");
     waiting_reach(&gathered, "EUR", 1).await;
     let after = spawn_read(&gathered, &["b"], "EUR");
     waiting_reach(&gathered, "EUR", 2).await;
-    peer.permits.add_permits(3);
-    let answers = settled(vec![first, big, after]).await;
+    peer.permits.add_permits(IN_FLIGHT + 2);
+    settled(first).await;
+    let answers = settled(vec![big, after]).await;
     let sizes: Vec<usize> = answers.into_iter().map(|a| got(a).len()).collect();
-    assert_eq!(sizes, [1, MAX_BATCH_PRODUCTS, 1]);
-    let sent: Vec<usize> = peer.calls().iter().map(|c| c.product_ids.len()).collect();
-    assert_eq!(sent, [1, MAX_BATCH_PRODUCTS, 1]);
+    assert_eq!(sizes, [MAX_BATCH_PRODUCTS, 1]);
+    let mut sent: Vec<usize> = peer.calls()[IN_FLIGHT..]
+        .iter()
+        .map(|c| c.product_ids.len())
+        .collect();
+    sent.sort();
+    assert_eq!(sent, [1, MAX_BATCH_PRODUCTS], "each in a call of its own");
 }
 
 #[tokio::test]
 async fn a_failed_call_fails_each_of_its_reads_and_the_next_leads_anew() {
     let peer = Arc::new(Held::default());
-    let gathered = Arc::new(Gathered::new(peer.clone()));
-    let first = spawn_read(&gathered, &["a"], "EUR");
-    calls_reach(&peer, 1).await;
-    let second = spawn_read(&gathered, &["b"], "EUR");
-    let third = spawn_read(&gathered, &["c"], "EUR");
+    let gathered = gathered(&peer);
+    let mut all = slots_taken(&gathered, &peer).await;
+    all.push(spawn_read(&gathered, &["b"], "EUR"));
+    all.push(spawn_read(&gathered, &["c"], "EUR"));
     waiting_reach(&gathered, "EUR", 2).await;
     peer.fail.store(true, Ordering::SeqCst);
-    peer.permits.add_permits(2);
-    for answer in settled(vec![first, second, third]).await {
+    peer.permits.add_permits(IN_FLIGHT + 1);
+    for answer in settled(all).await {
         let Err(CallError::Status(status)) = answer else {
             panic!("not the call's error: {answer:?}");
         };
@@ -288,19 +336,19 @@ async fn a_failed_call_fails_each_of_its_reads_and_the_next_leads_anew() {
     peer.permits.add_permits(1);
     let again = spawn_read(&gathered, &["a"], "EUR").await.unwrap();
     assert_eq!(got(again), vec![pair("a", 0)]);
-    assert_eq!(peer.calls().len(), 3);
+    assert_eq!(peer.calls().len(), IN_FLIGHT + 2);
+    assert!(gathered.reads.idle());
 }
 
 #[tokio::test]
 async fn a_reader_gone_takes_no_one_elses_read_with_it() {
     let peer = Arc::new(Held::default());
-    let gathered = Arc::new(Gathered::new(peer.clone()));
-    let first = spawn_read(&gathered, &["a"], "EUR");
-    calls_reach(&peer, 1).await;
-    first.abort();
+    let gathered = gathered(&peer);
+    let first = slots_taken(&gathered, &peer).await;
+    first.iter().for_each(|read| read.abort());
     let second = spawn_read(&gathered, &["b"], "EUR");
     waiting_reach(&gathered, "EUR", 1).await;
-    peer.permits.add_permits(2);
+    peer.permits.add_permits(IN_FLIGHT + 1);
     assert_eq!(got(second.await.unwrap()), vec![pair("b", 0)]);
 }
 
@@ -350,7 +398,7 @@ async fn stock_outcomes(calls: Vec<StockCall>) -> Vec<Result<u64, (tonic::Code, 
 #[tokio::test]
 async fn stock_operations_waiting_go_in_one_batch_each_with_its_own_outcome() {
     let peer = Arc::new(Held::default());
-    let gathered = Arc::new(Gathered::new(peer.clone()));
+    let gathered = gathered(&peer);
     let first = spawn_stock(&gathered, "opa");
     stock_calls_reach(&peer, 1).await;
     let others = vec![
@@ -359,9 +407,9 @@ async fn stock_operations_waiting_go_in_one_batch_each_with_its_own_outcome() {
         spawn_stock(&gathered, "opc"),
     ];
     stock_waiting_reach(&gathered, 3).await;
-    peer.permits.add_permits(2);
-    let mut all = vec![first];
-    all.extend(others);
+    peer.permits.add_permits(IN_FLIGHT + 1);
+    assert_eq!(stock_outcomes(vec![first]).await, [Ok(u64::from(b'a'))]);
+    let all = others;
     let refused = Err((
         tonic::Code::InvalidArgument,
         "lines must be 1 to 1,000 lines".to_string(),
@@ -369,7 +417,7 @@ async fn stock_operations_waiting_go_in_one_batch_each_with_its_own_outcome() {
     let versions = |c: u8| Ok(u64::from(c));
     assert_eq!(
         stock_outcomes(all).await,
-        vec![versions(b'a'), versions(b'b'), refused, versions(b'c')]
+        vec![versions(b'b'), refused, versions(b'c')]
     );
     let calls = peer.stock_calls.lock().unwrap().clone();
     assert_eq!(calls, vec![vec!["opa"], vec!["opb", "bad", "opc"]]);
@@ -380,7 +428,7 @@ async fn stock_operations_waiting_go_in_one_batch_each_with_its_own_outcome() {
 async fn stock_operations_go_one_by_one_where_batches_are_not_served() {
     let peer = Arc::new(Held::default());
     peer.batches_served.store(false, Ordering::SeqCst);
-    let gathered = Arc::new(Gathered::new(peer.clone()));
+    let gathered = gathered(&peer);
     // Twice: the second time no batch is tried.
     for (i, round) in ["x", "y"].into_iter().enumerate() {
         let first = spawn_stock(&gathered, &format!("{round}a"));
@@ -394,14 +442,8 @@ async fn stock_operations_go_one_by_one_where_batches_are_not_served() {
         let mut all = vec![first];
         all.extend(others);
         let outcomes = stock_outcomes(all).await;
-        assert_eq!(
-            outcomes,
-            vec![
-                Ok(u64::from(b'a')),
-                Ok(u64::from(b'b')),
-                Ok(u64::from(b'c'))
-            ]
-        );
+        let versions: Vec<_> = b"abc".iter().map(|&c| Ok(u64::from(c))).collect();
+        assert_eq!(outcomes, versions);
     }
     let calls = peer.stock_calls.lock().unwrap().clone();
     assert!(calls.iter().all(|c| c.len() == 1), "{calls:?}");

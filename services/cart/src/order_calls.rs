@@ -154,7 +154,16 @@ mod tests {
             calls: Mutex::default(),
             permits: Semaphore::new(0),
         });
-        let gathered = Arc::new(GatheredOrders::new(peer.clone()));
+        let gathered = Arc::new(GatheredOrders {
+            inner: peer.clone(),
+            creates: Gather::stalled_after(
+                Creates {
+                    peer: peer.clone(),
+                    batching: Batching::new("CreateOrderBatch"),
+                },
+                Duration::from_secs(3600),
+            ),
+        });
         let create = |id: &str| {
             let (gathered, id) = (gathered.clone(), id.to_string());
             tokio::spawn(async move {
@@ -165,17 +174,34 @@ mod tests {
                 gathered.create_order(order).await
             })
         };
+        // One in flight (a second only past a stall), then two wait.
+        let calls_reach = |n: usize| {
+            let peer = peer.clone();
+            async move {
+                for _ in 0..500 {
+                    if peer.calls.lock().unwrap().len() >= n {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                panic!("{n} calls never came");
+            }
+        };
         let first = create("o1");
-        while peer.calls.lock().unwrap().is_empty() {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        calls_reach(1).await;
+        let first = [first];
         let (second, refused) = (create("o2"), create("refused"));
-        while gathered.creates.waiting(&()) < 2 {
+        for _ in 0..500 {
+            if gathered.creates.waiting(&()) >= 2 {
+                break;
+            }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
         peer.permits.add_permits(2);
         let id = |o: Order| o.meta.unwrap().id;
-        assert_eq!(id(first.await.unwrap().unwrap()), "o1");
+        for (created, expected) in first.into_iter().zip(["o1"]) {
+            assert_eq!(id(created.await.unwrap().unwrap()), expected);
+        }
         assert_eq!(id(second.await.unwrap().unwrap()), "o2");
         let refusal = refused.await.unwrap().unwrap_err().refusal();
         assert_eq!(refusal.map(|e| e.code), Some("INVALID_ORDER".into()));
