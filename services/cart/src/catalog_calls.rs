@@ -40,7 +40,17 @@ impl Batched for Reads {
     }
 
     fn send<'a>(&'a self, kind: &'a Self::Kind, items: Vec<Vec<String>>) -> Answers<'a, Self::Out> {
+        let read = move |product_ids| GetProductsRequest {
+            product_ids,
+            currency_code: kind.0.clone(),
+            prices_only: kind.1,
+        };
         Box::pin(async move {
+            if let [_] = items.as_slice() {
+                // Alone: sent and answered as it came.
+                let ids = items.into_iter().next().unwrap_or_default();
+                return vec![self.0.get_products(read(ids)).await];
+            }
             let mut ids: Vec<String> = Vec::new();
             let mut seen = HashSet::new();
             for id in items.iter().flatten() {
@@ -48,12 +58,7 @@ impl Batched for Reads {
                     ids.push(id.clone());
                 }
             }
-            let message = GetProductsRequest {
-                product_ids: ids,
-                currency_code: kind.0.clone(),
-                prices_only: kind.1,
-            };
-            let reply = self.0.get_products(message).await;
+            let reply = self.0.get_products(read(ids)).await;
             split(&items, reply)
         })
     }
@@ -66,8 +71,6 @@ fn split(
     reply: Result<GetProductsResponse, CallError>,
 ) -> Vec<Result<GetProductsResponse, CallError>> {
     let products = match reply {
-        // Alone: the reply is its own, as sent.
-        Ok(reply) if items.len() == 1 => return vec![Ok(reply)],
         Ok(reply) => reply.products,
         Err(e) => return items.iter().map(|_| Err(e.clone())).collect(),
     };

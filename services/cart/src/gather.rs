@@ -116,22 +116,30 @@ impl<B: Batched> Gather<B> {
         };
         let lead = {
             let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
-            let queue = waiting.entry(kind.clone()).or_insert_with(|| Queue {
-                waiting: Vec::new(),
-                in_flight: 0,
-            });
+            // The kind cloned (a read's is its currency) only to be kept.
+            if !waiting.contains_key(&kind) {
+                let queue = Queue {
+                    waiting: Vec::new(),
+                    in_flight: 0,
+                };
+                waiting.insert(kind.clone(), queue);
+            }
+            let queue = waiting.get_mut(&kind).expect("just kept");
             queue.waiting.push(waiter);
             queue.open(1)
         };
-        if lead {
-            self.drain(kind.clone());
-        }
-        let mut answered = answered;
-        let answer = match tokio::time::timeout(self.stall, &mut answered).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                self.open_beside(kind);
-                answered.await
+        let answer = if lead {
+            // Its own call takes it first: no other to open if it stalls.
+            self.drain(kind);
+            answered.await
+        } else {
+            let mut answered = answered;
+            match tokio::time::timeout(self.stall, &mut answered).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    self.open_beside(kind);
+                    answered.await
+                }
             }
         };
         answer.unwrap_or_else(|_| {
