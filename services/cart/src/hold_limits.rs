@@ -1,7 +1,8 @@
 //! What one holder may hold in open checkouts: a shopper (a guest less
 //! than a signed-in customer) and a client network, per variant and in
-//! all (`HOLD_LIMIT_*`), and the arithmetic of a holder's ledger (one
-//! entry per session; kept in the shared store by `hold_ledgers`). Past
+//! all (`HOLD_LIMIT_*`), and a holder's ledger (one entry per session;
+//! kept in the shared store by `hold_ledgers`, its arithmetic in
+//! `ledger_book`) changed by one write alone. Past
 //! a limit a checkout holds nothing until it is paid, and then at most
 //! `HOLD_LIMIT_PAID_MULTIPLE` times the limit; past that it is refused
 //! whole (409 `HOLD_LIMIT_REACHED`, naming the limit), never cut.
@@ -12,11 +13,11 @@
 //! one extension. Entries leave when the hold is released or sold; one
 //! left behind (a process stopped half-way) is dropped past its end.
 
-use std::collections::BTreeMap;
-
 use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
 #[cfg(test)]
 use storefront_proto::catalog::v1::StockLine;
+
+use crate::ledger_book::Book;
 
 /// How long past its end an entry is still counted: the sweep releases a
 /// hold within a second of its expiry, or a minute after one being sold.
@@ -89,73 +90,19 @@ pub struct Exceeded {
     pub limit: u32,
 }
 
-/// The units counted in `ledger` besides `cart_id`'s (of each other cart,
-/// its newest session), by SKU and in all.
-fn counted<'a>(ledger: &'a HoldLedger, cart_id: &str) -> (BTreeMap<&'a str, u64>, u64) {
-    let mut newest: BTreeMap<&str, &HoldEntry> = BTreeMap::new();
-    for e in ledger.entries.iter().filter(|e| e.cart_id != cart_id) {
-        let slot = newest.entry(e.cart_id.as_str()).or_insert(e);
-        if e.opened_ms > slot.opened_ms {
-            *slot = e;
-        }
-    }
-    let mut by_sku = BTreeMap::new();
-    let mut total = 0u64;
-    for line in newest.values().flat_map(|e| &e.lines) {
-        *by_sku.entry(line.sku.as_str()).or_default() += u64::from(line.quantity);
-        total += u64::from(line.quantity);
-    }
-    (by_sku, total)
-}
-
 /// Adds `entry` to `ledger` if its lines fit `limit` beside what the
-/// holder's other carts hold; drops entries past their end first. An
-/// unset `entry.until_ms` is inherited from a live entry of the same cart,
-/// else `fresh_until`: the entry's end, as added.
+/// holder's other carts hold (see [`Book::reserve`]): one write alone.
 pub fn reserve(
     ledger: &mut HoldLedger,
-    mut entry: HoldEntry,
+    entry: HoldEntry,
     now_ms: i64,
     fresh_until: i64,
     limit: HoldLimit,
 ) -> Result<i64, Exceeded> {
-    ledger.entries.retain(|e| e.until_ms + GRACE_MS > now_ms);
-    if entry.until_ms == 0 {
-        let inherited = ledger
-            .entries
-            .iter()
-            .filter(|e| e.cart_id == entry.cart_id && e.until_ms > now_ms)
-            .map(|e| e.until_ms)
-            .max();
-        entry.until_ms = inherited.unwrap_or(fresh_until);
-    }
-    let (by_sku, total) = counted(ledger, &entry.cart_id);
-    let mut asked_total = 0u64;
-    for line in &entry.lines {
-        let asked = u64::from(line.quantity);
-        asked_total += asked;
-        let already = by_sku.get(line.sku.as_str()).copied().unwrap_or(0);
-        if already + asked > u64::from(limit.per_variant) {
-            return Err(Exceeded {
-                sku: Some(line.sku.clone()),
-                already,
-                asked,
-                limit: limit.per_variant,
-            });
-        }
-    }
-    if total + asked_total > u64::from(limit.total) {
-        return Err(Exceeded {
-            sku: None,
-            already: total,
-            asked: asked_total,
-            limit: limit.total,
-        });
-    }
-    let until = entry.until_ms;
-    ledger.entries.retain(|e| e.session_id != entry.session_id);
-    ledger.entries.push(entry);
-    Ok(until)
+    let mut book = Book::new(std::mem::take(&mut ledger.entries));
+    let reserved = book.reserve(entry, now_ms, fresh_until, limit);
+    ledger.entries = book.into_entries();
+    reserved
 }
 
 #[cfg(test)]

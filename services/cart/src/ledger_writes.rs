@@ -17,7 +17,8 @@ use storefront_platform::store::{Store, StoreError, Updated};
 use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
 use tokio::sync::oneshot;
 
-use crate::hold_limits::{Exceeded, HoldLimit, reserve};
+use crate::hold_limits::{Exceeded, HoldLimit};
+use crate::ledger_book::Book;
 
 /// Compare-and-set attempts of one batch before its writes are refused
 /// as too contended.
@@ -57,24 +58,20 @@ pub(crate) enum Failed {
 }
 
 impl Write {
-    /// Applies the write to `ledger`: what it did, and whether the ledger
+    /// Applies the write to `book`: what it did, and whether the ledger
     /// changed.
-    fn apply(&self, ledger: &mut HoldLedger) -> (Wrote, bool) {
+    fn apply(&self, book: &mut Book) -> (Wrote, bool) {
         match self {
             Write::Reserve {
                 entry,
                 now_ms,
                 fresh_until,
                 limit,
-            } => match reserve(ledger, entry.clone(), *now_ms, *fresh_until, *limit) {
+            } => match book.reserve(entry.clone(), *now_ms, *fresh_until, *limit) {
                 Ok(until) => (Wrote::Held(until), true),
                 Err(exceeded) => (Wrote::Past(exceeded), false),
             },
-            Write::Forget { session_id } => {
-                let before = ledger.entries.len();
-                ledger.entries.retain(|e| &e.session_id != session_id);
-                (Wrote::Forgot, ledger.entries.len() != before)
-            }
+            Write::Forget { session_id } => (Wrote::Forgot, book.forget(session_id)),
         }
     }
 }
@@ -171,14 +168,16 @@ impl LedgerWrites {
     async fn write(&self, key: &str, writes: &[Write]) -> Result<Vec<Wrote>, Failed> {
         let apply_all = |ledger: &mut HoldLedger| {
             let mut changed = false;
+            let mut book = Book::new(std::mem::take(&mut ledger.entries));
             let wrote: Vec<Wrote> = writes
                 .iter()
                 .map(|w| {
-                    let (wrote, changes) = w.apply(ledger);
+                    let (wrote, changes) = w.apply(&mut book);
                     changed |= changes;
                     wrote
                 })
                 .collect();
+            ledger.entries = book.into_entries();
             if changed {
                 Ok(wrote)
             } else {
