@@ -17,7 +17,8 @@ use storefront_proto::cart::storage::v1::{CheckoutRecord, HoldEntry, HoldLedger}
 use storefront_proto::catalog::v1::StockLine;
 use storefront_proto::error::codes;
 
-use crate::hold_limits::{Exceeded, GRACE_MS, HoldLimit, HoldLimits, is_guest, reserve};
+use crate::hold_limits::{Exceeded, GRACE_MS, HoldLimit, HoldLimits, is_guest};
+use crate::ledger_book::reserve;
 use crate::ledger_writes::{Failed, LedgerWrites, Write, Wrote};
 
 /// The code of a checkout past what its holder may hold.

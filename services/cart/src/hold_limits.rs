@@ -1,8 +1,8 @@
 //! What one holder may hold in open checkouts: a shopper (a guest less
 //! than a signed-in customer) and a client network, per variant and in
-//! all (`HOLD_LIMIT_*`), and a holder's ledger (one entry per session;
-//! kept in the shared store by `hold_ledgers`, its arithmetic in
-//! `ledger_book`) changed by one write alone. Past
+//! all (`HOLD_LIMIT_*`), counted in a ledger per holder (one entry per
+//! session; kept in the shared store by `hold_ledgers`, its arithmetic in
+//! `ledger_book`). Past
 //! a limit a checkout holds nothing until it is paid, and then at most
 //! `HOLD_LIMIT_PAID_MULTIPLE` times the limit; past that it is refused
 //! whole (409 `HOLD_LIMIT_REACHED`, naming the limit), never cut.
@@ -12,12 +12,6 @@
 //! checked out again, its hold never runs past its first expiry plus the
 //! one extension. Entries leave when the hold is released or sold; one
 //! left behind (a process stopped half-way) is dropped past its end.
-
-use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
-#[cfg(test)]
-use storefront_proto::catalog::v1::StockLine;
-
-use crate::ledger_book::Book;
 
 /// How long past its end an entry is still counted: the sweep releases a
 /// hold within a second of its expiry, or a minute after one being sold.
@@ -89,22 +83,3 @@ pub struct Exceeded {
     pub asked: u64,
     pub limit: u32,
 }
-
-/// Adds `entry` to `ledger` if its lines fit `limit` beside what the
-/// holder's other carts hold (see [`Book::reserve`]): one write alone.
-pub fn reserve(
-    ledger: &mut HoldLedger,
-    entry: HoldEntry,
-    now_ms: i64,
-    fresh_until: i64,
-    limit: HoldLimit,
-) -> Result<i64, Exceeded> {
-    let mut book = Book::new(std::mem::take(&mut ledger.entries));
-    let reserved = book.reserve(entry, now_ms, fresh_until, limit);
-    ledger.entries = book.into_entries();
-    reserved
-}
-
-#[cfg(test)]
-#[path = "hold_limits_tests.rs"]
-mod tests;

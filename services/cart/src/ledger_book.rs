@@ -1,16 +1,33 @@
-//! A hold ledger as a batch of writes changes it (`ledger_writes`): its
-//! entries chained by cart and by session, and what every cart's counted
-//! entry holds summed by SKU and in all, kept as entries come and go.
+//! The arithmetic of a hold ledger (`hold_limits`' bounds): a write alone
+//! (`reserve`) or a batch of them (`ledger_writes`) applied through a book
+//! of its entries, chained by cart and by session, with what every cart's
+//! counted entry holds summed by SKU and in all, kept as entries come and
+//! go.
 
 use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 
 use foldhash::HashMap;
 use foldhash::fast::RandomState;
-use storefront_proto::cart::storage::v1::HoldEntry;
+use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
 use storefront_proto::catalog::v1::StockLine;
 
 use crate::hold_limits::{Exceeded, GRACE_MS, HoldLimit};
+
+/// Adds `entry` to `ledger` if its lines fit `limit` beside what the
+/// holder's other carts hold (see [`Book::reserve`]): one write alone.
+pub fn reserve(
+    ledger: &mut HoldLedger,
+    entry: HoldEntry,
+    now_ms: i64,
+    fresh_until: i64,
+    limit: HoldLimit,
+) -> Result<i64, Exceeded> {
+    let mut book = Book::new(std::mem::take(&mut ledger.entries));
+    let reserved = book.reserve(entry, now_ms, fresh_until, limit);
+    ledger.entries = book.into_entries();
+    reserved
+}
 
 /// A ledger's entries as writes change them, chained by cart and by
 /// session, with what every cart's counted entry (its newest session's)
