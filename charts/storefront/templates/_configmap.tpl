@@ -61,7 +61,7 @@ data:
          it may call only those; the gateway may call every method. Helm
          cannot read services/platform/src/topology.rs, where they are
          declared: tests/e2e/deploy/chart.rs holds this list to it. */}}
-  {{- $calls := dict "catalog" (dict "cart" "AdjustStock|AdjustStockBatch|GetProduct|GetProducts|ListCategories" "orders" "AdjustStock" "search" "ListChanges|ListCategories|ExportProducts|RequestReindex") "orders" (dict "cart" "CreateOrder|CreateOrderBatch") "payments" (dict "cart" "CreatePayment|ConfirmPayment|GetPayment|VoidPayment" "orders" "GetPayment|CapturePayment|VoidPayment|RefundPayment") }}
+  {{- $calls := dict "catalog" (dict "cart" "AdjustStock|AdjustStockBatch|GetProduct|GetProducts|ListCategories" "orders" "AdjustStock" "search" "ListChanges|ListCategories|ExportProducts|RequestReindex") "orders" (dict "cart" "CreateOrder|CreateOrderBatch") "payments" (dict "cart" "CreatePayment|ConfirmPayment|GetPayment|VoidPayment|VerifyWebhook|VerifyWebhookBatch" "orders" "GetPayment|CapturePayment|VoidPayment|RefundPayment") }}
   {{- $accounts := list }}
   {{- range $p.callers }}
   {{- $account := include "storefront.account" (dict "root" $root "program" .) }}

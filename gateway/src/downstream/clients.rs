@@ -143,6 +143,7 @@ clients! {
         Write release_checkout(cart::ReleaseCheckoutRequest) -> cart::CheckoutSession;
         Write pay_checkout(cart::PayCheckoutRequest) -> cart::PayCheckoutReply;
         Write payment_changed(cart::PaymentChangedRequest) -> cart::PaymentChangedReply;
+        Write payment_webhook(payments::VerifyWebhookRequest) -> cart::PaymentWebhookReply;
         Write merge_carts(cart::MergeCartsRequest) -> cart::MergeReport;
     }
 

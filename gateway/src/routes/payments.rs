@@ -6,7 +6,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use serde::Serialize;
-use storefront_proto::cart::v1::{PayCheckoutRequest, PaymentChangedRequest};
+use storefront_platform::client::call::CallError;
+use storefront_proto::cart::v1::{PayCheckoutRequest, PaymentChangedRequest, PaymentWebhookReply};
 use storefront_proto::error::codes;
 use storefront_proto::payments::v1::{CompleteActionRequest, VerifyWebhookRequest};
 use utoipa::ToSchema;
@@ -138,29 +139,62 @@ pub async fn payment_webhook(
                 "the Stripe-Signature header is required",
             )
         })?;
-    let ds = &state.downstreams;
-    let verify = VerifyWebhookRequest {
+    let webhook = VerifyWebhookRequest {
         provider,
         signature: signature.to_string(),
         body: body.to_vec(),
     };
-    let event = ds.payments().verify_webhook(&correlation, verify).await?;
-    let mut receipt = WebhookReceipt {
+    let cart = state.downstreams.cart();
+    let applied = match cart.payment_webhook(&correlation, webhook.clone()).await {
+        Err(CallError::Status(s)) if unserved(&s) => {
+            verify_then_apply(&state, &correlation, webhook).await?
+        }
+        applied => applied?,
+    };
+    tracing::info!(event_id = %applied.event_id, kind = %applied.r#type, "payment webhook applied");
+    Ok(Json(WebhookReceipt {
         received: true,
-        order_id: None,
+        order_id: Some(applied.order_id).filter(|o| !o.is_empty()),
+    }))
+}
+
+/// Whether the cart does not take webhooks from this gateway: a replica
+/// older than the method (a rolling upgrade), or an allow-list that does
+/// not name it for the gateway's account.
+fn unserved(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
+    )
+}
+
+/// The delivery in two calls, as before the cart took webhooks: verified
+/// by the payments service, then passed to the cart (`unserved`).
+async fn verify_then_apply(
+    state: &AppState,
+    correlation: &CallContext,
+    webhook: VerifyWebhookRequest,
+) -> Result<PaymentWebhookReply, ApiError> {
+    let ds = &state.downstreams;
+    let event = ds.payments().verify_webhook(correlation, webhook).await?;
+    let mut applied = PaymentWebhookReply {
+        event_id: event.id,
+        r#type: event.r#type,
+        order_id: String::new(),
     };
-    if event.reference.is_empty() {
-        return Ok(Json(receipt));
+    if !event.reference.is_empty() {
+        let changed = PaymentChangedRequest {
+            session_id: event.reference,
+            payment_id: event.payment_id,
+            holds_money: event.holds_money,
+        };
+        applied.order_id = ds
+            .cart()
+            .payment_changed(correlation, changed)
+            .await?
+            .order_id;
     }
-    let changed = PaymentChangedRequest {
-        session_id: event.reference,
-        payment_id: event.payment_id,
-        holds_money: event.holds_money,
-    };
-    let reply = ds.cart().payment_changed(&correlation, changed).await?;
-    receipt.order_id = Some(reply.order_id).filter(|o| !o.is_empty());
-    tracing::info!(event_id = %event.id, kind = %event.r#type, "payment webhook applied");
-    Ok(Json(receipt))
+    Ok(applied)
 }
 
 /// The test provider's 3-D Secure page (the `nextAction.url` of its

@@ -22,6 +22,7 @@ use storefront_proto::orders::v1::{
 use storefront_proto::payments::v1::payment_service_client::PaymentServiceClient;
 use storefront_proto::payments::v1::{
     ConfirmPaymentRequest, CreatePaymentRequest, GetPaymentRequest, MovePaymentRequest, Payment,
+    VerifyWebhookBatchReply, VerifyWebhookBatchRequest, VerifyWebhookRequest, WebhookEvent,
 };
 
 typed_client! {
@@ -45,12 +46,14 @@ typed_client! {
 
 typed_client! {
     /// A checkout's payment: started, confirmed, read, and voided when its
-    /// session's total changed.
+    /// session's total changed; a provider's webhook deliveries verified.
     pub Payments via PaymentServiceClient {
         Write create_payment(CreatePaymentRequest) -> Payment;
         Write confirm_payment(ConfirmPaymentRequest) -> Payment;
         Read get_payment(GetPaymentRequest) -> Payment;
         Write void_payment(MovePaymentRequest) -> Payment;
+        Read verify_webhook(VerifyWebhookRequest) -> WebhookEvent;
+        Read verify_webhook_batch(VerifyWebhookBatchRequest) -> VerifyWebhookBatchReply;
     }
 }
 
@@ -95,6 +98,16 @@ pub trait PaymentsPeer: Send + Sync {
     fn confirm_payment(&self, message: ConfirmPaymentRequest) -> Answer<'_, Payment>;
     fn get_payment(&self, message: GetPaymentRequest) -> Answer<'_, Payment>;
     fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment>;
+    fn verify_webhook(&self, message: VerifyWebhookRequest) -> Answer<'_, WebhookEvent>;
+    /// Several deliveries in one call; a peer without it answers
+    /// Unimplemented, and they go one by one.
+    fn verify_webhook_batch(
+        &self,
+        _message: VerifyWebhookBatchRequest,
+    ) -> Answer<'_, VerifyWebhookBatchReply> {
+        let unserved = tonic::Status::unimplemented("VerifyWebhookBatch");
+        Box::pin(async move { Err(CallError::Status(unserved)) })
+    }
 }
 
 /// The payments service over the mesh.
@@ -115,6 +128,17 @@ impl PaymentsPeer for MeshPayments {
 
     fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment> {
         Box::pin(Payments(&self.0).void_payment(&Current, message))
+    }
+
+    fn verify_webhook(&self, message: VerifyWebhookRequest) -> Answer<'_, WebhookEvent> {
+        Box::pin(Payments(&self.0).verify_webhook(&Current, message))
+    }
+
+    fn verify_webhook_batch(
+        &self,
+        message: VerifyWebhookBatchRequest,
+    ) -> Answer<'_, VerifyWebhookBatchReply> {
+        Box::pin(Payments(&self.0).verify_webhook_batch(&Current, message))
     }
 }
 

@@ -21,6 +21,7 @@ mod merge;
 mod offer;
 mod order_calls;
 mod owned;
+mod payment_calls;
 pub mod pricing;
 pub mod promotion_set;
 pub mod promotions;
@@ -120,7 +121,9 @@ pub async fn serve(config: CartConfig, serving: Serving) -> anyhow::Result<()> {
         orders: Arc::new(order_calls::GatheredOrders::new(Arc::new(
             clients::MeshOrders(orders),
         ))),
-        payments: Arc::new(clients::MeshPayments(payments)),
+        payments: Arc::new(payment_calls::GatheredPayments::new(Arc::new(
+            clients::MeshPayments(payments),
+        ))),
         holds,
         markets: markets.clone(),
         ttl: config.checkout_ttl,

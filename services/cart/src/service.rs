@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use storefront_proto::cart::v1::cart_service_server::CartService;
 use storefront_proto::cart::v1::*;
+use storefront_proto::payments::v1::VerifyWebhookRequest;
 use tonic::{Request, Response, Status};
 
 use crate::carts::{Carts, now};
@@ -217,5 +218,12 @@ impl CartService for CartApi {
             .checkout
             .payment_changed(&req.session_id, &req.payment_id, req.holds_money)
             .await?)
+    }
+
+    async fn payment_webhook(
+        &self,
+        request: Request<VerifyWebhookRequest>,
+    ) -> Reply<PaymentWebhookReply> {
+        ok(self.checkout.payment_webhook(request.into_inner()).await?)
     }
 }

@@ -28,6 +28,9 @@ pub mod codes {
     pub const INVALID_SIGNATURE: &str = "INVALID_SIGNATURE";
 }
 
+/// Deliveries one VerifyWebhookBatch takes (the cart sends 32 at most).
+pub const MAX_BATCH_WEBHOOKS: usize = 64;
+
 pub struct PaymentsApi {
     pub provider: Arc<dyn PaymentProvider>,
     /// The same provider when it is the test one (its 3-D Secure page).
@@ -126,6 +129,40 @@ impl PaymentsApi {
             other => other,
         }
     }
+
+    /// A delivery verified by its signature, its payment read again from
+    /// the provider (VerifyWebhook, and each item of VerifyWebhookBatch).
+    async fn verified(&self, req: api::VerifyWebhookRequest) -> Result<api::WebhookEvent, Status> {
+        if req.provider != self.provider.name() {
+            let message = "no such payment provider here";
+            return Err(ServiceError::new(
+                ErrorKind::NotFound,
+                storefront_proto::error::codes::NOT_FOUND,
+                message,
+            )
+            .into());
+        }
+        let now = storefront_domain::time::now().seconds;
+        let event = self
+            .provider
+            .webhook(&req.signature, &req.body, now)
+            .map_err(status)?;
+        // The event's own fields are not trusted beyond its payment's id:
+        // what the payment is for, and whether it holds money, is read from
+        // the provider.
+        let (reference, holds_money) = match self.provider.get(&event.payment_id).await {
+            Ok(payment) => (payment.reference, payment.status.is_authorized()),
+            Err(PaymentError::NotFound(_) | PaymentError::Invalid(_)) => (String::new(), false),
+            Err(e) => return Err(status(e)),
+        };
+        Ok(api::WebhookEvent {
+            id: event.id,
+            r#type: event.kind,
+            payment_id: event.payment_id,
+            reference,
+            holds_money,
+        })
+    }
 }
 
 #[tonic::async_trait]
@@ -208,36 +245,33 @@ impl PaymentService for PaymentsApi {
         &self,
         request: Request<api::VerifyWebhookRequest>,
     ) -> Result<Response<api::WebhookEvent>, Status> {
-        let req = request.into_inner();
-        if req.provider != self.provider.name() {
-            let message = "no such payment provider here";
-            return Err(ServiceError::new(
-                ErrorKind::NotFound,
-                storefront_proto::error::codes::NOT_FOUND,
-                message,
-            )
-            .into());
+        Ok(Response::new(self.verified(request.into_inner()).await?))
+    }
+
+    async fn verify_webhook_batch(
+        &self,
+        request: Request<api::VerifyWebhookBatchRequest>,
+    ) -> Result<Response<api::VerifyWebhookBatchReply>, Status> {
+        let webhooks = request.into_inner().webhooks;
+        if webhooks.len() > MAX_BATCH_WEBHOOKS {
+            let message = format!("at most {MAX_BATCH_WEBHOOKS} webhooks at once");
+            let code = storefront_proto::error::codes::VALIDATION_ERROR;
+            return Err(ServiceError::new(ErrorKind::BadRequest, code, message).into());
         }
-        let now = storefront_domain::time::now().seconds;
-        let event = self
-            .provider
-            .webhook(&req.signature, &req.body, now)
-            .map_err(status)?;
-        // The event's own fields are not trusted beyond its payment's id:
-        // what the payment is for, and whether it holds money, is read from
-        // the provider.
-        let (reference, holds_money) = match self.provider.get(&event.payment_id).await {
-            Ok(payment) => (payment.reference, payment.status.is_authorized()),
-            Err(PaymentError::NotFound(_) | PaymentError::Invalid(_)) => (String::new(), false),
-            Err(e) => return Err(status(e)),
-        };
-        Ok(Response::new(api::WebhookEvent {
-            id: event.id,
-            r#type: event.kind,
-            payment_id: event.payment_id,
-            reference,
-            holds_money,
-        }))
+        let verified = webhooks.into_iter().map(|w| self.verified(w));
+        let outcomes = (futures::future::join_all(verified).await.into_iter())
+            .map(|verified| match verified {
+                Ok(event) => api::VerifyWebhookOutcome {
+                    event: Some(event),
+                    error: None,
+                },
+                Err(status) => api::VerifyWebhookOutcome {
+                    event: None,
+                    error: Some(status.into()),
+                },
+            })
+            .collect();
+        Ok(Response::new(api::VerifyWebhookBatchReply { outcomes }))
     }
 
     async fn complete_action(

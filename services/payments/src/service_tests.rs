@@ -55,3 +55,70 @@ async fn a_verified_delivery_says_whether_its_payment_holds_money() {
         ("cs-1", false)
     );
 }
+
+#[tokio::test]
+async fn a_batch_verifies_each_delivery_as_alone() {
+    let test = Arc::new(TestProvider::new("whsec_unit"));
+    let api = PaymentsApi {
+        provider: test.clone(),
+        test: Some(test.clone()),
+    };
+    let amount = Money {
+        currency: "AUD".into(),
+        amount: 1200,
+    };
+    let created = test.create(amount, "cs-2", "k-create", None).await;
+    let id = created.expect("created").id;
+    test.confirm(&id, VISA, "k-confirm")
+        .await
+        .expect("authorized");
+    let (signature, body) = test.deliveries().pop().expect("a delivery");
+    let delivery = |provider: &str, signature: &str| api::VerifyWebhookRequest {
+        provider: provider.into(),
+        signature: signature.into(),
+        body: body.clone(),
+    };
+    let webhooks = vec![
+        delivery("test", &signature),
+        delivery("test", "t=1,v1=00"),
+        delivery("stripe", &signature),
+        delivery("test", &signature),
+    ];
+    let alone = futures::future::join_all(webhooks.iter().map(|w| {
+        let request = tonic::Request::new(w.clone());
+        async { api.verify_webhook(request).await.map(|r| r.into_inner()) }
+    }))
+    .await;
+    let request = api::VerifyWebhookBatchRequest { webhooks };
+    let batch = api.verify_webhook_batch(tonic::Request::new(request)).await;
+    let outcomes = batch.expect("answered").into_inner().outcomes;
+    assert_eq!(outcomes.len(), alone.len());
+    for (outcome, alone) in outcomes.into_iter().zip(alone) {
+        match alone {
+            Ok(event) => {
+                assert_eq!(outcome.event.as_ref(), Some(&event));
+                assert_eq!(
+                    (event.reference.as_str(), event.holds_money),
+                    ("cs-2", true)
+                );
+            }
+            Err(status) => {
+                assert!(outcome.event.is_none());
+                let error = tonic::Status::from(outcome.error.expect("its error"));
+                assert_eq!(
+                    (error.code(), error.message()),
+                    (status.code(), status.message())
+                );
+                assert_eq!(error.details(), status.details());
+            }
+        }
+    }
+
+    let many = vec![delivery("test", &signature); super::MAX_BATCH_WEBHOOKS + 1];
+    let request = api::VerifyWebhookBatchRequest { webhooks: many };
+    let refused = api.verify_webhook_batch(tonic::Request::new(request)).await;
+    assert_eq!(
+        refused.expect_err("too many").code(),
+        tonic::Code::InvalidArgument
+    );
+}

@@ -123,6 +123,8 @@ pub const CART: Program = Program {
                 "ConfirmPayment",
                 "GetPayment",
                 "VoidPayment",
+                "VerifyWebhook",
+                "VerifyWebhookBatch",
             ]),
         },
     ],

@@ -8,6 +8,7 @@
 
 mod after;
 mod stripe;
+mod webhooks;
 
 use reqwest::Method;
 use serde_json::{Value, json};

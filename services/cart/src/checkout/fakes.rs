@@ -24,6 +24,7 @@ use storefront_proto::orders::v1::{CreateOrderRequest, Order};
 use storefront_proto::payments::v1::payment_service_server::PaymentService;
 use storefront_proto::payments::v1::{
     ConfirmPaymentRequest, CreatePaymentRequest, GetPaymentRequest, MovePaymentRequest, Payment,
+    VerifyWebhookBatchReply, VerifyWebhookBatchRequest, VerifyWebhookRequest, WebhookEvent,
 };
 use tonic::Status;
 
@@ -285,6 +286,17 @@ impl PaymentsPeer for InProcessPayments {
 
     fn void_payment(&self, message: MovePaymentRequest) -> Answer<'_, Payment> {
         self.answer(self.api.void_payment(tonic::Request::new(message)))
+    }
+
+    fn verify_webhook(&self, message: VerifyWebhookRequest) -> Answer<'_, WebhookEvent> {
+        self.answer(self.api.verify_webhook(tonic::Request::new(message)))
+    }
+
+    fn verify_webhook_batch(
+        &self,
+        message: VerifyWebhookBatchRequest,
+    ) -> Answer<'_, VerifyWebhookBatchReply> {
+        self.answer(self.api.verify_webhook_batch(tonic::Request::new(message)))
     }
 }
 

@@ -14,8 +14,9 @@
 //! or failed at the provider, a 3-D Secure passed) is read and recorded.
 
 use storefront_platform::error::ServiceError;
-use storefront_proto::cart::v1::PaymentChangedReply;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
+use storefront_proto::cart::v1::{PaymentChangedReply, PaymentWebhookReply};
+use storefront_proto::payments::v1::VerifyWebhookRequest;
 
 use super::Checkout;
 use super::machine::{Event, is_confirmed};
@@ -23,6 +24,34 @@ use super::paid::{for_total, holds_money};
 use super::runner::{Ran, Seen};
 
 impl Checkout {
+    /// A provider's delivery as the gateway received it: verified by the
+    /// payments service (a refusal, such as a bad signature, answered as
+    /// it is), then applied as [`Checkout::payment_changed`].
+    pub async fn payment_webhook(
+        &self,
+        webhook: VerifyWebhookRequest,
+    ) -> Result<PaymentWebhookReply, ServiceError> {
+        let verified = self.payments.verify_webhook(webhook).await;
+        let event = verified.map_err(|e| match e.refusal() {
+            Some(refused) => refused,
+            None => e.unavailable(
+                "PAYMENTS_UNAVAILABLE",
+                "the payments service is unreachable; the delivery is to be sent again",
+            ),
+        })?;
+        let mut reply = PaymentWebhookReply {
+            event_id: event.id,
+            r#type: event.r#type,
+            order_id: String::new(),
+        };
+        if !event.reference.is_empty() {
+            let (session_id, payment_id) = (&event.reference, &event.payment_id);
+            let changed = self.payment_changed(session_id, payment_id, event.holds_money);
+            reply.order_id = changed.await?.order_id;
+        }
+        Ok(reply)
+    }
+
     pub async fn payment_changed(
         &self,
         session_id: &str,
