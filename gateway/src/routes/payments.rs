@@ -159,8 +159,9 @@ pub async fn payment_webhook(
 }
 
 /// Whether the cart does not take webhooks from this gateway: a replica
-/// older than the method (a rolling upgrade), or an allow-list that does
-/// not name it for the gateway's account.
+/// older than the method (a rolling upgrade), an allow-list that does not
+/// name it for the gateway's account, or a cart the payments service does
+/// not verify webhooks for (it answers PERMISSION_DENIED).
 fn unserved(status: &tonic::Status) -> bool {
     matches!(
         status.code(),
