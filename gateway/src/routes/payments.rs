@@ -6,7 +6,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use bytes::Bytes;
 use serde::Serialize;
-use storefront_platform::client::call::CallError;
 use storefront_proto::cart::v1::{PayCheckoutRequest, PaymentChangedRequest, PaymentWebhookReply};
 use storefront_proto::error::codes;
 use storefront_proto::payments::v1::{CompleteActionRequest, VerifyWebhookRequest};
@@ -139,16 +138,18 @@ pub async fn payment_webhook(
                 "the Stripe-Signature header is required",
             )
         })?;
-    let webhook = VerifyWebhookRequest {
-        provider,
+    // Made again only for the two-call path: the body is up to 256 KiB.
+    let webhook = || VerifyWebhookRequest {
+        provider: provider.clone(),
         signature: signature.to_string(),
         body: body.to_vec(),
     };
     let cart = state.downstreams.cart();
-    let applied = match cart.payment_webhook(&correlation, webhook.clone()).await {
-        Err(CallError::Status(s)) if unserved(&s) => {
-            verify_then_apply(&state, &correlation, webhook).await?
-        }
+    let applied = match cart.payment_webhook(&correlation, webhook()).await {
+        // A cart replica older than this gateway, an allow-list that does
+        // not name the method for the gateway's account, or a cart the
+        // payments service does not verify webhooks for (WEBHOOKS_NOT_SERVED).
+        Err(e) if e.not_served() => verify_then_apply(&state, &correlation, webhook()).await?,
         applied => applied?,
     };
     tracing::info!(event_id = %applied.event_id, kind = %applied.r#type, "payment webhook applied");
@@ -158,19 +159,8 @@ pub async fn payment_webhook(
     }))
 }
 
-/// Whether the cart does not take webhooks from this gateway: a replica
-/// older than the method (a rolling upgrade), an allow-list that does not
-/// name it for the gateway's account, or a cart the payments service does
-/// not verify webhooks for (it answers PERMISSION_DENIED).
-fn unserved(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
-    )
-}
-
 /// The delivery in two calls, as before the cart took webhooks: verified
-/// by the payments service, then passed to the cart (`unserved`).
+/// by the payments service, then passed to the cart.
 async fn verify_then_apply(
     state: &AppState,
     correlation: &CallContext,

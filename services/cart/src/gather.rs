@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use storefront_platform::call_context::{correlated, correlation};
-use storefront_platform::client::call::CallError;
+use storefront_platform::client::call::{CallError, not_served};
 use storefront_proto::common::v1::CallStatus;
 use tokio::sync::oneshot;
 use tonic::metadata::{Ascii, MetadataValue};
@@ -338,13 +338,6 @@ impl Batching {
             Err(e) => (0..n).map(|_| Err(e.clone())).collect(),
         }
     }
-}
-
-fn not_served(status: &tonic::Status) -> bool {
-    matches!(
-        status.code(),
-        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
-    )
 }
 
 /// An item's outcome of a batch: its reply, or the error its call alone

@@ -22,8 +22,9 @@ async fn verified(api: &PaymentsApi, test: &TestProvider) -> api::WebhookEvent {
     event.expect("verified").into_inner()
 }
 
-#[tokio::test]
-async fn a_verified_delivery_says_whether_its_payment_holds_money() {
+/// The program over its test provider, and a payment for `reference`
+/// authorized there (its id).
+async fn authorized(reference: &str) -> (PaymentsApi, Arc<TestProvider>, String) {
     let test = Arc::new(TestProvider::new("whsec_unit"));
     let api = PaymentsApi {
         provider: test.clone(),
@@ -33,11 +34,17 @@ async fn a_verified_delivery_says_whether_its_payment_holds_money() {
         currency: "AUD".into(),
         amount: 4995,
     };
-    let created = test.create(amount, "cs-1", "k-create", None).await;
+    let created = test.create(amount, reference, "k-create", None).await;
     let id = created.expect("created").id;
     test.confirm(&id, VISA, "k-confirm")
         .await
         .expect("authorized");
+    (api, test, id)
+}
+
+#[tokio::test]
+async fn a_verified_delivery_says_whether_its_payment_holds_money() {
+    let (api, test, id) = authorized("cs-1").await;
     let authorized = verified(&api, &test).await;
     assert_eq!(
         authorized.r#type,
@@ -58,20 +65,7 @@ async fn a_verified_delivery_says_whether_its_payment_holds_money() {
 
 #[tokio::test]
 async fn a_batch_verifies_each_delivery_as_alone() {
-    let test = Arc::new(TestProvider::new("whsec_unit"));
-    let api = PaymentsApi {
-        provider: test.clone(),
-        test: Some(test.clone()),
-    };
-    let amount = Money {
-        currency: "AUD".into(),
-        amount: 1200,
-    };
-    let created = test.create(amount, "cs-2", "k-create", None).await;
-    let id = created.expect("created").id;
-    test.confirm(&id, VISA, "k-confirm")
-        .await
-        .expect("authorized");
+    let (api, test, _) = authorized("cs-2").await;
     let (signature, body) = test.deliveries().pop().expect("a delivery");
     let delivery = |provider: &str, signature: &str| api::VerifyWebhookRequest {
         provider: provider.into(),

@@ -13,7 +13,6 @@
 //! the record as a shopper's confirm does. Any other (a payment canceled
 //! or failed at the provider, a 3-D Secure passed) is read and recorded.
 
-use storefront_platform::client::call::CallError;
 use storefront_platform::error::{ErrorKind, ServiceError};
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{PaymentChangedReply, PaymentWebhookReply};
@@ -23,20 +22,6 @@ use super::Checkout;
 use super::machine::{Event, is_confirmed};
 use super::paid::{for_total, holds_money};
 use super::runner::{Ran, Seen};
-
-/// Whether the payments service does not verify webhooks for the cart (a
-/// replica older than the method, or an allow-list that does not name it
-/// for the cart's account): the cart answers PERMISSION_DENIED, and the
-/// gateway verifies the delivery itself, then passes the event on.
-fn not_served(error: &CallError) -> bool {
-    let CallError::Status(status) = error else {
-        return false;
-    };
-    matches!(
-        status.code(),
-        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
-    )
-}
 
 impl Checkout {
     /// A provider's delivery as the gateway received it: verified by the
@@ -49,7 +34,8 @@ impl Checkout {
         let verified = self.payments.verify_webhook(webhook).await;
         let event = verified.map_err(|e| match e.refusal() {
             Some(refused) => refused,
-            None if not_served(&e) => ServiceError::new(
+            // The gateway verifies it then (its two-call path).
+            None if e.not_served() => ServiceError::new(
                 ErrorKind::PermissionDenied,
                 "WEBHOOKS_NOT_SERVED",
                 "the payments service does not verify webhooks for the cart: the gateway verifies them",

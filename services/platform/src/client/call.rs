@@ -98,6 +98,15 @@ impl CallError {
         Some(error)
     }
 
+    /// Whether the peer does not serve the method to this caller: a peer
+    /// older than the method (UNIMPLEMENTED), or an allow-list that does
+    /// not name it for the caller's account (PERMISSION_DENIED). Where the
+    /// mesh has an older way to the same end (a batch's items one by one,
+    /// a webhook in two calls), the caller takes it.
+    pub fn not_served(&self) -> bool {
+        matches!(self, CallError::Status(status) if not_served(status))
+    }
+
     /// 503 `code`: the peer could not answer. Its words stay in the log:
     /// they may quote what the client sent.
     pub fn unavailable(&self, code: &'static str, message: &'static str) -> ServiceError {
@@ -269,6 +278,14 @@ impl Caller {
             }
         }
     }
+}
+
+/// [`CallError::not_served`], of a status.
+pub fn not_served(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unimplemented | tonic::Code::PermissionDenied
+    )
 }
 
 /// Whether a failed call says the peer itself is failing: UNAVAILABLE

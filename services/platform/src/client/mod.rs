@@ -202,4 +202,21 @@ mod tests {
         let shed = tonic::Status::from_error(Box::new(Shed));
         assert!(!transport_failed(&shed));
     }
+
+    #[test]
+    fn a_method_not_served_is_one_missing_or_not_allowed() {
+        use call::CallError;
+        let status = |code| CallError::Status(tonic::Status::new(code, "no"));
+        assert!(status(tonic::Code::Unimplemented).not_served());
+        assert!(status(tonic::Code::PermissionDenied).not_served());
+        for code in [
+            tonic::Code::Unavailable,
+            tonic::Code::InvalidArgument,
+            tonic::Code::Unauthenticated,
+            tonic::Code::Internal,
+        ] {
+            assert!(!status(code).not_served(), "{code:?}");
+        }
+        assert!(!CallError::CircuitOpen("cart").not_served());
+    }
 }
