@@ -60,6 +60,13 @@ typed_client! {
 /// A peer's answer to come.
 pub type Answer<'a, T> = Pin<Box<dyn Future<Output = Result<T, CallError>> + Send + 'a>>;
 
+/// A batch method's answer from a peer without it (the traits' defaults):
+/// Unimplemented, so that its items go one by one.
+fn unserved<T>(method: &'static str) -> Answer<'static, T> {
+    let status = tonic::Status::unimplemented(method);
+    Box::pin(async move { Err(CallError::Status(status)) })
+}
+
 /// What carts and checkouts ask of the catalog.
 pub trait CatalogPeer: Send + Sync {
     fn get_product(&self, message: GetProductRequest) -> Answer<'_, Product>;
@@ -71,8 +78,7 @@ pub trait CatalogPeer: Send + Sync {
         &self,
         _message: AdjustStockBatchRequest,
     ) -> Answer<'_, AdjustStockBatchReply> {
-        let unserved = tonic::Status::unimplemented("AdjustStockBatch");
-        Box::pin(async move { Err(CallError::Status(unserved)) })
+        unserved("AdjustStockBatch")
     }
     fn list_categories(&self, message: ListCategoriesRequest)
     -> Answer<'_, ListCategoriesResponse>;
@@ -87,8 +93,7 @@ pub trait OrdersPeer: Send + Sync {
         &self,
         _message: CreateOrderBatchRequest,
     ) -> Answer<'_, CreateOrderBatchReply> {
-        let unserved = tonic::Status::unimplemented("CreateOrderBatch");
-        Box::pin(async move { Err(CallError::Status(unserved)) })
+        unserved("CreateOrderBatch")
     }
 }
 
@@ -105,8 +110,7 @@ pub trait PaymentsPeer: Send + Sync {
         &self,
         _message: VerifyWebhookBatchRequest,
     ) -> Answer<'_, VerifyWebhookBatchReply> {
-        let unserved = tonic::Status::unimplemented("VerifyWebhookBatch");
-        Box::pin(async move { Err(CallError::Status(unserved)) })
+        unserved("VerifyWebhookBatch")
     }
 }
 
