@@ -8,7 +8,7 @@ use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::confirm_checkout_reply::Outcome;
 use storefront_proto::cart::v1::{Cart, CheckoutSession, Repriced};
 
-use super::machine::{Event, Refusal, is_confirmed, step};
+use super::machine::{Event, Refusal, confirm_refused, is_confirmed};
 use super::paid::{for_total, holds_money};
 use super::runner::{Ran, Seen};
 use super::{Checkout, current_key, ids, view};
@@ -107,13 +107,12 @@ impl Checkout {
         } else {
             let record = &seen.record;
             // Refused before the catalog is asked for prices.
-            let mut copy = record.clone();
-            match step(&mut copy, Event::Confirm { claimed }, &now()) {
+            match confirm_refused(record, claimed, &now()) {
                 // Rare, and boxed so that its future is not in every confirm's.
                 Err(Refusal::PaymentStale) => {
                     return Box::pin(self.unpay(seen.record, cart.value)).await;
                 }
-                refused => drop(refused.map_err(Refusal::error)?),
+                refused => refused.map_err(Refusal::error)?,
             }
             Self::ensure_current(record, current?)?;
             let version = cart.version;

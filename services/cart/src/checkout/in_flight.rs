@@ -67,12 +67,18 @@ impl<T: Clone> InFlight<T> {
                 work().await
             }
             Role::Lead(tx) => {
-                let _leaving = Leaving {
+                let leaving = Leaving {
                     running: &self.running,
                     key: &key,
                 };
                 let outcome = work().await;
-                tx.send_replace(Some(outcome.clone()));
+                // Out of the map first, so that no one joins from now on:
+                // the outcome is copied only for those waiting (most runs
+                // have none).
+                drop(leaving);
+                if tx.receiver_count() > 0 {
+                    tx.send_replace(Some(outcome.clone()));
+                }
                 outcome
             }
         }
@@ -154,6 +160,47 @@ mod tests {
         lead.abort();
         let joined = tokio::time::timeout(Duration::from_secs(5), join).await;
         assert_eq!(joined.expect("answered").unwrap().unwrap(), "joiner");
+        assert!(flights.running.lock().unwrap().is_empty(), "none kept");
+    }
+
+    /// An outcome that counts its copies.
+    #[derive(Debug)]
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Clone for Counted {
+        fn clone(&self) -> Self {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Counted(self.0.clone())
+        }
+    }
+
+    #[tokio::test]
+    async fn an_outcome_is_copied_only_for_those_waiting_on_it() {
+        let flights = InFlight::<Counted>::default();
+        let copies = Arc::new(AtomicUsize::new(0));
+        let alone = flights.run(key("s-1"), || async { Ok(Counted(copies.clone())) });
+        assert!(alone.await.is_ok());
+        assert_eq!(copies.load(Ordering::SeqCst), 0, "no one waited");
+        let (go, gate) = watch::channel(false);
+        let lead = flights.run(key("s-2"), || async {
+            let _ = gate.clone().wait_for(|open| *open).await;
+            Ok(Counted(copies.clone()))
+        });
+        // The joiner joins while the lead waits at its gate, opened later.
+        let joined = async {
+            tokio::task::yield_now().await;
+            flights
+                .run(key("s-2"), || async { Ok(Counted(copies.clone())) })
+                .await
+        };
+        let open = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            go.send_replace(true);
+        };
+        let (lead, joined, ()) = tokio::join!(lead, joined, open);
+        assert!(lead.is_ok() && joined.is_ok());
+        // One copy sent to the joiner, which takes its own out of the channel.
+        assert_eq!(copies.load(Ordering::SeqCst), 2);
         assert!(flights.running.lock().unwrap().is_empty(), "none kept");
     }
 }

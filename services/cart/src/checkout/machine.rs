@@ -5,7 +5,8 @@
 //! else; the runner (`runner.rs`) applies a step by one compare-and-set of
 //! the record and then carries out its effects, each of which either
 //! succeeds or becomes the next event. A step changes nothing when it is
-//! refused.
+//! refused, and says whether it changed the record (`stepped.rs`): the
+//! runner writes only a changed one.
 //!
 //! | hold before          | event                    | hold after | effects                   |
 //! |----------------------|--------------------------|------------|---------------------------|
@@ -47,6 +48,8 @@ use storefront_proto::cart::v1::{CheckoutSession, CheckoutStatus};
 use storefront_proto::payments::v1::{Payment, PaymentStatus};
 
 use crate::holds::{at_millis, millis};
+
+use super::stepped::Changed;
 
 pub use super::refusal::{Refusal, codes};
 
@@ -143,60 +146,83 @@ pub fn shown_status(record: &CheckoutRecord, now: &Timestamp) -> CheckoutStatus 
     status
 }
 
+/// A step that applied: what the runner carries out after it, and whether
+/// it changed the record (`stepped.rs`).
+#[derive(Debug, PartialEq)]
+pub struct Stepped {
+    pub effects: Vec<Effect>,
+    pub changed: bool,
+}
+
 /// Applies `event` to `record` at `now`: the effects to carry out, or why
 /// it does not apply (and then `record` is as it was).
 pub fn step(
     record: &mut CheckoutRecord,
     event: Event<'_>,
     now: &Timestamp,
+) -> Result<Stepped, Refusal> {
+    let mut changed = Changed::default();
+    let effects = apply(record, event, now, &mut changed)?;
+    Ok(Stepped {
+        effects,
+        changed: changed.changed(),
+    })
+}
+
+fn apply(
+    record: &mut CheckoutRecord,
+    event: Event<'_>,
+    now: &Timestamp,
+    ch: &mut Changed,
 ) -> Result<Vec<Effect>, Refusal> {
     use HoldState::*;
     let hold = record.hold();
     match event {
         Event::Held if hold == Pending => {
-            record.set_hold(Held);
-            record.session.get_or_insert_default().awaiting_payment = false;
+            ch.hold(record, Held);
+            let session = ch.session(record);
+            ch.set(&mut session.awaiting_payment, false);
             Ok(Vec::new())
         }
         // A paid hold taken by two reads of the payment at once.
         Event::Held if hold == Held => Ok(Vec::new()),
         Event::Held => Err(Refusal::Stood),
-        Event::Release => release(record),
-        Event::Superseded { by } => Ok(superseded(record, by)),
+        Event::Release => release(record, ch),
+        Event::Superseded { by } => Ok(superseded(record, by, ch)),
         Event::Replacing { previous } => {
-            record.supersedes = previous.to_string();
+            ch.set(&mut record.supersedes, previous.to_string());
             Ok(Vec::new())
         }
-        Event::Extend { until_ms } => extend(record, until_ms, now),
-        Event::Reprice { priced } => reprice(record, priced, now),
+        Event::Extend { until_ms } => extend(record, until_ms, now, ch),
+        Event::Reprice { priced } => reprice(record, priced, now, ch),
         Event::Paid {
             payment,
             declined,
             replaces,
-        } => paid(record, payment, declined, replaces, now),
-        Event::Confirm { claimed } => confirm(record, claimed, now),
+        } => paid(record, payment, declined, replaces, now, ch),
+        Event::Confirm { claimed } => confirm(record, claimed, now, ch),
         Event::ClaimLost { taken } if hold == Selling => {
             if taken {
-                record.set_hold(Released);
+                ch.hold(record, Released);
                 return Ok(vec![Effect::Settle(Settle::Release)]);
             }
-            record.set_hold(Held);
+            ch.hold(record, Held);
             Ok(Vec::new())
         }
         Event::OrderRefused if hold == Selling => {
-            record.set_hold(Held);
+            ch.hold(record, Held);
             Ok(Vec::new())
         }
         Event::ClaimLost { .. } | Event::OrderRefused => Err(Refusal::Stood),
-        Event::OrderMade => Ok(made(record)),
-        Event::Due { claimed } => due(record, claimed, now),
+        Event::OrderMade => Ok(made(record, ch)),
+        Event::Due { claimed } => due(record, claimed, now, ch),
     }
 }
 
-fn release(record: &mut CheckoutRecord) -> Result<Vec<Effect>, Refusal> {
+fn release(record: &mut CheckoutRecord, ch: &mut Changed) -> Result<Vec<Effect>, Refusal> {
     match record.hold() {
         HoldState::Pending | HoldState::Held | HoldState::Released => {
-            record.set_hold(HoldState::Released);
+            ch.hold(record, HoldState::Released);
             Ok(vec![Effect::Settle(Settle::Release)])
         }
         _ => Err(Refusal::Stood),
@@ -205,10 +231,11 @@ fn release(record: &mut CheckoutRecord) -> Result<Vec<Effect>, Refusal> {
 
 /// Replaced by `by`: the hold goes back unless a confirm already sells it
 /// (that confirm finishes), and the session this one had replaced goes.
-fn superseded(record: &mut CheckoutRecord, by: &str) -> Vec<Effect> {
-    record.superseded_by = by.to_string();
-    let mut effects = release(record).unwrap_or_default();
+fn superseded(record: &mut CheckoutRecord, by: &str, ch: &mut Changed) -> Vec<Effect> {
+    ch.set(&mut record.superseded_by, by.to_string());
+    let mut effects = release(record, ch).unwrap_or_default();
     let older = std::mem::take(&mut record.supersedes);
+    ch.mark(!older.is_empty());
     if !older.is_empty() && older != by {
         effects.push(Effect::Drop(older));
     }
@@ -219,6 +246,7 @@ fn extend(
     record: &mut CheckoutRecord,
     until_ms: i64,
     now: &Timestamp,
+    ch: &mut Changed,
 ) -> Result<Vec<Effect>, Refusal> {
     match shown_status(record, now) {
         CheckoutStatus::Confirmed => return Err(Refusal::Confirmed),
@@ -234,12 +262,13 @@ fn extend(
         0 => until_ms,
         limit => until_ms.min(limit),
     };
-    let session = record.session.get_or_insert_default();
-    if session.expires_at.is_some_and(|t| millis(&t) >= until) {
+    let expires = record.session.as_ref().and_then(|s| s.expires_at);
+    if expires.is_some_and(|t| millis(&t) >= until) {
         return Err(Refusal::AtLimit);
     }
-    session.expires_at = Some(at_millis(until));
-    record.extended = true;
+    let session = ch.session(record);
+    ch.set(&mut session.expires_at, Some(at_millis(until)));
+    ch.set(&mut record.extended, true);
     if record.hold() == HoldState::Unspecified {
         return Ok(Vec::new());
     }
@@ -251,6 +280,7 @@ fn reprice(
     record: &mut CheckoutRecord,
     priced: &CheckoutSession,
     now: &Timestamp,
+    ch: &mut Changed,
 ) -> Result<Vec<Effect>, Refusal> {
     use HoldState::*;
     if is_confirmed(record) {
@@ -270,35 +300,34 @@ fn reprice(
     if matches!(hold, Selling | Sold) {
         return Err(Refusal::Stood);
     }
-    let session = record.session.get_or_insert_default();
-    session.total_price = priced.total_price.clone();
-    session.totals = priced.totals.clone();
-    session.tax_lines = priced.tax_lines.clone();
-    session.shipping_options = priced.shipping_options.clone();
-    session.shipping_method_id = priced.shipping_method_id.clone();
+    let session = ch.session(record);
+    ch.copy(&mut session.total_price, &priced.total_price);
+    ch.copy(&mut session.totals, &priced.totals);
+    ch.copy(&mut session.tax_lines, &priced.tax_lines);
+    ch.copy(&mut session.shipping_options, &priced.shipping_options);
+    ch.copy(&mut session.shipping_method_id, &priced.shipping_method_id);
     Ok(Vec::new())
 }
 
-/// A confirm whose cart is claimed for this session's order finishes,
-/// whatever happened since (expiry, a newer session): the cart is that
-/// order's. Otherwise only a current, unexpired session holding its stock
-/// starts selling it.
-fn confirm(
-    record: &mut CheckoutRecord,
+/// Why a confirm does not apply to `record`, if it does not: a confirm
+/// whose cart is claimed for this session's order finishes, whatever
+/// happened since (expiry, a newer session): the cart is that order's.
+/// Otherwise only a current, unexpired, paid session holding its stock
+/// starts selling it. (Asked before the catalog prices the cart, without
+/// a step's copy of the record.)
+pub fn confirm_refused(
+    record: &CheckoutRecord,
     claimed: bool,
     now: &Timestamp,
-) -> Result<Vec<Effect>, Refusal> {
+) -> Result<(), Refusal> {
     use HoldState::*;
     if is_confirmed(record) {
         return Err(Refusal::Confirmed);
     }
-    let hold = record.hold();
     if claimed {
-        if hold == Held {
-            record.set_hold(Selling);
-        }
-        return Ok(vec![Effect::CreateOrder]);
+        return Ok(());
     }
+    let hold = record.hold();
     if !record.superseded_by.is_empty() {
         return Err(Refusal::Superseded);
     }
@@ -315,11 +344,24 @@ fn confirm(
     if matches!(hold, Pending | Released | Sold) {
         return Err(Refusal::Released);
     }
-    super::paid::fits(record)?;
-    if matches!(hold, Held | Selling) {
-        record.set_hold(Selling);
+    super::paid::fits(record)
+}
+
+fn confirm(
+    record: &mut CheckoutRecord,
+    claimed: bool,
+    now: &Timestamp,
+    ch: &mut Changed,
+) -> Result<Vec<Effect>, Refusal> {
+    confirm_refused(record, claimed, now)?;
+    if record.hold() == HoldState::Held {
+        ch.hold(record, HoldState::Selling);
     }
-    Ok(vec![Effect::ClaimCart, Effect::CreateOrder])
+    Ok(if claimed {
+        vec![Effect::CreateOrder]
+    } else {
+        vec![Effect::ClaimCart, Effect::CreateOrder]
+    })
 }
 
 /// Records `payment` on an unconfirmed session; a decline (or a void)
@@ -331,17 +373,23 @@ fn paid(
     declined: bool,
     replaces: bool,
     now: &Timestamp,
+    ch: &mut Changed,
 ) -> Result<Vec<Effect>, Refusal> {
     if is_confirmed(record) {
         return Err(Refusal::Confirmed);
     }
-    let session = record.session.get_or_insert_default();
-    if !replaces && session.payment.as_ref().is_some_and(|p| p.id != payment.id) {
+    let current = record.session.as_ref().and_then(|s| s.payment.as_ref());
+    if !replaces && current.is_some_and(|p| p.id != payment.id) {
         return Err(Refusal::Stood);
     }
-    session.payment = Some(payment.clone());
+    let session = ch.session(record);
+    if session.payment.as_ref() != Some(payment) {
+        session.payment = Some(payment.clone());
+        ch.mark(true);
+    }
     if declined || super::paid::status(payment) == PaymentStatus::Voided {
         record.payment_attempts += 1;
+        ch.mark(true);
     }
     let holds_now = awaits_payment(record)
         && record.hold() == HoldState::Pending
@@ -359,14 +407,14 @@ pub fn awaits_payment(record: &CheckoutRecord) -> bool {
     record.session.as_ref().is_some_and(|s| s.awaiting_payment)
 }
 
-fn made(record: &mut CheckoutRecord) -> Vec<Effect> {
+fn made(record: &mut CheckoutRecord, ch: &mut Changed) -> Vec<Effect> {
     let order_id = record.planned_order_id.clone();
-    let session = record.session.get_or_insert_default();
-    session.status = CheckoutStatus::Confirmed as i32;
-    session.order_id = order_id;
+    let session = ch.session(record);
+    ch.set(&mut session.status, CheckoutStatus::Confirmed as i32);
+    ch.set(&mut session.order_id, order_id);
     match record.hold() {
         HoldState::Selling | HoldState::Sold => {
-            record.set_hold(HoldState::Sold);
+            ch.hold(record, HoldState::Sold);
             vec![Effect::Settle(Settle::Sell)]
         }
         // Nothing held (stored before holds), or released under a claim.
@@ -378,12 +426,13 @@ fn due(
     record: &mut CheckoutRecord,
     claimed: bool,
     now: &Timestamp,
+    ch: &mut Changed,
 ) -> Result<Vec<Effect>, Refusal> {
     use HoldState::*;
     match record.hold() {
         Selling if claimed => Ok(vec![Effect::CreateOrder]),
         Selling => {
-            record.set_hold(Released);
+            ch.hold(record, Released);
             Ok(vec![Effect::Settle(Settle::Release)])
         }
         Sold => Ok(vec![Effect::Settle(Settle::Sell)]),
@@ -395,7 +444,7 @@ fn due(
                 Some(at) if shown_status(record, now) == CheckoutStatus::Open => {
                     Ok(vec![Effect::DueAt(millis(&at))])
                 }
-                _ => release(record),
+                _ => release(record, ch),
             }
         }
     }

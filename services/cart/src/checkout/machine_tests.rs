@@ -54,17 +54,32 @@ fn record(hold: HoldState) -> CheckoutRecord {
     record
 }
 
-/// The hold after `event` from `hold`, and the effects; or the refusal,
-/// with the record left as it was.
-fn run(mut record: CheckoutRecord, event: Event<'_>) -> Outcome {
+/// The machine's step, as every test here takes it: its effects, or the
+/// refusal with the record left as it was; and whether it says it changed
+/// the record, checked against the record itself (the runner writes only
+/// what a step says it changed).
+fn step(
+    record: &mut CheckoutRecord,
+    event: Event<'_>,
+    now: &Timestamp,
+) -> Result<Vec<Effect>, Refusal> {
     let before = record.clone();
-    match step(&mut record, event, &NOW) {
-        Ok(effects) => Ok((record.hold(), effects)),
+    match super::step(record, event, now) {
+        Ok(stepped) => {
+            let changed = *record != before;
+            assert_eq!(stepped.changed, changed, "{event:?} from {before:?}");
+            Ok(stepped.effects)
+        }
         Err(refusal) => {
-            assert_eq!(record, before, "a refused step changes nothing");
+            assert_eq!(*record, before, "a refused step changes nothing");
             Err(refusal)
         }
     }
+}
+
+/// The hold after `event` from `hold`, and the effects; or the refusal.
+fn run(mut record: CheckoutRecord, event: Event<'_>) -> Outcome {
+    step(&mut record, event, &NOW).map(|effects| (record.hold(), effects))
 }
 
 use HoldState::*;

@@ -27,6 +27,7 @@ mod payment_event;
 mod refusal;
 mod release;
 mod runner;
+mod stepped;
 mod sweep;
 mod update;
 

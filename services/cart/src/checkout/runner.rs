@@ -148,10 +148,13 @@ impl Checkout {
         let now = now();
         let mut seed = None;
         if let Some(seen) = seen {
+            // Stepped on a copy first: a refused or idle step needs no
+            // write, and the compare-and-set is seeded with the record as
+            // read (its version) and steps it again.
             let mut copy = seen.record.clone();
             match step(&mut copy, event, &now) {
                 Err(refusal) => return Ok(Err((seen.record, refusal))),
-                Ok(effects) if copy == seen.record => return Ok(Ok((seen, effects))),
+                Ok(stepped) if !stepped.changed => return Ok(Ok((seen, stepped.effects))),
                 Ok(_) => {}
             }
             seed = seen.version.map(|version| {
@@ -168,15 +171,16 @@ impl Checkout {
                 seed,
                 MAX_ATTEMPTS,
                 self.ttl_after(event),
-                |record: &mut CheckoutRecord| {
-                    let before = record.clone();
-                    match step(record, event, &now) {
-                        Ok(effects) if *record == before => {
-                            Err(Halt::Unchanged(effects, Box::new(before)))
-                        }
-                        Ok(effects) => Ok(effects),
-                        Err(refusal) => Err(Halt::Refused(refusal, Box::new(before))),
-                    }
+                // A refused step leaves the record as it was, and neither a
+                // refusal nor an idle step is written: the record is moved
+                // out to be answered.
+                |record: &mut CheckoutRecord| match step(record, event, &now) {
+                    Ok(stepped) if stepped.changed => Ok(stepped.effects),
+                    Ok(stepped) => Err(Halt::Unchanged(
+                        stepped.effects,
+                        Box::new(std::mem::take(record)),
+                    )),
+                    Err(refusal) => Err(Halt::Refused(refusal, Box::new(std::mem::take(record)))),
                 },
             )
             .await;
