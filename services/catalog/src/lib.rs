@@ -11,6 +11,7 @@ mod generate;
 mod imports;
 mod levels;
 mod live;
+mod offer;
 mod oplog;
 mod reindex;
 mod service;

@@ -17,6 +17,7 @@ use tonic::{Request, Response, Status};
 
 use crate::edit::Change;
 use crate::live::Live;
+use crate::offer::offer;
 use crate::shared::Shared;
 use crate::store::{Catalog, CategorySchema, CollectionSchema, NamedField};
 use crate::writes;
@@ -162,20 +163,12 @@ impl CatalogService for CatalogApi {
         let catalog = self.read();
         let currency = catalog.currencies.resolve(&req.currency_code)?;
         let currency = catalog.currencies.code(currency);
+        let read = if req.prices_only { offer } else { priced };
         let products = req
             .product_ids
             .iter()
             .filter_map(|id| catalog.product_row(id))
-            .map(|row| priced(&catalog, row, currency))
-            .map(|p| {
-                p.map(|p| {
-                    if req.prices_only {
-                        offer(p, currency)
-                    } else {
-                        p
-                    }
-                })
-            })
+            .map(|row| read(&catalog, row, currency))
             .collect::<Result<_, _>>()?;
         Ok(Response::new(GetProductsResponse { products }))
     }
@@ -386,29 +379,6 @@ impl CatalogService for CatalogApi {
         Ok(Response::new(RequestReindexReply {
             reindex_generation: self.raise_reindex_generation().await?,
         }))
-    }
-}
-
-/// What a cart's checkout reads of `product` priced in `currency`
-/// (`GetProductsRequest.prices_only`): a refresh compares prices, and a
-/// whole product is several times the bytes to encode, send and decode.
-fn offer(product: Product, currency: &str) -> Product {
-    let variant = |v: Variant| Variant {
-        id: v.id,
-        sku: v.sku,
-        price: v.price,
-        prices: (v.prices.into_iter())
-            .filter(|p| p.currency_code == currency)
-            .collect(),
-        availability: v.availability,
-        ..Variant::default()
-    };
-    Product {
-        meta: product.meta,
-        status: product.status,
-        price: product.price,
-        variants: product.variants.into_iter().map(variant).collect(),
-        ..Product::default()
     }
 }
 
