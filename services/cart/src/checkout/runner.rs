@@ -12,7 +12,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use storefront_platform::error::ServiceError;
-use storefront_platform::store::{Held, StoreError, Updated, Versioned};
+use storefront_platform::store::{StoreError, Updated, Versioned};
 use storefront_proto::cart::storage::v1::CheckoutRecord;
 use storefront_proto::cart::v1::{Cart, CartState};
 use storefront_proto::catalog::v1::StockAction;
@@ -146,44 +146,48 @@ impl Checkout {
         seen: Option<Seen>,
     ) -> Result<Result<(Seen, Vec<Effect>), (CheckoutRecord, Refusal)>, ServiceError> {
         let now = now();
-        let mut seed = None;
-        if let Some(seen) = seen {
-            // Stepped on a copy first: a refused or idle step needs no
-            // write, and the compare-and-set is seeded with the record as
-            // read (its version) and steps it again.
-            let mut copy = seen.record.clone();
-            match step(&mut copy, event, &now) {
-                Err(refusal) => return Ok(Err((seen.record, refusal))),
-                Ok(stepped) if !stepped.changed => return Ok(Ok((seen, stepped.effects))),
-                Ok(_) => {}
+        let key = session_key(id);
+        let ttl = self.ttl_after(event);
+        // A refused step leaves the record as it was, and neither a
+        // refusal nor an idle step is written: the record is moved out to
+        // be answered.
+        let change = |record: &mut CheckoutRecord| match step(record, event, &now) {
+            Ok(stepped) if stepped.changed => Ok(stepped.effects),
+            Ok(stepped) => Err(Halt::Unchanged(
+                stepped.effects,
+                Box::new(std::mem::take(record)),
+            )),
+            Err(refusal) => Err(Halt::Refused(refusal, Box::new(std::mem::take(record)))),
+        };
+        // Stepped as read: a refused or idle step needs no write, and a
+        // step that changed the record writes it by one compare-and-set
+        // from the version read (stepped again only on a newer record).
+        let changed = match seen {
+            Some(Seen {
+                mut record,
+                version,
+            }) => match step(&mut record, event, &now) {
+                Err(refusal) => return Ok(Err((record, refusal))),
+                Ok(stepped) if !stepped.changed => {
+                    return Ok(Ok((Seen { record, version }, stepped.effects)));
+                }
+                Ok(stepped) => version.map(|version| {
+                    let value = Versioned {
+                        version,
+                        value: record,
+                    };
+                    (value, stepped.effects)
+                }),
+            },
+            None => None,
+        };
+        let store = &self.store;
+        let updated = match changed {
+            Some(changed) => {
+                (store.update_message_changed(&key, changed, MAX_ATTEMPTS, ttl, change)).await
             }
-            seed = seen.version.map(|version| {
-                Held::known(Versioned {
-                    version,
-                    value: seen.record,
-                })
-            });
-        }
-        let updated = self
-            .store
-            .update_message_from(
-                &session_key(id),
-                seed,
-                MAX_ATTEMPTS,
-                self.ttl_after(event),
-                // A refused step leaves the record as it was, and neither a
-                // refusal nor an idle step is written: the record is moved
-                // out to be answered.
-                |record: &mut CheckoutRecord| match step(record, event, &now) {
-                    Ok(stepped) if stepped.changed => Ok(stepped.effects),
-                    Ok(stepped) => Err(Halt::Unchanged(
-                        stepped.effects,
-                        Box::new(std::mem::take(record)),
-                    )),
-                    Err(refusal) => Err(Halt::Refused(refusal, Box::new(std::mem::take(record)))),
-                },
-            )
-            .await;
+            None => (store.update_message_from(&key, None, MAX_ATTEMPTS, ttl, change)).await,
+        };
         match updated {
             Ok(Updated::Done {
                 value,

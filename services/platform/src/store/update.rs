@@ -99,7 +99,7 @@ impl Store {
         };
         self.update_with::<_, _, _, _, _, GiveValue>(
             key,
-            None,
+            (None, None),
             attempts,
             ttl,
             (decode, encode),
@@ -174,7 +174,31 @@ impl Store {
         T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
-        self.message_update::<_, _, _, GiveValue>(key, seed, attempts, ttl, change)
+        self.message_update::<_, _, _, GiveValue>(key, (seed, None), attempts, ttl, change)
+            .await
+    }
+
+    /// As [`Store::update_message_from`] from a value known at
+    /// `changed.version` (as [`Held::known`]) that the caller has already
+    /// changed by `change`, which gave `result`: when nothing wrote the key
+    /// since, `changed.value` is written as it is, without `change` run on
+    /// a copy of the value first (the caller needs no copy to see whether
+    /// its change changes anything); otherwise `change` runs on the newer
+    /// value, as in any update.
+    pub async fn update_message_changed<T, R, E>(
+        &self,
+        key: &str,
+        (changed, result): (Versioned<T>, R),
+        attempts: usize,
+        ttl: Option<Duration>,
+        change: impl FnMut(&mut T) -> Result<R, E>,
+    ) -> Result<Updated<R, T>, E>
+    where
+        T: prost::Message + Default + Clone + Send + 'static,
+        E: From<StoreError>,
+    {
+        let seed = Some(Held::known(changed));
+        self.message_update::<_, _, _, GiveValue>(key, (seed, Some(result)), attempts, ttl, change)
             .await
     }
 
@@ -194,7 +218,7 @@ impl Store {
         T: prost::Message + Default + Clone + Send + 'static,
         E: From<StoreError>,
     {
-        self.message_update::<_, _, _, GiveEncoded>(key, seed, attempts, ttl, change)
+        self.message_update::<_, _, _, GiveEncoded>(key, (seed, None), attempts, ttl, change)
             .await
     }
 
@@ -202,7 +226,7 @@ impl Store {
     async fn message_update<T, R, E, G>(
         &self,
         key: &str,
-        seed: Option<Held<'_, T>>,
+        seed: (Option<Held<'_, T>>, Option<R>),
         attempts: usize,
         ttl: Option<Duration>,
         change: impl FnMut(&mut T) -> Result<R, E>,
@@ -226,10 +250,12 @@ impl Store {
 
     /// The loop of every update: `codec` reads and writes the stored form;
     /// `G` says what is given back.
+    /// `seed`: the value to start from, if known, and the change's result
+    /// when that value is already changed (`update_message_changed`).
     async fn update_with<T, R, E, D, En, G>(
         &self,
         key: &str,
-        seed: Option<Held<'_, T>>,
+        (seed, mut given): (Option<Held<'_, T>>, Option<R>),
         attempts: usize,
         ttl: Option<Duration>,
         (decode, encode): (D, En),
@@ -253,10 +279,19 @@ impl Store {
             Some(Held { turn: None, value }) => {
                 let mut turn = self.turn(key).await;
                 let last = turn.as_mut().and_then(|t| t.take_last::<T>(key));
-                let newer = last.filter(|l| l.version > value.version);
-                (turn, Some(newer.unwrap_or(value)))
+                match last.filter(|l| l.version > value.version) {
+                    // The change was made to an older value: made again.
+                    Some(newer) => {
+                        given = None;
+                        (turn, Some(newer))
+                    }
+                    None => (turn, Some(value)),
+                }
             }
-            None => (self.turn(key).await, None),
+            None => {
+                given = None;
+                (self.turn(key).await, None)
+            }
         };
         for attempt in 0..attempts {
             let last = || turn.as_mut().and_then(|t| t.take_last::<T>(key));
@@ -269,7 +304,11 @@ impl Store {
                     (found.version, decode(key, &found.value)?)
                 }
             };
-            let result = change(&mut value)?;
+            // Only the seed comes changed, and it is the first attempt's.
+            let result = match given.take() {
+                Some(result) => result,
+                None => change(&mut value)?,
+            };
             let bytes = encode(&value)?;
             if let Some(version) = self.replace_unacked(key, version, &bytes, ttl).await? {
                 let value = G::give(value, bytes, turn.take(), key, version);
@@ -320,3 +359,7 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "update_tests.rs"]
+mod tests;
