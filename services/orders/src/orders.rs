@@ -68,9 +68,11 @@ impl Orders {
         let id = meta_id(&order).to_string();
         let customer_id = order.customer_id.clone();
         let listing = customer_key(&customer_id);
-        let mut events = vec![outbox::event(outbox::CREATED, &order)];
+        // Without the order: the store's one write takes it apart from its
+        // events; through the outbox each event carries it.
+        let mut events = vec![outbox::headed(outbox::CREATED, &order)];
         if order.payment.is_some() {
-            events.push(outbox::payment_event(outbox::PAYMENT_AUTHORIZED, &order));
+            events.push(outbox::payment_headed(outbox::PAYMENT_AUTHORIZED, &order));
         }
         let published = published::insert(&self.outbox, &id, &order, &events, &listing);
         match published.await? {
@@ -89,6 +91,9 @@ impl Orders {
         let (listed, marked) = tokio::join!(listed, self.outbox.expect(&id));
         listed?;
         marked?;
+        let events = (events.into_iter())
+            .map(|e| outbox::with_order(e, &order))
+            .collect();
         let stored = StoredOrder {
             order: Some(order.clone()),
             outbox: events,
@@ -276,7 +281,7 @@ fn meta_id(order: &Order) -> &str {
     order.meta.as_ref().map_or("", |m| m.id.as_str())
 }
 
-fn new_order(req: CreateOrderRequest) -> Order {
+pub(crate) fn new_order(req: CreateOrderRequest) -> Order {
     let created = now();
     let number = format!(
         "SF-{}",

@@ -41,21 +41,40 @@ pub use crate::kinds::{CANCELLED, CREATED, PAYMENT_AUTHORIZED, STATUS_CHANGED};
 /// The event of `order` as it now is: its id is the order's id and
 /// version, the same for every retry of the same change.
 pub fn event(kind: &str, order: &Order) -> OrderEvent {
-    let meta = order.meta.clone().unwrap_or_default();
-    OrderEvent {
-        id: format!("{}.{}", meta.id, meta.version),
-        r#type: kind.to_string(),
-        occurred_at: meta.last_modified_at,
-        order: Some(order.clone()),
-    }
+    with_order(headed(kind, order), order)
 }
 
 /// A payment event of `order`: beside an order event of the same version
 /// (`payment.authorized` with `order.created`), so its id names its kind.
 pub fn payment_event(kind: &str, order: &Order) -> OrderEvent {
-    let mut event = event(kind, order);
+    with_order(payment_headed(kind, order), order)
+}
+
+/// [`event`] without its order: for a writer that has the order at hand
+/// (`published`), which copies it into its events only to store them.
+pub(crate) fn headed(kind: &str, order: &Order) -> OrderEvent {
+    let meta = order.meta.as_ref();
+    let (id, version) = meta.map_or(("", 0), |m| (m.id.as_str(), m.version));
+    OrderEvent {
+        id: format!("{id}.{version}"),
+        r#type: kind.to_string(),
+        occurred_at: meta.and_then(|m| m.last_modified_at),
+        order: None,
+    }
+}
+
+/// [`payment_event`] without its order.
+pub(crate) fn payment_headed(kind: &str, order: &Order) -> OrderEvent {
+    let mut event = headed(kind, order);
     event.id = format!("{}.{kind}", event.id);
     event
+}
+
+pub(crate) fn with_order(event: OrderEvent, order: &Order) -> OrderEvent {
+    OrderEvent {
+        order: Some(order.clone()),
+        ..event
+    }
 }
 
 /// A stream entry's fields: readable ones for tools (`redis-cli`), the
@@ -63,20 +82,31 @@ pub fn payment_event(kind: &str, order: &Order) -> OrderEvent {
 /// API shows it, for any back office), and the whole order as
 /// `storefront.orders.v1.Order` protobuf bytes.
 pub(crate) fn fields(event: &OrderEvent) -> Vec<(&'static str, Vec<u8>)> {
-    let order = event.order.clone().unwrap_or_default();
-    let meta = order.meta.clone().unwrap_or_default();
+    let none = Order::default();
+    let order = event.order.as_ref().unwrap_or(&none);
+    fields_of(event, order, order.encode_to_vec())
+}
+
+/// [`fields`] of `event` (whose own order may be left out) for `order`,
+/// encoded as `encoded`: an order's events share one encoding of it.
+pub(crate) fn fields_of(
+    event: &OrderEvent,
+    order: &Order,
+    encoded: Vec<u8>,
+) -> Vec<(&'static str, Vec<u8>)> {
+    let order_id = order.meta.as_ref().map_or("", |m| m.id.as_str());
     let occurred = event.occurred_at.map(|t| t.to_string()).unwrap_or_default();
     let mut fields = vec![
         ("eventId", event.id.clone().into_bytes()),
         ("type", event.r#type.clone().into_bytes()),
-        ("orderId", meta.id.into_bytes()),
-        ("orderNumber", order.order_number.clone().into_bytes()),
-        ("customerId", order.customer_id.clone().into_bytes()),
+        ("orderId", order_id.as_bytes().to_vec()),
+        ("orderNumber", order.order_number.as_bytes().to_vec()),
+        ("customerId", order.customer_id.as_bytes().to_vec()),
         ("status", status_name(order.status).as_bytes().to_vec()),
         ("occurredAt", occurred.clone().into_bytes()),
-        ("order", order.encode_to_vec()),
+        ("order", encoded),
     ];
-    let cloud = order_event(event.id.clone(), &event.r#type, occurred, order)
+    let cloud = order_event(event.id.clone(), &event.r#type, occurred, order.clone())
         .map_err(|e| e.to_string())
         .and_then(|e| serde_json::to_vec(&e).map_err(|e| e.to_string()));
     match cloud {

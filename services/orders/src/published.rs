@@ -10,15 +10,17 @@
 use prost::Message;
 use storefront_platform::error::ServiceError;
 use storefront_platform::store::Published;
-use storefront_proto::orders::storage::v1::{OrderEvent, StoredOrder};
+use storefront_proto::orders::storage::v1::OrderEvent;
 use storefront_proto::orders::v1::Order;
 
 use crate::outbox::{self, Outbox, STREAM, STREAM_LENGTH};
 use crate::stored::{changed_ms, order_key};
 use crate::updates;
 
-/// Creates order `id` (`order`, with `events`) listed in `listing`:
-/// whether it was created, or None when it must go the outbox's way.
+/// Creates order `id` (`order`, with `events`, which need not carry it)
+/// listed in `listing`: whether it was created, or None when it must go
+/// the outbox's way. The order is encoded once, for its events and for
+/// its stored value.
 pub(crate) async fn insert(
     outbox: &Outbox,
     id: &str,
@@ -30,7 +32,10 @@ pub(crate) async fn insert(
     if events.iter().any(|e| effect(e).is_some()) {
         return Ok(None);
     }
-    let encoded: Vec<_> = events.iter().map(outbox::fields).collect();
+    let bytes = order.encode_to_vec();
+    let encoded: Vec<_> = (events.iter())
+        .map(|e| outbox::fields_of(e, order, bytes.clone()))
+        .collect();
     let entries = outbox::borrowed(&encoded);
     let (changed, member) = (changed_ms(order), updates::member(order));
     let raised = [
@@ -43,16 +48,26 @@ pub(crate) async fn insert(
         max_len: STREAM_LENGTH,
         raised: &raised,
     };
-    let stored = StoredOrder {
-        order: Some(order.clone()),
-        outbox: Vec::new(),
-    };
-    let value = stored.encode_to_vec();
+    let value = stored(&bytes);
     let store = &outbox.store;
     Ok(store
         .insert_published(&order_key(id), &value, &published)
         .await?)
 }
+
+/// `StoredOrder { order, outbox: [] }` encoded, from the order's
+/// encoding (`bytes`): the same bytes, without encoding the order again.
+fn stored(bytes: &[u8]) -> Vec<u8> {
+    use prost::encoding::{WireType, encode_key, encode_varint};
+    let mut value = Vec::with_capacity(bytes.len() + 11);
+    encode_key(STORED_ORDER, WireType::LengthDelimited, &mut value);
+    encode_varint(bytes.len() as u64, &mut value);
+    value.extend_from_slice(bytes);
+    value
+}
+
+/// `StoredOrder.order`.
+const STORED_ORDER: u32 = 1;
 
 #[cfg(test)]
 mod tests {
@@ -81,6 +96,21 @@ mod tests {
                 ..Default::default()
             }),
             ..Default::default()
+        }
+    }
+
+    /// The stored value made from the order's encoding is the one
+    /// `StoredOrder` encodes, for an order with everything and an empty one.
+    #[test]
+    fn a_stored_order_is_its_encoding_wrapped() {
+        use prost::Message;
+        let full = crate::orders::new_order(paid("o1"));
+        for order in [full, Default::default()] {
+            let whole = StoredOrder {
+                order: Some(order.clone()),
+                outbox: Vec::new(),
+            };
+            assert_eq!(super::stored(&order.encode_to_vec()), whole.encode_to_vec());
         }
     }
 
