@@ -30,11 +30,7 @@ fn from_whole(catalog: &Catalog, row: u32, currency: &str) -> Product {
 }
 
 fn localized(text: &str) -> Option<LocalizedString> {
-    Some(LocalizedString {
-        values: [("en-AU", text), ("de-DE", text)]
-            .map(|(l, t)| (l.to_string(), t.to_string()))
-            .into(),
-    })
+    Some(crate::generate::localized(text, text))
 }
 
 #[test]
