@@ -88,10 +88,11 @@ impl Catalog {
         let mut touched: Vec<Arc<str>> = Vec::new();
         let mut ops = Vec::new();
         let now = storefront_domain::time::now();
+        let scratch = &mut Scratch::default();
         for change in changes {
             match change {
                 Change::Put { product, expected } => {
-                    let id = next.put(*product, expected, now)?;
+                    let id = next.put(*product, expected, now, scratch)?;
                     touched.push(id);
                 }
                 Change::Delete { id, expected } => {
@@ -100,7 +101,7 @@ impl Catalog {
                 }
                 Change::Stock(levels) => {
                     for (row, product) in next.stocked(&levels, now)? {
-                        touched.push(next.restock(row, product));
+                        touched.push(next.restock(row, product, scratch));
                     }
                 }
                 Change::Stocked(product) => {
@@ -110,7 +111,7 @@ impl Catalog {
                     let row = next
                         .product_row(id)
                         .ok_or_else(|| ServiceError::not_found("product", id))?;
-                    touched.push(next.put_back(row, *product));
+                    touched.push(next.put_back(row, *product, scratch));
                 }
                 Change::Operations(ids) => ops.extend(ids),
             }
@@ -140,14 +141,15 @@ impl Catalog {
         let mut next = self.clone();
         next.version = version;
         let mut touched: Vec<Arc<str>> = Vec::with_capacity(puts.len() + deletes.len());
+        let scratch = &mut Scratch::default();
         for product in puts {
             let id: Arc<str> = meta_id(product.meta.as_ref()).into();
             match next.product_row(&id) {
                 Some(row) => {
                     let current = next.product(row)?;
-                    next.replace(row, &current, product);
+                    next.replace(row, &current, product, scratch);
                 }
-                None => next.create(id.clone(), product),
+                None => next.create(id.clone(), product, scratch),
             }
             touched.push(id);
         }
@@ -196,6 +198,7 @@ impl Catalog {
         mut product: Product,
         expected: Option<i64>,
         now: prost_types::Timestamp,
+        scratch: &mut Scratch,
     ) -> Result<Arc<str>, ServiceError> {
         derive(&mut product);
         let id: Arc<str> = meta_id(product.meta.as_ref()).into();
@@ -210,20 +213,20 @@ impl Catalog {
                 meta.version = version + 1;
                 meta.created_at = current.meta.as_ref().and_then(|m| m.created_at);
                 meta.last_modified_at = Some(now);
-                self.replace(row, &current, product);
+                self.replace(row, &current, product, scratch);
             }
             None => {
                 if expected.is_some() {
                     return Err(stale(None));
                 }
                 meta.version = 1;
-                self.create(id.clone(), product);
+                self.create(id.clone(), product, scratch);
             }
         }
         Ok(id)
     }
 
-    fn replace(&mut self, row: u32, current: &Product, product: Product) {
+    fn replace(&mut self, row: u32, current: &Product, product: Product, scratch: &mut Scratch) {
         let facts = ProductFacts::of(&product);
         // The index is shared with every reader of the previous version:
         // touching it copies it whole, which a price or stock change (the
@@ -243,11 +246,11 @@ impl Catalog {
                 skus.insert(sku_key(&v.sku), row);
             }
         }
-        self.products.replace(row, product);
+        self.products.replace(row, product, scratch);
         self.listing.replace(row, &facts, self.currencies.codes());
     }
 
-    fn create(&mut self, id: Arc<str>, product: Product) {
+    fn create(&mut self, id: Arc<str>, product: Product, scratch: &mut Scratch) {
         let row = self.products.len() as u32;
         let facts = ProductFacts::of(&product);
         let ids = Arc::make_mut(&mut self.ids);
@@ -257,7 +260,7 @@ impl Catalog {
         for v in &product.variants {
             skus.insert(sku_key(&v.sku), row);
         }
-        self.products.push(product, &mut Scratch::default());
+        self.products.push(product, scratch);
         self.listing
             .push(&facts, self.currencies.codes(), at as u32);
     }
@@ -298,10 +301,10 @@ impl Catalog {
 
     /// A product `stocked` changed put back at its `row`: its version
     /// moves on as a put's does.
-    fn restock(&mut self, row: u32, mut product: Product) -> Arc<str> {
+    fn restock(&mut self, row: u32, mut product: Product, scratch: &mut Scratch) -> Arc<str> {
         let meta = product.meta.get_or_insert_with(Default::default);
         meta.version += 1;
-        self.put_back(row, product)
+        self.put_back(row, product, scratch)
     }
 
     /// `product` put back at its `row`, where only its stock (and its
@@ -309,11 +312,11 @@ impl Catalog {
     /// the one it replaces is not decoded and the SKU index stays (a put
     /// decodes the product it replaces: a third of a stock change's
     /// decoding). What the listings and the inStock filter read follows.
-    fn put_back(&mut self, row: u32, mut product: Product) -> Arc<str> {
+    fn put_back(&mut self, row: u32, mut product: Product, scratch: &mut Scratch) -> Arc<str> {
         derive(&mut product);
         let id: Arc<str> = meta_id(product.meta.as_ref()).into();
         let facts = ProductFacts::of(&product);
-        self.products.replace(row, product);
+        self.products.replace(row, product, scratch);
         self.listing.replace(row, &facts, self.currencies.codes());
         id
     }

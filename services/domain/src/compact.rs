@@ -83,6 +83,24 @@ fn decompress_into(
     Ok(())
 }
 
+/// `raw` compressed against `dictionary`, in `scratch` (grown to the
+/// worst case once, then reused).
+fn compress<'s>(raw: &[u8], dictionary: &[u8], scratch: &'s mut Vec<u8>) -> &'s [u8] {
+    let bound = lz4_flex::block::get_maximum_output_size(raw.len());
+    if scratch.len() < bound {
+        scratch.resize(bound, 0);
+    }
+    match lz4_flex::block::compress_into_with_dict(raw, scratch, dictionary) {
+        Ok(n) => &scratch[..n],
+        // The output holds the worst case, so this does not happen; a
+        // block without the dictionary still reads back with it.
+        Err(_) => {
+            *scratch = lz4_flex::block::compress(raw);
+            &scratch[..]
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Arena {
     bytes: Vec<u8>,
@@ -217,19 +235,7 @@ impl Records {
     /// one (a record that repeats another's bytes); read it back with
     /// `get_against` and the same dictionary.
     pub fn push_against(&mut self, raw: &[u8], dictionary: &[u8], scratch: &mut Vec<u8>) {
-        let bound = lz4_flex::block::get_maximum_output_size(raw.len());
-        if scratch.len() < bound {
-            scratch.resize(bound, 0);
-        }
-        let compressed = match lz4_flex::block::compress_into_with_dict(raw, scratch, dictionary) {
-            Ok(n) => &scratch[..n],
-            // The output holds the worst case, so this does not happen; a
-            // block without the dictionary still reads back with it.
-            Err(_) => {
-                *scratch = lz4_flex::block::compress(raw);
-                &scratch[..]
-            }
-        };
+        let compressed = compress(raw, dictionary, scratch);
         append(
             &mut self.arenas,
             &mut self.firsts,
@@ -298,6 +304,27 @@ impl Records {
             out.len += part.len;
         }
         out
+    }
+
+    /// Record `index` replaced by `raw`, compressed as `push` would;
+    /// `scratch` is reused between calls.
+    pub fn replace_raw(&mut self, index: usize, raw: &[u8], scratch: &mut Vec<u8>) {
+        let dictionary = self.dictionary.bytes.clone();
+        self.replace_against(index, raw, &dictionary, scratch);
+    }
+
+    /// Record `index` replaced by `raw`, compressed against `dictionary`
+    /// as `push_against` would: straight into its arena, with no record
+    /// list of its own on the way.
+    pub fn replace_against(
+        &mut self,
+        index: usize,
+        raw: &[u8],
+        dictionary: &[u8],
+        scratch: &mut Vec<u8>,
+    ) {
+        let compressed = compress(raw, dictionary, scratch);
+        self.replace(index, compressed, raw.len() as u32);
     }
 
     /// Record `index` replaced by `lz4` (`len` bytes decompressed), in
@@ -430,6 +457,30 @@ mod tests {
             records.push(&record(n), &mut scratch);
         }
         records
+    }
+
+    #[test]
+    fn a_record_replaced_raw_is_stored_as_one_pushed() {
+        let dictionary = Dictionary::new(record(3));
+        let base = filled(0, 300, &dictionary);
+        let own = record(2);
+        let mut scratch = Vec::new();
+        let (mut raw, mut against) = (base.clone(), base.clone());
+        for (i, n) in [(0, 9_001), (150, 9_002), (299, 9_003), (150, 9_004)] {
+            raw.replace_raw(i, &record(n), &mut scratch);
+            against.replace_against(i, &record(n), &own, &mut scratch);
+            let mut pushed = Records::new(dictionary.clone());
+            pushed.push(&record(n), &mut Vec::new());
+            assert_eq!(raw.compressed(i), pushed.compressed(0), "{i}");
+            assert_eq!(raw.get(i).unwrap(), record(n));
+            let mut pushed = Records::new(dictionary.clone());
+            pushed.push_against(&record(n), &own, &mut Vec::new());
+            assert_eq!(against.compressed(i), pushed.compressed(0), "{i}");
+            assert_eq!(against.get_against(i, &own).unwrap(), record(n));
+        }
+        // The version they were made from is as it was.
+        assert_eq!(base, filled(0, 300, &dictionary));
+        assert_eq!(raw.get(1).unwrap(), record(1));
     }
 
     #[test]
