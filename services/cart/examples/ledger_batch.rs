@@ -2,21 +2,27 @@
 //! ledger holds an entry per open checkout behind one address (a
 //! carrier's or an office's shoppers), and its writes come gathered: a
 //! batch is applied through one `Book` (`ledger_writes`), whose cost is
-//! the ledger's size once plus each write's own cart and session.
+//! each write's own cart and session, and the ledger's size to encode it
+//! (and, when the ledger was read rather than kept, to index it).
 //!
 //! `cargo run --release -p storefront-cart --example ledger_batch [entries...]`
 //! (default 64 1000 10000). For each size, 256 writes (a checkout counted,
-//! then one forgotten, in turn) applied as one batch, and the baseline in
-//! the same run: the same writes each applied alone, a book made for each
-//! (a batch of one: what every write cost before writes were gathered,
-//! and what each costs when none wait).
+//! then one forgotten, in turn), each compare-and-set's ledger encoded as
+//! the store is sent it: applied as one batch; each alone with the book
+//! kept from write to write (`KeptLedger`, as the store's turn keeps it:
+//! a batch of one, when no other write waits); and the baseline in the
+//! same run, each alone through a book made for it (what a batch of one
+//! cost before the book was kept, and what a write read from the store
+//! costs).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use prost::Message;
 use storefront_cart::hold_limits::HoldLimit;
 use storefront_cart::ledger_book::Book;
-use storefront_proto::cart::storage::v1::HoldEntry;
+use storefront_cart::ledger_kept::KeptLedger;
+use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
 use storefront_proto::catalog::v1::StockLine;
 
 const WRITES: usize = 256;
@@ -69,27 +75,48 @@ fn apply(book: &mut Book, write: &Write) {
     }
 }
 
-/// The mean time a write of `ROUNDS` batches, each on the ledger as it
-/// was; `alone`: each write through a book of its own.
-fn per_write(ledger: &[HoldEntry], writes: &[Write], alone: bool) -> Duration {
+/// How the writes go to the store.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// All in one compare-and-set.
+    Batch,
+    /// One compare-and-set each, the book kept between them.
+    Kept,
+    /// One compare-and-set each, a book made for each.
+    Made,
+}
+
+/// The mean time a write of `ROUNDS` runs of `writes`, each on the
+/// ledger as it was, encoded for each compare-and-set.
+fn per_write(ledger: &[HoldEntry], writes: &[Write], mode: Mode) -> Duration {
     let mut spent = Duration::ZERO;
     for _ in 0..ROUNDS {
-        let entries = ledger.to_vec();
+        let stored = HoldLedger {
+            entries: ledger.to_vec(),
+        }
+        .encode_to_vec();
+        let mut kept = KeptLedger::decode(stored.as_slice()).expect("a ledger");
         let started = Instant::now();
-        if alone {
-            let mut entries = entries;
-            for write in writes {
-                let mut book = Book::new(entries);
-                apply(&mut book, write);
-                entries = book.into_entries();
+        match mode {
+            Mode::Batch | Mode::Kept => {
+                for (i, write) in writes.iter().enumerate() {
+                    apply(kept.book(), write);
+                    let last = i + 1 == writes.len();
+                    if matches!(mode, Mode::Kept) || last {
+                        kept.book().tidy();
+                        black_box(kept.encode_to_vec());
+                    }
+                }
             }
-            black_box(entries);
-        } else {
-            let mut book = Book::new(entries);
-            for write in writes {
-                apply(&mut book, write);
+            Mode::Made => {
+                let mut ledger = HoldLedger::decode(stored.as_slice()).expect("a ledger");
+                for write in writes {
+                    let mut book = Book::new(std::mem::take(&mut ledger.entries));
+                    apply(&mut book, write);
+                    ledger.entries = book.into_entries();
+                    black_box(ledger.encode_to_vec());
+                }
             }
-            black_box(book.into_entries());
         }
         spent += started.elapsed();
     }
@@ -106,14 +133,17 @@ fn main() {
     } else {
         sizes
     };
-    println!("| entries | a write in a batch of {WRITES} | a write alone | batch / alone |");
-    println!("|---|---|---|---|");
+    println!(
+        "| entries | a write in a batch of {WRITES} | a write alone, book kept | a write alone, book made | kept / made |"
+    );
+    println!("|---|---|---|---|---|");
     for n in sizes {
         let ledger: Vec<HoldEntry> = (0..n).map(entry).collect();
         let writes = writes(n);
-        let batched = per_write(&ledger, &writes, false);
-        let alone = per_write(&ledger, &writes, true);
-        let ratio = batched.as_secs_f64() / alone.as_secs_f64();
-        println!("| {n} | {batched:.2?} | {alone:.2?} | {ratio:.3}x |");
+        let batched = per_write(&ledger, &writes, Mode::Batch);
+        let kept = per_write(&ledger, &writes, Mode::Kept);
+        let made = per_write(&ledger, &writes, Mode::Made);
+        let ratio = kept.as_secs_f64() / made.as_secs_f64();
+        println!("| {n} | {batched:.2?} | {kept:.2?} | {made:.2?} | {ratio:.3}x |");
     }
 }

@@ -37,10 +37,14 @@ pub fn reserve(
 /// writes come gathered (up to 256 at once, `ledger_writes`), so
 /// recounting the whole ledger for each write made a batch cost its size
 /// times the ledger's. Making a book costs a hash of each entry's cart and
-/// session and no allocation an entry.
+/// session and no allocation an entry. Kept between writes too
+/// (`ledger_kept`): then a write costs what it touches, not the ledger.
+#[derive(Clone)]
 pub struct Book {
     /// In the ledger's order; a removed entry leaves `None`.
     slots: Vec<Option<HoldEntry>>,
+    /// Slots left `None` (`tidy` drops them).
+    holes: usize,
     /// Each slot's successor in its cart's chain and in its session's.
     next_of_cart: Vec<usize>,
     next_of_session: Vec<usize>,
@@ -74,6 +78,7 @@ impl Book {
         let n = entries.len() + 1;
         let mut book = Self {
             slots: Vec::with_capacity(n),
+            holes: 0,
             next_of_cart: Vec::with_capacity(n),
             next_of_session: Vec::with_capacity(n),
             carts: HashMap::with_capacity_and_hasher(n, RandomState::default()),
@@ -100,6 +105,21 @@ impl Book {
 
     pub fn into_entries(self) -> Vec<HoldEntry> {
         self.slots.into_iter().flatten().collect()
+    }
+
+    /// The entries, in the ledger's order.
+    pub fn entries(&self) -> impl Iterator<Item = &HoldEntry> {
+        self.slots.iter().flatten()
+    }
+
+    /// Made anew from its entries once removed ones are the most of its
+    /// slots: a book kept from write to write stays the size of its
+    /// ledger, at the cost of one making per as many removals.
+    pub fn tidy(&mut self) {
+        if self.holes * 2 > self.slots.len() {
+            let entries = std::mem::take(&mut self.slots).into_iter().flatten();
+            *self = Self::new(entries.collect());
+        }
     }
 
     /// Adds `entry` if its lines fit `limit` beside what the holder's
@@ -179,6 +199,7 @@ impl Book {
             };
             self.count(&cart, false);
             self.slots[slot] = None;
+            self.holes += 1;
             self.count(&cart, true);
             found = true;
             slot = next;

@@ -265,3 +265,28 @@ mod book_agrees {
         }
     }
 }
+
+#[test]
+fn a_book_kept_from_write_to_write_stays_the_size_of_its_ledger() {
+    let mut book = Book::new(Vec::new());
+    for n in 0..1_000i64 {
+        let session = format!("s{n}");
+        let lines = [("a", 1)];
+        let held = book.reserve(
+            entry(&session, &format!("c{n}"), n, &lines),
+            n,
+            n + 10_000,
+            LIMIT,
+        );
+        assert!(held.is_ok(), "{n}");
+        assert!(book.forget(&session));
+        book.tidy();
+        assert!(
+            book.slots.len() <= 2,
+            "{} slots after {n} writes",
+            book.slots.len()
+        );
+    }
+    assert_eq!(book.entries().count(), 0);
+    assert_eq!((book.total, book.by_sku.len()), (0, 0));
+}

@@ -14,11 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use storefront_platform::store::{Store, StoreError, Updated};
-use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
+use storefront_proto::cart::storage::v1::HoldEntry;
 use tokio::sync::oneshot;
 
 use crate::hold_limits::{Exceeded, HoldLimit};
 use crate::ledger_book::Book;
+use crate::ledger_kept::KeptLedger;
 
 /// Compare-and-set attempts of one batch before its writes are refused
 /// as too contended.
@@ -166,18 +167,20 @@ impl LedgerWrites {
     /// Applies `writes` in order by one compare-and-set: each one's
     /// outcome. A missing ledger is made when a write counts in it.
     async fn write(&self, key: &str, writes: &[Write]) -> Result<Vec<Wrote>, Failed> {
-        let apply_all = |ledger: &mut HoldLedger| {
+        // The ledger is kept indexed in the key's turn (`KeptLedger`): its
+        // book is made only when it was read.
+        let apply_all = |ledger: &mut KeptLedger| {
             let mut changed = false;
-            let mut book = Book::new(std::mem::take(&mut ledger.entries));
+            let book = ledger.book();
             let wrote: Vec<Wrote> = writes
                 .iter()
                 .map(|w| {
-                    let (wrote, changes) = w.apply(&mut book);
+                    let (wrote, changes) = w.apply(book);
                     changed |= changes;
                     wrote
                 })
                 .collect();
-            ledger.entries = book.into_entries();
+            book.tidy();
             if changed {
                 Ok(wrote)
             } else {
@@ -198,7 +201,7 @@ impl LedgerWrites {
                 Err(Halt::Unchanged(wrote)) => return Ok(wrote),
                 Err(Halt::Store(e)) => return Err(Failed::Store(e)),
                 Ok(Updated::Missing) => {
-                    let mut ledger = HoldLedger::default();
+                    let mut ledger = KeptLedger::default();
                     let wrote = match apply_all(&mut ledger) {
                         Ok(wrote) => wrote,
                         Err(Halt::Unchanged(wrote)) => return Ok(wrote),

@@ -14,6 +14,7 @@ mod hold_ledgers;
 pub mod hold_limits;
 mod holds;
 pub mod ledger_book;
+pub mod ledger_kept;
 mod ledger_writes;
 mod lines;
 mod market_set;
