@@ -15,6 +15,10 @@
 # so a change of 1% shows. Instructions are not time: callgrind counts
 # SHA-NI, AVX-512 copies and the kernel's work differently or not at all
 # (bench/checkout_ab.sh measures time and CPU side by side).
+# INCLUSIVE='regex;regex': also each matching function's instructions a
+# session, inclusive of what it calls (the first function each regex
+# matches in callgrind_annotate's inclusive list), to see one part move;
+# CALLGRIND_KEEP=<dir>: each build's callgrind profile kept there.
 # Usage: bench/checkout_instructions.sh OLD_BINARY NEW_BINARY [workers, 16] [size, 1000]
 # (needs valgrind: apt-get install valgrind; about a minute a build).
 set -euo pipefail
@@ -75,6 +79,16 @@ count() {
   grep -q ' 0$' <(grep '^RESULT checkout confirm' "$work/out-$name") ||
     echo "$name: requests failed: $(grep '^RESULT' "$work/out-$name")" >&2
   echo "$name $((total - ${mint:-0})) $sessions $(((total - ${mint:-0}) / sessions))"
+  [ -n "${INCLUSIVE:-}" ] || return 0
+  local part
+  callgrind_annotate --inclusive=yes "$work/$name.cg".1 >"$work/$name.inclusive" 2>/dev/null || true
+  # The whole profile kept for a closer look (callgrind_annotate, kcachegrind).
+  [ -z "${CALLGRIND_KEEP:-}" ] || cp "$work/$name.cg".1 "$CALLGRIND_KEEP/$name.cg"
+  IFS=';' read -ra parts <<<"$INCLUSIVE"
+  for part in "${parts[@]}"; do
+    awk -v re="$part" -v n="$sessions" -v name="$name" '$0 ~ re {gsub(",", "", $1)
+      printf "%s part %s: %d a session\n", name, re, $1 / n; exit}' "$work/$name.inclusive" >&2
+  done
 }
 a=$(count old "$old")
 b=$(count new "$new")
