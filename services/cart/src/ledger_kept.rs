@@ -41,12 +41,6 @@ impl KeptLedger {
     }
 }
 
-impl std::fmt::Debug for KeptLedger {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.entries()).finish()
-    }
-}
-
 /// The wire form of `HoldLedger`, field for field.
 impl Message for KeptLedger {
     fn encode_raw(&self, buf: &mut impl BufMut) {
