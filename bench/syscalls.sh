@@ -9,6 +9,7 @@
 # strace slows the mesh several times over: read the counts, not the rate.
 # ROUTE: a path (default /products?limit=20) or a file of paths, one a line.
 # STOREFRONT_BIN measures another build (bench/common.sh).
+# RUST_LOG=info counts the log lines' writes too (the mesh logs warnings only by default here).
 # Usage: bench/syscalls.sh [route] [seconds] [size]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +30,7 @@ done
 if [ -f "$route" ]; then cp "$route" "$work/paths"; else echo "$route" >"$work/paths"; fi
 
 export RATE_LIMIT_IP=off RATE_LIMIT_SESSION=off RATE_LIMIT_SEARCH=off RATE_LIMIT_SERVICE=off
-start $port CATALOG_SIZE="$size"
+start $port CATALOG_SIZE="$size" ${RUST_LOG:+RUST_LOG="$RUST_LOG"}
 base="http://127.0.0.1:$port"
 for _ in $(seq 1 300); do curl -sf "$base/health/ready" >/dev/null && break; sleep 0.5; done
 curl -sf "$base/health/ready" >/dev/null || { echo "the mesh did not become ready" >&2; exit 1; }

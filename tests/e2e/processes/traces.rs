@@ -158,13 +158,24 @@ async fn one_request_is_one_trace_across_gateway_cart_and_catalog() {
         );
     }
 
-    // The gateway's log line for the request names the same trace.
+    // The gateway's log line for the request names the same trace (lines
+    // reach stdout in batches: a moment later).
     let mut mesh = mesh;
-    let log = mesh.program("gateway").log();
-    let line = log
-        .lines()
-        .find(|l| l.contains("request served") && l.contains(&correlation))
-        .unwrap_or_else(|| panic!("a log line for {correlation}"));
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let line = loop {
+        let log = mesh.program("gateway").log();
+        let found = log
+            .lines()
+            .find(|l| l.contains("request served") && l.contains(&correlation))
+            .map(str::to_owned);
+        match found {
+            Some(line) => break line,
+            None if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            None => panic!("a log line for {correlation}"),
+        }
+    };
     assert!(
         line.contains(&format!("\"trace_id\":\"{}\"", root.trace_id)),
         "{line}"

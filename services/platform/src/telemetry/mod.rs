@@ -7,6 +7,7 @@
 //! storefront request is one trace across every hop. Metrics are Prometheus
 //! text on an internal port ([`metrics`]).
 
+mod batched;
 pub mod metrics;
 mod propagation;
 
@@ -26,18 +27,22 @@ pub use propagation::{continue_trace, inject_current_trace, link_trace};
 /// gRPC metadata / HTTP header carrying the correlation id between hops.
 pub const CORRELATION_ID_HEADER: &str = "correlation-id";
 
-/// Keeps the tracer provider so that buffered spans are flushed at exit.
-#[must_use = "drop the guard only at exit: it flushes buffered spans"]
+/// Keeps the tracer provider and the log writer so that buffered spans and
+/// log lines are written at exit.
+#[must_use = "drop the guard only at exit: it flushes buffered spans and log lines"]
 pub struct Telemetry {
     provider: SdkTracerProvider,
+    logs: batched::Flusher,
 }
 
 impl Telemetry {
-    /// Flushes and stops the span exporter (if any).
+    /// Flushes and stops the span exporter (if any), then writes the last
+    /// log lines (the exporter's failure among them).
     pub fn shutdown(self) {
         if let Err(e) = self.provider.shutdown() {
             tracing::warn!(error = %e, "flushing spans failed");
         }
+        drop(self.logs);
     }
 }
 
@@ -72,11 +77,12 @@ pub fn init(service: &str, otlp_endpoint: Option<&str>, traces: bool) -> anyhow:
             .with_context_activation(false)
             .with_filter(otel_targets())
     });
+    let (lines, logs) = batched::batched(std::io::stdout());
     let _ = tracing_subscriber::registry()
-        .with(json_logs(std::io::stdout).with_filter(log_filter()))
+        .with(json_logs(lines).with_filter(log_filter()))
         .with(otel)
         .try_init();
-    Ok(Telemetry { provider })
+    Ok(Telemetry { provider, logs })
 }
 
 /// JSON logs only, for tests and tools that export no spans.
