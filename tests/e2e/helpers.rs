@@ -190,15 +190,16 @@ pub async fn spawn_mesh_standing_in(
         _redis: None,
         _cluster: None,
     };
-    for _ in 0..100 {
-        let live = test.request(Method::GET, "/health/live").send().await;
-        if live.is_ok_and(|r| r.status() == 200) {
-            return test;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    if !test.answers_200("/health/live").await {
+        panic!("the gateway never answered");
     }
-    panic!("the gateway never answered");
+    test
 }
+
+/// How long a mesh may take to start. A readiness bound, not a measure:
+/// the suite runs beside other work (CI builds the release binary on the
+/// other core meanwhile), and a start that took 5 s once failed a run.
+const START_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Api {
     /// A request with `X-Api-Version: v1.0`.
@@ -242,14 +243,22 @@ impl Api {
     }
 
     pub async fn wait_ready(&self) {
-        for _ in 0..100 {
-            let ready = self.request(Method::GET, "/health/ready").send().await;
-            if ready.is_ok_and(|r| r.status() == 200) {
-                return;
+        if !self.answers_200("/health/ready").await {
+            panic!("mesh never became ready");
+        }
+    }
+
+    /// Whether `path` answers 200 within [`START_WITHIN`], asked every 50 ms.
+    async fn answers_200(&self, path: &str) -> bool {
+        let until = tokio::time::Instant::now() + START_WITHIN;
+        while tokio::time::Instant::now() < until {
+            let reply = self.request(Method::GET, path).send().await;
+            if reply.is_ok_and(|r| r.status() == 200) {
+                return true;
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        panic!("mesh never became ready");
+        false
     }
 
     /// Every product id, walking the pages of `/products` in `limit` steps.
