@@ -2,8 +2,9 @@
 //! ledger holds an entry per open checkout behind one address (a
 //! carrier's or an office's shoppers), and its writes come gathered: a
 //! batch is applied through one `Book` (`ledger_writes`), whose cost is
-//! each write's own cart and session, and the ledger's size to encode it
-//! (and, when the ledger was read rather than kept, to index it).
+//! each write's own cart and session, and the ledger's size to copy its
+//! entries' bytes, each encoded once (and, when the ledger was read
+//! rather than kept, to index and encode it).
 //!
 //! `cargo run --release -p storefront-cart --example ledger_batch [entries...]`
 //! (default 64 1000 10000). For each size, 256 writes (a checkout counted,

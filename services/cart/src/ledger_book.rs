@@ -6,6 +6,7 @@
 
 use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
+use std::sync::OnceLock;
 
 use foldhash::HashMap;
 use foldhash::fast::RandomState;
@@ -13,6 +14,9 @@ use storefront_proto::cart::storage::v1::{HoldEntry, HoldLedger};
 use storefront_proto::catalog::v1::StockLine;
 
 use crate::hold_limits::{Exceeded, GRACE_MS, HoldLimit};
+
+/// `HoldLedger.entries`: the field each entry is stored as.
+pub(crate) const ENTRIES: u32 = 1;
 
 /// Adds `entry` to `ledger` if its lines fit `limit` beside what the
 /// holder's other carts hold (see [`Book::reserve`]): one write alone.
@@ -38,11 +42,17 @@ pub fn reserve(
 /// recounting the whole ledger for each write made a batch cost its size
 /// times the ledger's. Making a book costs a hash of each entry's cart and
 /// session and no allocation an entry. Kept between writes too
-/// (`ledger_kept`): then a write costs what it touches, not the ledger.
+/// (`ledger_kept`): then a write costs what it touches, not the ledger,
+/// and each entry is encoded once however many writes store it (`wire`).
 #[derive(Clone)]
 pub struct Book {
     /// In the ledger's order; a removed entry leaves `None`.
     slots: Vec<Option<HoldEntry>>,
+    /// Each slot's entry as the ledger stores it (field and length
+    /// first), made the first time it is stored: entries never change
+    /// in place, so a kept book's next write copies these bytes rather
+    /// than encoding every entry of the ledger again.
+    wire: Vec<OnceLock<Vec<u8>>>,
     /// Slots left `None` (`tidy` drops them).
     holes: usize,
     /// Each slot's successor in its cart's chain and in its session's.
@@ -78,6 +88,7 @@ impl Book {
         let n = entries.len() + 1;
         let mut book = Self {
             slots: Vec::with_capacity(n),
+            wire: Vec::with_capacity(n),
             holes: 0,
             next_of_cart: Vec::with_capacity(n),
             next_of_session: Vec::with_capacity(n),
@@ -110,6 +121,22 @@ impl Book {
     /// The entries, in the ledger's order.
     pub fn entries(&self) -> impl Iterator<Item = &HoldEntry> {
         self.slots.iter().flatten()
+    }
+
+    /// The entries as the ledger stores them (each its `ENTRIES` field),
+    /// in its order: a `HoldLedger`'s encoding, piece by piece.
+    pub fn wire(&self) -> impl Iterator<Item = &[u8]> {
+        let slots = self.slots.iter().zip(&self.wire);
+        slots.filter_map(|(slot, wire)| {
+            let entry = slot.as_ref()?;
+            let bytes = wire.get_or_init(|| {
+                let mut bytes =
+                    Vec::with_capacity(prost::encoding::message::encoded_len(ENTRIES, entry));
+                prost::encoding::message::encode(ENTRIES, entry, &mut bytes);
+                bytes
+            });
+            Some(&bytes[..])
+        })
     }
 
     /// Made anew from its entries once removed ones are the most of its
@@ -199,6 +226,7 @@ impl Book {
             };
             self.count(&cart, false);
             self.slots[slot] = None;
+            self.wire[slot] = OnceLock::new();
             self.holes += 1;
             self.count(&cart, true);
             found = true;
@@ -226,6 +254,7 @@ impl Book {
         let session = self.hasher.hash_one(entry.session_id.as_str());
         link(&mut self.sessions, &mut self.next_of_session, session, slot);
         self.slots.push(Some(entry));
+        self.wire.push(OnceLock::new());
     }
 
     fn first_of_cart(&self, cart: &str) -> usize {

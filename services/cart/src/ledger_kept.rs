@@ -5,20 +5,19 @@
 //! network's ledger holds an entry per open checkout behind the address,
 //! and making its book anew for every batch of writes hashed every entry
 //! each time: with the book kept, a write costs what it touches, and the
-//! ledger is only encoded.
+//! ledger is only encoded: its entries' bytes, each encoded once
+//! (`Book::wire`), copied one after another.
 
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{DecodeContext, WireType};
 use prost::{DecodeError, Message};
 use storefront_proto::cart::storage::v1::HoldEntry;
 
-use crate::ledger_book::Book;
-
-/// `HoldLedger.entries`.
-const ENTRIES: u32 = 1;
+use crate::ledger_book::{Book, ENTRIES};
 
 /// A `HoldLedger`, decoded (its entries) or indexed (its book): never
-/// both, `book` takes the entries and a merge gives them back.
+/// both, `book` takes the entries and a merge gives them back, so either
+/// is the whole ledger.
 #[derive(Clone, Default)]
 pub struct KeptLedger {
     decoded: Vec<HoldEntry>,
@@ -32,20 +31,15 @@ impl KeptLedger {
         self.book
             .get_or_insert_with(|| Book::new(std::mem::take(decoded)))
     }
-
-    /// The entries in the ledger's order: the book's, or (none made yet)
-    /// as decoded; one of the two is empty.
-    fn entries(&self) -> impl Iterator<Item = &HoldEntry> {
-        let indexed = self.book.iter().flat_map(Book::entries);
-        indexed.chain(self.decoded.iter())
-    }
 }
 
 /// The wire form of `HoldLedger`, field for field.
 impl Message for KeptLedger {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        for entry in self.entries() {
-            prost::encoding::message::encode(ENTRIES, entry, buf);
+        match &self.book {
+            Some(book) => book.wire().for_each(|bytes| buf.put_slice(bytes)),
+            None => (self.decoded.iter())
+                .for_each(|entry| prost::encoding::message::encode(ENTRIES, entry, buf)),
         }
     }
 
@@ -67,9 +61,12 @@ impl Message for KeptLedger {
     }
 
     fn encoded_len(&self) -> usize {
-        self.entries()
-            .map(|entry| prost::encoding::message::encoded_len(ENTRIES, entry))
-            .sum()
+        match &self.book {
+            Some(book) => book.wire().map(<[u8]>::len).sum(),
+            None => (self.decoded.iter())
+                .map(|entry| prost::encoding::message::encoded_len(ENTRIES, entry))
+                .sum(),
+        }
     }
 
     fn clear(&mut self) {

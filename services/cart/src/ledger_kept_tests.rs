@@ -61,11 +61,13 @@ fn a_kept_book_writes_as_a_book_made_for_each_write() {
         let (a, b) = write(n, kept.book(), &mut fresh);
         assert_eq!(a, b, "write {n}");
         seen.insert(a.split('(').next().unwrap_or_default().to_string());
+        // Each entry's bytes are kept from the write that first stored it.
         assert_eq!(
             kept.encode_to_vec(),
             fresh.encode_to_vec(),
             "entries after write {n}"
         );
+        assert_eq!(kept.encoded_len(), fresh.encoded_len(), "write {n}");
     }
     // Some expired: at most the last 170 s of writes are held (a session
     // comes back every 211 writes).
