@@ -51,7 +51,8 @@ pub struct Book {
     /// Each slot's entry as the ledger stores it (field and length
     /// first), made the first time it is stored: entries never change
     /// in place, so a kept book's next write copies these bytes rather
-    /// than encoding every entry of the ledger again.
+    /// than encoding every entry of the ledger again (at one allocation an
+    /// entry the first time, where one encoding of the ledger had one).
     wire: Vec<OnceLock<Vec<u8>>>,
     /// Slots left `None` (`tidy` drops them).
     holes: usize,
@@ -118,8 +119,10 @@ impl Book {
         self.slots.into_iter().flatten().collect()
     }
 
-    /// The entries, in the ledger's order.
-    pub fn entries(&self) -> impl Iterator<Item = &HoldEntry> {
+    /// The entries, in the ledger's order (the tests' view: a ledger is
+    /// stored through `wire`).
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &HoldEntry> {
         self.slots.iter().flatten()
     }
 
