@@ -10,20 +10,25 @@
 # SHOPPERS_READY_FILE: not the password hashing) until the mesh is idle
 # again (the provider's last webhooks applied), less the dev issuer's
 # token mints (each program's first call mints one: a constant, not a
-# session's cost), and divided by the sessions. Unlike throughput on this
-# machine, the count moves by a few in 100,000 between runs of one build,
-# so a change of 1% shows. Instructions are not time: callgrind counts
+# session's cost), and divided by the sessions. The work is the same in
+# every run, but how it is shared out follows the run's timing (how many
+# writes share one compare-and-set, how many retry): one build counted
+# twice moved by 2.3% at 16 and at 64 shoppers (2026-12-08). ROUNDS=N
+# counts each build N times, alternating which goes first, and compares
+# the medians; a change smaller than the builds' spread does not show.
+# Instructions are not time: callgrind counts
 # SHA-NI, AVX-512 copies and the kernel's work differently or not at all
 # (bench/checkout_ab.sh measures time and CPU side by side).
 # INCLUSIVE='regex;regex': also each matching function's instructions a
 # session, inclusive of what it calls (the first function each regex
 # matches in callgrind_annotate's inclusive list), to see one part move;
-# CALLGRIND_KEEP=<dir>: each build's callgrind profile kept there.
-# Usage: bench/checkout_instructions.sh OLD_BINARY NEW_BINARY [workers, 16] [size, 1000]
-# (needs valgrind: apt-get install valgrind; about a minute a build).
+# CALLGRIND_KEEP=<dir>: each run's callgrind profile kept there.
+# Usage: [ROUNDS=N] bench/checkout_instructions.sh OLD_BINARY NEW_BINARY [workers, 16] [size, 1000]
+# (needs valgrind: apt-get install valgrind; about two minutes a run at 16
+# shoppers, three and a half at 64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-old=$1 new=$2 workers=${3:-16} size=${4:-1000}
+old=$1 new=$2 workers=${3:-16} size=${4:-1000} rounds=${ROUNDS:-1}
 source bench/common.sh
 need valgrind valgrind
 need redis-server redis-server
@@ -79,18 +84,39 @@ count() {
   grep -q ' 0$' <(grep '^RESULT checkout confirm' "$work/out-$name") ||
     echo "$name: requests failed: $(grep '^RESULT' "$work/out-$name")" >&2
   echo "$name $((total - ${mint:-0})) $sessions $(((total - ${mint:-0}) / sessions))"
+  # The whole profile kept for a closer look (callgrind_annotate, kcachegrind).
+  [ -z "${CALLGRIND_KEEP:-}" ] || cp "$work/$name.cg".1 "$CALLGRIND_KEEP/$name.cg"
   [ -n "${INCLUSIVE:-}" ] || return 0
   local part
   callgrind_annotate --inclusive=yes "$work/$name.cg".1 >"$work/$name.inclusive" 2>/dev/null || true
-  # The whole profile kept for a closer look (callgrind_annotate, kcachegrind).
-  [ -z "${CALLGRIND_KEEP:-}" ] || cp "$work/$name.cg".1 "$CALLGRIND_KEEP/$name.cg"
   IFS=';' read -ra parts <<<"$INCLUSIVE"
   for part in "${parts[@]}"; do
     awk -v re="$part" -v n="$sessions" -v name="$name" '$0 ~ re {gsub(",", "", $1)
       printf "%s part %s: %d a session\n", name, re, $1 / n; exit}' "$work/$name.inclusive" >&2
   done
 }
-a=$(count old "$old")
-b=$(count new "$new")
-printf '%s\n%s\n' "$a" "$b" | awk '{printf "%-4s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4; per[NR] = $4}
-  END {printf "new/old %.4f\n", per[2] / per[1]}'
+# Rounds alternate which build goes first: a build's count moves with the
+# run's timing (how many writes share a compare-and-set, how many retry),
+# by up to 2.5% between runs of one build.
+runs=()
+for round in $(seq 1 "$rounds"); do
+  if [ $((round % 2)) -eq 1 ]; then
+    runs+=("$(count "old$round" "$old")" "$(count "new$round" "$new")")
+  else
+    runs+=("$(count "new$round" "$new")" "$(count "old$round" "$old")")
+  fi
+done
+printf '%s\n' "${runs[@]}" | awk '
+  {printf "%-6s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4
+   build = substr($1, 1, 3); n[build]++; per[build, n[build]] = $4}
+  function median(b,   i, j, t, v, k) {
+    k = n[b]; for (i = 1; i <= k; i++) v[i] = per[b, i]
+    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) {t = v[i]; v[i] = v[j]; v[j] = t}
+    lo[b] = v[1]; hi[b] = v[k]
+    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+  }
+  END {
+    mo = median("old"); mn = median("new")
+    printf "median a session: old %d (%d-%d), new %d (%d-%d)\n", mo, lo["old"], hi["old"], mn, lo["new"], hi["new"]
+    printf "new/old %.4f (the medians; every new over every old %.4f-%.4f)\n", mn / mo, lo["new"] / hi["old"], hi["new"] / lo["old"]
+  }'
