@@ -86,37 +86,12 @@ count() {
   echo "$name $((total - ${mint:-0})) $sessions $(((total - ${mint:-0}) / sessions))"
   # The whole profile kept for a closer look (callgrind_annotate, kcachegrind).
   [ -z "${CALLGRIND_KEEP:-}" ] || cp "$work/$name.cg".1 "$CALLGRIND_KEEP/$name.cg"
-  [ -n "${INCLUSIVE:-}" ] || return 0
-  local part
-  callgrind_annotate --inclusive=yes "$work/$name.cg".1 >"$work/$name.inclusive" 2>/dev/null || true
-  IFS=';' read -ra parts <<<"$INCLUSIVE"
-  for part in "${parts[@]}"; do
-    awk -v re="$part" -v n="$sessions" -v name="$name" '$0 ~ re {gsub(",", "", $1)
-      printf "%s part %s: %d a session\n", name, re, $1 / n; exit}' "$work/$name.inclusive" >&2
-  done
+  inclusive "$name" "$work/$name.cg".1 "$sessions"
 }
 # Rounds alternate which build goes first: a build's count moves with the
 # run's timing (how many writes share a compare-and-set, how many retry),
 # by up to 2.5% between runs of one build.
-runs=()
-for round in $(seq 1 "$rounds"); do
-  if [ $((round % 2)) -eq 1 ]; then
-    runs+=("$(count "old$round" "$old")" "$(count "new$round" "$new")")
-  else
-    runs+=("$(count "new$round" "$new")" "$(count "old$round" "$old")")
-  fi
-done
-printf '%s\n' "${runs[@]}" | awk '
-  {printf "%-6s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4
-   build = substr($1, 1, 3); n[build]++; per[build, n[build]] = $4}
-  function median(b,   i, j, t, v, k) {
-    k = n[b]; for (i = 1; i <= k; i++) v[i] = per[b, i]
-    for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) {t = v[i]; v[i] = v[j]; v[j] = t}
-    lo[b] = v[1]; hi[b] = v[k]
-    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-  }
-  END {
-    mo = median("old"); mn = median("new")
-    printf "median a session: old %d (%d-%d), new %d (%d-%d)\n", mo, lo["old"], hi["old"], mn, lo["new"], hi["new"]
-    printf "new/old %.4f (the medians; every new over every old %.4f-%.4f)\n", mn / mo, lo["new"] / hi["old"], hi["new"] / lo["old"]
-  }'
+runs=$(alternating "$rounds" "$old" "$new")
+echo "$runs" |
+  awk '{printf "%-6s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4}'
+echo "$runs" | medians 4

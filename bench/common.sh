@@ -97,3 +97,53 @@ cluster_up() {
   done
   cluster_nodes=$(IFS=,; echo "${nodes[*]}")
 }
+
+# medians FIELD: of lines "old<N> ..." and "new<N> ..." on stdin (each
+# build's runs, as the instruction counts print them), each build's median
+# of field FIELD with its range, and new over old: the medians' ratio and
+# the range of every new run over every old one.
+medians() {
+  awk -v f="$1" '
+    { build = substr($1, 1, 3); n[build]++; per[build, n[build]] = $f }
+    function median(b,   i, j, t, v, k) {
+      k = n[b]; for (i = 1; i <= k; i++) v[i] = per[b, i]
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+      lo[b] = v[1]; hi[b] = v[k]
+      return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+    }
+    END {
+      mo = median("old"); mn = median("new")
+      printf "median: old %.0f (%.0f-%.0f), new %.0f (%.0f-%.0f)\n", mo, lo["old"], hi["old"], mn, lo["new"], hi["new"]
+      printf "new/old %.4f (the medians; every new over every old %.4f-%.4f)\n", mn / mo, lo["new"] / hi["old"], hi["new"] / lo["old"]
+    }'
+}
+
+# alternating ROUNDS OLD NEW: the caller's `count NAME BINARY` for each
+# build ROUNDS times, alternating which goes first (old1 new1 new2 old2
+# ...), so that neither build is always counted on a fresher machine.
+alternating() {
+  local round
+  for round in $(seq 1 "$1"); do
+    if [ $((round % 2)) -eq 1 ]; then
+      count "old$round" "$2"
+      count "new$round" "$3"
+    else
+      count "new$round" "$3"
+      count "old$round" "$2"
+    fi
+  done
+}
+
+# inclusive NAME CALLGRIND_FILE [DIVISOR]: for each regex of INCLUSIVE
+# ('regex;regex'), the first function it matches in callgrind_annotate's
+# inclusive list: its instructions (over DIVISOR: a session's), on stderr.
+inclusive() {
+  [ -n "${INCLUSIVE:-}" ] || return 0
+  local listed part parts
+  listed=$(callgrind_annotate --inclusive=yes "$2" 2>/dev/null || true)
+  IFS=';' read -ra parts <<<"$INCLUSIVE"
+  for part in "${parts[@]}"; do
+    awk -v re="$part" -v n="${3:-1}" -v name="$1" '$0 ~ re {gsub(",", "", $1)
+      printf "%s part %s: %.0f\n", name, re, $1 / n; exit}' <<<"$listed" >&2
+  done
+}
