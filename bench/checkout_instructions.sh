@@ -13,7 +13,7 @@
 # session's cost), and divided by the sessions. The work is the same in
 # every run, but how it is shared out follows the run's timing (how many
 # writes share one compare-and-set, how many retry): one build counted
-# twice moved by 2.3% at 16 and at 64 shoppers (2026-12-08). ROUNDS=N
+# twice moved by 2.3-3.2% at 16 and 64 shoppers (2026-12-08). ROUNDS=N
 # counts each build N times, alternating which goes first, and compares
 # the medians; a change smaller than the builds' spread does not show.
 # Instructions are not time: callgrind counts
@@ -90,7 +90,7 @@ count() {
 }
 # Rounds alternate which build goes first: a build's count moves with the
 # run's timing (how many writes share a compare-and-set, how many retry),
-# by up to 2.5% between runs of one build.
+# by up to 3.2% between runs of one build.
 runs=$(alternating "$rounds" "$old" "$new")
 echo "$runs" |
   awk '{printf "%-6s %15s instructions over %5d sessions: %11d a session\n", $1, $2, $3, $4}'
