@@ -5,7 +5,7 @@
 # missing) and is counted from its first instruction until search's index
 # is built and its merge into one segment begins, as the mesh turns ready
 # (the merge, after ready, is left out: under valgrind how much of it ran
-# before a dump at ready moved the count by up to 5%). A start's time on
+# before a dump at ready moved the count by up to 6%). A start's time on
 # this 2-core VM moved from 36.0 to 47.4 s between runs of one build at
 # 1,000,000 products (2026-12-08), so a change of a few percent does not
 # show in it; its instructions move much less (the work is the same, only
